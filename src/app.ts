@@ -1,0 +1,203 @@
+/**
+ * Composition root: builds the shared services from the parsed config, the actor pool, the
+ * routes, and the front door. `startApp` is what main.ts, the CLI and the tests call.
+ */
+import { performance } from 'node:perf_hooks';
+import { AuditLog } from './audit/audit-log.js';
+import { ensureBootstrapClient } from './bootstrap.js';
+import type { Config } from './config/index.js';
+import type { AppContext } from './context.js';
+import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse } from './http/problem.js';
+import { HttpServer, uwsTransport } from './http/server.js';
+import { json, type HttpRequest, type HttpResponse } from './http/types.js';
+import { Sealer, loadEncryptionKey } from './keys/sealer.js';
+import { createLogger, type Logger } from './log.js';
+import { ManagementApi } from './management/api.js';
+import { clientOperations } from './management/clients/operations.js';
+import { Cursors } from './management/pagination.js';
+import { MemoryRateLimiter } from './management/rate-limit.js';
+import { Metrics } from './metrics/metrics.js';
+import { openStorage } from './storage/open.js';
+import type { Storage } from './storage/types.js';
+import { TenantActor } from './tenancy/actor.js';
+import { ActorPool } from './tenancy/pool.js';
+import { TenantResolver } from './tenancy/resolver.js';
+
+export interface App {
+  readonly ctx: AppContext;
+  readonly pool: ActorPool<TenantActor>;
+  readonly server: HttpServer;
+  readonly management: ManagementApi;
+  readonly port: number;
+  /** http://127.0.0.1:<port>, for tests and tools on this machine. */
+  readonly localUrl: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: Logger;
+  storage?: Storage;
+  /** Listen (default) or only build the application (CLI). */
+  listen?: boolean;
+}
+
+export async function buildContext(config: Config, opts: StartOptions = {}): Promise<AppContext> {
+  const log = opts.log ?? createLogger(config);
+  const storage = opts.storage ?? (await openStorage(config));
+  const sealer = new Sealer(loadEncryptionKey(config, log));
+  return {
+    config,
+    log,
+    storage,
+    sealer,
+    audit: new AuditLog(storage, log),
+    resolver: new TenantResolver(config),
+    metrics: new Metrics(config),
+  };
+}
+
+export async function startApp(config: Config, opts: StartOptions = {}): Promise<App> {
+  const started = performance.now();
+  const ctx = await buildContext(config, opts);
+  const { log, metrics } = ctx;
+  const poolCfg = config.multi_tenancy.provider_pool;
+
+  const pool = new ActorPool<TenantActor>({
+    maxSize: poolCfg.max_size,
+    idleTtlMs: poolCfg.idle_ttl_ms,
+    cleanupIntervalMs: poolCfg.cleanup_interval_ms,
+    create: (tenant) => TenantActor.create(ctx, tenant),
+    onHit: () => metrics.poolHits.inc(),
+    onMiss: () => metrics.poolMisses.inc(),
+    onEvict: (tenant, reason) => {
+      metrics.poolEvictions.inc({ reason });
+      log.debug({ tenant, reason }, 'tenant actor evicted');
+    },
+    onError: (tenant, err) => log.error({ err, tenant }, 'tenant actor failed to close'),
+  });
+
+  const actorFor = async (req: HttpRequest) => {
+    const { tenant } = ctx.resolver.resolve(req);
+    return { tenant, actor: await pool.get(tenant) };
+  };
+
+  const management = new ManagementApi(
+    { ctx, actorFor, limiter: new MemoryRateLimiter(config), cursors: new Cursors(ctx.sealer.derive('cursors')) },
+    [...clientOperations],
+  );
+
+  await ensureBootstrapClient(ctx);
+  // Warm the default tenant so the first request does not pay for key generation.
+  if (!config.multi_tenancy.enabled) await pool.get('default');
+
+  const oidcPath = config.oidc.path;
+  const metricsPath = config.features.metrics.enabled ? config.features.metrics.path : null;
+  let ready = false;
+
+  async function route(req: HttpRequest): Promise<HttpResponse> {
+    if (req.path === '/healthz') return json(200, { status: 'ok' }, { 'cache-control': 'no-store' });
+    if (req.path === '/readyz') {
+      const checks: Record<string, string> = {};
+      try {
+        await ctx.storage.ping();
+        checks.database = 'ok';
+      } catch {
+        checks.database = 'unavailable';
+      }
+      const ok = ready && server.accepting && checks.database === 'ok';
+      return json(ok ? 200 : 503, { status: ok ? 'ready' : 'not_ready', checks }, { 'cache-control': 'no-store' });
+    }
+    if (metricsPath && req.path === metricsPath) {
+      metrics.poolSize.set(pool.size);
+      return { status: 200, headers: { 'content-type': metrics.registry.contentType }, body: await metrics.registry.metrics() };
+    }
+    if (req.path === oidcPath || req.path.startsWith(`${oidcPath}/`)) {
+      const { actor } = await actorFor(req);
+      return actor.handleOidc(req);
+    }
+    if (req.path.startsWith('/api/v1/')) return management.handle(req);
+    throw notFound(`No route for ${req.method} ${req.path}`);
+  }
+
+  function routeLabel(req: HttpRequest): string {
+    if (req.path.startsWith(oidcPath)) return `oidc${req.path.slice(oidcPath.length)}`.slice(0, 64);
+    if (req.path.startsWith('/api/v1/')) {
+      const m = management.router.match(req.method, req.path);
+      return m && m !== 'method' ? m.pattern : 'api:unmatched';
+    }
+    return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
+  }
+
+  /** The one place errors become responses. */
+  function errorResponse(err: unknown, req: HttpRequest): HttpResponse {
+    if (err instanceof ProblemError) return problemResponse(err, req.path, req.id);
+    if (err instanceof OAuthError) return oauthResponse(err);
+    log.error({ err, req_id: req.id, method: req.method, path: req.path }, 'request failed');
+    return internalProblem(req.path, req.id);
+  }
+
+  async function handle(req: HttpRequest): Promise<HttpResponse> {
+    const t0 = performance.now();
+    let res: HttpResponse;
+    try {
+      res = await route(req);
+    } catch (err) {
+      res = errorResponse(err, req);
+      if (res.status < 500 && log.isLevelEnabled('info')) {
+        const detail = err instanceof ProblemError ? err.detail : err instanceof OAuthError ? err.description : undefined;
+        log.info({ req_id: req.id, status: res.status, reason: detail }, 'request refused');
+      }
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const label = routeLabel(req);
+    metrics.httpRequests.inc({ route: label, method: req.method, status: String(res.status) });
+    metrics.httpDuration.observe({ route: label, method: req.method }, seconds);
+    if (log.isLevelEnabled('info') && req.path !== '/healthz' && req.path !== '/readyz') {
+      log.info({ req_id: req.id, method: req.method, path: req.path, status: res.status, ms: Math.round(seconds * 10000) / 10, ip: req.ip }, 'request');
+    }
+    return res;
+  }
+
+  const server = new HttpServer({
+    host: config.host,
+    port: config.port,
+    log,
+    handle,
+    onTooLarge: (req) => {
+      const err = new ProblemError(413, 'payload-too-large', 'Request bodies are limited to 1 MiB');
+      log.info({ req_id: req.id, path: req.path, status: 413 }, 'request refused: body too large');
+      return req.path.startsWith(oidcPath) ? oauthResponse(new OAuthError(413, 'invalid_request', 'request body too large')) : problemResponse(err, req.path, req.id);
+    },
+  });
+
+  let port = 0;
+  if (opts.listen !== false) {
+    port = await server.listen();
+    log.info(
+      { port, host: config.host, transport: uwsTransport(), storage: ctx.storage.kind, issuer: ctx.resolver.issuerOf('default'), startup_ms: Math.round(performance.now() - started) },
+      `listening (uWS ${uwsTransport() === 'native' ? 'native transport' : 'Node.js fallback transport'})`,
+    );
+  }
+  ready = true;
+
+  let closing: Promise<void> | undefined;
+  return {
+    ctx,
+    pool,
+    server,
+    management,
+    port,
+    localUrl: `http://127.0.0.1:${port}`,
+    close() {
+      closing ??= (async () => {
+        ready = false;
+        await server.close();
+        await pool.close();
+        await ctx.storage.close();
+        log.info('stopped');
+        log.flush?.();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * Parses the configuration once at start: JSON file (SVC_CONFIG_FILE) under environment variables.
+ * Nothing else in the code base reads process.env.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { configSchema, type Config } from './schema.js';
+
+export type { Config } from './schema.js';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type LeafKind = 'string' | 'number' | 'boolean' | 'array';
+export interface SettingLeaf {
+  path: string[];
+  env: string;
+  kind: LeafKind;
+}
+
+type AnySchema = z.ZodType;
+
+function unwrap(schema: AnySchema): AnySchema {
+  let s = schema;
+  // default / prefault / optional / pipe wrappers all keep the real type inside.
+  for (;;) {
+    const def = s.def as { type: string; innerType?: AnySchema; in?: AnySchema };
+    if (def.innerType && ['default', 'prefault', 'optional', 'nullable', 'catch', 'readonly'].includes(def.type)) s = def.innerType;
+    else if (def.type === 'pipe' && def.in) s = def.in;
+    else return s;
+  }
+}
+
+/** Every leaf setting with its environment variable name, derived from the schema. */
+export function settingLeaves(schema: AnySchema = configSchema, path: string[] = []): SettingLeaf[] {
+  const inner = unwrap(schema);
+  const type = inner.def.type;
+  if (type === 'object') {
+    const shape = (inner as z.ZodObject).shape as Record<string, AnySchema>;
+    return Object.entries(shape).flatMap(([key, child]) => settingLeaves(child, [...path, key]));
+  }
+  const kind: LeafKind = type === 'number' || type === 'int' ? 'number' : type === 'boolean' ? 'boolean' : type === 'array' ? 'array' : 'string';
+  return [{ path, env: path.join('_').toUpperCase(), kind }];
+}
+
+function coerce(raw: string, kind: LeafKind): unknown {
+  switch (kind) {
+    case 'number':
+      return raw.trim() === '' ? Number.NaN : Number(raw);
+    case 'boolean':
+      if (/^(true|1|yes|on)$/i.test(raw)) return true;
+      if (/^(false|0|no|off)$/i.test(raw)) return false;
+      return raw; // let zod name the setting and say why
+    case 'array':
+      return raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    default:
+      return raw;
+  }
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+function fromEnv(env: NodeJS.ProcessEnv, leaves: SettingLeaf[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const leaf of leaves) {
+    const raw = env[leaf.env];
+    if (raw !== undefined) setPath(out, leaf.path, coerce(raw, leaf.kind));
+  }
+  return out;
+}
+
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
+        ? deepMerge(b as Record<string, unknown>, v as Record<string, unknown>)
+        : v;
+  }
+  return out;
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError([`SVC_CONFIG_FILE: cannot read ${file} as JSON (${(err as Error).message})`]);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError([`SVC_CONFIG_FILE: ${file} must hold a JSON object`]);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Parses and validates; throws ConfigError naming each bad setting (by env name) and the reason. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const leaves = settingLeaves();
+  const envValues = fromEnv(env, leaves);
+  const file = env.SVC_CONFIG_FILE;
+  const merged = file ? deepMerge(readConfigFile(file), envValues) : envValues;
+
+  const result = configSchema.safeParse(merged);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const name = issue.path.length ? issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('_').toUpperCase() : 'config';
+      return `${name}: ${issue.message}`;
+    });
+    throw new ConfigError(problems);
+  }
+  const parsed = result.data;
+  const problems: string[] = [];
+  const prodLike = parsed.node_env === 'production' || parsed.node_env === 'staging';
+  if (prodLike && !parsed.svc.encryption_key) {
+    problems.push(`SVC_ENCRYPTION_KEY: required when NODE_ENV=${parsed.node_env} (32 bytes, base64)`);
+  }
+  if (parsed.storage.adapter === 'postgresql' && !parsed.storage.postgresql.url) {
+    problems.push('STORAGE_POSTGRESQL_URL: required when STORAGE_ADAPTER=postgresql');
+  }
+  if (parsed.multi_tenancy.enabled && parsed.storage.adapter !== 'postgresql') {
+    problems.push('MULTI_TENANCY_ENABLED: multi-tenant mode requires STORAGE_ADAPTER=postgresql (SQLite is single-tenant only)');
+  }
+  if (parsed.multi_tenancy.enabled && !parsed.redis.url) {
+    problems.push('MULTI_TENANCY_ENABLED: multi-tenant mode requires REDIS_URL');
+  }
+  if (Boolean(parsed.svc.bootstrap.client_id) !== Boolean(parsed.svc.bootstrap.client_secret)) {
+    problems.push('SVC_BOOTSTRAP_CLIENT_ID: SVC_BOOTSTRAP_CLIENT_ID and SVC_BOOTSTRAP_CLIENT_SECRET must be set together');
+  }
+  if (problems.length) throw new ConfigError(problems);
+
+  const base = (parsed.base_url ?? `http://localhost:${parsed.port}`).replace(/\/+$/, '');
+  return { ...parsed, base_url: base };
+}

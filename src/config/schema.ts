@@ -1,0 +1,164 @@
+/**
+ * The one configuration schema. Every setting of the spec and CONTRACT.md lives here with its
+ * default. A setting's environment variable is its path joined with `_` and upper-cased:
+ * `security.key_store.rotation_interval_days` -> SECURITY_KEY_STORE_ROTATION_INTERVAL_DAYS,
+ * `multi_tenancy.provider_pool.max_size` -> MULTI_TENANCY_PROVIDER_POOL_MAX_SIZE, `port` -> PORT.
+ * The same nested shape is accepted from the JSON file named by SVC_CONFIG_FILE (env wins).
+ */
+import { z } from 'zod';
+
+const bool = z.boolean();
+const posInt = z.number().int().positive();
+const nonNegInt = z.number().int().nonnegative();
+
+export const SIGNING_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlg = (typeof SIGNING_ALGORITHMS)[number];
+
+export const configSchema = z.object({
+  host: z.string().min(1).default('0.0.0.0'),
+  port: z.number().int().min(0).max(65535).default(3000),
+  /** Public address of the service; default http://localhost:$PORT. */
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  node_env: z.enum(['development', 'staging', 'production', 'test']).default('development'),
+
+  oidc: z
+    .object({
+      path: z.string().regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must start with / and not end with /').default('/oidc/v1'),
+      ttl: z
+        .object({
+          access_token: posInt.max(86400).default(3600),
+          id_token: posInt.max(86400).default(3600),
+          authorization_code: posInt.max(600).default(60),
+          refresh_token: posInt.max(7776000).default(1209600),
+          device_code: posInt.max(3600).default(600),
+          session: posInt.max(7776000).default(1209600),
+          interaction: posInt.max(86400).default(3600),
+        })
+        .prefault({}),
+      device_poll_interval: posInt.max(60).default(5),
+    })
+    .prefault({}),
+
+  storage: z
+    .object({
+      adapter: z.enum(['sqlite', 'postgresql']).default('sqlite'),
+      sqlite: z.object({ path: z.string().min(1).default('./data/svc.db') }).prefault({}),
+      postgresql: z.object({ url: z.string().optional() }).prefault({}),
+    })
+    .prefault({}),
+
+  redis: z.object({ url: z.string().optional() }).prefault({}),
+
+  svc: z
+    .object({
+      /** 32 bytes, base64 (AES-256-GCM key for private keys and sensitive fields). */
+      encryption_key: z
+        .string()
+        .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes encoded as base64')
+        .optional(),
+      config_file: z.string().optional(),
+      bootstrap: z
+        .object({
+          client_id: z.string().min(1).max(255).optional(),
+          client_secret: z.string().min(16, 'must be at least 16 characters').max(512).optional(),
+          admin_email: z.email().optional(),
+          admin_password: z.string().min(8).max(128).optional(),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+
+  multi_tenancy: z
+    .object({
+      enabled: bool.default(false),
+      extraction_priority: z.array(z.enum(['header', 'subdomain'])).min(1).default(['header', 'subdomain']),
+      tenant_header: z.string().regex(/^[a-z0-9-]+$/, 'must be a lower-case header name').default('x-tenant-id'),
+      provider_pool: z
+        .object({
+          max_size: posInt.max(100000).default(50),
+          idle_ttl_ms: posInt.default(1800000),
+          cleanup_interval_ms: posInt.default(60000),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+
+  security: z
+    .object({
+      key_store: z
+        .object({
+          rotation_interval_days: posInt.max(3650).default(90),
+          overlap_window_seconds: nonNegInt.default(7200),
+          algorithms: z.array(z.enum(SIGNING_ALGORITHMS)).min(1).default(['RS256', 'ES256', 'EdDSA']),
+        })
+        .prefault({}),
+      logging: z
+        .object({
+          enabled: bool.default(true),
+          level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+          pretty_print: bool.default(true),
+          file_logging: z
+            .object({ enabled: bool.default(true), directory: z.string().min(1).default('logs') })
+            .prefault({}),
+        })
+        .prefault({}),
+      rate_limit: z
+        .object({
+          read: posInt.default(600),
+          write: posInt.default(120),
+          delete: posInt.default(60),
+          sensitive: posInt.default(10),
+          window_seconds: posInt.default(60),
+        })
+        .prefault({}),
+      password: z
+        .object({
+          argon2: z
+            .object({
+              memory_cost: posInt.min(1024).default(19456),
+              time_cost: posInt.default(2),
+              parallelism: posInt.max(16).default(1),
+            })
+            .prefault({}),
+        })
+        .prefault({}),
+      login: z
+        .object({
+          max_failed_attempts: posInt.default(5),
+          failure_window_seconds: posInt.default(900),
+          lockout_seconds: posInt.default(900),
+          per_ip_per_minute: posInt.default(30),
+        })
+        .prefault({}),
+      outbound: z.object({ allow_private_networks: bool.default(false) }).prefault({}),
+    })
+    .prefault({}),
+
+  features: z
+    .object({
+      metrics: z
+        .object({
+          enabled: bool.default(false),
+          path: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/metrics'),
+          include_default_metrics: bool.default(true),
+          prefix: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/).default('svc_'),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+
+  workers: z
+    .object({
+      /** Piscina threads for Argon2; 0 = from os.availableParallelism(). */
+      argon2_threads: nonNegInt.max(64).default(0),
+      /** Bounded queue: past it, logins get 503 with Retry-After. */
+      argon2_max_queue: posInt.default(256),
+    })
+    .prefault({}),
+});
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type ParsedConfig = z.output<typeof configSchema>;
+
+/** The resolved configuration handed to every module (base_url filled in). */
+export type Config = Omit<ParsedConfig, 'base_url'> & { base_url: string };

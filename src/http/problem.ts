@@ -1,0 +1,96 @@
+/**
+ * Typed errors and the one place that turns them into responses: problem+json (RFC 9457) for the
+ * Management API and the platform, OAuth error JSON for the OIDC endpoints.
+ */
+import type { HeaderValue, HttpResponse } from './types.js';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+const TITLES: Record<string, string> = {
+  'bad-request': 'Bad Request',
+  'tenant-unresolved': 'Tenant Unresolved',
+  'invalid-tenant': 'Invalid Tenant',
+  unauthorized: 'Unauthorized',
+  'insufficient-scope': 'Insufficient Scope',
+  'tenant-suspended': 'Tenant Suspended',
+  forbidden: 'Forbidden',
+  'not-found': 'Not Found',
+  'method-not-allowed': 'Method Not Allowed',
+  conflict: 'Conflict',
+  'payload-too-large': 'Payload Too Large',
+  'unsupported-media-type': 'Unsupported Media Type',
+  validation: 'Validation Error',
+  'rate-limited': 'Too Many Requests',
+  internal: 'Internal Server Error',
+  unavailable: 'Service Unavailable',
+};
+
+export class ProblemError extends Error {
+  readonly type: string;
+  readonly title: string;
+  constructor(
+    readonly status: number,
+    readonly code: keyof typeof TITLES | string,
+    readonly detail: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, HeaderValue>; [k: string]: unknown } = {},
+  ) {
+    super(detail);
+    this.name = 'ProblemError';
+    this.type = `urn:svc:error:${code}`;
+    this.title = TITLES[code] ?? 'Error';
+  }
+}
+
+export const badRequest = (detail: string) => new ProblemError(400, 'bad-request', detail);
+export const notFound = (detail = 'The requested resource was not found') => new ProblemError(404, 'not-found', detail);
+export const conflict = (detail: string) => new ProblemError(409, 'conflict', detail);
+export const validation = (errors: FieldError[], detail?: string) =>
+  new ProblemError(422, 'validation', detail ?? errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+export const unauthorized = (detail: string) =>
+  new ProblemError(401, 'unauthorized', detail, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
+export const insufficientScope = (scope: string) =>
+  new ProblemError(403, 'insufficient-scope', `This operation requires the scope ${scope}`, {
+    headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+  });
+
+export function problemResponse(err: ProblemError, instance: string, requestId: string): HttpResponse {
+  const { headers, ...extra } = err.extra;
+  const body: Record<string, unknown> = {
+    type: err.type,
+    title: err.title,
+    status: err.status,
+    detail: err.detail,
+    instance,
+    ...extra,
+  };
+  if (err.status >= 500) body.request_id = requestId;
+  return { status: err.status, headers: { 'content-type': 'application/problem+json', ...(headers ?? {}) }, body: JSON.stringify(body) };
+}
+
+export function internalProblem(instance: string, requestId: string): HttpResponse {
+  return problemResponse(new ProblemError(500, 'internal', 'An unexpected error occurred; quote the request_id when reporting it'), instance, requestId);
+}
+
+/** OAuth 2.0 error (RFC 6749 5.2) thrown by the hot paths that answer without oidc-provider. */
+export class OAuthError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    readonly description: string,
+    readonly headers: Record<string, HeaderValue> = {},
+  ) {
+    super(description);
+    this.name = 'OAuthError';
+  }
+}
+
+export function oauthResponse(err: OAuthError): HttpResponse {
+  return {
+    status: err.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...err.headers },
+    body: JSON.stringify({ error: err.error, error_description: err.description }),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * A small routing table: exact paths hit a Map, patterns (`/api/v1/clients/:client_id`) are matched
+ * segment by segment. Knows which methods a path has, so it can answer 405 instead of 404.
+ */
+import type { Handler, HttpRequest } from './types.js';
+
+interface Route {
+  method: string;
+  segments: string[];
+  handler: Handler;
+  pattern: string;
+}
+
+export interface Match {
+  handler: Handler;
+  params: Record<string, string>;
+  pattern: string;
+}
+
+export class Router {
+  private exact = new Map<string, Map<string, Route>>();
+  private patterns: Route[] = [];
+  readonly routes: Array<{ method: string; pattern: string }> = [];
+
+  add(method: string, pattern: string, handler: Handler): this {
+    const route: Route = { method: method.toUpperCase(), segments: pattern.split('/'), handler, pattern };
+    this.routes.push({ method: route.method, pattern });
+    if (!pattern.includes(':') && !pattern.includes('*')) {
+      let byMethod = this.exact.get(pattern);
+      if (!byMethod) this.exact.set(pattern, (byMethod = new Map()));
+      byMethod.set(route.method, route);
+    } else {
+      this.patterns.push(route);
+    }
+    return this;
+  }
+
+  /** Returns the match, 'method' when the path exists under another method, or undefined. */
+  match(method: string, path: string): Match | 'method' | undefined {
+    const exact = this.exact.get(path);
+    if (exact) {
+      const r = exact.get(method) ?? (method === 'HEAD' ? exact.get('GET') : undefined);
+      if (r) return { handler: r.handler, params: {}, pattern: r.pattern };
+    }
+    const parts = path.split('/');
+    let pathKnown = exact !== undefined;
+    for (const r of this.patterns) {
+      const params = matchSegments(r.segments, parts);
+      if (!params) continue;
+      if (r.method === method || (method === 'HEAD' && r.method === 'GET')) return { handler: r.handler, params, pattern: r.pattern };
+      pathKnown = true;
+    }
+    return pathKnown ? 'method' : undefined;
+  }
+}
+
+function matchSegments(segments: string[], parts: string[]): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (seg === '*') {
+      params['*'] = parts.slice(i).join('/');
+      return params;
+    }
+    const part = parts[i];
+    if (part === undefined) return undefined;
+    if (seg.startsWith(':')) {
+      if (part === '') return undefined;
+      try {
+        params[seg.slice(1)] = decodeURIComponent(part);
+      } catch {
+        return undefined;
+      }
+    } else if (seg !== part) return undefined;
+  }
+  return segments.length === parts.length ? params : undefined;
+}
+
+export type { HttpRequest };

@@ -1,0 +1,188 @@
+/**
+ * The uWS front door. Copies the request head synchronously (uWS's req dies when the handler
+ * returns), reads the body with a cap, guards against aborted connections, hands a plain
+ * HttpRequest to the application handler and writes its HttpResponse inside res.cork().
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import uWS from 'uWebSockets.js';
+import { normalizeIp } from './ip.js';
+import { ProblemError, problemResponse } from './problem.js';
+import type { HttpRequest, HttpResponse } from './types.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Which transport the trufflesuite package loaded: its native binary or the Node.js fallback. */
+export function uwsTransport(): 'native' | 'node-fallback' {
+  const require = createRequire(import.meta.url);
+  const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'));
+  const binary = join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  if (process.env.UWS_USE_FALLBACK && /^(true|1)$/i.test(process.env.UWS_USE_FALLBACK)) return 'node-fallback';
+  return existsSync(binary) ? 'native' : 'node-fallback';
+}
+
+export interface ServerOptions {
+  host: string;
+  port: number;
+  log: Logger;
+  /** Application entry: never throws (errors are turned into responses before they get here). */
+  handle: (req: HttpRequest) => Promise<HttpResponse>;
+  /** Called for a request whose body is too large, before the application sees it. */
+  onTooLarge?: (req: HttpRequest) => HttpResponse;
+}
+
+const SKIP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'date', 'keep-alive']);
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 302: 'Found', 303: 'See Other', 304: 'Not Modified',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
+  413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+
+function statusLine(status: number): string {
+  return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
+}
+
+function requestId(header: string): string {
+  return /^[A-Za-z0-9._-]{8,128}$/.test(header) ? header : randomUUID();
+}
+
+export class HttpServer {
+  private app: uWS.TemplatedApp;
+  private listenSocket: uWS.us_listen_socket | null = null;
+  private inFlight = 0;
+  private draining = false;
+  private drained: (() => void) | null = null;
+  boundPort = 0;
+
+  constructor(private readonly opts: ServerOptions) {
+    this.app = uWS.App();
+    this.app.any('/*', (res, req) => this.onRequest(res, req));
+  }
+
+  get accepting(): boolean {
+    return !this.draining;
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(this.opts.host, this.opts.port, (socket) => {
+        if (!socket) return reject(new Error(`cannot listen on ${this.opts.host}:${this.opts.port}`));
+        this.listenSocket = socket;
+        this.boundPort = uWS.us_socket_local_port(socket);
+        resolve(this.boundPort);
+      });
+    });
+  }
+
+  /** Stops accepting, waits for in-flight requests (at most timeoutMs), then closes every connection. */
+  async close(timeoutMs = 10000): Promise<void> {
+    this.draining = true;
+    if (this.listenSocket) {
+      uWS.us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    (this.app as unknown as { close?: () => void }).close?.();
+  }
+
+  private onRequest(res: uWS.HttpResponse, ureq: uWS.HttpRequest): void {
+    // Everything from ureq must be copied before this function returns.
+    const method = ureq.getMethod().toUpperCase();
+    const path = ureq.getUrl();
+    const rawQuery = ureq.getQuery() ?? '';
+    const headers: Record<string, string> = {};
+    ureq.forEach((k, v) => {
+      headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
+    });
+    const ip = normalizeIp(Buffer.from(res.getRemoteAddressAsText()).toString());
+    const id = requestId(headers['x-request-id'] ?? '');
+
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    this.inFlight++;
+
+    const finish = (response: HttpResponse) => {
+      if (!aborted) {
+        res.cork(() => this.write(res, response, id));
+      }
+      this.inFlight--;
+      if (this.inFlight === 0 && this.drained) this.drained();
+    };
+
+    const dispatch = (body: Buffer) => {
+      const req: HttpRequest = { id, method, path, rawQuery, headers, ip, body, params: {} };
+      this.opts.handle(req).then(finish, (err: unknown) => {
+        this.opts.log.error({ err, req_id: id }, 'unhandled error escaped the application handler');
+        finish({ status: 500, headers: { 'content-type': 'application/problem+json' }, body: '{"type":"urn:svc:error:internal","title":"Internal Server Error","status":500}' });
+      });
+    };
+
+    const tooLarge = () => {
+      const req: HttpRequest = { id, method, path, rawQuery, headers, ip, body: Buffer.alloc(0), params: {} };
+      const response = this.opts.onTooLarge?.(req) ??
+        problemResponse(new ProblemError(413, 'payload-too-large', `Request bodies are limited to ${MAX_BODY_BYTES} bytes`), path, id);
+      response.headers = { ...(response.headers ?? {}), connection: 'close' };
+      // The rest of the body is not read: the response closes the connection.
+      finish(response);
+    };
+
+    if (!BODY_METHODS.has(method)) {
+      dispatch(Buffer.alloc(0));
+      return;
+    }
+    const declared = Number(headers['content-length'] ?? '0');
+    if (declared > MAX_BODY_BYTES) {
+      tooLarge();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    res.onData((ab, isLast) => {
+      if (done) return;
+      size += ab.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        done = true;
+        tooLarge();
+        return;
+      }
+      // The ArrayBuffer is freed after this callback: copy it.
+      chunks.push(Buffer.from(ab.slice(0)));
+      if (isLast) {
+        done = true;
+        dispatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      }
+    });
+  }
+
+  private write(res: uWS.HttpResponse, response: HttpResponse, id: string): void {
+    res.writeStatus(statusLine(response.status));
+    res.writeHeader('x-request-id', id);
+    const headers = response.headers ?? {};
+    for (const name in headers) {
+      const lower = name.toLowerCase();
+      if (SKIP_HEADERS.has(lower)) continue;
+      const value = headers[name]!;
+      if (Array.isArray(value)) for (const v of value) res.writeHeader(lower, v);
+      else res.writeHeader(lower, value);
+    }
+    const close = headers.connection === 'close';
+    if (response.status === 204 || response.status === 304) res.endWithoutBody(undefined, close);
+    else res.end(response.body ?? '', close);
+  }
+}

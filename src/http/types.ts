@@ -1,0 +1,36 @@
+/** The request as the front door copies it out of uWS (uWS's own req dies when the handler returns). */
+export interface HttpRequest {
+  /** Request id, echoed as x-request-id and on every log line of this request. */
+  readonly id: string;
+  /** Upper-case method. */
+  readonly method: string;
+  /** Path without the query string. */
+  readonly path: string;
+  /** Raw query string without the leading '?'. */
+  readonly rawQuery: string;
+  /** Lower-case header names; repeated headers joined with ', '. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Normalised remote address (IPv4 dotted or compressed IPv6). */
+  readonly ip: string;
+  readonly body: Buffer;
+  /** Route parameters, filled in by the router. */
+  params: Record<string, string>;
+}
+
+export type HeaderValue = string | string[];
+
+export interface HttpResponse {
+  status: number;
+  headers?: Record<string, HeaderValue>;
+  body?: string | Buffer;
+}
+
+export type Handler = (req: HttpRequest) => Promise<HttpResponse> | HttpResponse;
+
+export function json(status: number, value: unknown, headers: Record<string, HeaderValue> = {}): HttpResponse {
+  return { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers }, body: JSON.stringify(value) };
+}
+
+export function queryOf(req: HttpRequest): URLSearchParams {
+  return new URLSearchParams(req.rawQuery);
+}

@@ -1,0 +1,102 @@
+/**
+ * Per-tenant signing keys: generation, sealing into storage, and the in-memory key set an actor
+ * uses (signing keys by algorithm, verification keys by kid, the published JWKS as bytes).
+ */
+import { createHash, createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, type JWK } from 'jose';
+import type { SigningAlg } from '../config/schema.js';
+import type { KeyRepository, SigningKeyRecord, TenantId } from '../storage/types.js';
+import type { VerifyKey } from './jwt.js';
+import type { Sealer } from './sealer.js';
+
+function generate(alg: SigningAlg): Promise<KeyObject> {
+  return new Promise((resolve, reject) => {
+    const done = (err: Error | null, _pub: KeyObject, priv: KeyObject) => (err ? reject(err) : resolve(priv));
+    if (alg === 'RS256') generateKeyPair('rsa', { modulusLength: 2048 }, done);
+    else if (alg === 'ES256') generateKeyPair('ec', { namedCurve: 'P-256' }, done);
+    else generateKeyPair('ed25519', undefined, done);
+  });
+}
+
+function publicPart(jwk: JWK): JWK {
+  const { kty, crv, n, e, x, y } = jwk;
+  return Object.fromEntries(Object.entries({ kty, crv, n, e, x, y }).filter(([, v]) => v !== undefined)) as JWK;
+}
+
+/** A new active, promoted key for `alg`, sealed for storage. */
+export async function newKeyRecord(alg: SigningAlg, sealer: Sealer, tenant: TenantId, now = new Date()): Promise<SigningKeyRecord> {
+  const priv = await generate(alg);
+  const privateJwk = priv.export({ format: 'jwk' }) as JWK;
+  const pub = publicPart(privateJwk);
+  const kid = await calculateJwkThumbprint(pub, 'sha256');
+  const publicJwk = { ...pub, kid, alg, use: 'sig' };
+  return {
+    kid,
+    alg,
+    use: 'sig',
+    status: 'active',
+    promoted: true,
+    public_jwk: publicJwk,
+    private_sealed: sealer.seal(JSON.stringify({ ...privateJwk, kid, alg, use: 'sig' }), `${tenant}:${kid}`),
+    created_at: now.toISOString(),
+    rotated_at: null,
+    expires_at: null,
+    retire_requested: false,
+  };
+}
+
+/** First boot of a tenant: generates an active key for every configured algorithm that lacks one. */
+export async function ensureKeys(repo: KeyRepository, tenant: TenantId, algorithms: readonly SigningAlg[], sealer: Sealer): Promise<SigningKeyRecord[]> {
+  const existing = await repo.list(tenant);
+  const missing = algorithms.filter((alg) => !existing.some((k) => k.alg === alg && k.status === 'active'));
+  if (!missing.length) return existing;
+  const created = await Promise.all(missing.map((alg) => newKeyRecord(alg, sealer, tenant)));
+  await repo.insert(tenant, created);
+  return repo.list(tenant);
+}
+
+export interface SigningKey {
+  kid: string;
+  alg: SigningAlg;
+  privateKey: KeyObject;
+}
+
+/** What an actor holds in memory; rebuilt from storage whenever keys change. */
+export class KeySet {
+  /** Current signing key per algorithm (active and promoted). */
+  readonly signing = new Map<SigningAlg, SigningKey>();
+  /** Keys that verify: active and expiring (overlap window). */
+  readonly verifying = new Map<string, VerifyKey>();
+  /** Private JWKs for oidc-provider, current keys first so it signs with them. */
+  readonly providerJwks: { keys: JWK[] };
+  /** The published JWKS document, serialised once. */
+  readonly jwksBody: Buffer;
+  readonly jwksEtag: string;
+
+  constructor(records: SigningKeyRecord[], sealer: Sealer, tenant: TenantId, algorithms: readonly SigningAlg[]) {
+    const published = records.filter((r) => r.status !== 'retired' && !(r.status === 'expiring' && r.retire_requested));
+    // Active before expiring, newest first: oidc-provider picks the first key of an algorithm.
+    published.sort((a, b) => (a.status === b.status ? b.created_at.localeCompare(a.created_at) : a.status === 'active' ? -1 : 1));
+    const privateJwks: JWK[] = [];
+    for (const r of published) {
+      const jwk = JSON.parse(sealer.unseal(r.private_sealed, `${tenant}:${r.kid}`)) as JWK;
+      const alg = r.alg as SigningAlg;
+      privateJwks.push(jwk);
+      this.verifying.set(r.kid, { alg, publicKey: createPublicKey({ key: r.public_jwk as JWK as never, format: 'jwk' }) });
+      if (r.status === 'active' && r.promoted && !this.signing.has(alg) && algorithms.includes(alg)) {
+        this.signing.set(alg, { kid: r.kid, alg, privateKey: createPrivateKey({ key: jwk as never, format: 'jwk' }) });
+      }
+    }
+    this.providerJwks = { keys: privateJwks };
+    this.jwksBody = Buffer.from(JSON.stringify({ keys: published.map((r) => r.public_jwk) }));
+    this.jwksEtag = `"${createHash('sha256').update(this.jwksBody).digest('base64url').slice(0, 27)}"`;
+  }
+
+  /** The key for `alg`, or the first configured algorithm's key. */
+  signingKey(alg?: string): SigningKey {
+    const wanted = alg ? this.signing.get(alg as SigningAlg) : undefined;
+    const key = wanted ?? this.signing.values().next().value;
+    if (!key) throw new Error('no signing key available');
+    return key;
+  }
+}

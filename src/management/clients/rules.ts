@@ -1,0 +1,95 @@
+/**
+ * Builds stored client metadata from a validated request (create, PUT, PATCH) and enforces the
+ * rules that span fields: public SPA/native clients, redirect URI shapes per application type
+ * (spec 1.1 rule 2), grant/response type consistency.
+ */
+import type { Config } from '../../config/index.js';
+import { validation, type FieldError } from '../../http/problem.js';
+import type { ClientMetadata } from '../../storage/types.js';
+import { MUTABLE_CLIENT_FIELDS, type ClientInput } from './schema.js';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+export function defaultsFor(type: ClientMetadata['application_type']): Pick<ClientMetadata, 'token_endpoint_auth_method'> {
+  return { token_endpoint_auth_method: type === 'web' ? 'client_secret_basic' : 'none' };
+}
+
+function checkRedirect(uri: string, type: ClientMetadata['application_type'], development: boolean): string | undefined {
+  const u = new URL(uri);
+  const loopback = u.protocol === 'http:' && LOOPBACK.has(u.hostname);
+  if (type === 'native') {
+    if (u.protocol === 'https:' || loopback) return undefined;
+    if (u.protocol === 'http:') return 'native clients may only use http with a loopback host';
+    const scheme = u.protocol.slice(0, -1);
+    return scheme.includes('.') ? undefined : 'custom schemes must be reverse-domain names (e.g. com.example.app:/callback)';
+  }
+  if (u.protocol === 'https:') return undefined;
+  if (loopback && development) return undefined;
+  if (loopback) return 'http://localhost redirect URIs are only allowed with NODE_ENV=development';
+  return `${type} clients must use https redirect URIs`;
+}
+
+/**
+ * `base` is the stored metadata for PATCH, undefined for create and PUT (omitted fields are cleared
+ * to their defaults).
+ */
+export function buildMetadata(input: ClientInput, base: ClientMetadata | undefined, config: Config): ClientMetadata {
+  const supplied: Partial<ClientMetadata> = {};
+  for (const key of MUTABLE_CLIENT_FIELDS) {
+    if (input[key] !== undefined) (supplied as Record<string, unknown>)[key] = input[key];
+  }
+  const type = supplied.application_type ?? base?.application_type ?? 'web';
+  const grantTypes = supplied.grant_types ?? base?.grant_types ?? ['authorization_code'];
+  const m: ClientMetadata = {
+    client_name: '',
+    application_type: type,
+    redirect_uris: [],
+    post_logout_redirect_uris: [],
+    grant_types: grantTypes,
+    response_types: grantTypes.includes('authorization_code') ? ['code'] : [],
+    token_endpoint_auth_method: defaultsFor(type).token_endpoint_auth_method,
+    contacts: [],
+    tags: [],
+    require_pkce: true,
+    first_party: false,
+    ...(base ?? {}),
+    ...supplied,
+  };
+  if (base && supplied.grant_types && !supplied.response_types) m.response_types = grantTypes.includes('authorization_code') ? ['code'] : [];
+  if (base && supplied.application_type && !supplied.token_endpoint_auth_method && base.application_type !== type) {
+    m.token_endpoint_auth_method = defaultsFor(type).token_endpoint_auth_method;
+  }
+
+  const errors: FieldError[] = [];
+  const development = config.node_env === 'development' || config.node_env === 'test';
+  if ((type === 'spa' || type === 'native') && m.token_endpoint_auth_method !== 'none') {
+    errors.push({ field: 'token_endpoint_auth_method', message: `${type} clients are public: token_endpoint_auth_method must be 'none'` });
+  }
+  if (m.token_endpoint_auth_method === 'none' && m.grant_types.includes('client_credentials')) {
+    errors.push({ field: 'grant_types', message: 'client_credentials requires a confidential client (token_endpoint_auth_method other than none)' });
+  }
+  if (m.response_types.includes('code') !== m.grant_types.includes('authorization_code')) {
+    errors.push({ field: 'response_types', message: "response type 'code' goes together with the authorization_code grant" });
+  }
+  if (m.grant_types.includes('refresh_token') && !m.grant_types.includes('authorization_code') && !m.grant_types.includes('urn:ietf:params:oauth:grant-type:device_code')) {
+    errors.push({ field: 'grant_types', message: 'refresh_token needs authorization_code or the device_code grant' });
+  }
+  for (const field of ['redirect_uris', 'post_logout_redirect_uris'] as const) {
+    m[field].forEach((uri, i) => {
+      const problem = checkRedirect(uri, type, development);
+      if (problem) errors.push({ field: `${field}.${i}`, message: problem });
+    });
+  }
+  if (m.token_endpoint_auth_method === 'private_key_jwt' && !m.jwks && !m.jwks_uri) {
+    errors.push({ field: 'jwks', message: 'private_key_jwt needs jwks or jwks_uri' });
+  }
+  if (m.jwks && m.jwks_uri) errors.push({ field: 'jwks', message: 'jwks and jwks_uri are mutually exclusive' });
+  if (m.id_token_signed_response_alg && !config.security.key_store.algorithms.includes(m.id_token_signed_response_alg as never)) {
+    errors.push({ field: 'id_token_signed_response_alg', message: `must be one of ${config.security.key_store.algorithms.join(', ')}` });
+  }
+  if (m.subject_type === 'pairwise' && new Set(m.redirect_uris.map((u) => new URL(u).host)).size > 1) {
+    errors.push({ field: 'subject_type', message: 'pairwise clients must use redirect URIs of a single host' });
+  }
+  if (errors.length) throw validation(errors);
+  return m;
+}

@@ -1,0 +1,47 @@
+/**
+ * A Management API operation: its route, scope, rate class, request schemas and handler. The same
+ * declaration drives dispatch, validation and (later) the OpenAPI document.
+ */
+import type { z } from 'zod';
+import type { AuditEvent } from '../audit/audit-log.js';
+import type { AppContext } from '../context.js';
+import type { HttpRequest, HttpResponse } from '../http/types.js';
+import type { AccessTokenClaims } from '../oidc/access-tokens.js';
+import type { ManagementScope } from '../oidc/scopes.js';
+import type { TenantActor } from '../tenancy/actor.js';
+import type { Cursors } from './pagination.js';
+import type { RateClass } from './rate-limit.js';
+
+export interface Call<Q = unknown, B = unknown> {
+  req: HttpRequest;
+  ctx: AppContext;
+  tenant: string;
+  actor: TenantActor;
+  claims: AccessTokenClaims;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  cursors: Cursors;
+  /** Records an audit entry attributed to the calling client and request. */
+  audit(event: Omit<AuditEvent, 'client_id' | 'ip_address' | 'user_agent'>): Promise<void>;
+}
+
+export interface Operation<QS extends z.ZodType = z.ZodType, BS extends z.ZodType = z.ZodType> {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  scope: ManagementScope;
+  rateClass: RateClass;
+  summary: string;
+  tag: string;
+  query?: QS;
+  body?: BS;
+  /** Response status on success and a zod schema of its body (for the OpenAPI document). */
+  success: { status: number; schema?: z.ZodType; description?: string };
+  errors?: number[];
+  handler: (call: Call<z.output<QS>, z.output<BS>>) => Promise<HttpResponse>;
+}
+
+/** Keeps the generic types of one operation while collecting them in an array. */
+export function op<QS extends z.ZodType, BS extends z.ZodType>(o: Operation<QS, BS>): Operation {
+  return o as unknown as Operation;
+}

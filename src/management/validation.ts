@@ -1,0 +1,62 @@
+/** Request parsing for the Management API: JSON bodies and query strings through zod, 4xx on failure. */
+import { z } from 'zod';
+import { ProblemError, badRequest, validation, type FieldError } from '../http/problem.js';
+import type { HttpRequest } from '../http/types.js';
+
+export function zodFieldErrors(error: z.ZodError, root = 'body'): FieldError[] {
+  const out: FieldError[] = [];
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      const prefix = issue.path.map(String).join('.');
+      for (const key of issue.keys) out.push({ field: prefix ? `${prefix}.${key}` : key, message: 'Unknown field' });
+      continue;
+    }
+    const field = issue.path.map(String).join('.') || root;
+    const message = issue.code === 'invalid_type' && issue.input === undefined ? 'Required' : issue.message;
+    out.push({ field, message });
+  }
+  return out;
+}
+
+/** Parses a JSON object body: 415 unless declared application/json, 400 when malformed, 422 when not an object. */
+export function readJsonObject(req: HttpRequest): Record<string, unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
+    throw new ProblemError(415, 'unsupported-media-type', 'Request bodies must be sent as Content-Type: application/json');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(req.body.toString('utf8'));
+  } catch {
+    throw badRequest('The request body is not valid JSON');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw validation([{ field: 'body', message: 'The request body must be a JSON object' }]);
+  }
+  return value as Record<string, unknown>;
+}
+
+export function parseBody<S extends z.ZodType>(schema: S, req: HttpRequest): z.output<S> {
+  const raw = readJsonObject(req);
+  const result = schema.safeParse(raw);
+  if (!result.success) throw validation(zodFieldErrors(result.error));
+  return result.data;
+}
+
+/** Query parameters as an object (last value wins); unknown parameters are ignored. */
+export function parseQuery<S extends z.ZodType>(schema: S, req: HttpRequest): z.output<S> {
+  const raw: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(req.rawQuery)) raw[k] = v;
+  const result = schema.safeParse(raw);
+  if (!result.success) throw validation(zodFieldErrors(result.error, 'query'));
+  return result.data;
+}
+
+/** Query helpers: strings from the URL turned into typed values with clear messages. */
+export const queryBool = z.enum(['true', 'false'], { message: "must be 'true' or 'false'" }).transform((v) => v === 'true');
+export const queryInt = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^-?\d+$/, 'must be an integer')
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));

@@ -1,0 +1,47 @@
+/** Prometheus metrics (CONTRACT.md names). Always collected; served only when features.metrics.enabled. */
+import client from 'prom-client';
+import type { Config } from '../config/index.js';
+
+export class Metrics {
+  readonly registry = new client.Registry();
+  readonly httpRequests: client.Counter<'route' | 'method' | 'status'>;
+  readonly httpDuration: client.Histogram<'route' | 'method'>;
+  readonly tokensIssued: client.Counter<'grant_type'>;
+  readonly poolSize: client.Gauge;
+  readonly poolHits: client.Counter;
+  readonly poolMisses: client.Counter;
+  readonly poolEvictions: client.Counter<'reason'>;
+  readonly workerQueueDepth: client.Gauge;
+  readonly workerTaskDuration: client.Histogram<'task'>;
+  readonly loginAttempts: client.Counter<'result'>;
+
+  constructor(config: Config) {
+    const p = config.features.metrics.prefix;
+    const registers = [this.registry];
+    this.httpRequests = new client.Counter({ name: `${p}http_requests_total`, help: 'HTTP requests', labelNames: ['route', 'method', 'status'], registers });
+    this.httpDuration = new client.Histogram({
+      name: `${p}http_request_duration_seconds`,
+      help: 'HTTP request duration',
+      labelNames: ['route', 'method'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.tokensIssued = new client.Counter({ name: `${p}tokens_issued_total`, help: 'Tokens issued', labelNames: ['grant_type'], registers });
+    this.poolSize = new client.Gauge({ name: `${p}tenant_pool_size`, help: 'Live tenant actors', registers });
+    this.poolHits = new client.Counter({ name: `${p}tenant_pool_hits_total`, help: 'Actor pool hits', registers });
+    this.poolMisses = new client.Counter({ name: `${p}tenant_pool_misses_total`, help: 'Actor pool misses (cold starts)', registers });
+    this.poolEvictions = new client.Counter({ name: `${p}tenant_pool_evictions_total`, help: 'Actor pool evictions', labelNames: ['reason'], registers });
+    this.workerQueueDepth = new client.Gauge({ name: `${p}worker_pool_queue_depth`, help: 'Tasks waiting for a worker', registers });
+    this.workerTaskDuration = new client.Histogram({
+      name: `${p}worker_task_duration_seconds`,
+      help: 'Worker task duration',
+      labelNames: ['task'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers,
+    });
+    this.loginAttempts = new client.Counter({ name: `${p}login_attempts_total`, help: 'Password login attempts', labelNames: ['result'], registers });
+    if (config.features.metrics.enabled && config.features.metrics.include_default_metrics) {
+      client.collectDefaultMetrics({ register: this.registry, prefix: p });
+    }
+  }
+}

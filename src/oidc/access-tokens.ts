@@ -1,0 +1,141 @@
+/**
+ * The actor's hot paths for JWT access tokens of the Management API resource: issuance by the
+ * client_credentials grant, validation (shared by introspection and the Management API guard).
+ * Output is the same as oidc-provider's for these tokens (header typ at+jwt, claims
+ * iss/sub/aud/iat/exp/jti/scope/client_id), so either path may serve a request.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config/index.js';
+import type { SigningAlg } from '../config/schema.js';
+import { OAuthError } from '../http/problem.js';
+import type { HttpRequest, HttpResponse } from '../http/types.js';
+import { JwtError, decodeJwt, signJwt, verifyJwt } from '../keys/jwt.js';
+import type { KeySet } from '../keys/keystore.js';
+import type { ClientRecord } from '../storage/types.js';
+import { authenticateClient } from './client-auth.js';
+import { parseForm } from './form.js';
+import { MANAGEMENT_RESOURCE, isManagementScope } from './scopes.js';
+
+export interface TokenContext {
+  readonly issuer: string;
+  readonly config: Config;
+  readonly keys: KeySet;
+  loadClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** Counts an issued token for client stats and metrics. */
+  tokenIssued(clientId: string, grantType: string): void;
+}
+
+export interface AccessTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string | string[];
+  iat: number;
+  exp: number;
+  jti: string;
+  scope?: string;
+  client_id: string;
+  sgen?: number;
+}
+
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+function signingAlg(ctx: TokenContext, client: ClientRecord): SigningAlg {
+  const wanted = client.metadata.id_token_signed_response_alg as SigningAlg | undefined;
+  return wanted && ctx.keys.signing.has(wanted) ? wanted : ctx.config.security.key_store.algorithms[0]!;
+}
+
+/**
+ * client_credentials for the Management API resource. Returns undefined when the request is not
+ * one this path serves (other grants, other resources, JWT client assertions): oidc-provider
+ * answers those.
+ */
+export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest): Promise<HttpResponse | undefined> {
+  const form = parseForm(req);
+  if (form.get('grant_type') !== 'client_credentials') return undefined;
+  const resources = form.getAll('resource');
+  const requested = (form.get('scope') ?? '').split(' ').filter(Boolean);
+  if (resources.length > 1) return undefined;
+  const resource = resources[0] ?? (requested.some(isManagementScope) ? MANAGEMENT_RESOURCE : undefined);
+  if (resource !== MANAGEMENT_RESOURCE) return undefined;
+
+  const auth = await authenticateClient(req, form, (id) => ctx.loadClient(id));
+  if (auth === 'fallback') return undefined;
+  const client = auth.record;
+  if (auth.method === 'none') throw new OAuthError(401, 'invalid_client', 'client authentication is required for the client_credentials grant');
+  if (!client.metadata.grant_types.includes('client_credentials')) {
+    throw new OAuthError(400, 'unauthorized_client', 'requested grant type is not allowed for this client');
+  }
+  const allowed = new Set((client.metadata.scope ?? '').split(' ').filter(isManagementScope));
+  const denied = requested.filter((s) => !allowed.has(s));
+  if (denied.length) throw new OAuthError(400, 'invalid_scope', `requested scope is not allowed: ${denied.join(' ')}`);
+  const scope = [...new Set(requested)].join(' ');
+
+  const now = Math.floor(Date.now() / 1000);
+  const ttl = ctx.config.oidc.ttl.access_token;
+  const claims: AccessTokenClaims = {
+    iss: ctx.issuer,
+    sub: client.client_id,
+    aud: MANAGEMENT_RESOURCE,
+    iat: now,
+    exp: now + ttl,
+    jti: randomBytes(16).toString('base64url'),
+    client_id: client.client_id,
+  };
+  if (scope) claims.scope = scope;
+  if (client.secret_generation > 0) claims.sgen = client.secret_generation;
+  const key = ctx.keys.signingKey(signingAlg(ctx, client));
+  const token = await signJwt(claims as unknown as Record<string, unknown>, key, 'at+jwt');
+  ctx.tokenIssued(client.client_id, 'client_credentials');
+
+  const body: Record<string, unknown> = { access_token: token, expires_in: ttl, token_type: 'Bearer' };
+  if (scope) body.scope = scope;
+  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE }, body: JSON.stringify(body) };
+}
+
+export type TokenCheck = { active: true; claims: AccessTokenClaims } | { active: false; reason: string };
+
+/** Verifies a JWT access token of this tenant and the current state of its client. */
+export async function checkAccessToken(ctx: TokenContext, token: string): Promise<TokenCheck> {
+  let payload: Record<string, unknown>;
+  try {
+    const decoded = verifyJwt(token, (kid) => (kid ? ctx.keys.verifying.get(kid) : undefined));
+    if (decoded.header.typ !== 'at+jwt') return { active: false, reason: 'not an access token' };
+    payload = decoded.payload;
+  } catch (err) {
+    return { active: false, reason: err instanceof JwtError ? err.message : 'invalid token' };
+  }
+  if (payload.iss !== ctx.issuer) return { active: false, reason: 'wrong issuer' };
+  const clientId = payload.client_id;
+  if (typeof clientId !== 'string') return { active: false, reason: 'no client_id claim' };
+  const client = await ctx.loadClient(clientId);
+  if (!client) return { active: false, reason: 'client no longer exists' };
+  if (!client.active) return { active: false, reason: 'client is deactivated' };
+  const generation = typeof payload.sgen === 'number' ? payload.sgen : 0;
+  if (generation !== client.secret_generation) return { active: false, reason: 'client secret was regenerated' };
+  return { active: true, claims: payload as unknown as AccessTokenClaims };
+}
+
+/** Introspection of JWT access tokens; undefined hands opaque tokens (and JWT client auth) to oidc-provider. */
+export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<HttpResponse | undefined> {
+  const form = parseForm(req);
+  const token = form.get('token');
+  if (!token || !decodeJwt(token)) return undefined;
+  const auth = await authenticateClient(req, form, (id) => ctx.loadClient(id));
+  if (auth === 'fallback' || auth.method === 'none') return undefined;
+  const check = await checkAccessToken(ctx, token);
+  const body = check.active
+    ? {
+        active: true,
+        sub: check.claims.sub,
+        client_id: check.claims.client_id,
+        scope: check.claims.scope,
+        exp: check.claims.exp,
+        iat: check.claims.iat,
+        iss: check.claims.iss,
+        aud: check.claims.aud,
+        jti: check.claims.jti,
+        token_type: 'Bearer',
+      }
+    : { active: false };
+  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE }, body: JSON.stringify(body) };
+}

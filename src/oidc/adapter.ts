@@ -1,0 +1,52 @@
+/**
+ * oidc-provider storage adapter bound to one tenant. Every actor gets its own class, so no two
+ * tenants ever share artefacts (the stock in-memory adapter is one process-wide LRU).
+ * The Client model is served from the clients repository instead (see client-metadata.ts).
+ */
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
+
+export type ClientLoader = (clientId: string) => Promise<AdapterPayload | undefined>;
+
+export function adapterFactory(repo: OidcPayloadRepository, tenant: TenantId, loadClient: ClientLoader) {
+  return class TenantAdapter implements Adapter {
+    constructor(readonly model: string) {}
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      if (this.model === 'Client') return; // clients are written through the Management API only
+      const expiresAt = expiresIn ? Math.floor(Date.now() / 1000) + expiresIn : null;
+      await repo.upsert(tenant, this.model, id, payload as Record<string, unknown>, expiresAt);
+    }
+
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.model === 'Client') return loadClient(id);
+      const row = await repo.find(tenant, this.model, id);
+      if (!row) return undefined;
+      return row.consumed ? { ...row.payload, consumed: true } : row.payload;
+    }
+
+    async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      const row = await repo.findByUserCode(tenant, this.model, userCode);
+      if (!row) return undefined;
+      return row.consumed ? { ...row.payload, consumed: true } : row.payload;
+    }
+
+    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      const row = await repo.findByUid(tenant, this.model, uid);
+      if (!row) return undefined;
+      return row.consumed ? { ...row.payload, consumed: true } : row.payload;
+    }
+
+    async consume(id: string): Promise<void> {
+      await repo.consume(tenant, this.model, id);
+    }
+
+    async destroy(id: string): Promise<void> {
+      await repo.destroy(tenant, this.model, id);
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await repo.revokeByGrantId(tenant, grantId);
+    }
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * Builds the oidc-provider instance of one tenant actor. Defaults that CONTRACT.md fixes
+ * (lifetimes, routes, resource, PKCE) live here, in one place.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Config } from '../config/index.js';
+import type { KeySet } from '../keys/keystore.js';
+import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
+import { adapterFactory, type ClientLoader } from './adapter.js';
+import { HASH_PREFIX, hashSecret } from './client-metadata.js';
+import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
+
+export interface ProviderOptions {
+  tenant: TenantId;
+  issuer: string;
+  config: Config;
+  keys: KeySet;
+  oidcRepo: OidcPayloadRepository;
+  loadClient: ClientLoader;
+  /** Secret(s) for oidc-provider's signed cookies, derived per tenant. */
+  cookieKeys: string[];
+  /** Extra configuration layered by later features (accounts, interactions, logout...). */
+  extend?: (conf: Configuration) => void;
+}
+
+export const OIDC_ROUTES = {
+  authorization: '/auth',
+  backchannel_authentication: '/backchannel',
+  code_verification: '/device',
+  device_authorization: '/device/auth',
+  end_session: '/session/end',
+  introspection: '/token/introspection',
+  jwks: '/jwks',
+  pushed_authorization_request: '/request',
+  registration: '/reg',
+  revocation: '/token/revocation',
+  token: '/token',
+  userinfo: '/userinfo',
+} as const;
+
+function accessTokenTtl(config: Config) {
+  return config.oidc.ttl.access_token;
+}
+
+export function createProvider(opts: ProviderOptions): Provider {
+  const { config, keys } = opts;
+  const ttl = config.oidc.ttl;
+  const algs = config.security.key_store.algorithms;
+  const configuration: Configuration = {
+    adapter: adapterFactory(opts.oidcRepo, opts.tenant, opts.loadClient),
+    clients: [],
+    jwks: keys.providerJwks as Configuration['jwks'],
+    cookies: { keys: opts.cookieKeys, long: { signed: true }, short: { signed: true } },
+    routes: OIDC_ROUTES,
+    responseTypes: ['code', 'none'],
+    scopes: ['openid', 'offline_access', 'profile', 'email', ...MANAGEMENT_SCOPES],
+    claims: {
+      openid: ['sub'],
+      profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'updated_at'],
+      email: ['email', 'email_verified'],
+    },
+    ttl: {
+      AccessToken: (_ctx, token) => (token.resourceServer?.accessTokenTTL as number | undefined) ?? ttl.access_token,
+      ClientCredentials: (_ctx, token) => (token.resourceServer?.accessTokenTTL as number | undefined) ?? ttl.access_token,
+      AuthorizationCode: ttl.authorization_code,
+      IdToken: ttl.id_token,
+      RefreshToken: ttl.refresh_token,
+      DeviceCode: ttl.device_code,
+      Session: ttl.session,
+      Grant: ttl.refresh_token,
+      Interaction: ttl.interaction,
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: [...algs],
+      userinfoSigningAlgValues: [...algs],
+      introspectionSigningAlgValues: [...algs],
+      authorizationSigningAlgValues: [...algs],
+      clientAuthSigningAlgValues: ['HS256', 'HS384', 'HS512', 'RS256', 'PS256', 'ES256', 'EdDSA'],
+    },
+    extraClientMetadata: {
+      properties: ['require_pkce', 'first_party', 'secret_generation'],
+    },
+    pkce: {
+      // Public clients always; confidential ones when their require_pkce setting says so.
+      required: (_ctx, client) => client.clientAuthMethod === 'none' || client.require_pkce === true,
+    },
+    rotateRefreshToken: true,
+    clientBasedCORS: (_ctx, origin, client) => {
+      const origins = new Set<string>();
+      for (const uri of [...(client.redirectUris ?? []), ...(client.postLogoutRedirectUris ?? [])]) {
+        try {
+          origins.add(new URL(uri).origin);
+        } catch {
+          // not a URL with an origin (custom scheme): no CORS for it
+        }
+      }
+      return origins.has(origin);
+    },
+    extraTokenClaims: (_ctx, token) => {
+      const gen = (token as { client?: { secret_generation?: unknown } }).client?.secret_generation;
+      return typeof gen === 'number' && gen > 0 ? { sgen: gen } : undefined;
+    },
+    features: {
+      devInteractions: { enabled: false as never },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+      userinfo: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: (ctx, _client, oneOf) => {
+          if (oneOf) return oneOf;
+          // Asking for svc:* scopes without a resource means the Management API.
+          const scope = String(ctx.oidc.params?.scope ?? '');
+          return scope.split(' ').some(isManagementScope) ? MANAGEMENT_RESOURCE : (undefined as unknown as string);
+        },
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resource, client) => {
+          if (resource !== MANAGEMENT_RESOURCE) throw new errors.InvalidTarget();
+          const allowed = (client.scope ?? '').split(' ').filter(isManagementScope);
+          const alg = algs.includes(client.idTokenSignedResponseAlg as (typeof algs)[number]) ? client.idTokenSignedResponseAlg : algs[0];
+          return {
+            scope: allowed.join(' '),
+            audience: MANAGEMENT_RESOURCE,
+            accessTokenTTL: accessTokenTtl(config),
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: alg as 'RS256' } },
+          };
+        },
+      },
+    },
+  };
+  opts.extend?.(configuration);
+
+  const provider = new Provider(opts.issuer, configuration);
+  provider.proxy = true;
+
+  // Stored secrets are hashes (see client-metadata.ts): compare the hash of what was presented.
+  const ClientClass = provider.Client as unknown as { prototype: { compareClientSecret(this: { clientSecret?: string }, actual: string): Promise<boolean> } };
+  ClientClass.prototype.compareClientSecret = async function compareClientSecret(actual: string) {
+    const stored = this.clientSecret ?? '';
+    const presented = stored.startsWith(HASH_PREFIX) ? hashSecret(actual) : actual;
+    const a = Buffer.from(presented);
+    const b = Buffer.from(stored);
+    return a.length === b.length && timingSafeEqual(a, b);
+  };
+  return provider;
+}
+
+export type { KoaContextWithOIDC };

@@ -1,0 +1,152 @@
+import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId } from '../types.js';
+import { likePattern, type Db } from './db.js';
+
+interface Row {
+  client_id: string;
+  secret_hash: string | null;
+  secret_sealed: string | null;
+  secret_generation: number;
+  metadata: string;
+  active: number;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+  tokens_issued: number;
+}
+
+const COLUMNS = 'client_id, secret_hash, secret_sealed, secret_generation, metadata, active, created_at, updated_at, last_used_at, tokens_issued';
+
+function toRecord(row: Row): ClientRecord {
+  return {
+    client_id: row.client_id,
+    secret_hash: row.secret_hash,
+    secret_sealed: row.secret_sealed,
+    secret_generation: row.secret_generation,
+    metadata: JSON.parse(row.metadata) as ClientRecord['metadata'],
+    active: row.active === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    last_used_at: row.last_used_at,
+    tokens_issued: row.tokens_issued,
+  };
+}
+
+export class SqliteClients implements ClientRepository {
+  private readonly getStmt;
+  private readonly insertStmt;
+  private readonly deleteStmt;
+  private readonly usageStmt;
+  private readonly countStmt;
+
+  constructor(private readonly db: Db) {
+    this.getStmt = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM clients WHERE tenant_id = ? AND client_id = ?`);
+    this.insertStmt = db.prepare(
+      `INSERT INTO clients (tenant_id, ${COLUMNS}, client_name, application_type, description)
+       VALUES (@tenant_id, @client_id, @secret_hash, @secret_sealed, @secret_generation, @metadata, @active, @created_at, @updated_at, @last_used_at, @tokens_issued, @client_name, @application_type, @description)`,
+    );
+    this.deleteStmt = db.prepare('DELETE FROM clients WHERE tenant_id = ? AND client_id = ?');
+    this.usageStmt = db.prepare(
+      'UPDATE clients SET tokens_issued = tokens_issued + ?, last_used_at = max(coalesce(last_used_at, \'\'), ?) WHERE tenant_id = ? AND client_id = ?',
+    );
+    this.countStmt = db.prepare<[string], number>('SELECT count(*) FROM clients WHERE tenant_id = ?').pluck();
+  }
+
+  async create(tenant: TenantId, r: ClientRecord): Promise<void> {
+    this.insertStmt.run({
+      tenant_id: tenant,
+      client_id: r.client_id,
+      secret_hash: r.secret_hash,
+      secret_sealed: r.secret_sealed,
+      secret_generation: r.secret_generation,
+      metadata: JSON.stringify(r.metadata),
+      active: r.active ? 1 : 0,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+      last_used_at: r.last_used_at,
+      tokens_issued: r.tokens_issued,
+      client_name: r.metadata.client_name,
+      application_type: r.metadata.application_type,
+      description: r.metadata.description ?? null,
+    });
+  }
+
+  async get(tenant: TenantId, clientId: string): Promise<ClientRecord | undefined> {
+    const row = this.getStmt.get(tenant, clientId);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async list(tenant: TenantId, filter: ClientFilter, page: PageRequest): Promise<Page<ClientRecord>> {
+    const where = ['tenant_id = @tenant'];
+    const params: Record<string, unknown> = { tenant };
+    if (filter.application_type) {
+      where.push('application_type = @application_type');
+      params.application_type = filter.application_type;
+    }
+    if (filter.active !== undefined) {
+      where.push('active = @active');
+      params.active = filter.active ? 1 : 0;
+    }
+    if (filter.q) {
+      where.push("(client_name LIKE @q ESCAPE '\\' OR client_id LIKE @q ESCAPE '\\' OR coalesce(description, '') LIKE @q ESCAPE '\\')");
+      params.q = likePattern(filter.q);
+    }
+    const filterSql = where.join(' AND ');
+    const pageWhere = page.after ? `${filterSql} AND (created_at, client_id) > (@after_t, @after_id)` : filterSql;
+    if (page.after) {
+      params.after_t = page.after.created_at;
+      params.after_id = page.after.id;
+    }
+    const rows = this.db
+      .prepare<Record<string, unknown>, Row>(`SELECT ${COLUMNS} FROM clients WHERE ${pageWhere} ORDER BY created_at, client_id LIMIT ${page.limit + 1}`)
+      .all(params);
+    const result: Page<ClientRecord> = { items: rows.slice(0, page.limit).map(toRecord), has_more: rows.length > page.limit };
+    if (page.include_count) {
+      const { after_t: _t, after_id: _i, ...countParams } = params;
+      result.total_count = this.db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM clients WHERE ${filterSql}`).pluck().get(countParams) ?? 0;
+    }
+    return result;
+  }
+
+  async count(tenant: TenantId): Promise<number> {
+    return this.countStmt.get(tenant) ?? 0;
+  }
+
+  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2]): Promise<ClientRecord | undefined> {
+    const sets: string[] = ['updated_at = @updated_at'];
+    const params: Record<string, unknown> = { tenant, clientId, updated_at: new Date().toISOString() };
+    if (change.metadata) {
+      sets.push('metadata = @metadata', 'client_name = @client_name', 'application_type = @application_type', 'description = @description');
+      params.metadata = JSON.stringify(change.metadata);
+      params.client_name = change.metadata.client_name;
+      params.application_type = change.metadata.application_type;
+      params.description = change.metadata.description ?? null;
+    }
+    if (change.active !== undefined) {
+      sets.push('active = @active');
+      params.active = change.active ? 1 : 0;
+    }
+    if (change.secret_hash !== undefined) {
+      sets.push('secret_hash = @secret_hash');
+      params.secret_hash = change.secret_hash;
+    }
+    if (change.secret_sealed !== undefined) {
+      sets.push('secret_sealed = @secret_sealed');
+      params.secret_sealed = change.secret_sealed;
+    }
+    if (change.secret_generation !== undefined) {
+      sets.push('secret_generation = @secret_generation');
+      params.secret_generation = change.secret_generation;
+    }
+    const info = this.db.prepare(`UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = @tenant AND client_id = @clientId`).run(params);
+    if (info.changes === 0) return undefined;
+    return this.get(tenant, clientId);
+  }
+
+  async delete(tenant: TenantId, clientId: string): Promise<boolean> {
+    return this.deleteStmt.run(tenant, clientId).changes > 0;
+  }
+
+  async recordUsage(tenant: TenantId, clientId: string, tokens: number, lastUsedAt: string): Promise<void> {
+    this.usageStmt.run(tokens, lastUsedAt, tenant, clientId);
+  }
+}

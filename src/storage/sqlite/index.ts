@@ -1,0 +1,33 @@
+import type { Storage } from '../types.js';
+import { SqliteAudit } from './audit.js';
+import { SqliteClients } from './clients.js';
+import { openSqlite, type Db } from './db.js';
+import { SqliteKeys } from './keys.js';
+import { SqliteOidcPayloads } from './oidc.js';
+
+export class SqliteStorage implements Storage {
+  readonly kind = 'sqlite' as const;
+  readonly clients: SqliteClients;
+  readonly oidc: SqliteOidcPayloads;
+  readonly keys: SqliteKeys;
+  readonly audit: SqliteAudit;
+
+  constructor(readonly db: Db) {
+    this.clients = new SqliteClients(db);
+    this.oidc = new SqliteOidcPayloads(db);
+    this.keys = new SqliteKeys(db);
+    this.audit = new SqliteAudit(db);
+  }
+
+  static open(path: string): SqliteStorage {
+    return new SqliteStorage(openSqlite(path));
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

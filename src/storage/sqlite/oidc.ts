@@ -1,0 +1,93 @@
+import type { OidcPayloadRepository, OidcPayloadRow, TenantId } from '../types.js';
+import type { Db } from './db.js';
+
+interface Row {
+  payload: string;
+  expires_at: number | null;
+  consumed_at: number | null;
+}
+
+function toRow(row: Row | undefined, now: number): OidcPayloadRow | undefined {
+  if (!row) return undefined;
+  if (row.expires_at !== null && row.expires_at <= now) return undefined;
+  return { payload: JSON.parse(row.payload) as Record<string, unknown>, expires_at: row.expires_at, consumed: row.consumed_at !== null };
+}
+
+const nowSec = () => Math.floor(Date.now() / 1000);
+
+export class SqliteOidcPayloads implements OidcPayloadRepository {
+  private readonly upsertStmt;
+  private readonly findStmt;
+  private readonly uidStmt;
+  private readonly userCodeStmt;
+  private readonly consumeStmt;
+  private readonly destroyStmt;
+  private readonly revokeStmt;
+  private readonly listStmt;
+  private readonly sweepStmt;
+
+  constructor(db: Db) {
+    this.upsertStmt = db.prepare(
+      `INSERT INTO oidc_payloads (tenant_id, model, id, payload, grant_id, user_code, uid, expires_at, consumed_at)
+       VALUES (@tenant, @model, @id, @payload, @grant_id, @user_code, @uid, @expires_at, NULL)
+       ON CONFLICT (tenant_id, model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
+         user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at`,
+    );
+    const cols = 'payload, expires_at, consumed_at';
+    this.findStmt = db.prepare<[string, string, string], Row>(`SELECT ${cols} FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND id = ?`);
+    this.uidStmt = db.prepare<[string, string, string], Row>(`SELECT ${cols} FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND uid = ?`);
+    this.userCodeStmt = db.prepare<[string, string, string], Row>(`SELECT ${cols} FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND user_code = ?`);
+    this.consumeStmt = db.prepare('UPDATE oidc_payloads SET consumed_at = ? WHERE tenant_id = ? AND model = ? AND id = ?');
+    this.destroyStmt = db.prepare('DELETE FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND id = ?');
+    this.revokeStmt = db.prepare('DELETE FROM oidc_payloads WHERE tenant_id = ? AND grant_id = ?');
+    this.listStmt = db.prepare<[string, string, number], { id: string; payload: string; expires_at: number | null }>(
+      'SELECT id, payload, expires_at FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND (expires_at IS NULL OR expires_at > ?)',
+    );
+    this.sweepStmt = db.prepare('DELETE FROM oidc_payloads WHERE expires_at IS NOT NULL AND expires_at <= ?');
+  }
+
+  async upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
+    this.upsertStmt.run({
+      tenant,
+      model,
+      id,
+      payload: JSON.stringify(payload),
+      grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
+      user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
+      uid: typeof payload.uid === 'string' ? payload.uid : null,
+      expires_at: expiresAt,
+    });
+  }
+
+  async find(tenant: TenantId, model: string, id: string) {
+    return toRow(this.findStmt.get(tenant, model, id), nowSec());
+  }
+
+  async findByUid(tenant: TenantId, model: string, uid: string) {
+    return toRow(this.uidStmt.get(tenant, model, uid), nowSec());
+  }
+
+  async findByUserCode(tenant: TenantId, model: string, userCode: string) {
+    return toRow(this.userCodeStmt.get(tenant, model, userCode), nowSec());
+  }
+
+  async consume(tenant: TenantId, model: string, id: string): Promise<void> {
+    this.consumeStmt.run(nowSec(), tenant, model, id);
+  }
+
+  async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
+    this.destroyStmt.run(tenant, model, id);
+  }
+
+  async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {
+    this.revokeStmt.run(tenant, grantId);
+  }
+
+  async listByModel(tenant: TenantId, model: string) {
+    return this.listStmt.all(tenant, model, nowSec()).map((r) => ({ id: r.id, payload: JSON.parse(r.payload) as Record<string, unknown>, expires_at: r.expires_at }));
+  }
+
+  async sweepExpired(now: number): Promise<number> {
+    return this.sweepStmt.run(now).changes;
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * Storage interfaces. Every call names its tenant explicitly; implementations (sqlite/, and
+ * postgresql/ with row-level security) must never return another tenant's rows.
+ * All methods are async so that a networked implementation fits the same shape.
+ */
+
+export type TenantId = string;
+
+/** Client metadata as the Management API speaks it (spec 2.2). */
+export interface ClientMetadata {
+  client_name: string;
+  application_type: 'web' | 'native' | 'spa';
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  scope?: string;
+  token_endpoint_auth_method: 'none' | 'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt';
+  client_uri?: string;
+  logo_uri?: string;
+  policy_uri?: string;
+  tos_uri?: string;
+  contacts: string[];
+  description?: string;
+  tags: string[];
+  require_pkce: boolean;
+  id_token_signed_response_alg?: string;
+  subject_type?: 'public' | 'pairwise';
+  default_max_age?: number;
+  backchannel_logout_uri?: string;
+  /** First-party clients skip the consent page. */
+  first_party: boolean;
+  jwks_uri?: string;
+  jwks?: { keys: Record<string, unknown>[] };
+}
+
+export interface ClientRecord {
+  client_id: string;
+  /** sha256 of the secret (base64url); null for public clients. */
+  secret_hash: string | null;
+  /** AES-GCM sealed secret, only for client_secret_jwt clients (HMAC needs the raw secret). */
+  secret_sealed: string | null;
+  /** Raised on every secret regeneration; tokens carry it so old ones stop introspecting as active. */
+  secret_generation: number;
+  metadata: ClientMetadata;
+  active: boolean;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+  tokens_issued: number;
+}
+
+export interface PageRequest {
+  limit: number;
+  /** Decoded cursor: the last row of the previous page. */
+  after?: { created_at: string; id: string };
+  include_count: boolean;
+}
+
+export interface Page<T> {
+  items: T[];
+  has_more: boolean;
+  total_count?: number;
+}
+
+export interface ClientFilter {
+  application_type?: string;
+  active?: boolean;
+  q?: string;
+}
+
+export interface ClientRepository {
+  create(tenant: TenantId, record: ClientRecord): Promise<void>;
+  get(tenant: TenantId, clientId: string): Promise<ClientRecord | undefined>;
+  list(tenant: TenantId, filter: ClientFilter, page: PageRequest): Promise<Page<ClientRecord>>;
+  count(tenant: TenantId): Promise<number>;
+  /** Replaces the given columns; returns the new record or undefined if unknown. */
+  update(
+    tenant: TenantId,
+    clientId: string,
+    change: Partial<Pick<ClientRecord, 'metadata' | 'active' | 'secret_hash' | 'secret_sealed' | 'secret_generation'>>,
+  ): Promise<ClientRecord | undefined>;
+  delete(tenant: TenantId, clientId: string): Promise<boolean>;
+  /** Adds issued-token counts (batched by the caller). */
+  recordUsage(tenant: TenantId, clientId: string, tokens: number, lastUsedAt: string): Promise<void>;
+}
+
+/** oidc-provider artefacts (sessions, grants, codes, tokens, interactions...). */
+export interface OidcPayloadRow {
+  payload: Record<string, unknown>;
+  expires_at: number | null;
+  consumed: boolean;
+}
+
+export interface OidcPayloadRepository {
+  upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void>;
+  find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined>;
+  findByUid(tenant: TenantId, model: string, uid: string): Promise<OidcPayloadRow | undefined>;
+  findByUserCode(tenant: TenantId, model: string, userCode: string): Promise<OidcPayloadRow | undefined>;
+  consume(tenant: TenantId, model: string, id: string): Promise<void>;
+  destroy(tenant: TenantId, model: string, id: string): Promise<void>;
+  revokeByGrantId(tenant: TenantId, grantId: string): Promise<void>;
+  /** Rows of one model for listing (sessions); unexpired only. */
+  listByModel(tenant: TenantId, model: string): Promise<Array<{ id: string; payload: Record<string, unknown>; expires_at: number | null }>>;
+  /** Drops expired rows; returns how many. */
+  sweepExpired(nowSeconds: number): Promise<number>;
+}
+
+export type KeyStatus = 'active' | 'expiring' | 'retired';
+
+export interface SigningKeyRecord {
+  kid: string;
+  alg: string;
+  use: 'sig';
+  status: KeyStatus;
+  promoted: boolean;
+  public_jwk: Record<string, unknown>;
+  /** AES-GCM sealed private JWK (JSON). */
+  private_sealed: string;
+  created_at: string;
+  rotated_at: string | null;
+  /** When an expiring key leaves the JWKS (end of the overlap window). */
+  expires_at: string | null;
+  /** Marked by DELETE /api/v1/jwks/:kid: retired at the next rotation or retire-expired. */
+  retire_requested: boolean;
+}
+
+export interface KeyRepository {
+  list(tenant: TenantId): Promise<SigningKeyRecord[]>;
+  insert(tenant: TenantId, keys: SigningKeyRecord[]): Promise<void>;
+  update(tenant: TenantId, kid: string, change: Partial<Omit<SigningKeyRecord, 'kid' | 'alg' | 'public_jwk' | 'private_sealed'>>): Promise<void>;
+  /** Runs fn atomically (rotation replaces several rows at once). */
+  transaction<T>(tenant: TenantId, fn: () => Promise<T>): Promise<T>;
+}
+
+export type AuditStatus = 'success' | 'failed' | 'info' | 'warning';
+
+export interface AuditEntry {
+  id: string;
+  type: string;
+  status: AuditStatus;
+  username: string | null;
+  user_id: string | null;
+  client_id: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+  tenant_id: string;
+  details: Record<string, unknown>;
+  timestamp: string;
+}
+
+export interface AuditFilter {
+  type?: string;
+  status?: AuditStatus;
+  username?: string;
+  user_id?: string;
+  client_id?: string;
+  from?: string;
+  to?: string;
+}
+
+export interface AuditStats {
+  totalActivities: number;
+  uniqueUsers: number;
+  todayCount: number;
+  successfulLogins: number;
+  failedLogins: number;
+}
+
+export interface AuditRepository {
+  insert(tenant: TenantId, entry: AuditEntry): Promise<void>;
+  get(tenant: TenantId, id: string): Promise<AuditEntry | undefined>;
+  list(tenant: TenantId, filter: AuditFilter, page: PageRequest): Promise<Page<AuditEntry>>;
+  types(tenant: TenantId): Promise<string[]>;
+  stats(tenant: TenantId, todayStartIso: string): Promise<AuditStats>;
+}
+
+export interface Storage {
+  readonly kind: 'sqlite' | 'postgresql';
+  readonly clients: ClientRepository;
+  readonly oidc: OidcPayloadRepository;
+  readonly keys: KeyRepository;
+  readonly audit: AuditRepository;
+  /** Cheap round trip for readiness and health checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,191 @@
+/**
+ * TenantActor: everything one tenant needs at run time, built from storage on first use and
+ * dropped on eviction without losing anything (it holds no state storage cannot rebuild).
+ * Owns the tenant's merged config, key set, oidc-provider instance, precomputed discovery/JWKS
+ * bytes, a client cache and the batched client usage counters.
+ */
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type Provider from 'oidc-provider';
+import type { AdapterPayload } from 'oidc-provider';
+import type { AppContext } from '../context.js';
+import type { Config } from '../config/index.js';
+import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
+import { OAuthError, oauthResponse } from '../http/problem.js';
+import type { HttpRequest, HttpResponse } from '../http/types.js';
+import { KeySet, ensureKeys } from '../keys/keystore.js';
+import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, type TokenContext } from '../oidc/access-tokens.js';
+import { toProviderMetadata } from '../oidc/client-metadata.js';
+import { createProvider } from '../oidc/provider.js';
+import type { ClientRecord } from '../storage/types.js';
+
+const DISCOVERY_PATH = '/.well-known/openid-configuration';
+const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
+
+interface Usage {
+  count: number;
+  last: string;
+}
+
+export class TenantActor implements TokenContext {
+  readonly issuer: string;
+  readonly origin: URL;
+  readonly mountPath: string;
+  readonly config: Config;
+  keys!: KeySet;
+  private provider!: Provider;
+  private callback!: NodeCallback;
+  private discovery!: { body: Buffer; etag: string };
+  private readonly clientCache = new LRUCache<string, ClientRecord>({ max: 2000, ttl: 30_000 });
+  private usage = new Map<string, Usage>();
+  private readonly flushTimer: NodeJS.Timeout;
+  private closed = false;
+
+  private constructor(
+    readonly tenant: string,
+    private readonly ctx: AppContext,
+  ) {
+    this.config = ctx.config;
+    this.issuer = ctx.resolver.issuerOf(tenant);
+    this.origin = new URL(this.issuer);
+    this.mountPath = ctx.config.oidc.path;
+    this.flushTimer = setInterval(() => void this.flushUsage(), 1000);
+    this.flushTimer.unref();
+  }
+
+  static async create(ctx: AppContext, tenant: string): Promise<TenantActor> {
+    const actor = new TenantActor(tenant, ctx);
+    try {
+      await actor.reloadKeys();
+    } catch (err) {
+      clearInterval(actor.flushTimer);
+      throw err;
+    }
+    return actor;
+  }
+
+  /** Rebuilds key set, provider and precomputed documents from storage (first use, rotation). */
+  async reloadKeys(): Promise<void> {
+    const { storage, sealer, config } = this.ctx;
+    const records = await ensureKeys(storage.keys, this.tenant, config.security.key_store.algorithms, sealer);
+    const keys = new KeySet(records, sealer, this.tenant, config.security.key_store.algorithms);
+    const provider = createProvider({
+      tenant: this.tenant,
+      issuer: this.issuer,
+      config,
+      keys,
+      oidcRepo: storage.oidc,
+      loadClient: (id) => this.loadProviderClient(id),
+      cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
+      extend: this.ctx.extendProvider ? (conf) => this.ctx.extendProvider!(conf, this) : undefined,
+    });
+    provider.on('server_error', (_ctx: unknown, err: Error) => this.ctx.log.error({ err, tenant: this.tenant }, 'oidc-provider server_error'));
+    const callback = provider.callback() as unknown as NodeCallback;
+    const discoveryResponse = await runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin });
+    if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
+    const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
+    // Swap everything at once so a request never sees keys and provider from different generations.
+    this.keys = keys;
+    this.provider = provider;
+    this.callback = callback;
+    this.discovery = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+  }
+
+  /** Client record, cached; writes through the Management API invalidate it. */
+  async loadClient(clientId: string): Promise<ClientRecord | undefined> {
+    const cached = this.clientCache.get(clientId);
+    if (cached) return cached;
+    const record = await this.ctx.storage.clients.get(this.tenant, clientId);
+    if (record) this.clientCache.set(clientId, record);
+    return record;
+  }
+
+  invalidateClient(clientId: string): void {
+    this.clientCache.delete(clientId);
+  }
+
+  private async loadProviderClient(clientId: string): Promise<AdapterPayload | undefined> {
+    const record = await this.loadClient(clientId);
+    if (!record || !record.active) return undefined;
+    return toProviderMetadata(record, this.ctx.sealer, this.tenant);
+  }
+
+  tokenIssued(clientId: string, grantType: string): void {
+    const now = new Date().toISOString();
+    const u = this.usage.get(clientId);
+    if (u) {
+      u.count++;
+      u.last = now;
+    } else this.usage.set(clientId, { count: 1, last: now });
+    this.ctx.metrics.tokensIssued.inc({ grant_type: grantType });
+  }
+
+  /** Writes the batched token counts (every second, and on close). */
+  async flushUsage(): Promise<void> {
+    if (!this.usage.size) return;
+    const batch = this.usage;
+    this.usage = new Map();
+    for (const [clientId, u] of batch) {
+      try {
+        await this.ctx.storage.clients.recordUsage(this.tenant, clientId, u.count, u.last);
+      } catch (err) {
+        this.ctx.log.warn({ err, tenant: this.tenant, clientId }, 'client usage could not be recorded');
+      }
+    }
+  }
+
+  /** Pending (not yet flushed) token count of a client, so stats are exact at any moment. */
+  pendingUsage(clientId: string): number {
+    return this.usage.get(clientId)?.count ?? 0;
+  }
+
+  checkAccessToken(token: string): Promise<TokenCheck> {
+    return checkAccessToken(this, token);
+  }
+
+  /** Every request under the OIDC path of this tenant. */
+  async handleOidc(req: HttpRequest): Promise<HttpResponse> {
+    const sub = req.path.slice(this.mountPath.length) || '/';
+    try {
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        if (sub === DISCOVERY_PATH) return this.publicDocument(req, this.discovery.body, this.discovery.etag);
+        if (sub === '/jwks') return this.publicDocument(req, this.keys.jwksBody, this.keys.jwksEtag, 'application/jwk-set+json; charset=utf-8');
+      }
+      if (req.method === 'POST' && sub === '/token') {
+        const fast = await clientCredentialsGrant(this, req);
+        if (fast) return fast;
+      } else if (req.method === 'POST' && sub === '/token/introspection') {
+        const fast = await introspect(this, req);
+        if (fast) return fast;
+      }
+      return await this.bridge(req);
+    } catch (err) {
+      if (err instanceof OAuthError) return oauthResponse(err);
+      this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');
+      return oauthResponse(new OAuthError(500, 'server_error', 'an unexpected error occurred'));
+    }
+  }
+
+  /** Hands a request to oidc-provider (Koa) through the bridge. */
+  bridge(req: HttpRequest): Promise<HttpResponse> {
+    return runNodeCallback(this.callback, req, { mountPath: this.mountPath, origin: this.origin });
+  }
+
+  private publicDocument(req: HttpRequest, body: Buffer, etag: string, type = 'application/json; charset=utf-8'): HttpResponse {
+    const headers = { 'content-type': type, 'cache-control': PUBLIC_CACHE, etag, 'access-control-allow-origin': '*' };
+    if (req.headers['if-none-match'] === etag) return { status: 304, headers };
+    return { status: 200, headers, body: req.method === 'HEAD' ? '' : body };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.flushTimer);
+    await this.flushUsage();
+    this.clientCache.clear();
+  }
+}
+
+function syntheticGet(path: string): HttpRequest {
+  return { id: 'startup', method: 'GET', path, rawQuery: '', headers: {}, ip: '127.0.0.1', body: Buffer.alloc(0), params: {} };
+}

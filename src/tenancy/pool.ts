@@ -1,0 +1,119 @@
+/**
+ * ActorPool: at most `maxSize` live tenant actors (least recently used evicted), idle ones evicted
+ * by a periodic sweep after `idleTtlMs`. Concurrent first requests for one tenant share a single
+ * creation. Evicted actors are closed (timers, subscriptions, caches released).
+ */
+import { LRUCache } from 'lru-cache';
+
+export interface PoolMember {
+  close(): Promise<void> | void;
+}
+
+export type EvictionReason = 'lru' | 'idle' | 'deleted' | 'shutdown';
+
+export interface PoolOptions<A extends PoolMember> {
+  maxSize: number;
+  idleTtlMs: number;
+  cleanupIntervalMs: number;
+  create: (tenant: string) => Promise<A>;
+  onEvict?: (tenant: string, reason: EvictionReason) => void;
+  onHit?: () => void;
+  onMiss?: () => void;
+  onError?: (tenant: string, err: unknown) => void;
+}
+
+export class ActorPool<A extends PoolMember> {
+  private readonly cache: LRUCache<string, A>;
+  private readonly pending = new Map<string, Promise<A>>();
+  private readonly sweep: NodeJS.Timeout;
+  private closing = false;
+  /** Reason to report for the next dispose (set around explicit deletes). */
+  private explicitReason: EvictionReason | null = null;
+
+  constructor(private readonly opts: PoolOptions<A>) {
+    this.cache = new LRUCache<string, A>({
+      max: opts.maxSize,
+      ttl: opts.idleTtlMs,
+      updateAgeOnGet: true,
+      ttlAutopurge: false,
+      allowStale: false,
+      dispose: (actor, tenant, reason) => {
+        const why: EvictionReason = this.explicitReason ?? (reason === 'evict' ? 'lru' : 'idle');
+        this.opts.onEvict?.(tenant, why);
+        Promise.resolve()
+          .then(() => actor.close())
+          .catch((err: unknown) => this.opts.onError?.(tenant, err));
+      },
+    });
+    this.sweep = setInterval(() => this.cache.purgeStale(), opts.cleanupIntervalMs);
+    this.sweep.unref();
+  }
+
+  get size(): number {
+    return this.cache.size;
+  }
+
+  has(tenant: string): boolean {
+    return this.cache.has(tenant);
+  }
+
+  tenants(): string[] {
+    return [...this.cache.keys()];
+  }
+
+  /** The tenant's actor, created on first use. */
+  get(tenant: string): Promise<A> {
+    const live = this.cache.get(tenant);
+    if (live) {
+      this.opts.onHit?.();
+      return Promise.resolve(live);
+    }
+    const inFlight = this.pending.get(tenant);
+    if (inFlight) return inFlight;
+    this.opts.onMiss?.();
+    const creation = this.opts
+      .create(tenant)
+      .then((actor) => {
+        if (this.closing) {
+          void actor.close();
+          throw new Error('actor pool is closed');
+        }
+        this.cache.set(tenant, actor);
+        return actor;
+      })
+      .finally(() => this.pending.delete(tenant));
+    this.pending.set(tenant, creation);
+    return creation;
+  }
+
+  /** The live actor, without creating one. */
+  peek(tenant: string): A | undefined {
+    return this.cache.get(tenant, { updateAgeOnGet: false });
+  }
+
+  /** Drops a tenant's actor (tenant deleted or suspended); the next request builds a new one. */
+  evict(tenant: string, reason: EvictionReason = 'deleted'): void {
+    this.explicitReason = reason;
+    try {
+      this.cache.delete(tenant);
+    } finally {
+      this.explicitReason = null;
+    }
+  }
+
+  /** Runs the idle sweep now (the timer does it every cleanupIntervalMs). */
+  sweepIdle(): void {
+    this.cache.purgeStale();
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.sweep);
+    await Promise.allSettled([...this.pending.values()]);
+    const actors = [...this.cache.entries()];
+    this.explicitReason = 'shutdown';
+    this.cache.clear();
+    this.explicitReason = null;
+    await Promise.allSettled(actors.map(([, a]) => a.close()));
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Tenant resolution (spec 1.5): single-tenant mode is always `default`; multi-tenant mode tries
+ * the configured strategies in order (header, subdomain). Reserved tenants `_platforms` and `_ops`
+ * resolve although they fail the slug pattern.
+ */
+import type { Config } from '../config/index.js';
+import { ProblemError } from '../http/problem.js';
+import type { HttpRequest } from '../http/types.js';
+
+export const DEFAULT_TENANT = 'default';
+export const PLATFORM_TENANT = '_platforms';
+export const OPS_TENANT = '_ops';
+export const RESERVED_TENANTS = new Set([DEFAULT_TENANT, PLATFORM_TENANT, OPS_TENANT]);
+export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export interface Resolution {
+  tenant: string;
+  via: 'single' | 'header' | 'subdomain' | 'fallback';
+}
+
+export function isValidTenantName(name: string): boolean {
+  return name === PLATFORM_TENANT || name === OPS_TENANT || SLUG_PATTERN.test(name);
+}
+
+function hostName(req: HttpRequest): string {
+  const host = (req.headers.host ?? '').toLowerCase();
+  return host.startsWith('[') ? host : host.replace(/:\d+$/, '');
+}
+
+export class TenantResolver {
+  private readonly baseHost: string;
+
+  constructor(private readonly config: Config) {
+    this.baseHost = new URL(config.base_url).hostname.toLowerCase();
+  }
+
+  /** The tenant named by the host's left-most label when the host is `<tenant>.<base host>`. */
+  subdomainOf(req: HttpRequest): string | undefined {
+    const host = hostName(req);
+    if (!host.endsWith(`.${this.baseHost}`)) return undefined;
+    const label = host.slice(0, -(this.baseHost.length + 1));
+    return label.includes('.') ? label.split('.')[0] : label;
+  }
+
+  resolve(req: HttpRequest): Resolution {
+    const mt = this.config.multi_tenancy;
+    if (!mt.enabled) return { tenant: DEFAULT_TENANT, via: 'single' };
+    for (const strategy of mt.extraction_priority) {
+      const raw = strategy === 'header' ? req.headers[mt.tenant_header] : this.subdomainOf(req);
+      if (raw === undefined || raw === '') continue;
+      const name = raw.trim().toLowerCase();
+      if (!isValidTenantName(name)) {
+        throw new ProblemError(400, 'invalid-tenant', `'${raw.slice(0, 80)}' is not a valid tenant name`);
+      }
+      return { tenant: name, via: strategy };
+    }
+    if (this.config.node_env === 'development' || this.config.node_env === 'test') {
+      return { tenant: DEFAULT_TENANT, via: 'fallback' };
+    }
+    throw new ProblemError(400, 'tenant-unresolved', `No tenant in the ${mt.tenant_header} header or the host name`);
+  }
+
+  /** Issuer of a tenant (CONTRACT.md): the base URL for `default`, its host prefixed by `<tenant>.` otherwise. */
+  issuerOf(tenant: string): string {
+    const url = new URL(this.config.base_url);
+    if (tenant !== DEFAULT_TENANT) url.hostname = `${tenant}.${url.hostname}`;
+    return `${url.origin}${url.pathname.replace(/\/$/, '')}${this.config.oidc.path}`;
+  }
+}
