@@ -13,7 +13,7 @@ import { json, type HttpRequest, type HttpResponse } from './http/types.js';
 import { Sealer, loadEncryptionKey } from './keys/sealer.js';
 import { createLogger, type Logger } from './log.js';
 import { ManagementApi } from './management/api.js';
-import { clientOperations } from './management/clients/operations.js';
+import { allOperations } from './management/index.js';
 import { Cursors } from './management/pagination.js';
 import { MemoryRateLimiter } from './management/rate-limit.js';
 import { Metrics } from './metrics/metrics.js';
@@ -83,7 +83,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   const management = new ManagementApi(
     { ctx, actorFor, limiter: new MemoryRateLimiter(config), cursors: new Cursors(ctx.sealer.derive('cursors')) },
-    [...clientOperations],
+    allOperations,
   );
 
   await ensureBootstrapClient(ctx);

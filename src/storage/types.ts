@@ -181,7 +181,93 @@ export interface Storage {
   readonly oidc: OidcPayloadRepository;
   readonly keys: KeyRepository;
   readonly audit: AuditRepository;
+  readonly users: UserRepository;
+  readonly loginAttempts: LoginAttemptRepository;
+  readonly registrationTokens: RegistrationTokenRepository;
   /** Cheap round trip for readiness and health checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** End user (spec 2.3, CONTRACT.md user object). `password_hash` never leaves the service. */
+export interface UserRecord {
+  id: string;
+  email: string | null;
+  email_verified: boolean;
+  username: string | null;
+  given_name: string | null;
+  family_name: string | null;
+  name: string | null;
+  nickname: string | null;
+  role: string;
+  account_enabled: boolean;
+  locked: boolean;
+  /** Set when the brute-force guard locked the account; null for admin locks (no expiry). */
+  locked_until: string | null;
+  auth_provider: string;
+  password_hash: string | null;
+  mfa_enabled: boolean;
+  mfa_methods: string[];
+  /** Sealed TOTP secret / recovery codes, if any: never returned. */
+  mfa_secret_sealed: string | null;
+  mfa_recovery_sealed: string | null;
+  /** Set when the account was anonymised by DELETE: sign-in impossible. */
+  deleted_at: string | null;
+  created_at: string;
+  updated_at: string;
+  last_login_at: string | null;
+}
+
+export interface UserFilter {
+  account_enabled?: boolean;
+  role?: string;
+  auth_provider?: string;
+  /** Searches e-mail, username, name. */
+  q?: string;
+}
+
+export interface UserRepository {
+  create(tenant: TenantId, user: UserRecord): Promise<void>;
+  get(tenant: TenantId, id: string): Promise<UserRecord | undefined>;
+  /** Case-insensitive e-mail lookup (sign-in); anonymised users are never found. */
+  findByEmail(tenant: TenantId, email: string): Promise<UserRecord | undefined>;
+  list(tenant: TenantId, filter: UserFilter, page: PageRequest): Promise<Page<UserRecord>>;
+  count(tenant: TenantId): Promise<number>;
+  update(tenant: TenantId, id: string, change: Partial<Omit<UserRecord, 'id' | 'created_at'>>): Promise<UserRecord | undefined>;
+}
+
+/** Failed sign-in attempts, for the brute-force guard (CONTRACT.md). */
+export interface LoginAttemptRepository {
+  /** Records a failure and returns how many failures the key has since `sinceIso`. */
+  recordFailure(tenant: TenantId, key: string, atIso: string, sinceIso: string): Promise<number>;
+  clear(tenant: TenantId, key: string): Promise<void>;
+}
+
+/** Dynamic-registration initial access token (spec 2.7). Only a hash of the raw token is stored. */
+export interface RegistrationTokenRecord {
+  jti: string;
+  token_hash: string;
+  expires_at: string;
+  max_usage_count: number;
+  current_usage_count: number;
+  policies: string[];
+  note: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface RegistrationTokenRepository {
+  create(tenant: TenantId, record: RegistrationTokenRecord): Promise<void>;
+  get(tenant: TenantId, jti: string): Promise<RegistrationTokenRecord | undefined>;
+  findByHash(tenant: TenantId, tokenHash: string): Promise<RegistrationTokenRecord | undefined>;
+  /** Active (not revoked, not expired) tokens. */
+  list(tenant: TenantId, page: PageRequest, nowIso: string): Promise<Page<RegistrationTokenRecord>>;
+  revoke(tenant: TenantId, jti: string, atIso: string): Promise<boolean>;
+  /**
+   * Atomically raises current_usage_count by one if the token is usable (not revoked, not expired,
+   * below max). Returns false if it was not usable: two concurrent callers can never exceed the max.
+   */
+  consumeUse(tenant: TenantId, jti: string, nowIso: string): Promise<boolean>;
+  /** Gives a use back (registration failed after consumeUse). */
+  releaseUse(tenant: TenantId, jti: string): Promise<void>;
 }

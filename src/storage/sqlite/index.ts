@@ -3,7 +3,10 @@ import { SqliteAudit } from './audit.js';
 import { SqliteClients } from './clients.js';
 import { openSqlite, type Db } from './db.js';
 import { SqliteKeys } from './keys.js';
+import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
+import { SqliteRegistrationTokens } from './registration-tokens.js';
+import { SqliteUsers } from './users.js';
 
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
@@ -11,12 +14,18 @@ export class SqliteStorage implements Storage {
   readonly oidc: SqliteOidcPayloads;
   readonly keys: SqliteKeys;
   readonly audit: SqliteAudit;
+  readonly users: SqliteUsers;
+  readonly loginAttempts: SqliteLoginAttempts;
+  readonly registrationTokens: SqliteRegistrationTokens;
 
   constructor(readonly db: Db) {
     this.clients = new SqliteClients(db);
     this.oidc = new SqliteOidcPayloads(db);
     this.keys = new SqliteKeys(db);
     this.audit = new SqliteAudit(db);
+    this.users = new SqliteUsers(db);
+    this.loginAttempts = new SqliteLoginAttempts(db);
+    this.registrationTokens = new SqliteRegistrationTokens(db);
   }
 
   static open(path: string): SqliteStorage {
