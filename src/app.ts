@@ -7,9 +7,11 @@ import { AuditLog } from './audit/audit-log.js';
 import { ensureBootstrapClient } from './bootstrap.js';
 import type { Config } from './config/index.js';
 import type { AppContext } from './context.js';
+import { InProcessBus } from './events/bus.js';
 import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse } from './http/problem.js';
 import { HttpServer, uwsTransport } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
+import { RotationScheduler } from './keys/scheduler.js';
 import { Sealer, loadEncryptionKey } from './keys/sealer.js';
 import { createLogger, type Logger } from './log.js';
 import { ManagementApi } from './management/api.js';
@@ -22,6 +24,7 @@ import type { Storage } from './storage/types.js';
 import { TenantActor } from './tenancy/actor.js';
 import { ActorPool } from './tenancy/pool.js';
 import { TenantResolver } from './tenancy/resolver.js';
+import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
   readonly ctx: AppContext;
@@ -45,6 +48,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   const log = opts.log ?? createLogger(config);
   const storage = opts.storage ?? (await openStorage(config));
   const sealer = new Sealer(loadEncryptionKey(config, log));
+  const metrics = new Metrics(config);
   return {
     config,
     log,
@@ -52,7 +56,9 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     sealer,
     audit: new AuditLog(storage, log),
     resolver: new TenantResolver(config),
-    metrics: new Metrics(config),
+    metrics,
+    events: new InProcessBus((err, channel) => log.error({ err, channel }, 'event subscriber failed')),
+    passwords: PasswordHasher.fromConfig(config, metrics),
   };
 }
 
@@ -179,6 +185,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     );
   }
   ready = true;
+  const keyScheduler = new RotationScheduler(ctx, () => pool.tenants());
+  keyScheduler.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -191,8 +199,11 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     close() {
       closing ??= (async () => {
         ready = false;
+        await keyScheduler.stop();
         await server.close();
         await pool.close();
+        await ctx.events.close();
+        await ctx.passwords.close();
         await ctx.storage.close();
         log.info('stopped');
         log.flush?.();

@@ -114,3 +114,27 @@ export function runNodeCallback(callback: NodeCallback, req: HttpRequest, target
     }
   });
 }
+
+/**
+ * Runs `fn` with Node-style req/res objects for `req` (oidc-provider's interactionDetails and
+ * interactionResult want them) and returns its response plus any cookies it set on `res`.
+ */
+export async function withNodeObjects(
+  req: HttpRequest,
+  target: BridgeTarget,
+  fn: (nreq: unknown, nres: unknown) => Promise<HttpResponse>,
+): Promise<HttpResponse> {
+  const socket = new FakeSocket(req.ip, target.origin.protocol === 'https:');
+  const originalUrl = req.rawQuery ? `${req.path}?${req.rawQuery}` : req.path;
+  const headers = { ...req.headers, host: target.origin.host, 'x-forwarded-host': target.origin.host, 'x-forwarded-proto': target.origin.protocol.slice(0, -1) };
+  const nreq = new BridgeRequest(req.method, originalUrl.slice(target.mountPath.length) || '/', originalUrl, headers, socket, Buffer.alloc(0));
+  const nres = new BridgeResponse(socket);
+  const res = await fn(nreq, nres);
+  const cookies = nres.getHeader('set-cookie');
+  if (cookies !== undefined) {
+    const prev = res.headers?.['set-cookie'];
+    const all = [...(prev === undefined ? [] : Array.isArray(prev) ? prev : [prev]), ...(Array.isArray(cookies) ? cookies : [cookies])];
+    res.headers = { ...res.headers, 'set-cookie': all };
+  }
+  return res;
+}

@@ -74,7 +74,9 @@ export class KeySet {
   readonly jwksEtag: string;
 
   constructor(records: SigningKeyRecord[], sealer: Sealer, tenant: TenantId, algorithms: readonly SigningAlg[]) {
-    const published = records.filter((r) => r.status !== 'retired' && !(r.status === 'expiring' && r.retire_requested));
+    // Published and verifying until retired. A key marked by DELETE /api/v1/jwks/:kid stays until
+    // the next rotation or retire-expired retires it (CONTRACT.md), so the mark alone changes nothing.
+    const published = records.filter((r) => r.status !== 'retired');
     // Active before expiring, newest first: oidc-provider picks the first key of an algorithm.
     published.sort((a, b) => (a.status === b.status ? b.created_at.localeCompare(a.created_at) : a.status === 'active' ? -1 : 1));
     const privateJwks: JWK[] = [];

@@ -1,5 +1,10 @@
 /** Every Management API operation, one import per resource. */
+import { auditOperations } from './audit/operations.js';
 import { clientOperations } from './clients/operations.js';
+import { jwksOperations } from './jwks/operations.js';
 import type { Operation } from './operation.js';
+import { registrationTokenOperations } from './registration-tokens/operations.js';
+import { sessionOperations } from './sessions/operations.js';
+import { userOperations } from './users/operations.js';
 
-export const allOperations: Operation[] = [...clientOperations];
+export const allOperations: Operation[] = [...clientOperations, ...userOperations, ...sessionOperations, ...registrationTokenOperations, ...jwksOperations, ...auditOperations];

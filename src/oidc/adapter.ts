@@ -14,7 +14,9 @@ export function adapterFactory(repo: OidcPayloadRepository, tenant: TenantId, lo
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       if (this.model === 'Client') return; // clients are written through the Management API only
-      const expiresAt = expiresIn ? Math.floor(Date.now() / 1000) + expiresIn : null;
+      // Device codes outlive their expiry a little so a late poll gets expired_token, not invalid_grant.
+      const grace = this.model === 'DeviceCode' ? 600 : 0;
+      const expiresAt = expiresIn ? Math.floor(Date.now() / 1000) + expiresIn + grace : null;
       await repo.upsert(tenant, this.model, id, payload as Record<string, unknown>, expiresAt);
     }
 

@@ -20,8 +20,10 @@ export interface ProviderOptions {
   loadClient: ClientLoader;
   /** Secret(s) for oidc-provider's signed cookies, derived per tenant. */
   cookieKeys: string[];
-  /** Extra configuration layered by later features (accounts, interactions, logout...). */
+  /** Extra configuration layered on top (accounts, interactions, device and logout pages). */
   extend?: (conf: Configuration) => void;
+  /** Replaces oidc-provider's back-channel logout delivery (ours retries and audits). */
+  backchannelLogout?: (client: { clientId: string; backchannelLogoutUri: string; idTokenSignedResponseAlg?: string }, sub: string, sid: string | undefined) => Promise<void>;
 }
 
 export const OIDC_ROUTES = {
@@ -145,6 +147,13 @@ export function createProvider(opts: ProviderOptions): Provider {
     const b = Buffer.from(stored);
     return a.length === b.length && timingSafeEqual(a, b);
   };
+  if (opts.backchannelLogout) {
+    const send = opts.backchannelLogout;
+    const proto = provider.Client.prototype as unknown as { backchannelLogout(this: { clientId: string; backchannelLogoutUri: string; idTokenSignedResponseAlg?: string }, sub: string, sid: string): Promise<void> };
+    proto.backchannelLogout = function backchannelLogout(sub: string, sid: string) {
+      return send({ clientId: this.clientId, backchannelLogoutUri: this.backchannelLogoutUri, idTokenSignedResponseAlg: this.idTokenSignedResponseAlg }, sub, sid);
+    };
+  }
   return provider;
 }
 

@@ -13,10 +13,20 @@ import type { Config } from '../config/index.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
+import { rotationChannel } from '../events/bus.js';
+import { SerialTask } from '../events/serial-task.js';
 import { KeySet, ensureKeys } from '../keys/keystore.js';
 import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, type TokenContext } from '../oidc/access-tokens.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
+import { BackchannelLogout } from '../oidc/backchannel.js';
+import { devicePollGuard, offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
+import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
+import { LoginGuard } from '../oidc/login-guard.js';
 import { createProvider } from '../oidc/provider.js';
+import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
+import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
+import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord } from '../storage/types.js';
 
 const DISCOVERY_PATH = '/.well-known/openid-configuration';
@@ -39,7 +49,14 @@ export class TenantActor implements TokenContext {
   private readonly clientCache = new LRUCache<string, ClientRecord>({ max: 2000, ttl: 30_000 });
   private usage = new Map<string, Usage>();
   private readonly flushTimer: NodeJS.Timeout;
+  /** Serialised, coalesced reloadKeys: rotation events and API calls never race to swap keys. */
+  readonly keyRefresh: SerialTask;
+  private readonly unsubscribeRotation: () => void;
   private closed = false;
+  private readonly guard: LoginGuard;
+  private readonly backchannel: BackchannelLogout;
+  private readonly devicePolls = devicePollGuard();
+  private readonly stylesheetPath: string;
 
   private constructor(
     readonly tenant: string,
@@ -51,14 +68,23 @@ export class TenantActor implements TokenContext {
     this.mountPath = ctx.config.oidc.path;
     this.flushTimer = setInterval(() => void this.flushUsage(), 1000);
     this.flushTimer.unref();
+    this.keyRefresh = new SerialTask(() => this.reloadKeys());
+    // Subscribed before the first load, so a rotation during creation is not missed.
+    this.unsubscribeRotation = ctx.events.subscribe(rotationChannel(tenant), () => {
+      this.keyRefresh.run().catch((err: unknown) => ctx.log.error({ err, tenant }, 'signing keys could not be reloaded after a rotation event'));
+    });
+    this.guard = new LoginGuard(ctx);
+    this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
+    this.stylesheetPath = `${this.mountPath}/assets/app.css`;
   }
 
   static async create(ctx: AppContext, tenant: string): Promise<TenantActor> {
     const actor = new TenantActor(tenant, ctx);
     try {
-      await actor.reloadKeys();
+      await actor.keyRefresh.run();
     } catch (err) {
       clearInterval(actor.flushTimer);
+      actor.unsubscribeRotation();
       throw err;
     }
     return actor;
@@ -77,9 +103,14 @@ export class TenantActor implements TokenContext {
       oidcRepo: storage.oidc,
       loadClient: (id) => this.loadProviderClient(id),
       cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
-      extend: this.ctx.extendProvider ? (conf) => this.ctx.extendProvider!(conf, this) : undefined,
+      extend: (conf) =>
+        mergeConfiguration(
+          conf,
+          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, stylesheet: this.stylesheetPath, pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
+        ),
+      backchannelLogout: (client, sub, sid) => this.backchannel.send(client, sub, sid),
     });
-    provider.on('server_error', (_ctx: unknown, err: Error) => this.ctx.log.error({ err, tenant: this.tenant }, 'oidc-provider server_error'));
+    this.observe(provider);
     const callback = provider.callback() as unknown as NodeCallback;
     const discoveryResponse = await runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin });
     if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
@@ -89,6 +120,40 @@ export class TenantActor implements TokenContext {
     this.provider = provider;
     this.callback = callback;
     this.discovery = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+  }
+
+  /** Audit and metrics from oidc-provider's events. */
+  private observe(provider: Provider): void {
+    const { log, audit } = this.ctx;
+    provider.on('server_error', (_ctx: unknown, err: Error) => log.error({ err, tenant: this.tenant }, 'oidc-provider server_error'));
+    provider.on('grant.success', (kctx: { oidc: { client?: { clientId: string }; params?: { grant_type?: unknown } } }) => {
+      const clientId = kctx.oidc.client?.clientId;
+      if (clientId) this.tokenIssued(clientId, String(kctx.oidc.params?.grant_type ?? 'unknown'));
+    });
+    provider.on('end_session.success', (kctx: { ip?: string; get?: (h: string) => string; oidc: { session?: { accountId?: string }; client?: { clientId: string } } }) => {
+      const accountId = kctx.oidc.session?.accountId;
+      void audit.record(this.tenant, {
+        type: 'logout',
+        user_id: accountId ?? null,
+        client_id: kctx.oidc.client?.clientId ?? null,
+        ip_address: kctx.ip ?? null,
+        user_agent: kctx.get?.('user-agent') ?? null,
+        details: { user_id: accountId ?? null, method: 'rp_initiated' },
+      });
+    });
+  }
+
+  private signInHost(): SignInHost {
+    return {
+      tenant: this.tenant,
+      ctx: this.ctx,
+      target: { mountPath: this.mountPath, origin: this.origin },
+      provider: this.provider,
+      guard: this.guard,
+      csrfKey: this.ctx.sealer.derive(`csrf:${this.tenant}`),
+      stylesheet: this.stylesheetPath,
+      loadClient: (id) => this.loadClient(id),
+    };
   }
 
   /** Client record, cached; writes through the Management API invalidate it. */
@@ -151,14 +216,31 @@ export class TenantActor implements TokenContext {
         if (sub === DISCOVERY_PATH) return this.publicDocument(req, this.discovery.body, this.discovery.etag);
         if (sub === '/jwks') return this.publicDocument(req, this.keys.jwksBody, this.keys.jwksEtag, 'application/jwk-set+json; charset=utf-8');
       }
+      if (req.method === 'POST' && sub === '/register-rp') return await registerRp({ ctx: this.ctx, tenant: this.tenant }, req);
+      if (sub === '/assets/app.css' && (req.method === 'GET' || req.method === 'HEAD')) {
+        const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
+        return req.headers['if-none-match'] === STYLESHEET_ETAG ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
+      }
+      const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|confirm|abort))?$/.exec(sub);
+      if (interaction) {
+        const action = (interaction[2] ?? 'show') as InteractionAction;
+        if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
+        return await handleInteraction(this.signInHost(), req, interaction[1]!, action);
+      }
       if (req.method === 'POST' && sub === '/token') {
         const fast = await clientCredentialsGrant(this, req);
         if (fast) return fast;
+        const slow = await this.devicePolls.check({ tenant: this.tenant, config: this.config, ctx: this.ctx }, req);
+        if (slow) return slow;
       } else if (req.method === 'POST' && sub === '/token/introspection') {
         const fast = await introspect(this, req);
         if (fast) return fast;
+      } else if (sub === '/auth') {
+        return secureHtml(await this.bridge(offlineAccessNeedsConsent(req)));
+      } else if (req.method === 'POST' && sub === '/device/auth') {
+        return withDeviceInterval(await this.bridge(req), this.config.oidc.device_poll_interval);
       }
-      return await this.bridge(req);
+      return secureHtml(await this.bridge(req));
     } catch (err) {
       if (err instanceof OAuthError) return oauthResponse(err);
       this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');
@@ -181,9 +263,29 @@ export class TenantActor implements TokenContext {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.flushTimer);
+    this.unsubscribeRotation();
+    this.backchannel.close();
     await this.flushUsage();
     this.clientCache.clear();
   }
+}
+
+/**
+ * HTML that oidc-provider rendered without our page headers (its error paths, the form_post
+ * response mode) still gets them; form_post's auto-submit script is allowed by its hash.
+ */
+function secureHtml(res: HttpResponse): HttpResponse {
+  const type = res.headers?.['content-type'];
+  if (typeof type !== 'string' || !type.startsWith('text/html') || res.headers?.['content-security-policy']) return res;
+  const body = res.body?.toString() ?? '';
+  const action = /<form method="post" action="([^"]+)"/.exec(body)?.[1]?.replace(/&amp;/g, '&');
+  const headers: Record<string, string> = { ...pageHeaders(formTargetOf(action)), 'content-type': type };
+  const script = /<script>([\s\S]*?)<\/script>/.exec(body)?.[1];
+  if (script !== undefined) {
+    headers['content-security-policy'] += `; script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`;
+  }
+  res.headers = { ...res.headers, ...headers };
+  return res;
 }
 
 function syntheticGet(path: string): HttpRequest {

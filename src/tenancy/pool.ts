@@ -27,6 +27,8 @@ export class ActorPool<A extends PoolMember> {
   private readonly pending = new Map<string, Promise<A>>();
   private readonly sweep: NodeJS.Timeout;
   private closing = false;
+  /** Closes started by evictions, so close() can wait for every one of them. */
+  private readonly closingActors = new Set<Promise<void>>();
   /** Reason to report for the next dispose (set around explicit deletes). */
   private explicitReason: EvictionReason | null = null;
 
@@ -40,13 +42,19 @@ export class ActorPool<A extends PoolMember> {
       dispose: (actor, tenant, reason) => {
         const why: EvictionReason = this.explicitReason ?? (reason === 'evict' ? 'lru' : 'idle');
         this.opts.onEvict?.(tenant, why);
-        Promise.resolve()
-          .then(() => actor.close())
-          .catch((err: unknown) => this.opts.onError?.(tenant, err));
+        this.closeActor(tenant, actor);
       },
     });
     this.sweep = setInterval(() => this.cache.purgeStale(), opts.cleanupIntervalMs);
     this.sweep.unref();
+  }
+
+  private closeActor(tenant: string, actor: A): void {
+    const done: Promise<void> = Promise.resolve()
+      .then(() => actor.close())
+      .catch((err: unknown) => this.opts.onError?.(tenant, err))
+      .finally(() => this.closingActors.delete(done));
+    this.closingActors.add(done);
   }
 
   get size(): number {
@@ -75,7 +83,7 @@ export class ActorPool<A extends PoolMember> {
       .create(tenant)
       .then((actor) => {
         if (this.closing) {
-          void actor.close();
+          this.closeActor(tenant, actor);
           throw new Error('actor pool is closed');
         }
         this.cache.set(tenant, actor);
@@ -86,9 +94,9 @@ export class ActorPool<A extends PoolMember> {
     return creation;
   }
 
-  /** The live actor, without creating one. */
+  /** The live actor, without creating one and without counting as use (neither idle age nor LRU order). */
   peek(tenant: string): A | undefined {
-    return this.cache.get(tenant, { updateAgeOnGet: false });
+    return this.cache.peek(tenant);
   }
 
   /** Drops a tenant's actor (tenant deleted or suspended); the next request builds a new one. */
@@ -110,10 +118,14 @@ export class ActorPool<A extends PoolMember> {
     this.closing = true;
     clearInterval(this.sweep);
     await Promise.allSettled([...this.pending.values()]);
-    const actors = [...this.cache.entries()];
     this.explicitReason = 'shutdown';
-    this.cache.clear();
-    this.explicitReason = null;
-    await Promise.allSettled(actors.map(([, a]) => a.close()));
+    try {
+      // dispose closes each actor once (errors go to onError); wait for all of them, and for
+      // closes started by earlier evictions.
+      this.cache.clear();
+    } finally {
+      this.explicitReason = null;
+    }
+    await Promise.allSettled([...this.closingActors]);
   }
 }

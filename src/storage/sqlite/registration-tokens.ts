@@ -1,14 +1,90 @@
-// Placeholder: the SQLite registration-token repository is being written.
-import type { RegistrationTokenRepository } from '../types.js';
+import type { Page, PageRequest, RegistrationTokenRecord, RegistrationTokenRepository, TenantId } from '../types.js';
 import type { Db } from './db.js';
 
+interface Row extends Omit<RegistrationTokenRecord, 'policies'> {
+  policies: string;
+}
+
+const COLUMNS = 'jti, token_hash, expires_at, max_usage_count, current_usage_count, policies, note, created_at, revoked_at';
+
+/** Usable = not revoked, not expired; the list shows these (used-up ones included, they still inform). */
+const ACTIVE = 'revoked_at IS NULL AND expires_at > @now';
+
+/**
+ * One conditional UPDATE: the check and the increment happen in the same statement under SQLite's
+ * write lock, so concurrent registrations (other connections or processes too) can never push the
+ * count past max_usage_count. Exported so the cross-thread test runs exactly this statement.
+ */
+export const CONSUME_SQL = `UPDATE registration_tokens SET current_usage_count = current_usage_count + 1
+  WHERE tenant_id = ? AND jti = ? AND revoked_at IS NULL AND expires_at > ? AND current_usage_count < max_usage_count`;
+export const RELEASE_SQL = `UPDATE registration_tokens SET current_usage_count = current_usage_count - 1
+  WHERE tenant_id = ? AND jti = ? AND current_usage_count > 0`;
+
+const toRecord = (r: Row): RegistrationTokenRecord => ({ ...r, policies: JSON.parse(r.policies) as string[] });
+
 export class SqliteRegistrationTokens implements RegistrationTokenRepository {
-  constructor(_db: Db) {}
-  create(): Promise<void> { throw new Error('not implemented'); }
-  get(): Promise<undefined> { throw new Error('not implemented'); }
-  findByHash(): Promise<undefined> { throw new Error('not implemented'); }
-  list(): Promise<never> { throw new Error('not implemented'); }
-  revoke(): Promise<boolean> { throw new Error('not implemented'); }
-  consumeUse(): Promise<boolean> { throw new Error('not implemented'); }
-  releaseUse(): Promise<void> { throw new Error('not implemented'); }
+  private readonly insertStmt;
+  private readonly getStmt;
+  private readonly byHashStmt;
+  private readonly revokeStmt;
+  private readonly consumeStmt;
+  private readonly releaseStmt;
+
+  constructor(private readonly db: Db) {
+    this.insertStmt = db.prepare(
+      `INSERT INTO registration_tokens (tenant_id, ${COLUMNS})
+       VALUES (@tenant_id, @jti, @token_hash, @expires_at, @max_usage_count, @current_usage_count, @policies, @note, @created_at, @revoked_at)`,
+    );
+    this.getStmt = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM registration_tokens WHERE tenant_id = ? AND jti = ?`);
+    this.byHashStmt = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM registration_tokens WHERE tenant_id = ? AND token_hash = ?`);
+    this.revokeStmt = db.prepare('UPDATE registration_tokens SET revoked_at = ? WHERE tenant_id = ? AND jti = ? AND revoked_at IS NULL');
+    this.consumeStmt = db.prepare(CONSUME_SQL);
+    this.releaseStmt = db.prepare(RELEASE_SQL);
+  }
+
+  async create(tenant: TenantId, r: RegistrationTokenRecord): Promise<void> {
+    this.insertStmt.run({ ...r, tenant_id: tenant, policies: JSON.stringify(r.policies) });
+  }
+
+  async get(tenant: TenantId, jti: string): Promise<RegistrationTokenRecord | undefined> {
+    const row = this.getStmt.get(tenant, jti);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async findByHash(tenant: TenantId, tokenHash: string): Promise<RegistrationTokenRecord | undefined> {
+    const row = this.byHashStmt.get(tenant, tokenHash);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async list(tenant: TenantId, page: PageRequest, nowIso: string): Promise<Page<RegistrationTokenRecord>> {
+    const filterSql = `tenant_id = @tenant AND ${ACTIVE}`;
+    const params: Record<string, unknown> = { tenant, now: nowIso };
+    let pageSql = filterSql;
+    const pageParams = { ...params };
+    if (page.after) {
+      pageSql += ' AND (created_at, jti) > (@after_t, @after_id)';
+      pageParams.after_t = page.after.created_at;
+      pageParams.after_id = page.after.id;
+    }
+    const rows = this.db
+      .prepare<Record<string, unknown>, Row>(`SELECT ${COLUMNS} FROM registration_tokens WHERE ${pageSql} ORDER BY created_at, jti LIMIT ${page.limit + 1}`)
+      .all(pageParams);
+    const result: Page<RegistrationTokenRecord> = { items: rows.slice(0, page.limit).map(toRecord), has_more: rows.length > page.limit };
+    if (page.include_count) {
+      result.total_count = this.db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM registration_tokens WHERE ${filterSql}`).pluck().get(params) ?? 0;
+    }
+    return result;
+  }
+
+  async revoke(tenant: TenantId, jti: string, atIso: string): Promise<boolean> {
+    return this.revokeStmt.run(atIso, tenant, jti).changes > 0;
+  }
+
+  async consumeUse(tenant: TenantId, jti: string, nowIso: string): Promise<boolean> {
+    return this.consumeStmt.run(tenant, jti, nowIso).changes === 1;
+  }
+
+  async releaseUse(tenant: TenantId, jti: string): Promise<void> {
+    this.releaseStmt.run(tenant, jti);
+  }
 }

@@ -1,13 +1,165 @@
-// Placeholder: the SQLite users repository is being written (see issue 3/4 work).
-import type { UserRepository } from '../types.js';
-import type { Db } from './db.js';
+import type { Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
+import { UniqueViolation } from '../errors.js';
+import { likePattern, type Db } from './db.js';
+
+interface Row {
+  id: string;
+  email: string | null;
+  email_verified: number;
+  username: string | null;
+  given_name: string | null;
+  family_name: string | null;
+  name: string | null;
+  nickname: string | null;
+  role: string;
+  account_enabled: number;
+  locked: number;
+  locked_until: string | null;
+  auth_provider: string;
+  password_hash: string | null;
+  mfa_enabled: number;
+  mfa_methods: string;
+  mfa_secret_sealed: string | null;
+  mfa_recovery_sealed: string | null;
+  deleted_at: string | null;
+  created_at: string;
+  updated_at: string;
+  last_login_at: string | null;
+}
+
+type Column = keyof Row;
+const COLUMN_LIST: Column[] = [
+  'id', 'email', 'email_verified', 'username', 'given_name', 'family_name', 'name', 'nickname', 'role',
+  'account_enabled', 'locked', 'locked_until', 'auth_provider', 'password_hash', 'mfa_enabled', 'mfa_methods',
+  'mfa_secret_sealed', 'mfa_recovery_sealed', 'deleted_at', 'created_at', 'updated_at', 'last_login_at',
+];
+const COLUMNS = COLUMN_LIST.join(', ');
+const BOOL_COLUMNS = new Set<string>(['email_verified', 'account_enabled', 'locked', 'mfa_enabled']);
+/** Columns update() may set; `id` and `created_at` are fixed at creation. */
+const UPDATABLE = new Set<string>(COLUMN_LIST.filter((c) => c !== 'id' && c !== 'created_at'));
+
+function toRecord(r: Row): UserRecord {
+  return {
+    ...r,
+    email_verified: r.email_verified === 1,
+    account_enabled: r.account_enabled === 1,
+    locked: r.locked === 1,
+    mfa_enabled: r.mfa_enabled === 1,
+    mfa_methods: JSON.parse(r.mfa_methods) as string[],
+  };
+}
+
+/** One record field as its column value (booleans as 0/1, the methods list as JSON). */
+function toColumn(key: string, value: unknown): unknown {
+  if (BOOL_COLUMNS.has(key)) return value ? 1 : 0;
+  if (key === 'mfa_methods') return JSON.stringify(value ?? []);
+  return value;
+}
+
+/** Maps SQLite's unique-index failure to the storage-neutral error (the index name says which field). */
+function translate(err: unknown): unknown {
+  const e = err as { code?: string; message?: string };
+  if (e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return new UniqueViolation('id');
+  if (e?.code === 'SQLITE_CONSTRAINT_UNIQUE') {
+    if (e.message?.includes('users_username')) return new UniqueViolation('username');
+    if (e.message?.includes('users_email')) return new UniqueViolation('email');
+    return new UniqueViolation('id');
+  }
+  return err;
+}
 
 export class SqliteUsers implements UserRepository {
-  constructor(_db: Db) {}
-  create(): Promise<void> { throw new Error('not implemented'); }
-  get(): Promise<undefined> { throw new Error('not implemented'); }
-  findByEmail(): Promise<undefined> { throw new Error('not implemented'); }
-  list(): Promise<never> { throw new Error('not implemented'); }
-  count(): Promise<number> { throw new Error('not implemented'); }
-  update(): Promise<undefined> { throw new Error('not implemented'); }
+  private readonly getStmt;
+  private readonly insertStmt;
+  private readonly byEmailStmt;
+  private readonly countStmt;
+
+  constructor(private readonly db: Db) {
+    this.getStmt = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = ? AND id = ?`);
+    this.insertStmt = db.prepare(`INSERT INTO users (tenant_id, ${COLUMNS}) VALUES (@tenant_id, ${COLUMN_LIST.map((c) => `@${c}`).join(', ')})`);
+    // Same expression as the users_email index, so the lookup is an index seek.
+    this.byEmailStmt = db.prepare<[string, string], Row>(
+      `SELECT ${COLUMNS} FROM users WHERE tenant_id = ? AND lower(email) = lower(?) AND deleted_at IS NULL AND email IS NOT NULL`,
+    );
+    this.countStmt = db.prepare<[string], number>('SELECT count(*) FROM users WHERE tenant_id = ?').pluck();
+  }
+
+  async create(tenant: TenantId, user: UserRecord): Promise<void> {
+    const params: Record<string, unknown> = { tenant_id: tenant };
+    for (const c of COLUMN_LIST) params[c] = toColumn(c, user[c]);
+    try {
+      this.insertStmt.run(params);
+    } catch (err) {
+      throw translate(err);
+    }
+  }
+
+  async get(tenant: TenantId, id: string): Promise<UserRecord | undefined> {
+    const row = this.getStmt.get(tenant, id);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async findByEmail(tenant: TenantId, email: string): Promise<UserRecord | undefined> {
+    const row = this.byEmailStmt.get(tenant, email);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async list(tenant: TenantId, filter: UserFilter, page: PageRequest): Promise<Page<UserRecord>> {
+    const where = ['tenant_id = @tenant'];
+    const params: Record<string, unknown> = { tenant };
+    if (filter.account_enabled !== undefined) {
+      where.push('account_enabled = @account_enabled');
+      params.account_enabled = filter.account_enabled ? 1 : 0;
+    }
+    if (filter.role !== undefined) {
+      where.push('role = @role');
+      params.role = filter.role;
+    }
+    if (filter.auth_provider !== undefined) {
+      where.push('auth_provider = @auth_provider');
+      params.auth_provider = filter.auth_provider;
+    }
+    if (filter.q) {
+      where.push("(coalesce(email, '') LIKE @q ESCAPE '\\' OR coalesce(username, '') LIKE @q ESCAPE '\\' OR coalesce(name, '') LIKE @q ESCAPE '\\')");
+      params.q = likePattern(filter.q);
+    }
+    const filterSql = where.join(' AND ');
+    const pageParams = { ...params };
+    let pageSql = filterSql;
+    if (page.after) {
+      pageSql += ' AND (created_at, id) > (@after_t, @after_id)';
+      pageParams.after_t = page.after.created_at;
+      pageParams.after_id = page.after.id;
+    }
+    const rows = this.db
+      .prepare<Record<string, unknown>, Row>(`SELECT ${COLUMNS} FROM users WHERE ${pageSql} ORDER BY created_at, id LIMIT ${page.limit + 1}`)
+      .all(pageParams);
+    const result: Page<UserRecord> = { items: rows.slice(0, page.limit).map(toRecord), has_more: rows.length > page.limit };
+    if (page.include_count) {
+      result.total_count = this.db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM users WHERE ${filterSql}`).pluck().get(params) ?? 0;
+    }
+    return result;
+  }
+
+  async count(tenant: TenantId): Promise<number> {
+    return this.countStmt.get(tenant) ?? 0;
+  }
+
+  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2]): Promise<UserRecord | undefined> {
+    const params: Record<string, unknown> = { tenant, id, updated_at: new Date().toISOString() };
+    const sets = new Set<string>(['updated_at = @updated_at']);
+    for (const [key, value] of Object.entries(change)) {
+      // Undefined means "not supplied"; null clears. Unknown keys never reach SQL.
+      if (value === undefined || !UPDATABLE.has(key)) continue;
+      sets.add(`${key} = @${key}`);
+      params[key] = toColumn(key, value);
+    }
+    let changes: number;
+    try {
+      changes = this.db.prepare(`UPDATE users SET ${[...sets].join(', ')} WHERE tenant_id = @tenant AND id = @id`).run(params).changes;
+    } catch (err) {
+      throw translate(err);
+    }
+    return changes === 0 ? undefined : this.get(tenant, id);
+  }
 }

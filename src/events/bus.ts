@@ -1,0 +1,70 @@
+/**
+ * Event bus between the parts of one instance and, with Redis, between instances (spec 6,
+ * CONTRACT.md). The interface is the shape of Redis pub/sub: publish a JSON payload on a channel,
+ * subscribe with a handler, unsubscribe with the returned function. InProcessBus is the default
+ * (single instance, no Redis); a Redis implementation plugs in behind the same interface.
+ */
+import { EventEmitter } from 'node:events';
+
+export interface EventBus {
+  /** Hands the payload over for delivery; resolves before subscribers have handled it. */
+  publish(channel: string, payload: object): Promise<void>;
+  /** Calls handler with every payload published on channel; returns the unsubscribe function. */
+  subscribe(channel: string, handler: (payload: unknown) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** Channel of a tenant's signing-key changes (CONTRACT.md). */
+export const rotationChannel = (tenant: string): string => `svc:${tenant}:jwks:rotated`;
+
+/** Payload on rotationChannel (CONTRACT.md): `kids` are the keys the change affected. */
+export interface JwksRotatedEvent {
+  tenant: string;
+  kids: string[];
+  /** How many new keys were promoted (0 for a retirement or a mark). */
+  promoted: number;
+  /** ISO 8601 time of the change. */
+  at: string;
+}
+
+export type BusErrorHandler = (err: unknown, channel: string) => void;
+
+export class InProcessBus implements EventBus {
+  private readonly emitter = new EventEmitter();
+  private closed = false;
+
+  constructor(private readonly onError: BusErrorHandler = () => {}) {
+    // One listener per live tenant actor: the pool size, not a leak.
+    this.emitter.setMaxListeners(0);
+  }
+
+  async publish(channel: string, payload: object): Promise<void> {
+    if (this.closed) throw new Error('event bus is closed');
+    // Serialised like a Redis message, and delivered on a later turn like one: subscribers get
+    // their own copy and never run inside the publisher's call stack.
+    const message = JSON.stringify(payload);
+    setImmediate(() => {
+      if (!this.closed) this.emitter.emit(channel, message);
+    });
+  }
+
+  subscribe(channel: string, handler: (payload: unknown) => void): () => void {
+    const listener = (message: string) => {
+      try {
+        handler(JSON.parse(message) as unknown);
+      } catch (err) {
+        // A failing subscriber must not stop delivery to the others.
+        this.onError(err, channel);
+      }
+    };
+    this.emitter.on(channel, listener);
+    return () => {
+      this.emitter.off(channel, listener);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.emitter.removeAllListeners();
+  }
+}

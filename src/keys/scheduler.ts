@@ -1,0 +1,90 @@
+/**
+ * Automatic key rotation (spec 1.6): once at start and then hourly, every live tenant (and
+ * `default`) is rotated when due and has its expired keys retired. Every instance runs this;
+ * rotateIfDue re-checks inside its transaction, so two instances never rotate twice.
+ *
+ * The next check comes after the interval or at the earliest end of an overlap window seen,
+ * whichever is sooner, so expiring keys stop verifying close to the configured time.
+ */
+import type { AppContext } from '../context.js';
+import { DEFAULT_TENANT } from '../tenancy/resolver.js';
+import { nextExpiry, retireExpired, rotateIfDue, type KeyLifecycleDeps } from './rotation.js';
+
+export const HOUR_MS = 3_600_000;
+/** A window end seen at a check is acted on this long after it (clock skew between instances). */
+const EXPIRY_GRACE_MS = 1_000;
+
+export type SchedulerDeps = KeyLifecycleDeps & Pick<AppContext, 'audit'>;
+
+export interface TickReport {
+  rotated: string[];
+  retired: Record<string, number>;
+  /** Milliseconds until the next check. */
+  nextInMs: number;
+}
+
+export class RotationScheduler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly deps: SchedulerDeps,
+    /** Tenants with a live actor (pool.tenants()). */
+    private readonly liveTenants: () => string[],
+    private readonly intervalMs = HOUR_MS,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** One pass over the tenants; errors of one tenant are logged and do not stop the others. */
+  async tick(now = new Date()): Promise<TickReport> {
+    const report: TickReport = { rotated: [], retired: {}, nextInMs: this.intervalMs };
+    for (const tenant of new Set([DEFAULT_TENANT, ...this.liveTenants()])) {
+      if (this.stopped) break;
+      try {
+        const rotation = await rotateIfDue(this.deps, tenant, now);
+        if (rotation) {
+          report.rotated.push(tenant);
+          await this.deps.audit.record(tenant, { type: 'jwks.rotated', details: { trigger: 'schedule', ...rotation } });
+        }
+        const retirement = await retireExpired(this.deps, tenant, now);
+        if (retirement.retired) {
+          report.retired[tenant] = retirement.retired;
+          await this.deps.audit.record(tenant, { type: 'jwks.retired', details: { trigger: 'schedule', ...retirement } });
+        }
+        const expiry = nextExpiry(await this.deps.storage.keys.list(tenant));
+        if (expiry !== undefined) report.nextInMs = Math.min(report.nextInMs, Math.max(expiry - now.getTime(), 0) + EXPIRY_GRACE_MS);
+      } catch (err) {
+        this.deps.log.error({ err, tenant }, 'scheduled key rotation failed');
+      }
+    }
+    if (report.rotated.length || Object.keys(report.retired).length) {
+      this.deps.log.info({ rotated: report.rotated, retired: report.retired }, 'scheduled key maintenance');
+    }
+    return report;
+  }
+
+  /** Stops the timer and waits for a check in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      const run = this.tick();
+      this.running = run;
+      run.then(
+        (report) => this.schedule(report.nextInMs),
+        () => this.schedule(this.intervalMs),
+      );
+    }, delayMs);
+    // The schedule alone must not keep the process alive.
+    this.timer.unref();
+  }
+}

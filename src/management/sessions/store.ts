@@ -1,0 +1,135 @@
+/**
+ * Sessions as the Management API sees them, read from oidc-provider's `Session` payloads.
+ *
+ * Filtering happens here, in code, over every unexpired session of the tenant (listByModel).
+ * That is fine for the embedded database; `findSessions` is the single place to swap for an
+ * indexed query (PostgreSQL / Redis) later.
+ */
+import type { AppContext } from '../../context.js';
+import type { OidcPayloadRepository, TenantId } from '../../storage/types.js';
+
+export interface SessionView {
+  jti: string;
+  account_id: string | null;
+  client_ids: string[];
+  created_at: string;
+  expires_at: string | null;
+  last_active_at: string;
+  active: boolean;
+  /** Grants bound to the session (one per client); never serialized. */
+  grant_ids: string[];
+}
+
+export interface SessionFilter {
+  /** Account id (spec query name `username`). */
+  username?: string;
+  client_id?: string;
+  active?: boolean;
+}
+
+interface SessionRow {
+  id: string;
+  payload: Record<string, unknown>;
+  expires_at: number | null;
+}
+
+/** Session lifetime of the provider (seconds); see toSessionView for why it matters here. */
+export const sessionTtl = (ctx: Pick<AppContext, 'config'>) => ctx.config.oidc.ttl.session;
+
+/** The public session object (CONTRACT.md): everything but the internal grant ids. */
+export function presentSession(s: SessionView): Omit<SessionView, 'grant_ids'> {
+  const { grant_ids: _grants, ...out } = s;
+  return out;
+}
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+/**
+ * `sessionTtl` (seconds) lets us recover the last activity: oidc-provider re-saves a session on every
+ * request that uses it with exp = now + ttl.Session, so exp - ttl is the time of the latest save.
+ */
+export function toSessionView(row: SessionRow, sessionTtl: number, nowSeconds = Math.floor(Date.now() / 1000)): SessionView {
+  const p = row.payload;
+  const exp = row.expires_at ?? num(p.exp) ?? null;
+  const iat = num(p.iat);
+  const loginTs = num(p.loginTs);
+  const created = iat ?? loginTs ?? (exp !== null ? exp - sessionTtl : nowSeconds);
+  const lastActive = Math.min(nowSeconds, Math.max(created, loginTs ?? 0, exp !== null ? exp - sessionTtl : 0));
+  const authorizations = p.authorizations && typeof p.authorizations === 'object' ? (p.authorizations as Record<string, { grantId?: unknown }>) : {};
+  const accountId = typeof p.accountId === 'string' && p.accountId ? p.accountId : null;
+  return {
+    jti: row.id,
+    account_id: accountId,
+    client_ids: Object.keys(authorizations),
+    created_at: iso(created),
+    expires_at: exp !== null ? iso(exp) : null,
+    last_active_at: iso(lastActive),
+    // Expired rows are never listed; a session without an account is an anonymous browser state.
+    active: accountId !== null && (exp === null || exp > nowSeconds),
+    grant_ids: Object.values(authorizations)
+      .map((a) => a?.grantId)
+      .filter((g): g is string => typeof g === 'string' && g.length > 0),
+  };
+}
+
+function matches(s: SessionView, f: SessionFilter): boolean {
+  if (f.username !== undefined && s.account_id !== f.username) return false;
+  if (f.client_id !== undefined && !s.client_ids.includes(f.client_id)) return false;
+  if (f.active !== undefined && s.active !== f.active) return false;
+  return true;
+}
+
+/** Matching sessions, oldest first (created_at, jti): the order the cursors walk. */
+export async function findSessions(repo: OidcPayloadRepository, tenant: TenantId, filter: SessionFilter, sessionTtl: number): Promise<SessionView[]> {
+  const now = Math.floor(Date.now() / 1000);
+  const rows = await repo.listByModel(tenant, 'Session');
+  return rows
+    .map((r) => toSessionView(r, sessionTtl, now))
+    .filter((s) => matches(s, filter))
+    .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.jti < b.jti ? -1 : a.jti > b.jti ? 1 : 0));
+}
+
+export async function getSession(repo: OidcPayloadRepository, tenant: TenantId, jti: string, sessionTtl: number): Promise<SessionView | undefined> {
+  const row = await repo.find(tenant, 'Session', jti);
+  return row ? toSessionView({ id: jti, payload: row.payload, expires_at: row.expires_at }, sessionTtl) : undefined;
+}
+
+/**
+ * Ends a session and every grant it carries, so the refresh and access tokens issued through it
+ * stop working too (revokeByGrantId drops tokens and codes; the Grant row has no grantId column).
+ */
+export async function revokeSession(repo: OidcPayloadRepository, tenant: TenantId, session: Pick<SessionView, 'jti' | 'grant_ids'>): Promise<void> {
+  for (const grantId of session.grant_ids) await revokeGrant(repo, tenant, grantId);
+  await repo.destroy(tenant, 'Session', session.jti);
+}
+
+export async function revokeGrant(repo: OidcPayloadRepository, tenant: TenantId, grantId: string): Promise<void> {
+  await repo.revokeByGrantId(tenant, grantId);
+  await repo.destroy(tenant, 'Grant', grantId);
+}
+
+/** Everything an account holds: its sessions and also grants outliving their session (offline access). */
+export async function revokeAccount(repo: OidcPayloadRepository, tenant: TenantId, accountId: string, sessionTtl: number): Promise<number> {
+  const sessions = await findSessions(repo, tenant, { username: accountId }, sessionTtl);
+  for (const s of sessions) await revokeSession(repo, tenant, s);
+  const grants = await repo.listByModel(tenant, 'Grant');
+  for (const g of grants) if (g.payload.accountId === accountId) await revokeGrant(repo, tenant, g.id);
+  return sessions.length;
+}
+
+/** One page of an in-memory, already sorted list, with the same shape the repositories return. */
+export function pageOf<T>(items: T[], key: (item: T) => [string, string], page: { limit: number; after?: { created_at: string; id: string }; include_count: boolean }) {
+  const after = page.after;
+  const rest = after
+    ? items.filter((i) => {
+        const [c, id] = key(i);
+        return c > after.created_at || (c === after.created_at && id > after.id);
+      })
+    : items;
+  return {
+    items: rest.slice(0, page.limit),
+    has_more: rest.length > page.limit,
+    ...(page.include_count ? { total_count: items.length } : {}),
+  };
+}

@@ -1,0 +1,94 @@
+/** Request and response schemas of the users resource (spec 2.3, 4.4; CONTRACT.md user object). */
+import { z } from 'zod';
+import { pageQuery } from '../pagination.js';
+import { queryBool } from '../validation.js';
+
+export const ROLES = ['user', 'admin', 'superadmin', 'platform_admin'] as const;
+/** Roles that only exist in the `_platforms` tenant (CONTRACT.md). */
+export const PLATFORM_ROLES = new Set<string>(['superadmin', 'platform_admin']);
+
+const maxChars = (n: number) => `must be at most ${n} characters`;
+export const password = z.string().min(8, 'must be at least 8 characters').max(128, maxChars(128));
+
+/** Every mutable field (spec 2.3 minus password). Optional text fields take null to clear them. */
+const mutableFields = {
+  email: z.email('must be a valid e-mail address').max(254, maxChars(254)),
+  username: z.string().trim().min(1, 'must not be empty').max(100, maxChars(100)).nullable(),
+  given_name: z.string().trim().max(100, maxChars(100)).nullable(),
+  family_name: z.string().trim().max(100, maxChars(100)).nullable(),
+  name: z.string().trim().max(200, maxChars(200)).nullable(),
+  nickname: z.string().trim().max(100, maxChars(100)).nullable(),
+  role: z.enum(ROLES, { message: `must be one of ${ROLES.join(', ')}` }),
+  account_enabled: z.boolean(),
+  email_verified: z.boolean(),
+};
+export const MUTABLE_USER_FIELDS = Object.keys(mutableFields) as Array<keyof typeof mutableFields>;
+
+/** Read-only fields a caller may send back unchanged (GET then PUT): accepted, ignored, never stored. */
+const readOnly = {
+  id: z.unknown().optional(),
+  locked: z.unknown().optional(),
+  auth_provider: z.unknown().optional(),
+  mfa: z.unknown().optional(),
+  created_at: z.unknown().optional(),
+  updated_at: z.unknown().optional(),
+  last_login_at: z.unknown().optional(),
+};
+
+const optionalFields = Object.fromEntries(Object.entries(mutableFields).map(([k, v]) => [k, v.optional()])) as {
+  [K in keyof typeof mutableFields]: z.ZodOptional<(typeof mutableFields)[K]>;
+};
+
+// Strict objects: `password` (or anything else unknown) on PUT/PATCH is a 422 "Unknown field".
+export const userCreateSchema = z.strictObject({ ...optionalFields, ...readOnly, email: mutableFields.email, password });
+export const userUpdateSchema = z.strictObject({ ...optionalFields, ...readOnly });
+export type UserUpdateInput = z.output<typeof userUpdateSchema>;
+
+export const passwordResetSchema = z.strictObject({ new_password: password });
+
+export const userListQuery = z.object({
+  ...pageQuery,
+  account_enabled: queryBool.optional(),
+  role: z.string().max(50, maxChars(50)).optional(),
+  auth_provider: z.string().max(50, maxChars(50)).optional(),
+  q: z.string().max(200, maxChars(200)).optional(),
+});
+
+export const activitiesQuery = z.object(pageQuery);
+
+/** The user as it leaves the service: no password hash, MFA secret or recovery codes, ever. */
+export const userResponse = z.object({
+  id: z.string(),
+  email: z.string().nullable(),
+  username: z.string().nullable(),
+  given_name: z.string().nullable(),
+  family_name: z.string().nullable(),
+  name: z.string().nullable(),
+  nickname: z.string().nullable(),
+  role: z.string(),
+  account_enabled: z.boolean(),
+  email_verified: z.boolean(),
+  locked: z.boolean(),
+  auth_provider: z.string(),
+  mfa: z.object({ enabled: z.boolean(), methods: z.array(z.string()) }),
+  created_at: z.string(),
+  updated_at: z.string(),
+  last_login_at: z.string().nullable(),
+});
+
+export const messageResponse = z.object({ message: z.string() });
+
+/** Audit entry (CONTRACT.md), for the user's activity log. */
+export const auditEntryResponse = z.object({
+  id: z.string(),
+  type: z.string(),
+  status: z.string(),
+  username: z.string().nullable(),
+  user_id: z.string().nullable(),
+  client_id: z.string().nullable(),
+  ip_address: z.string().nullable(),
+  user_agent: z.string().nullable(),
+  tenant_id: z.string(),
+  details: z.record(z.string(), z.unknown()),
+  timestamp: z.string(),
+});

@@ -1,0 +1,37 @@
+/** oidc-provider accounts backed by the users repository; `sub` is the user's id (CONTRACT.md). */
+import type { Account, FindAccount } from 'oidc-provider';
+import type { Storage, TenantId, UserRecord } from '../storage/types.js';
+
+/** Whether a user may hold a session and tokens at all. */
+export function canSignIn(user: UserRecord | undefined, now = Date.now()): boolean {
+  if (!user || user.deleted_at || !user.account_enabled) return false;
+  if (user.locked && !(user.locked_until && Date.parse(user.locked_until) <= now)) return false;
+  return true;
+}
+
+export function userClaims(u: UserRecord): Record<string, unknown> {
+  const claims: Record<string, unknown> = {
+    sub: u.id,
+    name: u.name ?? undefined,
+    given_name: u.given_name ?? undefined,
+    family_name: u.family_name ?? undefined,
+    nickname: u.nickname ?? undefined,
+    preferred_username: u.username ?? undefined,
+    updated_at: Math.floor(Date.parse(u.updated_at) / 1000),
+    email: u.email ?? undefined,
+    email_verified: u.email ? u.email_verified : undefined,
+  };
+  return Object.fromEntries(Object.entries(claims).filter(([, v]) => v !== undefined));
+}
+
+export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount {
+  return async (_ctx, sub): Promise<Account | undefined> => {
+    const user = await storage.users.get(tenant, sub);
+    if (!user || user.deleted_at || !user.account_enabled) return undefined;
+    return {
+      accountId: user.id,
+      // oidc-provider filters these by the granted scopes (claims configuration in provider.ts).
+      claims: async () => userClaims(user) as { sub: string },
+    };
+  };
+}

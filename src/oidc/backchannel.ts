@@ -1,0 +1,106 @@
+/**
+ * OIDC Back-Channel Logout 1.0 delivery (CONTRACT.md): a logout_token (iss, aud, iat, exp = iat +
+ * 120 s, jti, sub, sid, events) signed like the client's ID tokens, POSTed form-encoded, 3 attempts
+ * at 0 s, 2 s and 10 s, each outcome audited. Runs in the background: sign-out never waits for it.
+ */
+import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { AppContext } from '../context.js';
+import type { SigningAlg } from '../config/schema.js';
+import { signJwt } from '../keys/jwt.js';
+import type { KeySet } from '../keys/keystore.js';
+import type { TenantId } from '../storage/types.js';
+
+export const RETRY_OFFSETS_MS = [0, 2000, 10000];
+const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+
+export interface LogoutTarget {
+  clientId: string;
+  backchannelLogoutUri: string;
+  idTokenSignedResponseAlg?: string;
+}
+
+function isPrivateAddress(ip: string): boolean {
+  if (isIP(ip) === 4) {
+    const [a, b] = ip.split('.').map(Number) as [number, number];
+    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+  }
+  const v6 = ip.toLowerCase();
+  return v6 === '::1' || v6 === '::' || v6.startsWith('fc') || v6.startsWith('fd') || v6.startsWith('fe80') || v6.startsWith('::ffff:127.') || v6.startsWith('::ffff:10.') || v6.startsWith('::ffff:192.168.');
+}
+
+/** Refuses loopback/private targets unless development or security.outbound.allow_private_networks. */
+export async function outboundAllowed(ctx: AppContext, url: URL): Promise<boolean> {
+  if (ctx.config.security.outbound.allow_private_networks || ctx.config.node_env === 'development' || ctx.config.node_env === 'test') return true;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  return addresses.every((a) => !isPrivateAddress(a));
+}
+
+export class BackchannelLogout {
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly tenant: TenantId,
+    private readonly issuer: string,
+    private readonly keys: () => KeySet,
+  ) {}
+
+  async logoutToken(target: LogoutTarget, sub: string, sid: string | undefined): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    const payload: Record<string, unknown> = { iss: this.issuer, aud: target.clientId, iat: now, exp: now + 120, jti: randomBytes(16).toString('base64url'), sub, events: { [EVENT]: {} } };
+    if (sid) payload.sid = sid;
+    const keys = this.keys();
+    const alg = target.idTokenSignedResponseAlg && keys.signing.has(target.idTokenSignedResponseAlg as SigningAlg) ? target.idTokenSignedResponseAlg : undefined;
+    return signJwt(payload, keys.signingKey(alg), 'logout+jwt');
+  }
+
+  /** Starts delivery; resolves once the first attempt is scheduled. */
+  async send(target: LogoutTarget, sub: string, sid: string | undefined): Promise<void> {
+    const token = await this.logoutToken(target, sub, sid);
+    const attempt = async (n: number): Promise<void> => {
+      const outcome = await this.deliver(target, token);
+      await this.ctx.audit.record(this.tenant, {
+        type: 'backchannel_logout',
+        status: outcome.ok ? 'success' : n + 1 < RETRY_OFFSETS_MS.length ? 'warning' : 'failed',
+        user_id: sub,
+        client_id: target.clientId,
+        details: { client_id: target.clientId, attempt: n + 1, sid, ...outcome },
+      });
+      if (!outcome.ok && n + 1 < RETRY_OFFSETS_MS.length) {
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          void attempt(n + 1);
+        }, RETRY_OFFSETS_MS[n + 1]! - RETRY_OFFSETS_MS[n]!);
+        timer.unref();
+        this.timers.add(timer);
+      }
+    };
+    void attempt(0);
+  }
+
+  private async deliver(target: LogoutTarget, token: string): Promise<{ ok: boolean; status_code?: number; error?: string }> {
+    try {
+      const url = new URL(target.backchannelLogoutUri);
+      if (!(await outboundAllowed(this.ctx, url))) return { ok: false, error: 'target is a private or loopback address (security.outbound.allow_private_networks is off)' };
+      const res = await fetch(url, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ logout_token: token }),
+        signal: AbortSignal.timeout(5000),
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      return { ok: res.status === 200 || res.status === 204, status_code: res.status };
+    } catch (err) {
+      return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  close(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The interaction routes oidc-provider sends the browser to: sign-in (e-mail + password, Argon2
+ * in the worker pool, brute-force guard), consent (skipped for first-party clients), abort.
+ * Every form carries a CSRF token bound to the interaction.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type Provider from 'oidc-provider';
+import type { InteractionResults } from 'oidc-provider';
+import type { AppContext } from '../context.js';
+import { withNodeObjects, type BridgeTarget } from '../http/koa-bridge.js';
+import type { HttpRequest, HttpResponse } from '../http/types.js';
+import type { ClientRecord, TenantId } from '../storage/types.js';
+import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { consentPage, loginPage, messagePage } from '../ui/pages.js';
+import { canSignIn } from './accounts.js';
+import type { LoginGuard } from './login-guard.js';
+
+export interface SignInHost {
+  readonly tenant: TenantId;
+  readonly ctx: AppContext;
+  readonly target: BridgeTarget;
+  readonly provider: Provider;
+  readonly guard: LoginGuard;
+  readonly csrfKey: Buffer;
+  readonly stylesheet: string;
+  loadClient(clientId: string): Promise<ClientRecord | undefined>;
+}
+
+export type InteractionAction = 'show' | 'login' | 'confirm' | 'abort';
+
+type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+const GENERIC_FAILURE = 'Invalid e-mail or password.';
+
+function page(status: number, body: string, formTargets: string[] = []): HttpResponse {
+  return { status, headers: pageHeaders(formTargets), body };
+}
+
+function redirect(location: string): HttpResponse {
+  return { status: 303, headers: { location, 'cache-control': 'no-store' } };
+}
+
+function csrfFor(host: SignInHost, uid: string): string {
+  return createHmac('sha256', host.csrfKey).update(`interaction:${uid}`).digest('base64url');
+}
+
+function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
+  if (!given) return false;
+  const a = Buffer.from(csrfFor(host, uid));
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function readForm(req: HttpRequest): URLSearchParams | undefined {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/x-www-form-urlencoded' ? new URLSearchParams(req.body.toString('utf8')) : undefined;
+}
+
+/** The grant a consent (explicit or implied for first-party clients) stores. */
+async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
+  const { Grant } = host.provider;
+  const clientId = String(details.params.client_id);
+  const grant = (details.grantId ? await Grant.find(details.grantId) : undefined) ?? new Grant({ accountId, clientId });
+  const missing = details.prompt.details as {
+    missingOIDCScope?: string[];
+    missingOIDCClaims?: string[];
+    missingResourceScopes?: Record<string, string[]>;
+  };
+  if (details.prompt.name === 'consent') {
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+  } else {
+    // First-party client at sign-in: everything it asked for is granted.
+    grant.addOIDCScope(String(details.params.scope ?? 'openid'));
+  }
+  return grant.save();
+}
+
+export async function handleInteraction(host: SignInHost, req: HttpRequest, uid: string, action: InteractionAction): Promise<HttpResponse> {
+  const { ctx, tenant, provider } = host;
+  return withNodeObjects(req, host.target, async (nreq, nres) => {
+    let details: Interaction;
+    try {
+      details = await provider.interactionDetails(nreq as never, nres as never);
+    } catch {
+      return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request has expired or is no longer valid. Return to the application and start again.', error: true }));
+    }
+    if (details.uid !== uid) {
+      return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request does not match your browser session. Return to the application and start again.', error: true }));
+    }
+    const clientId = String(details.params.client_id ?? '');
+    const client = await host.loadClient(clientId);
+    const clientName = client?.metadata.client_name ?? clientId;
+    const formTargets = formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);
+    const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
+    const finish = async (result: InteractionResults) =>
+      redirect(await provider.interactionResult(nreq as never, nres as never, result, { mergeWithLastSubmission: false }));
+
+    if (action === 'show') {
+      if (details.prompt.name === 'login') {
+        return page(200, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }), formTargets);
+      }
+      if (details.prompt.name === 'consent') {
+        const accountId = details.session?.accountId;
+        if (client?.metadata.first_party && accountId) return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
+        const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+        const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
+        return page(200, consentPage({ stylesheet: host.stylesheet, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets);
+      }
+      return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unsupported request', message: `The requested step (${details.prompt.name}) is not supported.`, error: true }));
+    }
+
+    const form = readForm(req);
+    if (!form || !csrfValid(host, uid, form.get('csrf_token'))) {
+      ctx.log.info({ req_id: req.id, tenant, uid }, 'interaction form refused: missing or invalid CSRF token');
+      return page(403, messagePage({ stylesheet: host.stylesheet, title: 'Form expired', message: 'This form could not be verified. Go back, reload the page and try again.', error: true }));
+    }
+
+    if (action === 'abort') {
+      return finish({ error: 'access_denied', error_description: 'End-User aborted interaction' });
+    }
+
+    if (action === 'confirm') {
+      const accountId = details.session?.accountId;
+      if (details.prompt.name !== 'consent' || !accountId) return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unexpected step', message: 'There is nothing to confirm here.', error: true }));
+      return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
+    }
+
+    // action === 'login'
+    if (details.prompt.name !== 'login') return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unexpected step', message: 'You are already signed in.', error: true }));
+    const email = (form.get('email') ?? '').trim();
+    const password = form.get('password') ?? '';
+    const relogin = (status: number, error: string) =>
+      page(status, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error }), formTargets);
+    const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
+
+    if (!host.guard.allowIp(tenant, req.ip)) {
+      ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
+      return relogin(429, 'Too many sign-in attempts from your network. Wait a minute and try again.');
+    }
+    if (!email || !password || password.length > 1024) return relogin(400, 'Enter your e-mail and password.');
+
+    const found = await ctx.storage.users.findByEmail(tenant, email.slice(0, 320));
+    const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
+    // Verify even for unknown e-mails so response time does not tell whether the account exists.
+    const ok = await ctx.passwords.verify(user?.password_hash ?? (await host.guard.dummyHash()), password);
+    if (!user || !user.password_hash || !ok) {
+      ctx.metrics.loginAttempts.inc({ result: 'failure' });
+      await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: email.slice(0, 320), user_id: user?.id ?? null, ...who, details: { reason: user ? 'wrong_password' : 'unknown_account' } });
+      if (user) await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']);
+      return relogin(401, GENERIC_FAILURE);
+    }
+    if (!canSignIn(user)) {
+      ctx.metrics.loginAttempts.inc({ result: 'refused' });
+      const reason = user.account_enabled ? 'account_locked' : 'account_disabled';
+      await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
+      return relogin(403, 'This account cannot sign in right now. Contact your administrator.');
+    }
+
+    ctx.metrics.loginAttempts.inc({ result: 'success' });
+    await host.guard.recordSuccess(tenant, user);
+    await ctx.storage.users.update(tenant, user.id, { last_login_at: new Date().toISOString() });
+    await ctx.audit.record(tenant, { type: 'login', status: 'success', username: user.email, user_id: user.id, ...who, details: { method: 'password' } });
+    await ctx.audit.record(tenant, { type: 'session.created', status: 'info', username: user.email, user_id: user.id, ...who, details: { user_id: user.id } });
+    const result: InteractionResults = { login: { accountId: user.id, amr: ['pwd'], remember: true } };
+    if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
+    return finish(result);
+  });
+}

@@ -1,0 +1,69 @@
+/**
+ * Brute-force guard (CONTRACT.md): 5 failed attempts for one account within 15 minutes lock it
+ * for 15 minutes (audited as failed_login and account_locked); attempts per IP are rate limited.
+ */
+import type { AppContext } from '../context.js';
+import type { TenantId, UserRecord } from '../storage/types.js';
+
+export class LoginGuard {
+  private perIp = new Map<string, { start: number; count: number }>();
+  private dummy: Promise<string> | undefined;
+
+  constructor(private readonly ctx: AppContext) {}
+
+  /** False when this IP has used up its attempts for the current minute. */
+  allowIp(tenant: TenantId, ip: string): boolean {
+    const limit = this.ctx.config.security.login.per_ip_per_minute;
+    const now = Date.now();
+    const start = now - (now % 60000);
+    const key = `${tenant}|${ip}`;
+    let w = this.perIp.get(key);
+    if (!w || w.start !== start) {
+      if (this.perIp.size > 10000) this.perIp.clear();
+      w = { start, count: 0 };
+      this.perIp.set(key, w);
+    }
+    w.count++;
+    return w.count <= limit;
+  }
+
+  /** A hash to verify against when the account does not exist (same cost, no timing oracle). */
+  dummyHash(): Promise<string> {
+    this.dummy ??= this.ctx.passwords.hash('not-a-real-password-0000');
+    return this.dummy;
+  }
+
+  /** An expired automatic lock is lifted; returns the user as it now stands. */
+  async liftExpiredLock(tenant: TenantId, user: UserRecord): Promise<UserRecord> {
+    if (user.locked && user.locked_until && Date.parse(user.locked_until) <= Date.now()) {
+      return (await this.ctx.storage.users.update(tenant, user.id, { locked: false, locked_until: null })) ?? user;
+    }
+    return user;
+  }
+
+  /** Records a failed password for an existing account; locks it at the threshold. Returns true if it locked now. */
+  async recordFailure(tenant: TenantId, user: UserRecord, ip: string, userAgent: string | undefined): Promise<boolean> {
+    const { max_failed_attempts, failure_window_seconds, lockout_seconds } = this.ctx.config.security.login;
+    const now = new Date();
+    const since = new Date(now.getTime() - failure_window_seconds * 1000).toISOString();
+    const failures = await this.ctx.storage.loginAttempts.recordFailure(tenant, `account:${user.id}`, now.toISOString(), since);
+    if (failures < max_failed_attempts || user.locked) return false;
+    const until = new Date(now.getTime() + lockout_seconds * 1000).toISOString();
+    await this.ctx.storage.users.update(tenant, user.id, { locked: true, locked_until: until });
+    await this.ctx.storage.loginAttempts.clear(tenant, `account:${user.id}`);
+    await this.ctx.audit.record(tenant, {
+      type: 'account_locked',
+      status: 'warning',
+      user_id: user.id,
+      username: user.email,
+      ip_address: ip,
+      user_agent: userAgent,
+      details: { user_id: user.id, reason: 'too_many_failed_logins', failures, locked_until: until },
+    });
+    return true;
+  }
+
+  async recordSuccess(tenant: TenantId, user: UserRecord): Promise<void> {
+    await this.ctx.storage.loginAttempts.clear(tenant, `account:${user.id}`);
+  }
+}

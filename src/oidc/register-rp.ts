@@ -1,0 +1,106 @@
+/**
+ * POST {oidc}/register-rp: dynamic client registration (RFC 7591) authorised by a registration
+ * token (spec 4.8, 5 rule 5). The created client is an ordinary client: the Management API shows
+ * it and the token endpoint serves it.
+ *
+ * Order: token check (401) -> body and metadata validation (400, the counter is untouched) ->
+ * consumeUse, the atomic conditional UPDATE that decides races (401 for the losers) -> create the
+ * client, giving the use back if that fails. Validating before counting means an invalid request
+ * never holds one of the token's uses, not even for a moment.
+ */
+import type { AppContext } from '../context.js';
+import { OAuthError } from '../http/problem.js';
+import type { HttpRequest, HttpResponse } from '../http/types.js';
+import { createClient, presentClient } from '../management/clients/operations.js';
+import type { RegistrationTokenRecord } from '../storage/types.js';
+import { hashSecret } from './client-metadata.js';
+import { REGISTRATION_FIELDS, registrationMetadata } from './registration-metadata.js';
+
+export interface RegisterDeps {
+  ctx: AppContext;
+  tenant: string;
+}
+
+const invalidToken = (description: string) =>
+  new OAuthError(401, 'invalid_token', description, { 'www-authenticate': 'Bearer error="invalid_token"' });
+
+/** Why a token cannot register a client now; undefined when it can. */
+function unusable(record: RegistrationTokenRecord | undefined, nowIso: string): string | undefined {
+  if (!record) return 'the registration token is not valid';
+  if (record.revoked_at !== null) return 'the registration token has been revoked';
+  if (record.expires_at <= nowIso) return 'the registration token has expired';
+  if (record.current_usage_count >= record.max_usage_count) return 'the registration token has reached its max_usage_count';
+  return undefined;
+}
+
+async function authenticate(deps: RegisterDeps, req: HttpRequest): Promise<RegistrationTokenRecord> {
+  const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(req.headers.authorization ?? '');
+  if (!m) throw invalidToken('a Bearer registration token is required');
+  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashSecret(m[1]!));
+  const reason = unusable(record, new Date().toISOString());
+  if (reason) throw invalidToken(reason);
+  return record!;
+}
+
+function readBody(req: HttpRequest): Record<string, unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
+    throw new OAuthError(415, 'invalid_client_metadata', 'the request body must be sent as Content-Type: application/json');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(req.body.toString('utf8'));
+  } catch {
+    throw new OAuthError(400, 'invalid_client_metadata', 'the request body is not valid JSON');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new OAuthError(400, 'invalid_client_metadata', 'the request body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** RFC 7591 section 3.2.1 response: client_id, secret (confidential only), and the registered metadata. */
+function registrationResponse(client: Record<string, unknown>, createdAt: string): Record<string, unknown> {
+  const out: Record<string, unknown> = { client_id: client.client_id };
+  if (typeof client.client_secret === 'string') {
+    out.client_secret = client.client_secret;
+    out.client_secret_expires_at = 0; // secrets do not expire; they change only through the Management API
+  }
+  out.client_id_issued_at = Math.floor(Date.parse(createdAt) / 1000);
+  for (const key of REGISTRATION_FIELDS) {
+    if (client[key] !== undefined) out[key] = client[key];
+  }
+  return out;
+}
+
+export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<HttpResponse> {
+  const { ctx, tenant } = deps;
+  const tokens = ctx.storage.registrationTokens;
+  const token = await authenticate(deps, req);
+  const metadata = registrationMetadata(readBody(req), token.policies, ctx.config);
+
+  if (!(await tokens.consumeUse(tenant, token.jti, new Date().toISOString()))) {
+    // Lost a race (another registration took the last use) or revoked/expired meanwhile.
+    throw invalidToken(unusable(await tokens.get(tenant, token.jti), new Date().toISOString()) ?? 'the registration token is no longer usable');
+  }
+  let created: Awaited<ReturnType<typeof createClient>>;
+  try {
+    created = await createClient(deps, metadata);
+  } catch (err) {
+    await tokens.releaseUse(tenant, token.jti);
+    throw err;
+  }
+  const { record, secret } = created;
+  await ctx.audit.record(tenant, {
+    type: 'client.registered',
+    client_id: record.client_id,
+    ip_address: req.ip,
+    user_agent: req.headers['user-agent'] ?? null,
+    details: { client_id: record.client_id, client_name: metadata.client_name, registration_token: token.jti },
+  });
+  return {
+    status: 201,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' },
+    body: JSON.stringify(registrationResponse(presentClient(record, secret), record.created_at)),
+  };
+}

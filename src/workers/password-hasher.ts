@@ -1,0 +1,118 @@
+/**
+ * Argon2id off the event loop: a Piscina pool running workers/argon2.ts.
+ *
+ * The task file is always loaded compiled, from dist/workers/argon2.js (found through PROJECT_ROOT),
+ * both when the service runs from dist/ and when vitest runs the sources: worker threads cannot
+ * load TypeScript by themselves. `npm test` builds first ("pretest"), so tests see a fresh copy.
+ *
+ * The queue is bounded: past `maxQueue` waiting tasks a request gets 503 + Retry-After instead of
+ * piling up latency (a burst of logins must not take the whole instance down).
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Piscina } from 'piscina';
+import type { Config } from '../config/index.js';
+import { ProblemError } from '../http/problem.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { PROJECT_ROOT } from '../paths.js';
+import type { Argon2Params, HashTask, VerifyTask } from '../../workers/argon2.js';
+
+export const ARGON2_WORKER_FILE = join(PROJECT_ROOT, 'dist', 'workers', 'argon2.js');
+
+export interface PasswordHasherOptions {
+  argon2: Argon2Params;
+  /** Worker threads; 0 or undefined = os.availableParallelism(). */
+  threads?: number;
+  /** Tasks allowed to wait for a free thread. */
+  maxQueue: number;
+  metrics?: Pick<Metrics, 'workerQueueDepth' | 'workerTaskDuration'>;
+  /** Override of the compiled task file (tests). */
+  filename?: string;
+}
+
+type TaskName = 'hash' | 'verify';
+
+export class PasswordHasher {
+  private pool: Piscina | undefined;
+  private readonly threads: number;
+  private inFlight = 0;
+  private closed = false;
+
+  constructor(private readonly opts: PasswordHasherOptions) {
+    this.threads = opts.threads && opts.threads > 0 ? opts.threads : availableParallelism();
+  }
+
+  static fromConfig(config: Config, metrics?: Metrics): PasswordHasher {
+    return new PasswordHasher({
+      argon2: config.security.password.argon2,
+      threads: config.workers.argon2_threads,
+      maxQueue: config.workers.argon2_max_queue,
+      metrics,
+    });
+  }
+
+  hash(password: string): Promise<string> {
+    const task: HashTask = { password, params: this.opts.argon2 };
+    return this.run<string>('hash', task);
+  }
+
+  verify(hash: string, password: string): Promise<boolean> {
+    const task: VerifyTask = { hash, password };
+    return this.run<boolean>('verify', task);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.close();
+  }
+
+  /** Created on first use, so commands that never hash (CLI, most tests) start no threads. */
+  private getPool(): Piscina {
+    if (this.closed) throw new ProblemError(503, 'unavailable', 'The service is shutting down', { headers: { 'retry-after': '1' } });
+    if (!this.pool) {
+      const filename = this.opts.filename ?? ARGON2_WORKER_FILE;
+      if (!existsSync(filename)) throw new Error(`Argon2 worker not found at ${filename}: run \`npm run build\` first`);
+      this.pool = new Piscina({
+        filename,
+        maxThreads: this.threads,
+        minThreads: Math.max(1, Math.floor(this.threads / 2)),
+        // Keep spare threads a while: spawning one costs more than a hash.
+        idleTimeout: 60_000,
+        // The bound is enforced below, on tasks in flight, which is exact even while threads start.
+        maxQueue: Infinity,
+      });
+    }
+    return this.pool;
+  }
+
+  private async run<R>(name: TaskName, task: HashTask | VerifyTask): Promise<R> {
+    const pool = this.getPool();
+    if (this.inFlight >= this.threads + this.opts.maxQueue) throw queueFull();
+    this.inFlight++;
+    const started = performance.now();
+    try {
+      const result = pool.run(task, { name }) as Promise<R>;
+      this.reportDepth(pool);
+      return await result;
+    } catch (err) {
+      if (err instanceof Error && /queue is at limit|no task queue available/i.test(err.message)) throw queueFull();
+      throw err;
+    } finally {
+      this.inFlight--;
+      this.reportDepth(pool);
+      this.opts.metrics?.workerTaskDuration.observe({ task: `argon2_${name}` }, (performance.now() - started) / 1000);
+    }
+  }
+
+  private reportDepth(pool: Piscina): void {
+    this.opts.metrics?.workerQueueDepth.set(pool.queueSize);
+  }
+}
+
+function queueFull(): ProblemError {
+  return new ProblemError(503, 'unavailable', 'Too many password operations in progress; retry shortly', { headers: { 'retry-after': '1' } });
+}

@@ -1,0 +1,116 @@
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { SignJWT, jwtVerify } from 'jose';
+import { describe, expect, it } from 'vitest';
+import type { SigningAlg } from '../../src/config/schema.js';
+import { JwtError, decodeJwt, signJwt, verifyJwt, type VerifyKey } from '../../src/keys/jwt.js';
+
+function keyPair(alg: SigningAlg): { privateKey: KeyObject; publicKey: KeyObject } {
+  if (alg === 'RS256') return generateKeyPairSync('rsa', { modulusLength: 2048 });
+  if (alg === 'ES256') return generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return generateKeyPairSync('ed25519');
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const claims = () => ({ iss: 'https://issuer.test', sub: 'client-1', aud: 'urn:svc:api:v1', iat: now(), exp: now() + 60 });
+
+function tamperPayload(token: string, change: Record<string, unknown>): string {
+  const [h, p, s] = token.split('.') as [string, string, string];
+  const payload = { ...JSON.parse(Buffer.from(p, 'base64url').toString()), ...change };
+  return `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${s}`;
+}
+
+function expectJwtError(fn: () => unknown, message: RegExp): void {
+  expect(fn).toThrow(JwtError);
+  expect(fn).toThrow(message);
+}
+
+describe.each(['RS256', 'ES256', 'EdDSA'] as const)('%s', (alg) => {
+  const pair = keyPair(alg);
+  const other = keyPair(alg);
+  const signing = { kid: `kid-${alg}`, alg, privateKey: pair.privateKey };
+  const verifyKey: VerifyKey = { alg, publicKey: pair.publicKey };
+  const find = (kid: string | undefined) => (kid === signing.kid ? verifyKey : undefined);
+
+  it('signs a compact JWS that it and jose verify', async () => {
+    const c = claims();
+    const token = await signJwt(c, signing, 'at+jwt');
+    const decoded = verifyJwt(token, find);
+    expect(decoded.header).toEqual({ alg, typ: 'at+jwt', kid: signing.kid });
+    expect(decoded.payload).toEqual(c);
+
+    const viaJose = await jwtVerify(token, pair.publicKey, { issuer: c.iss, audience: 'urn:svc:api:v1', typ: 'at+jwt', algorithms: [alg] });
+    expect(viaJose.payload.sub).toBe('client-1');
+    expect(viaJose.protectedHeader.kid).toBe(signing.kid);
+  });
+
+  it('verifies tokens signed by jose', async () => {
+    const token = await new SignJWT(claims()).setProtectedHeader({ alg, kid: signing.kid, typ: 'JWT' }).sign(pair.privateKey);
+    expect(verifyJwt(token, find).payload.sub).toBe('client-1');
+  });
+
+  it('refuses an expired token and one without exp', async () => {
+    const expired = await signJwt({ ...claims(), exp: now() - 1 }, signing);
+    expectJwtError(() => verifyJwt(expired, find), /expired/);
+    const noExp = await signJwt({ sub: 'x' }, signing);
+    expectJwtError(() => verifyJwt(noExp, find), /expired/);
+  });
+  it('refuses a token that is not yet valid, and accepts one at the expiry edge only before it', async () => {
+    const t = await signJwt({ ...claims(), nbf: now() + 600 }, signing);
+    expectJwtError(() => verifyJwt(t, find), /not yet valid/);
+    const edge = await signJwt({ ...claims(), exp: 1000 }, signing);
+    expect(verifyJwt(edge, find, 999).payload.exp).toBe(1000);
+    expectJwtError(() => verifyJwt(edge, find, 1000), /expired/);
+  });
+
+  it('refuses a signature by another key under the same kid', async () => {
+    const forged = await signJwt(claims(), { ...signing, privateKey: other.privateKey });
+    expectJwtError(() => verifyJwt(forged, find), /bad signature/);
+  });
+
+  it('refuses an unknown kid', async () => {
+    const t = await signJwt(claims(), { ...signing, kid: 'someone-else' });
+    expectJwtError(() => verifyJwt(t, find), /unknown signing key/);
+  });
+
+  it('refuses a tampered payload or signature', async () => {
+    const t = await signJwt(claims(), signing);
+    expectJwtError(() => verifyJwt(tamperPayload(t, { sub: 'admin' }), find), /bad signature/);
+    const [h, p, s] = t.split('.') as [string, string, string];
+    const sig = Buffer.from(s, 'base64url');
+    sig[5] = sig[5]! ^ 0xff;
+    expectJwtError(() => verifyJwt(`${h}.${p}.${sig.toString('base64url')}`, find), /bad signature/);
+  });
+
+  it('refuses a header naming another algorithm than the key has', async () => {
+    const t = await signJwt(claims(), signing);
+    const [, p, s] = t.split('.') as [string, string, string];
+    const otherAlg = alg === 'RS256' ? 'ES256' : 'RS256';
+    const h = Buffer.from(JSON.stringify({ alg: otherAlg, typ: 'JWT', kid: signing.kid })).toString('base64url');
+    expectJwtError(() => verifyJwt(`${h}.${p}.${s}`, find), /algorithm mismatch/);
+    const none = Buffer.from(JSON.stringify({ alg: 'none', kid: signing.kid })).toString('base64url');
+    expectJwtError(() => verifyJwt(`${none}.${p}.`, find), /malformed|algorithm/);
+  });
+});
+
+describe('decodeJwt', () => {
+  it('splits a compact JWS without verifying', async () => {
+    const { privateKey } = keyPair('EdDSA');
+    const token = await signJwt({ a: 1, exp: 1 }, { kid: 'k', alg: 'EdDSA', privateKey });
+    const d = decodeJwt(token)!;
+    expect(d.header).toEqual({ alg: 'EdDSA', typ: 'JWT', kid: 'k' });
+    expect(d.payload).toEqual({ a: 1, exp: 1 });
+    expect(d.signingInput).toBe(token.split('.').slice(0, 2).join('.'));
+    expect(d.signature).toHaveLength(64);
+  });
+
+  it.each(['', 'abc', 'a.b', 'a.b.c.d', '..', 'e30.e30.', 'e30.W10.c2ln', 'e30.bnVsbA.c2ln', '!!!.e30.c2ln', 'e30.InN0cmluZyI.c2ln'])(
+    'returns undefined for %j',
+    (token) => {
+      expect(decodeJwt(token)).toBeUndefined();
+    },
+  );
+
+  it('makes verifyJwt refuse what it cannot decode', () => {
+    expect(() => verifyJwt('not-a-jwt', () => undefined)).toThrow(/malformed/);
+  });
+});
