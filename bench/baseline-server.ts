@@ -62,7 +62,12 @@ export function createBaselineProvider(issuer: string, clients: readonly Baselin
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
-      introspection: { enabled: true },
+      introspection: {
+        enabled: true,
+        // oidc-provider's default policy, written out (which also silences its start-up notice):
+        // any authenticated client may introspect; public clients only their own tokens.
+        allowedPolicy: (ctx, client, token) => !(client.clientAuthMethod === 'none' && token.clientId !== ctx.oidc.client?.clientId),
+      },
       resourceIndicators: {
         enabled: true,
         // No `resource` parameter means no resource server: an opaque token (introspection scenario).

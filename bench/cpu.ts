@@ -39,3 +39,16 @@ export function selfCpuMicros(): number {
   const { user, system } = process.cpuUsage();
   return user + system;
 }
+
+/**
+ * CPU time used by the whole machine so far (all CPUs, everything but idle and iowait), in
+ * microseconds, from the first line of /proc/stat. Subtracting the server's and our own share over
+ * a window shows how much other processes competed for the cores while we measured.
+ */
+export function machineBusyMicros(): number {
+  const first = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+  const ticks = first.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already included in user)
+  const busy = ticks.slice(0, 8).reduce((sum, t, i) => (i === 3 || i === 4 ? sum : sum + (Number.isFinite(t) ? t : 0)), 0);
+  return (busy * 1e6) / clockTicksPerSecond();
+}

@@ -3,7 +3,8 @@
  * server's CPU time (and ours, to see when the load generator rather than the server is the limit).
  */
 import autocannon from 'autocannon';
-import { processCpuMicros, selfCpuMicros } from './cpu.js';
+import { cpus } from 'node:os';
+import { machineBusyMicros, processCpuMicros, selfCpuMicros } from './cpu.js';
 import type { ServerProcess } from './processes.js';
 import type { RequestSpec } from './scenarios.js';
 
@@ -20,6 +21,13 @@ export interface Measurement {
   serverCpuMicros: number;
   /** The load generator's own CPU per request, for reading req/s on shared cores. */
   loadgenCpuMicrosPerRequest: number | null;
+  /**
+   * CPU used by other processes during the window, in percent of one core (machine busy time
+   * minus server minus load generator). Above ~10% the req/s figure of this window is suspect.
+   */
+  otherCpuPercentOfCore: number;
+  /** Cores on the machine, for reading the percentage above. */
+  cores: number;
   /** Connection errors, timeouts included. */
   errors: number;
   timeouts: number;
@@ -53,6 +61,7 @@ function runAutocannon(server: ServerProcess, spec: RequestSpec, opts: LoadOptio
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 export async function measure(server: ServerProcess, spec: RequestSpec, opts: LoadOptions): Promise<Measurement> {
+  const machineBefore = machineBusyMicros();
   const serverBefore = processCpuMicros(server.pid);
   const selfBefore = selfCpuMicros();
   const started = performance.now();
@@ -60,6 +69,7 @@ export async function measure(server: ServerProcess, spec: RequestSpec, opts: Lo
   const seconds = (performance.now() - started) / 1000;
   const serverCpu = processCpuMicros(server.pid) - serverBefore;
   const selfCpu = selfCpuMicros() - selfBefore;
+  const otherCpu = Math.max(0, machineBusyMicros() - machineBefore - serverCpu - selfCpu);
 
   const requests = result.requests.total;
   const statusCodes: Record<string, number> = {};
@@ -78,6 +88,8 @@ export async function measure(server: ServerProcess, spec: RequestSpec, opts: Lo
     cpuMicrosPerRequest: requests > 0 ? round(serverCpu / requests, 1) : null,
     serverCpuMicros: Math.round(serverCpu),
     loadgenCpuMicrosPerRequest: requests > 0 ? round(selfCpu / requests, 1) : null,
+    otherCpuPercentOfCore: round((otherCpu / (seconds * 1e6)) * 100, 1),
+    cores: cpus().length,
     errors: result.errors,
     timeouts: result.timeouts,
     non2xx: result.non2xx,

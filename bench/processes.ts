@@ -116,6 +116,9 @@ export async function startServer(spec: ServerSpec, timeoutMs = 30_000): Promise
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);
+  // spawn failures (ENOENT, EACCES) arrive as an 'error' event; without a listener they would crash us.
+  let spawnError: Error | undefined;
+  child.once('error', (err) => (spawnError = err));
   const logs = new LogCollector();
   let sawReadyLine = spec.readyLine === undefined;
   // Always drain both pipes: a full pipe would block the server and distort the figures.
@@ -130,7 +133,7 @@ export async function startServer(spec: ServerSpec, timeoutMs = 30_000): Promise
   const baseUrl = `http://${HOST}:${port}`;
   const server: ServerProcess = {
     name: spec.name,
-    pid: child.pid!,
+    pid: child.pid ?? -1,
     baseUrl,
     dir,
     logs: () => logs.summary(),
@@ -148,6 +151,7 @@ export async function startServer(spec: ServerSpec, timeoutMs = 30_000): Promise
 
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (spawnError) throw new Error(`${spec.name} could not be started: ${spawnError.message}`);
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`${spec.name} exited during start-up (${child.exitCode ?? child.signalCode}):\n${logs.summary().tail.join('\n')}`);
     }

@@ -40,6 +40,9 @@ export function sideFailed(side: SideResult): boolean {
   return failures(side.measured) > 0 || side.checkProblems.length > 0;
 }
 
+/** Percent of one core used by other processes above which a window's req/s is flagged. */
+const OTHER_CPU_WARNING = 10;
+
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 /** autocannon's latency histogram has 1 ms resolution: whole milliseconds, "<1" for 0. */
 const ms = (n: number) => (n < 1 ? '<1' : n.toFixed(0));
@@ -87,6 +90,9 @@ export function renderNotes(report: RunReport): string {
         out.push(`- ${r.label} / ${target}: ${m.errors} errors (${m.timeouts} timeouts), ${m.non2xx} non-2xx; status codes ${JSON.stringify(m.statusCodes)}`);
       }
       for (const p of side.checkProblems) out.push(`- ${r.label} / ${target}: check failed: ${p}`);
+      if (m.otherCpuPercentOfCore > OTHER_CPU_WARNING) {
+        out.push(`- ${r.label} / ${target}: other processes used ${m.otherCpuPercentOfCore}% of a core during the window: req/s is suspect, CPU µs/req less so`);
+      }
       if (side.warmup && failures(side.warmup) > 0) {
         out.push(`- ${r.label} / ${target}: warm-up had ${side.warmup.errors} errors, ${side.warmup.non2xx} non-2xx (not counted)`);
       }

@@ -158,6 +158,7 @@ async function main(): Promise<number> {
       results.push(r);
     }
 
+    environment.loadavgAtEnd = loadavg();
     const ok = results.every((r) => !sideFailed(r.product) && !sideFailed(r.baseline));
     const report: RunReport = {
       startedAt,
@@ -176,7 +177,7 @@ async function main(): Promise<number> {
     process.stdout.write(
       `\n${renderTable(results)}\n\n` +
         `${opts.connections} connections, ${opts.duration} s measured after ${opts.warmup} s warm-up; ` +
-        `${environment.cpus as number} CPUs, Node ${process.version}; latency of 2xx responses; ` +
+        `${cpus().length} CPUs, Node ${process.version}; latency of 2xx responses; ` +
         `CPU µs/req = server user+system CPU (all threads) / completed requests; ratio = product/baseline req/s; ` +
         `errors = failed requests (connection errors + non-2xx + failed checks), product/baseline.\n`,
     );

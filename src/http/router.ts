@@ -35,6 +35,15 @@ export class Router {
     return this;
   }
 
+  /** Methods the path answers (HEAD wherever GET is), for the Allow header of a 405. */
+  allowedMethods(path: string): string[] {
+    const methods = new Set<string>(this.exact.get(path)?.keys() ?? []);
+    const parts = path.split('/');
+    for (const r of this.patterns) if (matchSegments(r.segments, parts)) methods.add(r.method);
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods].sort();
+  }
+
   /** Returns the match, 'method' when the path exists under another method, or undefined. */
   match(method: string, path: string): Match | 'method' | undefined {
     const exact = this.exact.get(path);

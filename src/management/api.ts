@@ -33,7 +33,11 @@ export class ManagementApi {
   async handle(req: HttpRequest): Promise<HttpResponse> {
     const match = this.router.match(req.method, req.path);
     if (match === undefined) throw notFound(`No Management API route ${req.method} ${req.path}`);
-    if (match === 'method') throw new ProblemError(405, 'method-not-allowed', `${req.method} is not allowed on ${req.path}`);
+    if (match === 'method') {
+      throw new ProblemError(405, 'method-not-allowed', `${req.method} is not allowed on ${req.path}`, {
+        headers: { allow: this.router.allowedMethods(req.path).join(', ') },
+      });
+    }
     req.params = match.params;
     return match.handler(req);
   }

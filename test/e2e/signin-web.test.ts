@@ -7,9 +7,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
+import { startRpServer, type RpServer } from '../helpers/rp-server.js';
 import { createClient, createUser, type TestUser } from '../helpers/users.js';
 
-const REDIRECT = 'http://localhost:7781/cb';
 
 describe('web client: authorization code + PKCE', () => {
   let t: TestApp;
@@ -17,8 +17,12 @@ describe('web client: authorization code + PKCE', () => {
   let user: TestUser;
   let client: Record<string, any>;
   let config: oidc.Configuration;
+  let rp: RpServer;
+  let REDIRECT: string;
 
   beforeAll(async () => {
+    rp = await startRpServer();
+    REDIRECT = `${rp.origin}/cb`;
     t = await startTestApp();
     browser = await launchBrowser();
     user = await createUser(t, { email_verified: true });
@@ -26,7 +30,7 @@ describe('web client: authorization code + PKCE', () => {
       client_name: 'Web App',
       application_type: 'web',
       redirect_uris: [REDIRECT],
-      post_logout_redirect_uris: ['http://localhost:7781/bye'],
+      post_logout_redirect_uris: [`${rp.origin}/bye`],
       grant_types: ['authorization_code', 'refresh_token'],
       scope: 'openid profile email offline_access',
     });
@@ -35,13 +39,12 @@ describe('web client: authorization code + PKCE', () => {
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    await rp?.close();
   });
 
   async function newPage(): Promise<Page> {
     const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.route('http://localhost:7781/**', (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'callback reached' }));
-    return page;
+    return context.newPage();
   }
 
   async function authorize(page: Page, extra: Record<string, string> = {}) {
@@ -82,7 +85,7 @@ describe('web client: authorization code + PKCE', () => {
 
     await signIn(page, user.email, user.password);
     await page.getByRole('button', { name: 'Allow' }).click();
-    await page.waitForURL(/localhost:7781\/cb/);
+    await page.waitForURL(`${REDIRECT}**`);
 
     const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
@@ -116,7 +119,7 @@ describe('web client: authorization code + PKCE', () => {
     const { verifier, state, nonce } = await authorize(page, { scope: 'openid profile' });
     await signIn(page, user.email, user.password);
     await page.getByRole('button', { name: 'Allow' }).click();
-    await page.waitForURL(/localhost:7781\/cb/);
+    await page.waitForURL(`${REDIRECT}**`);
     const callback = new URL(page.url());
     const first = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
     await expect(oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce })).rejects.toMatchObject({ error: 'invalid_grant' });
@@ -151,7 +154,7 @@ describe('web client: authorization code + PKCE', () => {
   it('rejects an unregistered redirect_uri without redirecting to it', async () => {
     const res = await fetch(
       `${t.url}/oidc/v1/auth?` +
-        new URLSearchParams({ client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: 'http://localhost:7781/evil', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }),
+        new URLSearchParams({ client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: `${rp.origin}/evil`, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }),
       { redirect: 'manual' },
     );
     expect(res.status).toBe(400);

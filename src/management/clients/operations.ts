@@ -168,6 +168,8 @@ export const clientOperations: Operation[] = [
     method: 'GET', path: '/api/v1/clients/:client_id/stats', scope: 'svc:clients:read', rateClass: 'read', tag: 'clients', summary: 'Usage statistics of a client',
     success: { status: 200, schema: dataEnvelope(clientStatsResponse) },
     handler: async (call) => {
+      // Write the batched usage counters first, so tokens_issued and last_used_at agree at any moment.
+      await call.actor.flushUsage();
       const record = await mustGet(call, call.params.client_id!);
       const [sessions, grants] = await Promise.all([
         call.ctx.storage.oidc.listByModel(call.tenant, 'Session'),

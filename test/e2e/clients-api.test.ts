@@ -1,0 +1,348 @@
+/** The clients resource of spec 4.3, happy paths and state changes, through the real server. */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOTSTRAP_ID, api, startTestApp, type TestApp } from '../helpers/app.js';
+import { createClient, requestToken, serviceClient, tokenFor } from '../helpers/oauth.js';
+import { expectProblem } from '../helpers/problem.js';
+
+const HIGH = '100000';
+let t: TestApp;
+let admin: string;
+
+beforeAll(async () => {
+  // Generous limits: this file makes many writes; rate limiting has its own test file.
+  t = await startTestApp({ SECURITY_RATE_LIMIT_READ: HIGH, SECURITY_RATE_LIMIT_WRITE: HIGH, SECURITY_RATE_LIMIT_DELETE: HIGH, SECURITY_RATE_LIMIT_SENSITIVE: HIGH });
+  admin = await t.token('svc:clients:read svc:clients:write svc:clients:delete');
+});
+afterAll(async () => t?.close());
+
+const marker = () => `m${randomBytes(4).toString('hex')}`;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+async function list(query: string) {
+  const res = await api(t, 'GET', `/api/v1/clients?${query}`, { token: admin });
+  expect(res.status, res.text).toBe(200);
+  return res.json as { data: any[]; pagination: { has_more: boolean; next_cursor: string | null; total_count?: number } };
+}
+
+function expectNoSecret(res: { text: string; json: any }, secret?: string) {
+  const items = Array.isArray(res.json.data) ? res.json.data : [res.json.data];
+  for (const item of items) expect(item).not.toHaveProperty('client_secret');
+  if (secret) expect(res.text).not.toContain(secret);
+}
+
+describe('create', () => {
+  it('answers 201 with defaults, timestamps and the secret once', async () => {
+    const res = await api(t, 'POST', '/api/v1/clients', { token: admin, body: { client_name: 'Defaults' } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const c = res.json.data;
+    expect(c).toMatchObject({
+      client_name: 'Defaults',
+      application_type: 'web',
+      redirect_uris: [],
+      post_logout_redirect_uris: [],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      contacts: [],
+      tags: [],
+      require_pkce: true,
+      active: true,
+    });
+    expect(c.client_id).toMatch(/^[A-Za-z0-9_-]{16,}$/);
+    expect(c.client_secret).toMatch(/^[A-Za-z0-9_-]{32,}$/);
+    expect(c.created_at).toMatch(ISO);
+    expect(c.updated_at).toMatch(ISO);
+    const again = await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin });
+    expectNoSecret(again, c.client_secret);
+  });
+
+  it('stores every field of spec 2.2 and reads it back', async () => {
+    const body = {
+      client_name: 'Everything',
+      application_type: 'web',
+      redirect_uris: ['https://app.example.com/cb', 'https://app.example.com/cb2'],
+      post_logout_redirect_uris: ['https://app.example.com/bye'],
+      grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
+      response_types: ['code'],
+      scope: 'openid profile svc:clients:read',
+      token_endpoint_auth_method: 'client_secret_post',
+      client_uri: 'https://app.example.com',
+      logo_uri: 'https://app.example.com/logo.png',
+      policy_uri: 'https://app.example.com/policy',
+      tos_uri: 'https://app.example.com/tos',
+      contacts: ['ops@example.com', 'dev@example.com'],
+      description: 'A client with every field',
+      tags: ['prod', 'team-a'],
+      require_pkce: false,
+      id_token_signed_response_alg: 'ES256',
+      subject_type: 'pairwise',
+      default_max_age: 3600,
+      backchannel_logout_uri: 'https://app.example.com/backchannel',
+    };
+    const created = await createClient(t, admin, body);
+    expect(created).toMatchObject(body);
+    const got = await api(t, 'GET', `/api/v1/clients/${created.client_id}`, { token: admin });
+    expect(got.status).toBe(200);
+    const { client_secret: _s, ...withoutSecret } = created;
+    expect(got.json.data).toEqual(withoutSecret);
+  });
+
+  it('gives public clients (spa, native) no secret', async () => {
+    for (const [type, uri] of [
+      ['spa', 'https://spa.example.com/cb'],
+      ['native', 'com.example.app:/callback'],
+    ] as const) {
+      const c = await createClient(t, admin, { client_name: `Public ${type}`, application_type: type, redirect_uris: [uri] });
+      expect(c.token_endpoint_auth_method).toBe('none');
+      expect(c).not.toHaveProperty('client_secret');
+    }
+  });
+
+  it('issues a secret that works at the token endpoint', async () => {
+    const c = await serviceClient(t, admin, 'svc:clients:read');
+    expect((await requestToken(t, c, 'svc:clients:read')).status).toBe(200);
+  });
+});
+
+describe('list', () => {
+  it('never includes secrets', async () => {
+    const c = await createClient(t, admin, { client_name: 'Listed secret check' });
+    const res = await api(t, 'GET', '/api/v1/clients?limit=100', { token: admin });
+    expect(res.status).toBe(200);
+    expectNoSecret(res, c.client_secret);
+    expect(res.json.data.some((x: any) => x.client_id === c.client_id)).toBe(true);
+  });
+
+  it('filters by application_type, active and q', async () => {
+    const m = marker();
+    const web = await createClient(t, admin, { client_name: `${m} web` });
+    const spa = await createClient(t, admin, { client_name: `${m} spa`, application_type: 'spa', redirect_uris: ['https://spa.example.com/cb'] });
+    const native = await createClient(t, admin, { client_name: `${m} native`, application_type: 'native', redirect_uris: ['com.example.x:/cb'] });
+    const described = await createClient(t, admin, { client_name: 'Described', description: `contains ${m.toUpperCase()} in the description` });
+    await api(t, 'POST', `/api/v1/clients/${native.client_id}/deactivate`, { token: admin });
+
+    const ids = (r: { data: any[] }) => r.data.map((c) => c.client_id).sort();
+    expect(ids(await list(`q=${m}`))).toEqual([web, spa, native, described].map((c) => c.client_id).sort());
+    expect(ids(await list(`q=${m}&application_type=spa`))).toEqual([spa.client_id]);
+    expect(ids(await list(`q=${m}&application_type=native`))).toEqual([native.client_id]);
+    expect(ids(await list(`q=${m}&active=false`))).toEqual([native.client_id]);
+    expect(ids(await list(`q=${m}&active=true&application_type=web`))).toEqual([web.client_id, described.client_id].sort());
+    expect(ids(await list(`q=${encodeURIComponent(`${m} sp`)}`))).toEqual([spa.client_id]);
+    expect(ids(await list(`q=${web.client_id}`))).toEqual([web.client_id]); // by id too
+
+    const spas = await list('application_type=spa&limit=100');
+    expect(spas.data.length).toBeGreaterThan(0);
+    expect(spas.data.every((c) => c.application_type === 'spa')).toBe(true);
+    const inactive = await list('active=false&limit=100');
+    expect(inactive.data.every((c) => c.active === false)).toBe(true);
+  });
+
+  it('pages through all results with next_cursor; total_count only with include_count', async () => {
+    const m = marker();
+    const created: string[] = [];
+    for (let i = 0; i < 7; i++) created.push((await createClient(t, admin, { client_name: `${m} page ${i}` })).client_id);
+
+    const seen: string[] = [];
+    const hasMore: boolean[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await list(`q=${m}&limit=3&include_count=true${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`);
+      expect(res.pagination.total_count).toBe(7);
+      expect(res.data.length).toBeLessThanOrEqual(3);
+      seen.push(...res.data.map((c) => c.client_id));
+      hasMore.push(res.pagination.has_more);
+      cursor = res.pagination.next_cursor;
+      expect(cursor === null).toBe(!res.pagination.has_more);
+    } while (cursor);
+    expect(hasMore).toEqual([true, true, false]);
+    expect(seen).toEqual(created); // creation order, no repeats, nothing missed
+
+    const uncounted = await list(`q=${m}&limit=3`);
+    expect(uncounted.pagination).not.toHaveProperty('total_count');
+    expect(uncounted.pagination.has_more).toBe(true);
+    expect(typeof uncounted.pagination.next_cursor).toBe('string');
+  });
+
+  it('defaults to 25 per page and allows 1 to 100', async () => {
+    const total = (await list('include_count=true')).pagination.total_count!;
+    for (let i = total; i < 27; i++) await createClient(t, admin, { client_name: `filler ${i}` });
+    expect((await list('')).data).toHaveLength(25);
+    expect((await list('limit=1')).data).toHaveLength(1);
+    expect((await list('limit=100')).data.length).toBeGreaterThanOrEqual(27);
+  });
+});
+
+describe('get, replace, update, delete', () => {
+  it('GET answers the client without its secret', async () => {
+    const c = await createClient(t, admin, { client_name: 'Get me' });
+    const res = await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin });
+    expect(res.status).toBe(200);
+    expect(res.json.data.client_id).toBe(c.client_id);
+    expectNoSecret(res, c.client_secret);
+  });
+
+  it('PUT replaces every mutable field: omitted ones are cleared to their defaults', async () => {
+    const c = await createClient(t, admin, {
+      client_name: 'Before PUT',
+      description: 'to be cleared',
+      tags: ['a'],
+      contacts: ['a@example.com'],
+      client_uri: 'https://before.example.com',
+      scope: 'svc:clients:read',
+      grant_types: ['client_credentials'],
+      require_pkce: false,
+      default_max_age: 60,
+    });
+    const res = await api(t, 'PUT', `/api/v1/clients/${c.client_id}`, { token: admin, body: { client_name: 'After PUT' } });
+    expect(res.status).toBe(200);
+    expectNoSecret(res, c.client_secret);
+    const d = res.json.data;
+    expect(d).toMatchObject({ client_id: c.client_id, client_name: 'After PUT', tags: [], contacts: [], grant_types: ['authorization_code'], require_pkce: true, active: true });
+    for (const cleared of ['description', 'client_uri', 'scope', 'default_max_age']) expect(d).not.toHaveProperty(cleared);
+    expect(d.created_at).toBe(c.created_at);
+    expect(d.updated_at >= c.updated_at).toBe(true);
+    expect((await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data).toEqual(d);
+  });
+
+  it('PUT accepts a GET representation sent back, ignoring read-only fields', async () => {
+    const c = await createClient(t, admin, { client_name: 'Round trip', tags: ['x'] });
+    const got = (await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data;
+    const res = await api(t, 'PUT', `/api/v1/clients/${c.client_id}`, { token: admin, body: { ...got, client_id: 'hijack', active: false, created_at: '2000-01-01T00:00:00.000Z', client_name: 'Round trip 2' } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.data).toMatchObject({ client_id: c.client_id, active: true, created_at: c.created_at, client_name: 'Round trip 2', tags: ['x'] });
+    expect((await api(t, 'GET', '/api/v1/clients/hijack', { token: admin })).status).toBe(404);
+  });
+
+  it('PATCH changes only the supplied fields', async () => {
+    const c = await createClient(t, admin, { client_name: 'Patch me', description: 'keep', tags: ['keep'], scope: 'openid' });
+    const res = await api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body: { tags: ['new'], client_uri: 'https://patched.example.com' } });
+    expect(res.status).toBe(200);
+    expectNoSecret(res, c.client_secret);
+    expect(res.json.data).toMatchObject({ client_name: 'Patch me', description: 'keep', scope: 'openid', tags: ['new'], client_uri: 'https://patched.example.com' });
+    const empty = await api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body: {} });
+    expect(empty.status).toBe(200);
+    expect(empty.json.data).toMatchObject({ client_name: 'Patch me', description: 'keep', tags: ['new'] });
+  });
+
+  it('keeps the secret of a confidential client through PUT and PATCH', async () => {
+    const c = await serviceClient(t, admin, 'svc:clients:read');
+    await api(t, 'PATCH', `/api/v1/clients/${c.id}`, { token: admin, body: { description: 'patched' } });
+    await api(t, 'PUT', `/api/v1/clients/${c.id}`, { token: admin, body: { client_name: 'put', grant_types: ['client_credentials'], scope: 'svc:clients:read' } });
+    expect((await requestToken(t, c, 'svc:clients:read')).status).toBe(200);
+  });
+
+  it('DELETE answers 204, then the client is gone (404) and unlisted', async () => {
+    const c = await createClient(t, admin, { client_name: 'Delete me' });
+    const path = `/api/v1/clients/${c.client_id}`;
+    const del = await api(t, 'DELETE', path, { token: admin });
+    expect(del.status).toBe(204);
+    expect(del.text).toBe('');
+    expectProblem(await api(t, 'GET', path, { token: admin }), 404, 'not-found', path);
+    expectProblem(await api(t, 'DELETE', path, { token: admin }), 404, 'not-found', path);
+    expect((await list(`q=${c.client_id}`)).data).toEqual([]);
+  });
+});
+
+describe('activate and deactivate', () => {
+  it('switches active and answers the client', async () => {
+    const c = await serviceClient(t, admin, 'svc:clients:read');
+    const off = await api(t, 'POST', `/api/v1/clients/${c.id}/deactivate`, { token: admin });
+    expect(off.status).toBe(200);
+    expect(off.json.data).toMatchObject({ client_id: c.id, active: false });
+    expectNoSecret(off, c.secret);
+    expect((await api(t, 'GET', `/api/v1/clients/${c.id}`, { token: admin })).json.data.active).toBe(false);
+    expect((await requestToken(t, c, 'svc:clients:read')).json.error).toBe('invalid_client');
+    // Deactivating twice is harmless.
+    expect((await api(t, 'POST', `/api/v1/clients/${c.id}/deactivate`, { token: admin })).json.data.active).toBe(false);
+
+    const on = await api(t, 'POST', `/api/v1/clients/${c.id}/activate`, { token: admin });
+    expect(on.status).toBe(200);
+    expect(on.json.data).toMatchObject({ client_id: c.id, active: true });
+    expectNoSecret(on, c.secret);
+    expect((await requestToken(t, c, 'svc:clients:read')).status).toBe(200);
+  });
+});
+
+describe('secret regeneration', () => {
+  it('returns a new secret that works; the old one is refused at once', async () => {
+    const c = await serviceClient(t, admin, 'svc:clients:read');
+    const res = await api(t, 'POST', `/api/v1/clients/${c.id}/secret`, { token: admin });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.json.data).sort()).toEqual(['client_id', 'client_secret']);
+    expect(res.json.data.client_id).toBe(c.id);
+    const fresh = res.json.data.client_secret as string;
+    expect(fresh).not.toBe(c.secret);
+    expect(fresh.length).toBeGreaterThanOrEqual(32);
+
+    const old = await requestToken(t, c, 'svc:clients:read');
+    expect(old.status).toBe(401);
+    expect(old.json.error).toBe('invalid_client');
+    expect((await requestToken(t, { id: c.id, secret: fresh }, 'svc:clients:read')).status).toBe(200);
+    // The new secret is not shown again.
+    expectNoSecret(await api(t, 'GET', `/api/v1/clients/${c.id}`, { token: admin }), fresh);
+  });
+});
+
+describe('stats', () => {
+  it('counts every token issued to the client', async () => {
+    const c = await serviceClient(t, admin, 'svc:clients:read');
+    const path = `/api/v1/clients/${c.id}/stats`;
+    const zero = await api(t, 'GET', path, { token: admin });
+    expect(zero.status).toBe(200);
+    expect(zero.json.data).toEqual({ client_id: c.id, tokens_issued: 0, active_sessions: 0, active_grants: 0, last_used_at: null });
+
+    for (let i = 0; i < 3; i++) await tokenFor(t, c, 'svc:clients:read');
+    const three = (await api(t, 'GET', path, { token: admin })).json.data;
+    expect(three.tokens_issued).toBe(3);
+    expect(three.last_used_at).toMatch(ISO);
+
+    // Still exact after the batched counters were written to storage (no double count).
+    await new Promise((r) => setTimeout(r, 1300));
+    expect((await api(t, 'GET', path, { token: admin })).json.data.tokens_issued).toBe(3);
+    await tokenFor(t, c, 'svc:clients:read');
+    expect((await api(t, 'GET', path, { token: admin })).json.data.tokens_issued).toBe(4);
+    // Refused requests issue nothing.
+    await requestToken(t, c, 'svc:clients:write');
+    expect((await api(t, 'GET', path, { token: admin })).json.data.tokens_issued).toBe(4);
+  });
+});
+
+describe('audit', () => {
+  const entries = async (type: string) => (await t.app.ctx.storage.audit.list('default', { type }, { limit: 100, include_count: true })).items;
+
+  it('records create, update, state changes, secret rotation and delete with the affected id', async () => {
+    const c = await createClient(t, admin, { client_name: 'Audited' });
+    const id = c.client_id as string;
+    await api(t, 'PATCH', `/api/v1/clients/${id}`, { token: admin, body: { description: 'x' } });
+    await api(t, 'PUT', `/api/v1/clients/${id}`, { token: admin, body: { client_name: 'Audited 2' } });
+    await api(t, 'POST', `/api/v1/clients/${id}/deactivate`, { token: admin });
+    await api(t, 'POST', `/api/v1/clients/${id}/activate`, { token: admin });
+    await api(t, 'POST', `/api/v1/clients/${id}/secret`, { token: admin });
+    await api(t, 'DELETE', `/api/v1/clients/${id}`, { token: admin });
+
+    const about = (list: Awaited<ReturnType<typeof entries>>) => list.filter((e) => e.details.client_id === id);
+    const created = about(await entries('client.created'));
+    expect(created).toHaveLength(1);
+    expect(created[0]).toMatchObject({ status: 'success', client_id: BOOTSTRAP_ID, ip_address: '127.0.0.1', tenant_id: 'default' });
+    expect(created[0]!.timestamp).toMatch(ISO);
+    const updated = about(await entries('client.updated'));
+    expect(updated.map((e) => e.details.method).sort()).toEqual(['PATCH', 'PUT']);
+    expect(about(await entries('client.deactivated'))).toHaveLength(1);
+    expect(about(await entries('client.activated'))).toHaveLength(1);
+    expect(about(await entries('client.secret_rotated'))).toHaveLength(1);
+    expect(about(await entries('client.deleted'))).toHaveLength(1);
+    // The audit log never holds the secret.
+    const all = await t.app.ctx.storage.audit.list('default', {}, { limit: 100, include_count: false });
+    expect(JSON.stringify(all.items)).not.toContain(c.client_secret);
+  });
+
+  it('lists client.created entries through the storage API with a count', async () => {
+    const before = (await t.app.ctx.storage.audit.list('default', { type: 'client.created' }, { limit: 10, include_count: true })).total_count!;
+    await createClient(t, admin, { client_name: 'Counted' });
+    const after = await t.app.ctx.storage.audit.list('default', { type: 'client.created' }, { limit: 10, include_count: true });
+    expect(after.total_count).toBe(before + 1);
+    expect(after.items[0]!.details.client_name).toBe('Counted'); // newest first
+  });
+});
