@@ -22,6 +22,7 @@ import { baselineTarget, prepareBaseline, prepareProduct, productTarget } from '
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TARGETS: readonly Target[] = ['product', 'baseline'];
 
+const round2 = (n: number) => Math.round(n * 100) / 100;
 const progress = (msg: string) => process.stderr.write(msg + '\n');
 
 /** The one-off check of a scenario's request, outside the load window. */
@@ -152,7 +153,8 @@ async function main(): Promise<number> {
         label: scenario.label,
         product: p,
         baseline: b,
-        ratio: b.measured.rps > 0 ? Math.round((p.measured.rps / b.measured.rps) * 100) / 100 : null,
+        ratio: b.measured.rps > 0 ? round2(p.measured.rps / b.measured.rps) : null,
+        cpuRatio: p.measured.cpuMicrosPerRequest && b.measured.cpuMicrosPerRequest ? round2(b.measured.cpuMicrosPerRequest / p.measured.cpuMicrosPerRequest) : null,
       };
       if (scenario.note) r.note = scenario.note;
       results.push(r);

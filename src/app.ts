@@ -16,6 +16,7 @@ import { Sealer, loadEncryptionKey } from './keys/sealer.js';
 import { createLogger, type Logger } from './log.js';
 import { ManagementApi } from './management/api.js';
 import { allOperations } from './management/index.js';
+import { buildOpenApi } from './management/openapi.js';
 import { Cursors } from './management/pagination.js';
 import { MemoryRateLimiter } from './management/rate-limit.js';
 import { Metrics } from './metrics/metrics.js';
@@ -99,6 +100,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const oidcPath = config.oidc.path;
   const metricsPath = config.features.metrics.enabled ? config.features.metrics.path : null;
   let ready = false;
+  let openapiBody: string | undefined;
 
   async function route(req: HttpRequest): Promise<HttpResponse> {
     if (req.path === '/healthz') return json(200, { status: 'ok' }, { 'cache-control': 'no-store' });
@@ -120,6 +122,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     if (req.path === oidcPath || req.path.startsWith(`${oidcPath}/`)) {
       const { actor } = await actorFor(req);
       return actor.handleOidc(req);
+    }
+    if (req.path === '/api/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
+      openapiBody ??= JSON.stringify(buildOpenApi(allOperations, config));
+      return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }, body: openapiBody };
     }
     if (req.path.startsWith('/api/v1/')) return management.handle(req);
     throw notFound(`No route for ${req.method} ${req.path}`);

@@ -127,7 +127,7 @@ export const configSchema = z.object({
           max_failed_attempts: posInt.default(5),
           failure_window_seconds: posInt.default(900),
           lockout_seconds: posInt.default(900),
-          per_ip_per_minute: posInt.default(30),
+          per_ip_per_minute: posInt.default(120),
         })
         .prefault({}),
       outbound: z.object({ allow_private_networks: bool.default(false) }).prefault({}),

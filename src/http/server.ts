@@ -117,6 +117,8 @@ export class HttpServer {
     this.inFlight++;
 
     const finish = (response: HttpResponse) => {
+      // While draining, a kept-alive connection gets its answer and is closed, so it cannot hold
+      // the shutdown open with more requests.
       if (!aborted) {
         res.cork(() => this.write(res, response, id));
       }

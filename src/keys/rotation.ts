@@ -95,7 +95,7 @@ export function rotationDue(keys: SigningKeyRecord[], algorithms: readonly Signi
   });
 }
 
-/** Earliest end of an overlap window still ahead (the scheduler wakes up for it). */
+/** Earliest end of an overlap window among expiring keys (the scheduler wakes up for it). */
 export function nextExpiry(keys: SigningKeyRecord[]): number | undefined {
   const ends = keys.filter((k) => k.status === 'expiring' && k.expires_at).map((k) => Date.parse(k.expires_at!));
   return ends.length ? Math.min(...ends) : undefined;
@@ -103,7 +103,9 @@ export function nextExpiry(keys: SigningKeyRecord[]): number | undefined {
 
 // Rotations of one tenant in this process run one after the other (a second transaction on the
 // shared SQLite connection must not start inside the first). Across instances, the transaction
-// and the re-check inside it do the job.
+// and the re-check inside it do the job; that needs KeyRepository.transaction to serialise writers
+// of a tenant: SQLite's BEGIN IMMEDIATE does, PostgreSQL needs pg_advisory_xact_lock (or
+// SELECT ... FOR UPDATE) since READ COMMITTED alone would let both instances see "due".
 const queues = new WeakMap<object, Map<TenantId, Promise<unknown>>>();
 
 function exclusive<T>(repo: KeyRepository, tenant: TenantId, fn: () => Promise<T>): Promise<T> {

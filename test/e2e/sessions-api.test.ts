@@ -2,8 +2,12 @@
  * The sessions resource (spec 4.5) against the real server. Sessions, grants and tokens are written
  * as oidc-provider would store them (same models and payload fields), then read and revoked via the API.
  */
+import * as oidcClient from 'openid-client';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { createClient, createUser } from '../helpers/users.js';
 
 const T = 'default';
 const TTL = 1209600; // default ttl.Session
@@ -187,4 +191,74 @@ describe('sessions API', () => {
       expect(await remaining()).toEqual(['b-2']);
     });
   });
+
+  describe('with a real sign-in (Chromium)', () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      browser = await launchBrowser();
+    });
+    afterAll(async () => browser?.close());
+
+    it('shows the session oidc-provider stored, and revoking it kills its refresh token and the login', async () => {
+      // Loopback (allowed with NODE_ENV=test); nothing listens there, the page route answers instead.
+      const APP = 'http://127.0.0.1:65534';
+      const user = await createUser(t);
+      const client = await createClient(t, {
+        client_name: 'Session RP', application_type: 'web', redirect_uris: [`${APP}/cb`], first_party: true,
+        grant_types: ['authorization_code', 'refresh_token'], scope: 'openid offline_access',
+      });
+      const config = await oidcClient.discovery(new URL(t.issuer), client.client_id, client.client_secret, undefined, { execute: [oidcClient.allowInsecureRequests] });
+      const page = await (await browser.newContext()).newPage();
+      await page.route(`${APP}/**`, (route) => route.fulfill({ status: 200, body: 'rp' }));
+      const authorize = async (extra: Record<string, string> = {}) => {
+        const verifier = oidcClient.randomPKCECodeVerifier();
+        const state = oidcClient.randomState();
+        const url = oidcClient.buildAuthorizationUrl(config, {
+          redirect_uri: `${APP}/cb`, scope: 'openid offline_access', state,
+          code_challenge: await oidcClient.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra,
+        });
+        await page.goto(url.href);
+        return { verifier, state };
+      };
+
+      const first = await authorize();
+      await page.getByLabel('E-mail').fill(user.email);
+      await page.getByLabel('Password').fill(user.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${APP}/cb**`); // first-party: no consent page
+      const tokens = await oidcClient.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: first.verifier, expectedState: first.state });
+      // The refresh token works while the session lives (rotation hands out a new one).
+      const refreshed = await oidcClient.refreshTokenGrant(config, tokens.refresh_token!);
+      expect(refreshed.refresh_token).toBeTruthy();
+
+      const listed = await call('GET', `/api/v1/sessions?username=${user.id}`);
+      expect(listed.json.data).toHaveLength(1);
+      const s = listed.json.data[0];
+      expect(s).toMatchObject({ account_id: user.id, client_ids: [client.client_id], active: true });
+      expect(Date.parse(s.expires_at) - Date.now()).toBeGreaterThan((TTL - 120) * 1000);
+      expect((await call('GET', `/api/v1/users/${user.id}/sessions`, await t.token('svc:sessions:read'))).json.data.map((x: { jti: string }) => x.jti)).toEqual([s.jti]);
+
+      // A silent authorization request with the browser's cookies: answered with a code while the
+      // session lives. (Sent with fetch: Playwright routes do not see the redirect of a page.goto.)
+      const silent = async () => {
+        const cookies = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+        const url = oidcClient.buildAuthorizationUrl(config, {
+          redirect_uri: `${APP}/cb`, scope: 'openid', state: 'silent', prompt: 'none',
+          code_challenge: await oidcClient.calculatePKCECodeChallenge(oidcClient.randomPKCECodeVerifier()), code_challenge_method: 'S256',
+        });
+        const res = await fetch(url.href.replace(/^http:\/\/localhost:/, 'http://127.0.0.1:'), { redirect: 'manual', headers: { cookie: cookies } });
+        expect(res.status).toBe(303);
+        return new URL(res.headers.get('location')!).searchParams;
+      };
+      expect((await silent()).get('code')).toBeTruthy();
+
+      expect((await call('DELETE', `/api/v1/sessions/${s.jti}`, revoke)).status).toBe(204);
+      await expect(oidcClient.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+      const after = await silent();
+      expect(after.get('error')).toBe('login_required');
+      expect(after.get('state')).toBe('silent');
+      await page.context().close();
+    });
+  });
 });
+

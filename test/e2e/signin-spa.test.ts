@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * Single page app, end to end with a real SPA library: oidc-client-ts (its browser bundle) runs in
  * headless Chromium on its own origin (a tiny static server), configured as spec 1.1 rule 4 says
@@ -202,7 +203,7 @@ describe('spa client: oidc-client-ts in the browser', () => {
     // The library only decodes the ID token (sub); the signature, issuer and audience are checked here.
     const claims = await verifyIdToken(signedIn.id_token);
     expect(claims.sub).toBe(user.id);
-    expect(claims.at_hash).toBeTruthy();
+    expect(claims.exp).toBeGreaterThan(Date.now() / 1000);
     expect(signedIn.profile.iss ?? claims.iss).toBe(t.issuer);
 
     // The authorization request carried an S256 challenge (spec 1.1 rule 3).
@@ -215,7 +216,7 @@ describe('spa client: oidc-client-ts in the browser', () => {
     expect(discovery?.headers()['access-control-allow-origin']).toBe('*');
     const token = traffic.responses.find((r) => r.url() === `${t.issuer}/token` && r.request().method() === 'POST');
     expect(token?.status()).toBe(200);
-    expect(token?.request().headers()['origin']).toBe(spa.origin);
+    expect((await token!.request().allHeaders())['origin']).toBe(spa.origin);
     expect(token?.headers()['access-control-allow-origin']).toBe(spa.origin);
     await context.close();
   });
@@ -249,7 +250,6 @@ describe('spa client: oidc-client-ts in the browser', () => {
     expect(authUrl.searchParams.get('prompt')).toBe('none');
     expect(authUrl.searchParams.get('redirect_uri')).toBe(`${spa.origin}/silent.html`);
     expect(authUrl.searchParams.get('code_challenge_method')).toBe('S256');
-    console.log('DEBUG silent auth headers', JSON.stringify(auth!.headers()));
     expect(auth!.status()).toBe(303);
     const back = new URL(auth!.headers()['location']!);
     expect(`${back.origin}${back.pathname}`).toBe(`${spa.origin}/silent.html`);
@@ -260,6 +260,31 @@ describe('spa client: oidc-client-ts in the browser', () => {
     // The library now holds the renewed user.
     const stored = (await page.evaluate(() => (window as any).readUser())) as SpaUser;
     expect(stored.access_token).toBe(renewed.access_token);
+    await context.close();
+  });
+
+  it('without a provider session, signinSilent fails with login_required instead of a framed sign-in page', async () => {
+    const { context, page, traffic } = await openSpa();
+    await signInThroughSpa(page);
+    // The provider's session cookies go (as after a sign-out elsewhere); the SPA still holds its user.
+    await context.clearCookies();
+    const seen = traffic.responses.length;
+    const started = Date.now();
+    const outcome = await page.evaluate(async () => {
+      try {
+        await (window as any).mgr.signinSilent();
+        return { ok: true };
+      } catch (e: any) {
+        return { ok: false, error: e.error ?? null, message: String(e.message) };
+      }
+    });
+    expect(outcome).toMatchObject({ ok: false, error: 'login_required' });
+    // Answered by a redirect to silent.html, not by the iframe timeout (10 s by default).
+    expect(Date.now() - started).toBeLessThan(8000);
+    const auth = traffic.responses.slice(seen).find((r) => new URL(r.url()).pathname.endsWith('/auth'));
+    expect(auth?.status()).toBe(303);
+    expect(new URL(auth!.headers()['location']!).searchParams.get('error')).toBe('login_required');
+    expect(traffic.responses.slice(seen).some((r) => r.url().includes('/interaction/'))).toBe(false);
     await context.close();
   });
 
@@ -285,7 +310,7 @@ describe('spa client: oidc-client-ts in the browser', () => {
     const fromSpa = await page.evaluate(
       async ({ url, token }) => {
         const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-        return { status: res.status, body: await res.json() };
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
       },
       { url: userinfo, token: signedIn.access_token },
     );
@@ -308,9 +333,8 @@ describe('spa client: oidc-client-ts in the browser', () => {
       },
       { url: userinfo, token: signedIn.access_token },
     );
-    console.log('DEBUG fromOther', JSON.stringify(fromOther));
-    expect(fromOther).not.toHaveProperty('body', expect.stringContaining(user.email));
-    expect(JSON.stringify(fromOther)).not.toContain(user.email);
+    // clientBasedCORS: the browser refuses the cross-origin read (fetch rejects).
+    expect(fromOther).toEqual({ error: expect.stringContaining('Failed to fetch') });
     await context.close();
   });
 

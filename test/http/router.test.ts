@@ -79,6 +79,13 @@ describe('Router', () => {
     expect(m.params).toEqual({ '*': 'a/b/c.txt' });
   });
 
+  it('names the methods a path answers, for the Allow header of a 405', () => {
+    expect(r.allowedMethods('/api/v1/clients')).toEqual(['GET', 'HEAD', 'POST']);
+    expect(r.allowedMethods('/api/v1/clients/x')).toEqual(['DELETE', 'GET', 'HEAD']);
+    expect(r.allowedMethods('/api/v1/clients/x/secret')).toEqual(['POST']);
+    expect(r.allowedMethods('/nowhere')).toEqual([]);
+  });
+
   it('lists its routes', () => {
     expect(r.routes).toContainEqual({ method: 'GET', pattern: '/api/v1/clients/:client_id' });
     expect(r.routes).toHaveLength(7);

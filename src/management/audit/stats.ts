@@ -3,6 +3,7 @@
  * computed on its own, under a time limit: one failing or hanging dependency shows up as that
  * section's `error` (or that check's `unhealthy`) while the rest still answer.
  */
+import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import type { TenantActor } from '../../tenancy/actor.js';
 import { op, type Operation } from '../operation.js';
@@ -93,10 +94,30 @@ export async function healthChecks(ctx: AppContext, actor: TenantActor) {
   return { status, checks, timestamp: new Date().toISOString() };
 }
 
+/** A section is its figures, or `{error}` when it could not be computed. */
+const section = <T extends z.ZodRawShape>(shape: T) => z.union([z.object(shape), z.object({ error: z.string() })]);
+const overviewResponse = z.object({
+  data: z.object({
+    users: section({ total: z.number() }),
+    clients: section({ total: z.number() }),
+    sessions: section({ total: z.number(), active: z.number() }),
+    grants: section({ total: z.number() }),
+    activity: section({ totalActivities: z.number(), uniqueUsers: z.number(), todayCount: z.number(), successfulLogins: z.number(), failedLogins: z.number() }),
+  }),
+});
+const checkStatus = z.object({ status: z.enum(['healthy', 'unhealthy', 'unknown']) });
+const healthResponse = z.object({
+  data: z.object({
+    status: z.enum(['healthy', 'degraded', 'unknown']),
+    checks: z.object({ database: checkStatus, oidc: checkStatus, config: checkStatus }),
+    timestamp: z.string(),
+  }),
+});
+
 export const statsOperations: Operation[] = [
   op({
     method: 'GET', path: '/api/v1/stats', scope: 'svc:stats:read', rateClass: 'read', tag: 'stats', summary: 'Dashboard overview; a failing section carries {error} while the others answer',
-    success: { status: 200 },
+    success: { status: 200, schema: overviewResponse },
     handler: async (call) => {
       const data = await computeSections(call.ctx, call.tenant, call.req.id, overviewSections(call.ctx, call.tenant));
       return sendJson(200, JSON.stringify({ data }));
@@ -104,7 +125,7 @@ export const statsOperations: Operation[] = [
   }),
   op({
     method: 'GET', path: '/api/v1/stats/health', scope: 'svc:stats:read', rateClass: 'read', tag: 'stats', summary: 'Health checks; 503 when any check is unhealthy',
-    success: { status: 200 },
+    success: { status: 200, schema: healthResponse, description: 'Healthy (the same body with 503 when degraded)' },
     errors: [503],
     handler: async (call) => {
       const data = await healthChecks(call.ctx, call.actor);

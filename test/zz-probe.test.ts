@@ -1,0 +1,31 @@
+import { it } from 'vitest';
+import pino from 'pino';
+import { HttpServer } from '../src/http/server.js';
+import { head, openRaw } from './helpers/raw-http.js';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+it.each([5, 400])('probe %d', async (delay) => {
+  const server = new HttpServer({ host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }), handle: async (req) => { console.log('HANDLE', req.body.length); await sleep(delay); return { status: 201, body: 'ok' }; } });
+  const port = await server.listen();
+  const slow = await openRaw(port);
+  await slow.write(head('POST', '/x', port, { 'content-length': 20 }));
+  await slow.write('0123456789');
+  await sleep(50);
+  const closing = server.close().then(() => console.log('CLOSED'));
+  await sleep(100);
+  await slow.write('0123456789');
+  console.log('RESP', delay, JSON.stringify(await slow.response.catch((e) => e.message)));
+  await closing;
+});
+it('probe sync-block', async () => {
+  const server = new HttpServer({ host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }), handle: async (req) => { const end = Date.now() + 400; while (Date.now() < end); return { status: 201, body: 'ok' }; } });
+  const port = await server.listen();
+  const slow = await openRaw(port);
+  await slow.write(head('POST', '/x', port, { 'content-length': 20 }));
+  await slow.write('0123456789');
+  await sleep(50);
+  const closing = server.close().then(() => console.log('CLOSED'));
+  await sleep(100);
+  await slow.write('0123456789');
+  console.log('RESP sync', JSON.stringify(await slow.response.catch((e) => e.message)));
+  await closing;
+});
