@@ -94,6 +94,10 @@ export class HttpServer {
           resolve();
         };
       });
+      // The last response may have been written inside uWS's own dispatch (a handler that settled
+      // in microtasks), where it sits in the cork buffer until that dispatch returns. Closing now
+      // would drop it: let the loop turn so uWS sends it first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     (this.app as unknown as { close?: () => void }).close?.();
   }
@@ -119,6 +123,7 @@ export class HttpServer {
     const finish = (response: HttpResponse) => {
       // While draining, a kept-alive connection gets its answer and is closed, so it cannot hold
       // the shutdown open with more requests.
+      if (this.draining) response.headers = { ...(response.headers ?? {}), connection: 'close' };
       if (!aborted) {
         res.cork(() => this.write(res, response, id));
       }

@@ -276,6 +276,8 @@ export class TenantActor implements TokenContext {
  */
 function secureHtml(res: HttpResponse): HttpResponse {
   const type = res.headers?.['content-type'];
+  // Redirects carry a tiny HTML body nobody renders: framing headers there would only get in the way.
+  if (res.status >= 300 && res.status < 400) return res;
   if (typeof type !== 'string' || !type.startsWith('text/html') || res.headers?.['content-security-policy']) return res;
   const body = res.body?.toString() ?? '';
   const action = /<form method="post" action="([^"]+)"/.exec(body)?.[1]?.replace(/&amp;/g, '&');

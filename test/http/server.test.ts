@@ -1,0 +1,116 @@
+/** The uWS front door on its own: body limits, request copy, draining on close. */
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpServer, MAX_BODY_BYTES } from '../../src/http/server.js';
+import type { HttpRequest, HttpResponse } from '../../src/http/types.js';
+import { head, openRaw } from '../helpers/raw-http.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const servers: HttpServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close(100)));
+});
+
+async function serve(handle: (req: HttpRequest) => Promise<HttpResponse>): Promise<{ server: HttpServer; port: number; seen: HttpRequest[] }> {
+  const seen: HttpRequest[] = [];
+  const server = new HttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    log: pino({ level: 'silent' }),
+    handle: (req) => {
+      seen.push(req);
+      return handle(req);
+    },
+  });
+  servers.push(server);
+  return { server, port: await server.listen(), seen };
+}
+
+describe('HttpServer', () => {
+  it('copies method, path, query, headers, body and a normalised client address', async () => {
+    const { port, seen } = await serve(async () => ({ status: 200, headers: { 'content-type': 'text/plain', 'x-custom': ['a', 'b'] }, body: 'hello' }));
+    const res = await fetch(`http://127.0.0.1:${port}/some/path?x=1&y=%20`, {
+      method: 'PATCH',
+      headers: { 'X-Mixed-Case': 'v', 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('hello');
+    expect(res.headers.get('x-custom')).toBe('a, b');
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const req = seen[0]!;
+    expect(req.method).toBe('PATCH');
+    expect(req.path).toBe('/some/path');
+    expect(req.rawQuery).toBe('x=1&y=%20');
+    expect(req.headers['x-mixed-case']).toBe('v');
+    expect(req.body.toString()).toBe('{"a":1}');
+    expect(req.ip).toBe('127.0.0.1');
+    expect(req.id).toBe(res.headers.get('x-request-id'));
+  });
+
+  it('answers 413 before reading a body declared over 1 MiB, closing the connection', async () => {
+    const { port, seen } = await serve(async () => ({ status: 200 }));
+    const conn = await openRaw(port);
+    await conn.write(head('POST', '/upload', port, { 'content-type': 'application/json', 'content-length': MAX_BODY_BYTES + 1 }));
+    const res = await conn.response;
+    expect(res.status).toBe(413);
+    expect(res.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(res.body)).toMatchObject({ type: 'urn:svc:error:payload-too-large', status: 413, instance: '/upload' });
+    await conn.closed;
+    expect(seen).toHaveLength(0); // the application never saw it
+  });
+
+  it('reads a body of exactly 1 MiB', async () => {
+    const { port } = await serve(async (req) => ({ status: 200, body: String(req.body.length) }));
+    const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: new Uint8Array(MAX_BODY_BYTES) });
+    expect(await res.text()).toBe(String(MAX_BODY_BYTES));
+  });
+
+  it('answers 500 problem when the handler rejects', async () => {
+    const { port } = await serve(async () => {
+      throw new Error('boom at /secret/path.ts:12');
+    });
+    const res = await fetch(`http://127.0.0.1:${port}/x`);
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject({ type: 'urn:svc:error:internal', status: 500 });
+    expect(text).not.toContain('boom');
+  });
+
+  describe('close()', () => {
+    it.each([
+      ['settles in microtasks', async (): Promise<HttpResponse> => ({ status: 201, body: 'done' })],
+      ['takes a while', async (): Promise<HttpResponse> => (await sleep(50), { status: 201, body: 'done' })],
+    ])('delivers the last in-flight response when the handler %s', async (_name, handler) => {
+      const { server, port } = await serve(handler);
+      const conn = await openRaw(port);
+      await conn.write(head('POST', '/slow', port, { 'content-length': 10 }));
+      await conn.write('01234');
+      await sleep(50);
+      let closed = false;
+      const closing = server.close().then(() => (closed = true));
+      await sleep(50);
+      expect(closed).toBe(false);
+      await conn.write('56789');
+      const res = await conn.response;
+      expect(res.status).toBe(201);
+      expect(res.body).toBe('done');
+      expect(res.headers.connection).toBe('close');
+      await closing;
+      await conn.closed;
+    });
+
+    it('stops waiting after its timeout', async () => {
+      const { server, port } = await serve(async () => ({ status: 200 }));
+      const conn = await openRaw(port);
+      await conn.write(head('POST', '/never', port, { 'content-length': 10 }));
+      await sleep(30);
+      const started = Date.now();
+      await server.close(150);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(server.accepting).toBe(false);
+      conn.end();
+    });
+  });
+});
