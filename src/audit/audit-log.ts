@@ -4,7 +4,7 @@
  * administration (`client.created`, `client.updated`, `client.deleted`, `client.secret_rotated`,
  * ...). A failed audit write is logged, never turned into a failed request.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AuditEntry, AuditStatus, Storage, TenantId } from '../storage/types.js';
 
@@ -19,6 +19,24 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
+/** UUIDv7: time-ordered, so entries written in the same millisecond still sort in write order per process. */
+let lastMs = 0;
+let seq = 0;
+export function timeOrderedId(now = Date.now()): string {
+  if (now === lastMs) seq = (seq + 1) & 0xfff;
+  else {
+    lastMs = now;
+    seq = randomBytes(2).readUInt16BE() & 0x7ff;
+  }
+  const b = randomBytes(16);
+  b.writeUIntBE(now, 0, 6);
+  b[6] = 0x70 | (seq >> 8);
+  b[7] = seq & 0xff;
+  b[8] = 0x80 | (b[8]! & 0x3f);
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 export class AuditLog {
   constructor(
     private readonly storage: Storage,
@@ -27,7 +45,7 @@ export class AuditLog {
 
   async record(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
     const entry: AuditEntry = {
-      id: randomUUID(),
+      id: timeOrderedId(),
       type: event.type,
       status: event.status ?? 'success',
       username: event.username ?? null,

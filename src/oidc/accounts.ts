@@ -27,7 +27,8 @@ export function userClaims(u: UserRecord): Record<string, unknown> {
 export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount {
   return async (_ctx, sub): Promise<Account | undefined> => {
     const user = await storage.users.get(tenant, sub);
-    if (!user || user.deleted_at || !user.account_enabled) return undefined;
+    // Locked, disabled and anonymised users lose their sessions' tokens too (refresh, userinfo).
+    if (!user || !canSignIn(user)) return undefined;
     return {
       accountId: user.id,
       // oidc-provider filters these by the granted scopes (claims configuration in provider.ts).

@@ -2,6 +2,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, api, startTestApp, type TestApp } from '../helpers/app.js';
+import { head, openRaw } from '../helpers/raw-http.js';
 import { RESOURCE, bootstrap, introspect, peekJwt, postForm, requestToken, serviceClient, tokenFor, type Credentials } from '../helpers/oauth.js';
 
 const ALL_CLIENT_SCOPES = 'svc:clients:read svc:clients:write svc:clients:delete';
@@ -83,13 +84,13 @@ describe('signing algorithms', () => {
     const { payload, protectedHeader } = await verify(token);
     expect(protectedHeader.alg).toBe(alg);
     expect(payload).toMatchObject({ sub: c.id, client_id: c.id, scope: 'svc:clients:read', aud: RESOURCE });
-    const jwksDoc = await (await fetch(`${t.url}/oidc/v1/jwks`)).json();
+    const jwksDoc = (await (await fetch(`${t.url}/oidc/v1/jwks`)).json()) as { keys: Array<{ kid: string; alg: string }> };
     expect(jwksDoc.keys.find((k: { kid: string }) => k.kid === protectedHeader.kid)).toMatchObject({ alg, use: 'sig' });
     expect((await api(t, 'GET', '/api/v1/clients', { token })).status).toBe(200);
   });
 
   it('publishes only public key material', async () => {
-    const jwksDoc = await (await fetch(`${t.url}/oidc/v1/jwks`)).json();
+    const jwksDoc = (await (await fetch(`${t.url}/oidc/v1/jwks`)).json()) as { keys: Array<{ kid: string; alg: string }> };
     expect(jwksDoc.keys.map((k: { alg: string }) => k.alg).sort()).toEqual(['ES256', 'EdDSA', 'RS256']);
     for (const k of jwksDoc.keys) {
       for (const priv of ['d', 'p', 'q', 'dp', 'dq', 'qi']) expect(k).not.toHaveProperty(priv);
@@ -238,7 +239,20 @@ describe('token endpoint errors', () => {
       body: JSON.stringify({ grant_type: 'client_credentials', resource: RESOURCE }),
     });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toBe('invalid_request');
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
+  });
+});
+
+describe('request size', () => {
+  it('answers a token request body over 1 MiB with an OAuth error (413) and closes the connection', async () => {
+    const conn = await openRaw(t.app.port);
+    await conn.write(head('POST', '/oidc/v1/token', t.app.port, { 'content-type': 'application/x-www-form-urlencoded', 'content-length': 1024 * 1024 + 1 }));
+    await conn.write('grant_type=client_credentials&scope=');
+    const res = await conn.response;
+    expect(res.status).toBe(413);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(res.body)).toMatchObject({ error: 'invalid_request' });
+    await conn.closed;
   });
 });
 

@@ -5,12 +5,13 @@ import { conflict, notFound, validation } from '../../http/problem.js';
 import { UniqueViolation } from '../../storage/errors.js';
 import type { AuditEntry, UserRecord } from '../../storage/types.js';
 import { PLATFORM_TENANT } from '../../tenancy/resolver.js';
+import { auditEntryResponse } from '../audit/schema.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
 import { sessionResponse } from '../sessions/schema.js';
 import { findSessions, presentSession, revokeAccount, sessionTtl } from '../sessions/store.js';
 import {
-  MUTABLE_USER_FIELDS, PLATFORM_ROLES, activitiesQuery, auditEntryResponse, messageResponse, passwordResetSchema,
+  MUTABLE_USER_FIELDS, PLATFORM_ROLES, activitiesQuery, messageResponse, passwordResetSchema,
   userCreateSchema, userListQuery, userResponse, userUpdateSchema, type UserUpdateInput,
 } from './schema.js';
 

@@ -77,18 +77,3 @@ export const userResponse = z.object({
 });
 
 export const messageResponse = z.object({ message: z.string() });
-
-/** Audit entry (CONTRACT.md), for the user's activity log. */
-export const auditEntryResponse = z.object({
-  id: z.string(),
-  type: z.string(),
-  status: z.string(),
-  username: z.string().nullable(),
-  user_id: z.string().nullable(),
-  client_id: z.string().nullable(),
-  ip_address: z.string().nullable(),
-  user_agent: z.string().nullable(),
-  tenant_id: z.string(),
-  details: z.record(z.string(), z.unknown()),
-  timestamp: z.string(),
-});
