@@ -43,7 +43,17 @@ export const configSchema = z.object({
     .object({
       adapter: z.enum(['sqlite', 'postgresql']).default('sqlite'),
       sqlite: z.object({ path: z.string().min(1).default('./data/svc.db') }).prefault({}),
-      postgresql: z.object({ url: z.string().optional() }).prefault({}),
+      postgresql: z
+        .object({
+          url: z.string().optional(),
+          /** Connections per instance. */
+          pool_max: posInt.max(1000).default(10),
+          /** Server-side statement_timeout; 0 = none. */
+          statement_timeout_ms: nonNegInt.default(5000),
+          /** Statements slower than this are logged at warn (without parameters); 0 = off. */
+          slow_query_ms: nonNegInt.default(200),
+        })
+        .prefault({}),
     })
     .prefault({}),
 

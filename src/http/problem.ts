@@ -56,6 +56,21 @@ export const insufficientScope = (scope: string) =>
     headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
   });
 
+/**
+ * A dependency (Redis, the database) is unreachable: the request fails fast with 503 and a short
+ * Retry-After instead of hanging; the service recovers by itself when the dependency is back.
+ */
+export const unavailable = (detail: string, retryAfterSeconds = 1) =>
+  new ProblemError(503, 'unavailable', detail, { headers: { 'retry-after': String(retryAfterSeconds) } });
+
+/** True for an `unavailable` problem, also when it travels as the `cause` of another error. */
+export function isUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof ProblemError && e.status === 503) return true;
+  }
+  return false;
+}
+
 export function problemResponse(err: ProblemError, instance: string, requestId: string): HttpResponse {
   const { headers, ...extra } = err.extra;
   const body: Record<string, unknown> = {

@@ -92,6 +92,21 @@ export interface OidcPayloadRow {
   consumed: boolean;
 }
 
+/** A listed artefact: its id besides the row. */
+export interface OidcListedRow {
+  id: string;
+  payload: Record<string, unknown>;
+  expires_at: number | null;
+}
+
+/** Which sessions listSessions returns; both given: sessions of that account with that client. */
+export interface SessionIndexFilter {
+  /** The session's `accountId`. */
+  accountId?: string;
+  /** A client the session has authorised (a key of its `authorizations`). */
+  clientId?: string;
+}
+
 export interface OidcPayloadRepository {
   upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void>;
   find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined>;
@@ -101,7 +116,12 @@ export interface OidcPayloadRepository {
   destroy(tenant: TenantId, model: string, id: string): Promise<void>;
   revokeByGrantId(tenant: TenantId, grantId: string): Promise<void>;
   /** Rows of one model for listing (sessions); unexpired only. */
-  listByModel(tenant: TenantId, model: string): Promise<Array<{ id: string; payload: Record<string, unknown>; expires_at: number | null }>>;
+  listByModel(tenant: TenantId, model: string): Promise<OidcListedRow[]>;
+  /**
+   * Unexpired sessions of an account and/or a client, answered from an index where the backend
+   * keeps one (Redis); with neither filter, every session, like listByModel(tenant, 'Session').
+   */
+  listSessions(tenant: TenantId, filter: SessionIndexFilter): Promise<OidcListedRow[]>;
   /** Drops expired rows; returns how many. */
   sweepExpired(nowSeconds: number): Promise<number>;
 }

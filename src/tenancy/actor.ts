@@ -219,7 +219,7 @@ export class TenantActor implements TokenContext {
       if (req.method === 'POST' && sub === '/register-rp') return await registerRp({ ctx: this.ctx, tenant: this.tenant }, req);
       if (sub === '/assets/app.css' && (req.method === 'GET' || req.method === 'HEAD')) {
         const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
-        return req.headers['if-none-match'] === STYLESHEET_ETAG ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
+        return etagMatches(req.headers['if-none-match'], STYLESHEET_ETAG) ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
       }
       const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|confirm|abort))?$/.exec(sub);
       if (interaction) {
@@ -255,7 +255,7 @@ export class TenantActor implements TokenContext {
 
   private publicDocument(req: HttpRequest, body: Buffer, etag: string, type = 'application/json; charset=utf-8'): HttpResponse {
     const headers = { 'content-type': type, 'cache-control': PUBLIC_CACHE, etag, 'access-control-allow-origin': '*' };
-    if (req.headers['if-none-match'] === etag) return { status: 304, headers };
+    if (etagMatches(req.headers['if-none-match'], etag)) return { status: 304, headers };
     return { status: 200, headers, body: req.method === 'HEAD' ? '' : body };
   }
 
@@ -288,6 +288,15 @@ function secureHtml(res: HttpResponse): HttpResponse {
   }
   res.headers = { ...res.headers, ...headers };
   return res;
+}
+
+/** If-None-Match semantics (RFC 9110 13.1.2): a list, weak tags and `*` all count. */
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t.replace(/^W\//, '') === etag;
+  });
 }
 
 function syntheticGet(path: string): HttpRequest {

@@ -77,7 +77,9 @@ async function replace(call: Call<unknown, z.output<typeof clientPatchSchema>>, 
 
 async function setActive(call: Call, active: boolean) {
   const existing = await mustGet(call, call.params.client_id!);
-  const updated = existing.active === active ? existing : await call.ctx.storage.clients.update(call.tenant, existing.client_id, { active });
+  // Deactivation also ends every token issued so far: reactivating does not bring them back.
+  const change = active ? { active } : { active, secret_generation: existing.secret_generation + 1 };
+  const updated = existing.active === active ? existing : await call.ctx.storage.clients.update(call.tenant, existing.client_id, change);
   if (!updated) throw notFound(`Client ${existing.client_id} not found`);
   call.actor.invalidateClient(updated.client_id);
   await call.audit({ type: active ? 'client.activated' : 'client.deactivated', details: { client_id: updated.client_id } });
@@ -171,12 +173,12 @@ export const clientOperations: Operation[] = [
       // Write the batched usage counters first, so tokens_issued and last_used_at agree at any moment.
       await call.actor.flushUsage();
       const record = await mustGet(call, call.params.client_id!);
+      const id = record.client_id;
       const [sessions, grants] = await Promise.all([
-        call.ctx.storage.oidc.listByModel(call.tenant, 'Session'),
+        call.ctx.storage.oidc.listSessions(call.tenant, { clientId: id }),
         call.ctx.storage.oidc.listByModel(call.tenant, 'Grant'),
       ]);
-      const id = record.client_id;
-      const activeSessions = sessions.filter((s) => typeof s.payload.authorizations === 'object' && s.payload.authorizations !== null && id in (s.payload.authorizations as object)).length;
+      const activeSessions = sessions.length;
       const activeGrants = grants.filter((g) => g.payload.clientId === id).length;
       return sendJson(200, statsOut({
         data: {

@@ -1,9 +1,8 @@
 /**
  * Sessions as the Management API sees them, read from oidc-provider's `Session` payloads.
  *
- * Filtering happens here, in code, over every unexpired session of the tenant (listByModel).
- * That is fine for the embedded database; `findSessions` is the single place to swap for an
- * indexed query (PostgreSQL / Redis) later.
+ * The account and client filters go to the repository (listSessions: an index lookup with Redis);
+ * `active` and the order are applied here.
  */
 import type { AppContext } from '../../context.js';
 import type { OidcPayloadRepository, TenantId } from '../../storage/types.js';
@@ -83,7 +82,7 @@ function matches(s: SessionView, f: SessionFilter): boolean {
 /** Matching sessions, oldest first (created_at, jti): the order the cursors walk. */
 export async function findSessions(repo: OidcPayloadRepository, tenant: TenantId, filter: SessionFilter, sessionTtl: number): Promise<SessionView[]> {
   const now = Math.floor(Date.now() / 1000);
-  const rows = await repo.listByModel(tenant, 'Session');
+  const rows = await repo.listSessions(tenant, { accountId: filter.username, clientId: filter.client_id });
   return rows
     .map((r) => toSessionView(r, sessionTtl, now))
     .filter((s) => matches(s, filter))

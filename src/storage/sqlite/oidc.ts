@@ -1,4 +1,4 @@
-import type { OidcPayloadRepository, OidcPayloadRow, TenantId } from '../types.js';
+import type { OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
 import type { Db } from './db.js';
 
 interface Row {
@@ -24,6 +24,7 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   private readonly destroyStmt;
   private readonly revokeStmt;
   private readonly listStmt;
+  private readonly sessionsStmt;
   private readonly sweepStmt;
 
   constructor(db: Db) {
@@ -42,6 +43,13 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     this.revokeStmt = db.prepare('DELETE FROM oidc_payloads WHERE tenant_id = ? AND grant_id = ?');
     this.listStmt = db.prepare<[string, string, number], { id: string; payload: string; expires_at: number | null }>(
       'SELECT id, payload, expires_at FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND (expires_at IS NULL OR expires_at > ?)',
+    );
+    // Filters in SQL over the tenant's sessions (no extra index: the embedded database is small).
+    this.sessionsStmt = db.prepare<[{ tenant: string; now: number; account: string | null; client: string | null }], { id: string; payload: string; expires_at: number | null }>(
+      `SELECT id, payload, expires_at FROM oidc_payloads
+       WHERE tenant_id = @tenant AND model = 'Session' AND (expires_at IS NULL OR expires_at > @now)
+         AND (@account IS NULL OR json_extract(payload, '$.accountId') = @account)
+         AND (@client IS NULL OR EXISTS (SELECT 1 FROM json_each(payload, '$.authorizations') WHERE json_each.key = @client))`,
     );
     this.sweepStmt = db.prepare('DELETE FROM oidc_payloads WHERE expires_at IS NOT NULL AND expires_at <= ?');
   }
@@ -85,6 +93,12 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
 
   async listByModel(tenant: TenantId, model: string) {
     return this.listStmt.all(tenant, model, nowSec()).map((r) => ({ id: r.id, payload: JSON.parse(r.payload) as Record<string, unknown>, expires_at: r.expires_at }));
+  }
+
+  async listSessions(tenant: TenantId, filter: SessionIndexFilter) {
+    return this.sessionsStmt
+      .all({ tenant, now: nowSec(), account: filter.accountId ?? null, client: filter.clientId ?? null })
+      .map((r) => ({ id: r.id, payload: JSON.parse(r.payload) as Record<string, unknown>, expires_at: r.expires_at }));
   }
 
   async sweepExpired(now: number): Promise<number> {

@@ -1,0 +1,84 @@
+/**
+ * EventBus over Redis pub/sub, shared by every instance (CONTRACT.md: key rotation events on
+ * `svc:<tenant>:jwks:rotated`). Two connections, because a connection in subscriber mode can do
+ * nothing else: the publisher fails fast like any request-path command; the subscriber queues its
+ * SUBSCRIBEs while Redis is away and ioredis subscribes again to every channel after a reconnect.
+ *
+ * Pub/sub is at-most-once: an event published while this instance was disconnected is lost. That
+ * is acceptable for key rotation because storage is the source of truth (see keys/rotation.ts).
+ */
+import type { Redis } from 'ioredis';
+import { unavailable } from '../http/problem.js';
+import { closeRedis, commandOptions, createRedis, pingRedis, redisCall, subscriberOptions } from '../storage/redis/client.js';
+import type { BusErrorHandler, EventBus } from './bus.js';
+
+type Handler = (payload: unknown) => void;
+
+export class RedisEventBus implements EventBus {
+  private readonly publisher: Redis;
+  private readonly subscriber: Redis;
+  private readonly handlers = new Map<string, Set<Handler>>();
+  private closed = false;
+
+  constructor(
+    url: string,
+    private readonly onError: BusErrorHandler = () => {},
+  ) {
+    this.publisher = createRedis(url, commandOptions('svc-bus-pub'));
+    this.subscriber = createRedis(url, subscriberOptions('svc-bus-sub'));
+    this.subscriber.on('message', (channel: string, message: string) => this.deliver(channel, message));
+  }
+
+  async publish(channel: string, payload: object): Promise<void> {
+    if (this.closed) throw new Error('event bus is closed');
+    await redisCall(() => this.publisher.publish(channel, JSON.stringify(payload)));
+  }
+
+  subscribe(channel: string, handler: Handler): () => void {
+    let set = this.handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+      // Queued while disconnected; a failure here only means the connection is closing.
+      this.subscriber.subscribe(channel).catch((err: unknown) => {
+        if (!this.closed) this.onError(err, channel);
+      });
+    }
+    // Wrapped so the same function subscribed twice counts twice, like EventEmitter listeners.
+    const entry: Handler = (p) => handler(p);
+    set.add(entry);
+    return () => {
+      const current = this.handlers.get(channel);
+      if (!current?.delete(entry) || current.size) return;
+      this.handlers.delete(channel);
+      if (!this.closed) this.subscriber.unsubscribe(channel).catch((err: unknown) => this.onError(err, channel));
+    };
+  }
+
+  private deliver(channel: string, message: string): void {
+    const set = this.handlers.get(channel);
+    if (!set) return;
+    for (const handler of set) {
+      try {
+        // Each subscriber gets its own copy, as with the in-process bus.
+        handler(JSON.parse(message) as unknown);
+      } catch (err) {
+        // A failing subscriber must not stop delivery to the others.
+        this.onError(err, channel);
+      }
+    }
+  }
+
+  /** Both connections usable: the publisher answers and the subscriber is connected. */
+  async ping(): Promise<void> {
+    await pingRedis(this.publisher);
+    if (this.subscriber.status !== 'ready') throw unavailable(`Redis subscriber connection is ${this.subscriber.status}`);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.handlers.clear();
+    await Promise.all([closeRedis(this.publisher), closeRedis(this.subscriber)]);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The part of `pg` (node-postgres 8) this code base uses. pg ships no types and @types/pg is not
+ * installed; this declares only what src/storage/postgresql relies on, so a wrong call still fails
+ * the type check.
+ */
+declare module 'pg' {
+  export type TypeParser = (value: string) => unknown;
+
+  export interface CustomTypes {
+    getTypeParser(oid: number, format?: 'text' | 'binary'): TypeParser;
+  }
+
+  export interface ClientConfig {
+    connectionString?: string;
+    application_name?: string;
+    /** Server-side statement_timeout in ms, sent at connection start. */
+    statement_timeout?: number;
+    idle_in_transaction_session_timeout?: number;
+    /** How long connect() may take (and, for a Pool, how long to wait for a free client). */
+    connectionTimeoutMillis?: number;
+    keepAlive?: boolean;
+    types?: CustomTypes;
+  }
+
+  export interface PoolConfig extends ClientConfig {
+    max?: number;
+    idleTimeoutMillis?: number;
+  }
+
+  export interface FieldDef {
+    name: string;
+    dataTypeID: number;
+  }
+
+  export interface QueryResult<R> {
+    rows: R[];
+    rowCount: number | null;
+    command: string;
+    fields: FieldDef[];
+  }
+
+  export interface Queryable {
+    query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
+  }
+
+  export class Client implements Queryable {
+    constructor(config?: ClientConfig | string);
+    connect(): Promise<void>;
+    query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
+    end(): Promise<void>;
+    on(event: 'error', listener: (err: Error) => void): this;
+  }
+
+  export interface PoolClient extends Queryable {
+    /** Returns the client to the pool; with an error (or true) the connection is destroyed instead. */
+    release(destroy?: Error | boolean): void;
+  }
+
+  export class Pool implements Queryable {
+    constructor(config?: PoolConfig);
+    connect(): Promise<PoolClient>;
+    query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
+    end(): Promise<void>;
+    on(event: 'error', listener: (err: Error, client: PoolClient) => void): this;
+    readonly totalCount: number;
+    readonly idleCount: number;
+    readonly waitingCount: number;
+    readonly ended: boolean;
+  }
+
+  /** An error reported by the server (SQLSTATE in `code`). */
+  export class DatabaseError extends Error {
+    code?: string;
+    constraint?: string;
+    table?: string;
+    detail?: string;
+    severity?: string;
+  }
+
+  export const types: CustomTypes;
+  export function escapeIdentifier(value: string): string;
+  export function escapeLiteral(value: string): string;
+}

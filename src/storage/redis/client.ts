@@ -1,0 +1,138 @@
+/**
+ * Redis connections (ioredis) tuned to fail fast: a request that needs Redis while it is down gets
+ * a 503 within about a second instead of waiting for a reconnect, while the connection itself keeps
+ * reconnecting with backoff in the background and the service recovers without a restart.
+ */
+import { createHash } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { unavailable } from '../../http/problem.js';
+
+/** Longest a single command may take before it counts as Redis being unavailable. */
+export const COMMAND_TIMEOUT_MS = 1000;
+
+/** Reconnect delays: 100 ms, 200 ms, ... capped at 2 s, forever (the service heals itself). */
+export const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 2000);
+
+/** Tenants are a key segment: a ':' in one could address another tenant's keys. */
+const TENANT_SEGMENT = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** "<prefix>:<tenant>:", the start of every key of a tenant. */
+export function tenantKeyPrefix(prefix: string, tenant: string): string {
+  if (!TENANT_SEGMENT.test(tenant)) throw new Error(`invalid tenant for a Redis key: ${JSON.stringify(tenant)}`);
+  return `${prefix}:${tenant}:`;
+}
+
+/** Connection for request-path commands: never queue, never wait for a reconnect. */
+export function commandOptions(name: string): RedisOptions {
+  return {
+    connectionName: name,
+    // While disconnected a command is rejected at once instead of sitting in the offline queue.
+    enableOfflineQueue: false,
+    // A command in flight when the connection drops is retried at most once, then rejected.
+    maxRetriesPerRequest: 1,
+    // A half-open socket (server frozen, network gone) must not hang the request either.
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    connectTimeout: COMMAND_TIMEOUT_MS,
+    retryStrategy: reconnectDelay,
+  };
+}
+
+/**
+ * Connection for SUBSCRIBE: nothing waits on it, so its commands may queue until the server is
+ * back; ioredis then subscribes again to every channel it had (autoResubscribe).
+ */
+export function subscriberOptions(name: string): RedisOptions {
+  return {
+    connectionName: name,
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: null,
+    autoResubscribe: true,
+    connectTimeout: COMMAND_TIMEOUT_MS,
+    retryStrategy: reconnectDelay,
+  };
+}
+
+export function createRedis(url: string, options: RedisOptions): Redis {
+  const client = new Redis(url, options);
+  // Connection errors are reported through commands (503) and readiness; without a listener
+  // ioredis would print every failed reconnect attempt as an unhandled error event.
+  client.on('error', () => {});
+  return client;
+}
+
+/**
+ * Server replies that mean "not now" rather than "wrong command". Every other ReplyError (a
+ * script or type error) is a bug and stays a 500.
+ */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN)\b/;
+
+/** True when err means Redis could not be reached or answered in time. */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'ReplyError') return TRANSIENT_REPLY.test(err.message);
+  // Connection closed, offline queue disabled, command timeout, max retries, socket errors.
+  return true;
+}
+
+/** Runs a Redis call; connectivity failures become a 503 `unavailable` problem. */
+export async function redisCall<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (isRedisUnavailable(err)) throw Object.assign(unavailable('Redis is unavailable; retry shortly'), { cause: err });
+    throw err;
+  }
+}
+
+/** Round trip on a command connection, failing fast when Redis is down. */
+export async function pingRedis(client: Redis): Promise<void> {
+  await redisCall(() => client.ping());
+}
+
+/** Resolves true once the connection is ready, false after timeoutMs (start-up goes on degraded). */
+export function waitReady(client: Redis, timeoutMs: number): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    client.on('ready', onReady);
+  });
+}
+
+/** QUIT, or drop the socket when Redis is not there to answer it. */
+export async function closeRedis(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
+}
+
+/** A Lua script run by EVALSHA, loaded with EVAL the first time a server has not seen it. */
+export class LuaScript {
+  private readonly sha: string;
+
+  constructor(private readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  async run(client: Redis, keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      // After a restart the script cache is empty; EVAL loads it again.
+      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) return client.eval(this.source, keys.length, ...keys, ...args);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * oidc-provider's short-lived artefacts in Redis, with the semantics of the SQL repository
+ * (sqlite/oidc.ts): expiry hides a record, consume sets a flag an upsert keeps, revokeByGrantId
+ * drops everything of a grant.
+ *
+ * Key layout (every key starts with "<prefix>:<tenant>:", so no call reaches another tenant):
+ *   oidc:<model>:<id>                 hash (see oidc-scripts.ts), EXPIREAT = the artefact's expiry
+ *   oidx:uid:<model>:<uid>            -> id, same expiry as the record
+ *   oidx:code:<model>:<userCode>      -> id, same expiry as the record
+ *   oidx:grant:<grantId>              set of "<model>:<id>", lives as long as its longest member
+ *   oidx:model:<model>                sorted set of ids scored by expiry (listByModel without SCAN)
+ *   oidx:session-account:<accountId>  sorted set of Session ids scored by expiry
+ *   oidx:session-client:<clientId>    sorted set of Session ids scored by expiry
+ * Nothing needs sweeping: records and index keys carry TTLs, and the sorted sets drop expired
+ * members whenever they are written (readers skip them by score).
+ */
+import type { Redis } from 'ioredis';
+import type { OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import { redisCall, tenantKeyPrefix } from './client.js';
+import { consumeScript, destroyScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
+
+const nowSec = () => Math.floor(Date.now() / 1000);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** Models are a key segment too (see tenantKeyPrefix). */
+const MODEL = /^[A-Za-z]{1,64}$/;
+
+/** Clients a session has authorised (the keys of oidc-provider's `authorizations`). */
+function sessionClients(payload: Record<string, unknown>): string[] {
+  const a = payload.authorizations;
+  return a && typeof a === 'object' && !Array.isArray(a) ? Object.keys(a) : [];
+}
+
+export interface RedisOidcOptions {
+  /** First key segment; tests use their own so runs never collide. Default `svc`. */
+  prefix?: string;
+}
+
+export class RedisOidcPayloads implements OidcPayloadRepository {
+  private readonly prefix: string;
+
+  constructor(
+    private readonly redis: Redis,
+    opts: RedisOidcOptions = {},
+  ) {
+    this.prefix = opts.prefix ?? 'svc';
+  }
+
+  private base(tenant: TenantId): string {
+    return tenantKeyPrefix(this.prefix, tenant);
+  }
+
+  private recordPrefix(tenant: TenantId): string {
+    return `${this.base(tenant)}oidc:`;
+  }
+
+  private record(tenant: TenantId, model: string, id: string): string {
+    if (!MODEL.test(model)) throw new Error(`invalid oidc model: ${JSON.stringify(model)}`);
+    return `${this.recordPrefix(tenant)}${model}:${id}`;
+  }
+
+  private index(tenant: TenantId): string {
+    return `${this.base(tenant)}oidx:`;
+  }
+
+  async upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
+    const isSession = model === 'Session';
+    const args = [
+      this.index(tenant), model, id, JSON.stringify(payload), expiresAt === null ? '' : String(expiresAt), String(nowSec()),
+      str(payload.uid), str(payload.userCode), str(payload.grantId),
+      isSession ? str(payload.accountId) : '', JSON.stringify(isSession ? sessionClients(payload) : []),
+    ];
+    const key = this.record(tenant, model, id);
+    await redisCall(() => upsertScript.run(this.redis, [key], args));
+  }
+
+  async find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined> {
+    const key = this.record(tenant, model, id);
+    const [p, e, c] = await redisCall(() => this.redis.hmget(key, 'p', 'e', 'c'));
+    // An expired key is gone for every reader (Redis expires it at exactly `e`).
+    if (p === null || p === undefined) return undefined;
+    return { payload: JSON.parse(p) as Record<string, unknown>, expires_at: e ? Number(e) : null, consumed: Boolean(c) };
+  }
+
+  findByUid(tenant: TenantId, model: string, uid: string): Promise<OidcPayloadRow | undefined> {
+    return this.findByPointer(tenant, model, `${this.index(tenant)}uid:${model}:${uid}`, 'u', uid);
+  }
+
+  findByUserCode(tenant: TenantId, model: string, userCode: string): Promise<OidcPayloadRow | undefined> {
+    return this.findByPointer(tenant, model, `${this.index(tenant)}code:${model}:${userCode}`, 'uc', userCode);
+  }
+
+  /** Follows a secondary key, and checks the record still carries the value (it may have changed). */
+  private async findByPointer(tenant: TenantId, model: string, pointer: string, field: 'u' | 'uc', value: string): Promise<OidcPayloadRow | undefined> {
+    const id = await redisCall(() => this.redis.get(pointer));
+    if (id === null) return undefined;
+    const key = this.record(tenant, model, id);
+    const [p, e, c, current] = await redisCall(() => this.redis.hmget(key, 'p', 'e', 'c', field));
+    if (!p || current !== value) return undefined;
+    return { payload: JSON.parse(p) as Record<string, unknown>, expires_at: e ? Number(e) : null, consumed: Boolean(c) };
+  }
+
+  async consume(tenant: TenantId, model: string, id: string): Promise<void> {
+    const key = this.record(tenant, model, id);
+    await redisCall(() => consumeScript.run(this.redis, [key], [String(nowSec())]));
+  }
+
+  async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
+    const key = this.record(tenant, model, id);
+    await redisCall(() => destroyScript.run(this.redis, [key], [this.index(tenant), model, id]));
+  }
+
+  async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {
+    const set = `${this.index(tenant)}grant:${grantId}`;
+    await redisCall(() => revokeGrantScript.run(this.redis, [set], [this.index(tenant), this.recordPrefix(tenant), grantId]));
+  }
+
+  async listByModel(tenant: TenantId, model: string): Promise<OidcListedRow[]> {
+    if (!MODEL.test(model)) throw new Error(`invalid oidc model: ${JSON.stringify(model)}`);
+    return this.rows(tenant, model, await this.liveIds(`${this.index(tenant)}model:${model}`));
+  }
+
+  async listSessions(tenant: TenantId, filter: SessionIndexFilter): Promise<OidcListedRow[]> {
+    const idx = this.index(tenant);
+    const sets: string[] = [];
+    if (filter.accountId !== undefined) sets.push(`${idx}session-account:${filter.accountId}`);
+    if (filter.clientId !== undefined) sets.push(`${idx}session-client:${filter.clientId}`);
+    if (!sets.length) return this.listByModel(tenant, 'Session');
+    const [first, second] = await Promise.all(sets.map((k) => this.liveIds(k)));
+    const both = second ? new Set(second) : undefined;
+    const ids = both ? first!.filter((id) => both.has(id)) : first!;
+    return this.rows(tenant, 'Session', ids);
+  }
+
+  /** Ids of an index whose score (expiry) is still ahead. */
+  private liveIds(index: string): Promise<string[]> {
+    return redisCall(() => this.redis.zrangebyscore(index, `(${nowSec()}`, '+inf'));
+  }
+
+  /** The records behind ids, skipping any that expired or went since the index was read. */
+  private async rows(tenant: TenantId, model: string, ids: string[]): Promise<OidcListedRow[]> {
+    // Sent back to back on one connection: one round trip's latency for the lot.
+    const found = await redisCall(() => Promise.all(ids.map((id) => this.redis.hmget(this.record(tenant, model, id), 'p', 'e'))));
+    const out: OidcListedRow[] = [];
+    found.forEach(([p, e], i) => {
+      if (p) out.push({ id: ids[i]!, payload: JSON.parse(p) as Record<string, unknown>, expires_at: e ? Number(e) : null });
+    });
+    return out;
+  }
+
+  /** Redis expires keys itself; there is nothing to sweep. */
+  async sweepExpired(): Promise<number> {
+    return 0;
+  }
+
+  /** Round trip for readiness and health. */
+  async ping(): Promise<void> {
+    await redisCall(() => this.redis.ping());
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Lua scripts of RedisOidcPayloads. A record and all of its index entries change in one script, so
+ * an index never points at a record that says otherwise, even with concurrent writers.
+ *
+ * Record hash fields: p payload JSON, e expiry (epoch seconds, '' = none), c consumed-at, and the
+ * values it is indexed under: u uid, uc user code, g grant id, a account id, cl client ids (JSON).
+ * Keys are built from the tenant's index prefix (ARGV[1], "<prefix>:<tenant>:oidx:"), so a script
+ * can only touch keys of the tenant it was called for.
+ */
+import { LuaScript } from './client.js';
+
+/** Removes a record's index entries, read from the values stored on the record itself. */
+const UNINDEX = `
+local function unindex(rec, idx, model, id)
+  local old = redis.call('HMGET', rec, 'u', 'uc', 'g', 'a', 'cl')
+  if old[1] and old[1] ~= '' then
+    local k = idx .. 'uid:' .. model .. ':' .. old[1]
+    if redis.call('GET', k) == id then redis.call('DEL', k) end
+  end
+  if old[2] and old[2] ~= '' then
+    local k = idx .. 'code:' .. model .. ':' .. old[2]
+    if redis.call('GET', k) == id then redis.call('DEL', k) end
+  end
+  if old[3] and old[3] ~= '' then redis.call('SREM', idx .. 'grant:' .. old[3], model .. ':' .. id) end
+  redis.call('ZREM', idx .. 'model:' .. model, id)
+  if old[4] and old[4] ~= '' then redis.call('ZREM', idx .. 'session-account:' .. old[4], id) end
+  if old[5] and old[5] ~= '' then
+    for _, c in ipairs(cjson.decode(old[5])) do redis.call('ZREM', idx .. 'session-client:' .. c, id) end
+  end
+end
+`;
+
+/**
+ * KEYS[1] record; ARGV: idx, model, id, payload, exp ('' = none), now, uid, userCode, grantId,
+ * accountId, clientIds (JSON array). Like the SQL upsert it keeps the consumed flag.
+ */
+export const upsertScript = new LuaScript(`${UNINDEX}
+local rec, idx, model, id = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+local exp, now = tonumber(ARGV[5]), tonumber(ARGV[6])
+local uid, code, grant, acct, clients = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+unindex(rec, idx, model, id)
+if exp and exp <= now then
+  redis.call('DEL', rec)
+  return 0
+end
+redis.call('HSET', rec, 'p', ARGV[4], 'e', ARGV[5], 'u', uid, 'uc', code, 'g', grant, 'a', acct, 'cl', clients)
+if exp then redis.call('EXPIREAT', rec, exp) else redis.call('PERSIST', rec) end
+
+-- An index key lives as long as its longest-lived entry: GT only ever extends it.
+local function cover(k, fresh)
+  if not exp then redis.call('PERSIST', k)
+  elseif fresh then redis.call('EXPIREAT', k, exp)
+  else redis.call('EXPIREAT', k, exp, 'GT') end
+end
+local function pointer(k)
+  if exp then redis.call('SET', k, id, 'EXAT', exp) else redis.call('SET', k, id) end
+end
+-- Sorted sets scored by expiry; expired members are dropped whenever the set is written.
+local function zindex(k)
+  redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
+  local fresh = redis.call('EXISTS', k) == 0
+  redis.call('ZADD', k, exp or '+inf', id)
+  cover(k, fresh)
+end
+
+if uid ~= '' then pointer(idx .. 'uid:' .. model .. ':' .. uid) end
+if code ~= '' then pointer(idx .. 'code:' .. model .. ':' .. code) end
+if grant ~= '' then
+  local k = idx .. 'grant:' .. grant
+  local fresh = redis.call('EXISTS', k) == 0
+  redis.call('SADD', k, model .. ':' .. id)
+  cover(k, fresh)
+end
+zindex(idx .. 'model:' .. model)
+if acct ~= '' then zindex(idx .. 'session-account:' .. acct) end
+for _, c in ipairs(cjson.decode(clients)) do zindex(idx .. 'session-client:' .. c) end
+return 1
+`);
+
+/** KEYS[1] record; ARGV: idx, model, id. */
+export const destroyScript = new LuaScript(`${UNINDEX}
+unindex(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
+return redis.call('DEL', KEYS[1])
+`);
+
+/** KEYS[1] record; ARGV: consumed-at. Never creates a record that is not there (or expired). */
+export const consumeScript = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'c', ARGV[1])
+  return 1
+end
+return 0
+`);
+
+/**
+ * KEYS[1] grant set; ARGV: idx, record prefix ("<prefix>:<tenant>:oidc:"), grant id. Deletes every
+ * artefact still carrying the grant (members are "<model>:<id>"), then the set.
+ */
+export const revokeGrantScript = new LuaScript(`${UNINDEX}
+local idx, recPrefix, grant = ARGV[1], ARGV[2], ARGV[3]
+local n = 0
+for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local sep = string.find(m, ':', 1, true)
+  local model, id = string.sub(m, 1, sep - 1), string.sub(m, sep + 1)
+  local rec = recPrefix .. model .. ':' .. id
+  if redis.call('HGET', rec, 'g') == grant then
+    unindex(rec, idx, model, id)
+    n = n + redis.call('DEL', rec)
+  end
+end
+redis.call('DEL', KEYS[1])
+return n
+`);
