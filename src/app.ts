@@ -8,6 +8,7 @@ import { ensureBootstrapClient } from './bootstrap.js';
 import type { Config } from './config/index.js';
 import type { AppContext } from './context.js';
 import { InProcessBus } from './events/bus.js';
+import { RedisEventBus } from './events/redis-bus.js';
 import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse } from './http/problem.js';
 import { HttpServer, uwsTransport } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
@@ -19,8 +20,10 @@ import { allOperations } from './management/index.js';
 import { buildOpenApi } from './management/openapi.js';
 import { Cursors } from './management/pagination.js';
 import { MemoryRateLimiter } from './management/rate-limit.js';
+import { RedisRateLimiter } from './management/rate-limit-redis.js';
 import { Metrics } from './metrics/metrics.js';
-import { openStorage } from './storage/open.js';
+import { openStorage, withOidcRepository } from './storage/open.js';
+import { openRedis } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
 import { TenantActor } from './tenancy/actor.js';
 import { ActorPool } from './tenancy/pool.js';
@@ -47,9 +50,18 @@ export interface StartOptions {
 
 export async function buildContext(config: Config, opts: StartOptions = {}): Promise<AppContext> {
   const log = opts.log ?? createLogger(config);
-  const storage = opts.storage ?? (await openStorage(config));
+  const baseStorage = opts.storage ?? (await openStorage(config, log));
   const sealer = new Sealer(loadEncryptionKey(config, log));
   const metrics = new Metrics(config);
+  const onBusError = (err: unknown, channel: string) => log.error({ err, channel }, 'event subscriber failed');
+  // With REDIS_URL: the event bus and oidc-provider's short-lived artefacts live in Redis.
+  const url = config.redis.url;
+  const redisBus = url ? new RedisEventBus(url, onBusError) : undefined;
+  const events = redisBus ?? new InProcessBus(onBusError);
+  const redis = url && redisBus ? await openRedis(url, { log, probes: [() => redisBus.ping()] }) : undefined;
+  // So that a rotation at start-up is announced (publishing never queues while disconnected).
+  if (redisBus && !(await redisBus.ready(1000))) log.warn('redis event bus is not connected yet');
+  const storage = redis ? withOidcRepository(baseStorage, redis.oidc) : baseStorage;
   return {
     config,
     log,
@@ -58,7 +70,8 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     audit: new AuditLog(storage, log),
     resolver: new TenantResolver(config),
     metrics,
-    events: new InProcessBus((err, channel) => log.error({ err, channel }, 'event subscriber failed')),
+    events,
+    redis,
     passwords: PasswordHasher.fromConfig(config, metrics),
   };
 }
@@ -89,7 +102,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   };
 
   const management = new ManagementApi(
-    { ctx, actorFor, limiter: new MemoryRateLimiter(config), cursors: new Cursors(ctx.sealer.derive('cursors')) },
+    { ctx, actorFor, limiter: ctx.redis ? new RedisRateLimiter(config, ctx.redis.client) : new MemoryRateLimiter(config), cursors: new Cursors(ctx.sealer.derive('cursors')) },
     allOperations,
   );
 
@@ -112,7 +125,15 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       } catch {
         checks.database = 'unavailable';
       }
-      const ok = ready && server.accepting && checks.database === 'ok';
+      if (ctx.redis) {
+        try {
+          await ctx.redis.ping();
+          checks.redis = 'ok';
+        } catch {
+          checks.redis = 'unavailable';
+        }
+      }
+      const ok = ready && server.accepting && Object.values(checks).every((c) => c === 'ok');
       return json(ok ? 200 : 503, { status: ok ? 'ready' : 'not_ready', checks }, { 'cache-control': 'no-store' });
     }
     if (metricsPath && req.path === metricsPath) {
@@ -211,6 +232,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await ctx.events.close();
         await ctx.passwords.close();
         await ctx.storage.close();
+        await ctx.redis?.close();
         log.info('stopped');
         log.flush?.();
       })();

@@ -14,12 +14,14 @@ import { ensureKeys } from './keys/keystore.js';
 import { buildMetadata } from './management/clients/rules.js';
 import { createClient, presentClient } from './management/clients/operations.js';
 import { clientCreateSchema } from './management/clients/schema.js';
+import { migratePostgres } from './storage/postgresql/migrate.js';
 import { DEFAULT_TENANT } from './tenancy/resolver.js';
 
 const USAGE = `usage: svc <command>
 
   keys generate [--tenant T]          create the signing keys of security.key_store.algorithms if missing
-  migrate                             apply pending database migrations (the spec's migrate-deploy)
+  migrate                             apply pending database migrations (the spec's migrate-deploy;
+                                      PostgreSQL: STORAGE_POSTGRESQL_URL must name the schema owner)
   clients create --name N [--grant-types a,b] [--scope "s1 s2"] [--redirect-uris u1,u2]
                  [--application-type web|native|spa] [--auth-method M] [--tenant T]
                                       create a client and print it as JSON (the secret is shown once)
@@ -48,6 +50,9 @@ async function withContext<T>(fn: (ctx: Awaited<ReturnType<typeof buildContext>>
     return await fn(ctx);
   } finally {
     await ctx.storage.close();
+    // With REDIS_URL, open connections would keep the command from exiting.
+    await ctx.events.close();
+    await ctx.redis?.close();
   }
 }
 
@@ -65,7 +70,16 @@ async function keysGenerate(args: string[]): Promise<void> {
 }
 
 async function migrate(): Promise<void> {
-  // Opening the storage applies pending migrations (SQLite); the PostgreSQL backend does the same.
+  const cfg = config();
+  const url = cfg.storage.postgresql.url;
+  if (cfg.storage.adapter === 'postgresql' && url) {
+    // The service never migrates PostgreSQL itself (it refuses to start on an older schema): this
+    // connects as the URL's role, which must own the schema, not as the service role.
+    const applied = await migratePostgres(url);
+    process.stdout.write(applied.length ? `migrations applied (postgresql): ${applied.join(', ')}\n` : 'schema is current (postgresql)\n');
+    return;
+  }
+  // Opening the SQLite file applies its pending migrations.
   await withContext(async (ctx) => {
     process.stdout.write(`migrations applied (${ctx.storage.kind})\n`);
   });

@@ -5,6 +5,7 @@ import type { EventBus } from './events/bus.js';
 import type { Sealer } from './keys/sealer.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics/metrics.js';
+import type { RedisServices } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
 import type { TenantResolver } from './tenancy/resolver.js';
 import type { PasswordHasher } from './workers/password-hasher.js';
@@ -19,6 +20,8 @@ export interface AppContext {
   readonly metrics: Metrics;
   /** In-process, or Redis pub/sub across instances (key rotation events). */
   readonly events: EventBus;
+  /** Set when REDIS_URL is: the shared command connection and a ping covering the bus too. */
+  readonly redis?: RedisServices;
   /** Argon2id hashing and verification on the worker pool. */
   readonly passwords: PasswordHasher;
 }

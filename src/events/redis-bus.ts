@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import { unavailable } from '../http/problem.js';
-import { closeRedis, commandOptions, createRedis, pingRedis, redisCall, subscriberOptions } from '../storage/redis/client.js';
+import { closeRedis, commandOptions, createRedis, pingRedis, redisCall, subscriberOptions, waitReady } from '../storage/redis/client.js';
 import type { BusErrorHandler, EventBus } from './bus.js';
 
 type Handler = (payload: unknown) => void;
@@ -67,6 +67,12 @@ export class RedisEventBus implements EventBus {
         this.onError(err, channel);
       }
     }
+  }
+
+  /** Resolves true once both connections are up, false after timeoutMs. */
+  async ready(timeoutMs: number): Promise<boolean> {
+    const [pub, sub] = await Promise.all([waitReady(this.publisher, timeoutMs), waitReady(this.subscriber, timeoutMs)]);
+    return pub && sub;
   }
 
   /** Both connections usable: the publisher answers and the subscriber is connected. */

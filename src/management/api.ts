@@ -3,14 +3,14 @@
  * query/body validation -> handler. Order matters: the scope check comes before any lookup.
  */
 import type { AppContext } from '../context.js';
-import { ProblemError, insufficientScope, notFound, unauthorized } from '../http/problem.js';
+import { ProblemError, insufficientScope, isUnavailable, notFound, unauthorized } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
 import type { TenantActor } from '../tenancy/actor.js';
 import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
-import { rateHeaders, type RateLimiter } from './rate-limit.js';
+import { rateHeaders, type RateDecision, type RateLimiter } from './rate-limit.js';
 import { parseBody, parseQuery } from './validation.js';
 
 export interface ManagementDeps {
@@ -42,6 +42,16 @@ export class ManagementApi {
     return match.handler(req);
   }
 
+  /** The rate decision; undefined only for a fail-open operation while the counters are unavailable. */
+  private async limit(o: Operation, tenant: string, clientId: string): Promise<RateDecision | undefined> {
+    try {
+      return await this.deps.limiter.hit(tenant, clientId, o.rateClass);
+    } catch (err) {
+      if (o.rateLimitFailOpen && isUnavailable(err)) return undefined;
+      throw err;
+    }
+  }
+
   private async run(o: Operation, req: HttpRequest): Promise<HttpResponse> {
     const { tenant, actor } = await this.deps.actorFor(req);
 
@@ -56,9 +66,9 @@ export class ManagementApi {
     const scopes = new Set((claims.scope ?? '').split(' '));
     if (!scopes.has(o.scope)) throw insufficientScope(o.scope);
 
-    const decision = await this.deps.limiter.hit(tenant, claims.client_id, o.rateClass);
-    const limitHeaders = rateHeaders(decision);
-    if (!decision.allowed) {
+    const decision = await this.limit(o, tenant, claims.client_id);
+    const limitHeaders = decision ? rateHeaders(decision) : {};
+    if (decision && !decision.allowed) {
       throw new ProblemError(429, 'rate-limited', `Rate limit of ${decision.limit} ${o.rateClass} requests per window exceeded`, {
         headers: { ...limitHeaders, 'retry-after': String(decision.reset) },
       });

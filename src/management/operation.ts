@@ -31,6 +31,11 @@ export interface Operation<QS extends z.ZodType = z.ZodType, BS extends z.ZodTyp
   path: string;
   scope: ManagementScope;
   rateClass: RateClass;
+  /**
+   * Go on without a rate decision when the counter store (Redis) is unavailable, instead of 503:
+   * only for the health check, which must be able to report that very outage.
+   */
+  rateLimitFailOpen?: boolean;
   summary: string;
   tag: string;
   query?: QS;

@@ -23,9 +23,11 @@ export class Cursors {
   }
 
   decode(scope: string, cursor: string): { created_at: string; id: string } {
-    const [body, sig] = cursor.split('.');
+    const parts = cursor.split('.');
+    const [body, sig] = parts;
     const bad = () => validation([{ field: 'after', message: 'Invalid cursor' }]);
-    if (!body || !sig) throw bad();
+    // Exactly `body.signature`: anything appended to a genuine cursor makes it another string.
+    if (parts.length !== 2 || !body || !sig) throw bad();
     const expected = Buffer.from(this.sign(scope, body));
     const given = Buffer.from(sig);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw bad();

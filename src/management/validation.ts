@@ -43,12 +43,18 @@ export function parseBody<S extends z.ZodType>(schema: S, req: HttpRequest): z.o
   return result.data;
 }
 
-/** Query parameters as an object (last value wins); unknown parameters are ignored. */
+/**
+ * Query parameters as an object (last value wins); unknown parameters are ignored. A NUL character
+ * is refused in every value: storage cannot match it literally (SQLite's LIKE stops at it, so a
+ * search for "\0" would match everything), and no identifier, filter or cursor contains one.
+ */
 export function parseQuery<S extends z.ZodType>(schema: S, req: HttpRequest): z.output<S> {
   const raw: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(req.rawQuery)) raw[k] = v;
   const result = schema.safeParse(raw);
   if (!result.success) throw validation(zodFieldErrors(result.error, 'query'));
+  const nul = Object.keys(raw).filter((k) => raw[k]!.includes('\u0000') && k in (result.data as object));
+  if (nul.length) throw validation(nul.map((field) => ({ field, message: 'must not contain NUL characters' })));
   return result.data;
 }
 

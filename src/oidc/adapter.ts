@@ -3,8 +3,24 @@
  * tenants ever share artefacts (the stock in-memory adapter is one process-wide LRU).
  * The Client model is served from the clients repository instead (see client-metadata.ts).
  */
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import { isUnavailable } from '../http/problem.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
+
+/**
+ * Storage that is down (Redis) is `temporarily_unavailable` with 503 for the client (RFC 6749
+ * 4.1.2.1), not oidc-provider's generic server_error 500. The original error stays the cause.
+ */
+async function guard<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (!isUnavailable(err)) throw err;
+    const e = new errors.TemporarilyUnavailable('the service is temporarily unavailable; retry shortly', { cause: err });
+    e.status = e.statusCode = 503;
+    throw e;
+  }
+}
 
 export type ClientLoader = (clientId: string) => Promise<AdapterPayload | undefined>;
 
@@ -17,38 +33,38 @@ export function adapterFactory(repo: OidcPayloadRepository, tenant: TenantId, lo
       // Device codes outlive their expiry a little so a late poll gets expired_token, not invalid_grant.
       const grace = this.model === 'DeviceCode' ? 600 : 0;
       const expiresAt = expiresIn ? Math.floor(Date.now() / 1000) + expiresIn + grace : null;
-      await repo.upsert(tenant, this.model, id, payload as Record<string, unknown>, expiresAt);
+      await guard(repo.upsert(tenant, this.model, id, payload as Record<string, unknown>, expiresAt));
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.model === 'Client') return loadClient(id);
-      const row = await repo.find(tenant, this.model, id);
+      const row = await guard(repo.find(tenant, this.model, id));
       if (!row) return undefined;
       return row.consumed ? { ...row.payload, consumed: true } : row.payload;
     }
 
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
-      const row = await repo.findByUserCode(tenant, this.model, userCode);
+      const row = await guard(repo.findByUserCode(tenant, this.model, userCode));
       if (!row) return undefined;
       return row.consumed ? { ...row.payload, consumed: true } : row.payload;
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      const row = await repo.findByUid(tenant, this.model, uid);
+      const row = await guard(repo.findByUid(tenant, this.model, uid));
       if (!row) return undefined;
       return row.consumed ? { ...row.payload, consumed: true } : row.payload;
     }
 
     async consume(id: string): Promise<void> {
-      await repo.consume(tenant, this.model, id);
+      await guard(repo.consume(tenant, this.model, id));
     }
 
     async destroy(id: string): Promise<void> {
-      await repo.destroy(tenant, this.model, id);
+      await guard(repo.destroy(tenant, this.model, id));
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await repo.revokeByGrantId(tenant, grantId);
+      await guard(repo.revokeByGrantId(tenant, grantId));
     }
   };
 }

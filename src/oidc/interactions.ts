@@ -1,6 +1,7 @@
 /**
  * The interaction routes oidc-provider sends the browser to: sign-in (e-mail + password, Argon2
- * in the worker pool, brute-force guard), consent (skipped for first-party clients), abort.
+ * in the worker pool, brute-force guard), the second step for users with two-step verification
+ * (TOTP or a recovery code), consent (skipped for first-party clients), abort.
  * Every form carries a CSRF token bound to the interaction.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -8,12 +9,14 @@ import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { withNodeObjects, type BridgeTarget } from '../http/koa-bridge.js';
+import { isUnavailable } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { ClientRecord, TenantId } from '../storage/types.js';
+import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
-import { consentPage, loginPage, messagePage } from '../ui/pages.js';
+import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
 import { canSignIn } from './accounts.js';
 import type { LoginGuard } from './login-guard.js';
+import { useRecoveryCode, verifyUserTotp } from './mfa.js';
 
 export interface SignInHost {
   readonly tenant: TenantId;
@@ -26,7 +29,7 @@ export interface SignInHost {
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
 }
 
-export type InteractionAction = 'show' | 'login' | 'confirm' | 'abort';
+export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort';
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -56,6 +59,22 @@ function readForm(req: HttpRequest): URLSearchParams | undefined {
   return type === 'application/x-www-form-urlencoded' ? new URLSearchParams(req.body.toString('utf8')) : undefined;
 }
 
+/**
+ * "Password verified for this account, second factor due", kept in the interaction itself through
+ * interactionResult (not a hidden form field): it stays server side, is bound to this interaction
+ * and its browser cookie, dies with it, and needs no token format of our own. oidc-provider ignores
+ * the unknown key if the browser jumps to the resume URL early: without `login` it asks again.
+ */
+const MFA_PENDING = 'svc_mfa_pending';
+/** How long the second step may take after the password. */
+const MFA_PENDING_SECONDS = 300;
+
+function pendingMfaAccount(details: Interaction): string | undefined {
+  const pending = details.result?.[MFA_PENDING] as { accountId?: unknown; exp?: unknown } | undefined;
+  if (typeof pending?.accountId !== 'string' || typeof pending.exp !== 'number') return undefined;
+  return pending.exp > Date.now() / 1000 ? pending.accountId : undefined;
+}
+
 /** The grant a consent (explicit or implied for first-party clients) stores. */
 async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
   const { Grant } = host.provider;
@@ -83,7 +102,8 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
     let details: Interaction;
     try {
       details = await provider.interactionDetails(nreq as never, nres as never);
-    } catch {
+    } catch (err) {
+      if (isUnavailable(err)) throw err; // storage down: a 503, not "sign-in expired"
       return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request has expired or is no longer valid. Return to the application and start again.', error: true }));
     }
     if (details.uid !== uid) {
@@ -99,6 +119,10 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
 
     if (action === 'show') {
       if (details.prompt.name === 'login') {
+        if (pendingMfaAccount(details)) {
+          const recovery = new URLSearchParams(req.rawQuery).get('method') === 'recovery';
+          return page(200, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets);
+        }
         return page(200, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }), formTargets);
       }
       if (details.prompt.name === 'consent') {
@@ -127,17 +151,74 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
       return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
     }
 
-    // action === 'login'
     if (details.prompt.name !== 'login') return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unexpected step', message: 'You are already signed in.', error: true }));
+    const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
+    const loginForm = (status: number, error: string, email = '') =>
+      page(status, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error }), formTargets);
+    const tooMany = 'Too many sign-in attempts from your network. Wait a minute and try again.';
+    const cannotSignIn = 'This account cannot sign in right now. Contact your administrator.';
+
+    /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
+    const complete = async (user: UserRecord, amr: string[], method: string) => {
+      ctx.metrics.loginAttempts.inc({ result: 'success' });
+      await host.guard.recordSuccess(tenant, user);
+      await ctx.storage.users.update(tenant, user.id, { last_login_at: new Date().toISOString() });
+      await ctx.audit.record(tenant, { type: 'login', status: 'success', username: user.email, user_id: user.id, ...who, details: { method } });
+      await ctx.audit.record(tenant, { type: 'session.created', status: 'info', username: user.email, user_id: user.id, ...who, details: { user_id: user.id } });
+      const result: InteractionResults = { login: { accountId: user.id, amr, remember: true } };
+      if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
+      return finish(result);
+    };
+
+    if (action === 'mfa') {
+      const accountId = pendingMfaAccount(details);
+      if (!accountId) return loginForm(400, 'Your sign-in took too long. Enter your e-mail and password again.');
+      const recovery = form.has('recovery_code');
+      const given = (form.get(recovery ? 'recovery_code' : 'code') ?? '').trim();
+      const again = (status: number, error: string) =>
+        page(status, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery`, error }), formTargets);
+      if (!host.guard.allowIp(tenant, req.ip)) {
+        ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
+        return again(429, tooMany);
+      }
+      const found = await ctx.storage.users.get(tenant, accountId);
+      const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
+      if (!user || !canSignIn(user)) {
+        ctx.metrics.loginAttempts.inc({ result: 'refused' });
+        return loginForm(403, cannotSignIn);
+      }
+      // MFA reset by an administrator since the password step: the password is all there is.
+      if (!user.mfa_enabled) return complete(user, ['pwd'], 'password');
+      if (!given || given.length > 64) return again(400, recovery ? 'Enter a recovery code.' : 'Enter the code from your authenticator app.');
+
+      const method = recovery ? 'recovery_code' : 'totp';
+      let outcome: 'ok' | 'invalid' | 'replayed';
+      let left: number | undefined;
+      if (recovery) {
+        left = await useRecoveryCode(ctx, tenant, user, given);
+        outcome = left === undefined ? 'invalid' : 'ok';
+      } else outcome = await verifyUserTotp(ctx, tenant, user, given);
+
+      if (outcome !== 'ok') {
+        // A wrong second factor is a failed sign-in for the brute-force guard, like a wrong password.
+        ctx.metrics.loginAttempts.inc({ result: 'failure' });
+        await ctx.audit.record(tenant, { type: 'mfa_failed', status: 'failed', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, reason: outcome === 'replayed' ? 'code_already_used' : 'invalid_code' } });
+        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
+        if (outcome === 'replayed') return again(401, 'That code was already used. Wait for the next code from your app.');
+        return again(401, recovery ? 'That recovery code is not valid.' : 'That code is not valid. Check your authenticator app and try again.');
+      }
+      await ctx.audit.record(tenant, { type: 'mfa_verified', status: 'success', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, ...(left === undefined ? {} : { recovery_codes_left: left }) } });
+      return complete(user, ['pwd', 'otp'], `password+${method}`);
+    }
+
+    // action === 'login'
     const email = (form.get('email') ?? '').trim();
     const password = form.get('password') ?? '';
-    const relogin = (status: number, error: string) =>
-      page(status, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error }), formTargets);
-    const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
+    const relogin = (status: number, error: string) => loginForm(status, error, email);
 
     if (!host.guard.allowIp(tenant, req.ip)) {
       ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
-      return relogin(429, 'Too many sign-in attempts from your network. Wait a minute and try again.');
+      return relogin(429, tooMany);
     }
     if (!email || !password || password.length > 1024) return relogin(400, 'Enter your e-mail and password.');
 
@@ -155,16 +236,15 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
       ctx.metrics.loginAttempts.inc({ result: 'refused' });
       const reason = user.account_enabled ? 'account_locked' : 'account_disabled';
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
-      return relogin(403, 'This account cannot sign in right now. Contact your administrator.');
+      return relogin(403, cannotSignIn);
     }
-
-    ctx.metrics.loginAttempts.inc({ result: 'success' });
-    await host.guard.recordSuccess(tenant, user);
-    await ctx.storage.users.update(tenant, user.id, { last_login_at: new Date().toISOString() });
-    await ctx.audit.record(tenant, { type: 'login', status: 'success', username: user.email, user_id: user.id, ...who, details: { method: 'password' } });
-    await ctx.audit.record(tenant, { type: 'session.created', status: 'info', username: user.email, user_id: user.id, ...who, details: { user_id: user.id } });
-    const result: InteractionResults = { login: { accountId: user.id, amr: ['pwd'], remember: true } };
-    if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
-    return finish(result);
+    if (user.mfa_enabled) {
+      // The failure count is deliberately not cleared here: otherwise re-entering the password
+      // would buy unlimited guesses at the second factor. Post/redirect/get to the code page.
+      ctx.metrics.loginAttempts.inc({ result: 'mfa_required' });
+      await provider.interactionResult(nreq as never, nres as never, { [MFA_PENDING]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } }, { mergeWithLastSubmission: false });
+      return redirect(base);
+    }
+    return complete(user, ['pwd'], 'password');
   });
 }

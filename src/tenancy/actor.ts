@@ -11,7 +11,7 @@ import type { AdapterPayload } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import type { Config } from '../config/index.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
-import { OAuthError, oauthResponse } from '../http/problem.js';
+import { OAuthError, isUnavailable, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { rotationChannel } from '../events/bus.js';
 import { SerialTask } from '../events/serial-task.js';
@@ -243,6 +243,11 @@ export class TenantActor implements TokenContext {
       return secureHtml(await this.bridge(req));
     } catch (err) {
       if (err instanceof OAuthError) return oauthResponse(err);
+      if (isUnavailable(err)) {
+        // Storage (Redis) is down: fail fast with the OAuth error a client can retry on.
+        this.ctx.log.warn({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request refused: storage unavailable');
+        return oauthResponse(new OAuthError(503, 'temporarily_unavailable', 'the service is temporarily unavailable; retry shortly', { 'retry-after': '1' }));
+      }
       this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');
       return oauthResponse(new OAuthError(500, 'server_error', 'an unexpected error occurred'));
     }

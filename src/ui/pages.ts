@@ -1,6 +1,7 @@
 /**
  * End-user pages (CONTRACT.md conventions): sign-in with e-mail + password, consent, device code
- * entry and confirmation, sign-out. Plain forms that work without JavaScript, real labels,
+ * entry and confirmation, sign-out, two-step verification (sign-in step, enrolment, recovery codes,
+ * turning it off). Plain forms that work without JavaScript, real labels,
  * one primary button each.
  */
 import { Html, html, layout } from './html.js';
@@ -106,5 +107,80 @@ ${new Html(o.form)}
 <button type="submit" form="op.logoutForm">Stay signed in</button>
 <button type="submit" class="primary" form="op.logoutForm" name="logout" value="yes" autofocus>Sign out</button>
 </div>`,
+  );
+}
+
+/** The one-time-code field shared by the sign-in step and enrolment (autofill and numeric keypad). */
+function codeField(error: string | undefined): Html {
+  return html`<label for="code">Authentication code</label>
+<input type="text" id="code" name="code" autocomplete="one-time-code" inputmode="numeric" pattern="[0-9 ]*" maxlength="7" spellcheck="false" required${error ? html` aria-describedby="form-error"` : html``} autofocus>`;
+}
+
+/** Second sign-in step: a code from the authenticator app, or (`recovery`) one of the recovery codes. */
+export function mfaChallengePage(o: Base & { action: string; csrf: string; clientName: string; recovery: boolean; switchHref: string; error?: string }): string {
+  const field = o.recovery
+    ? html`<label for="recovery_code">Recovery code</label>
+<input type="text" id="recovery_code" name="recovery_code" autocomplete="off" autocapitalize="none" spellcheck="false" required${o.error ? html` aria-describedby="form-error"` : html``} autofocus>`
+    : codeField(o.error);
+  return layout(
+    { title: 'Two-step verification', stylesheet: o.stylesheet },
+    html`<h1>Two-step verification</h1>
+<p>${o.recovery ? 'Enter one of the recovery codes you saved when you set up two-step verification.' : 'Enter the 6-digit code from your authenticator app'} to continue to <strong>${o.clientName}</strong>.</p>
+${errorBlock(o.error)}
+<form method="post" action="${o.action}" novalidate>
+<input type="hidden" name="csrf_token" value="${o.csrf}">
+${field}
+<div class="actions"><button type="submit" class="primary">Verify</button></div>
+</form>
+<p><a href="${o.switchHref}">${o.recovery ? 'Use your authenticator app instead' : 'Use a recovery code instead'}</a></p>`,
+  );
+}
+
+/** Enrolment: the secret as text and as an otpauth:// link (no QR code: no script, no dependency). */
+export function mfaEnrollPage(o: Base & { action: string; csrf: string; enrollment: string; secret: string; uri: string; error?: string }): string {
+  const grouped = o.secret.match(/.{1,4}/g)!.join(' ');
+  return layout(
+    { title: 'Set up two-step verification', stylesheet: o.stylesheet },
+    html`<h1>Set up two-step verification</h1>
+<p>Add an account to your authenticator app with this setup key (time-based):</p>
+<code class="secret" id="totp-secret">${grouped}</code>
+<p>Or, on the device with the app, open this <a href="${o.uri}">otpauth link</a>:</p>
+<code class="uri" id="totp-uri">${o.uri}</code>
+<p>Then enter the code the app shows to confirm.</p>
+${errorBlock(o.error)}
+<form method="post" action="${o.action}" novalidate>
+<input type="hidden" name="csrf_token" value="${o.csrf}">
+<input type="hidden" name="enrollment" value="${o.enrollment}">
+${codeField(o.error)}
+<div class="actions"><button type="submit" class="primary">Turn on</button></div>
+</form>`,
+  );
+}
+
+/** Shown once after enrolment: only hashes are kept. */
+export function recoveryCodesPage(o: Base & { codes: string[] }): string {
+  return layout(
+    { title: 'Two-step verification is on', stylesheet: o.stylesheet },
+    html`<h1>Two-step verification is on</h1>
+<p>Save these recovery codes somewhere safe. Each works once, if you lose access to your authenticator app. They will not be shown again.</p>
+<ul class="codes" id="recovery-codes">${o.codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
+<p>You can close this page.</p>`,
+  );
+}
+
+/** For an enrolled user: turning it off needs the password again. */
+export function mfaManagePage(o: Base & { action: string; csrf: string; email: string; error?: string }): string {
+  return layout(
+    { title: 'Two-step verification', stylesheet: o.stylesheet },
+    html`<h1>Two-step verification</h1>
+<p>Two-step verification is on for <strong>${o.email}</strong>. To turn it off, enter your password.</p>
+${errorBlock(o.error)}
+<form method="post" action="${o.action}" novalidate>
+<input type="hidden" name="csrf_token" value="${o.csrf}">
+<input type="hidden" name="username" autocomplete="username" value="${o.email}">
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required${o.error ? html` aria-describedby="form-error"` : html``} autofocus>
+<div class="actions"><button type="submit" class="primary">Turn off</button></div>
+</form>`,
   );
 }

@@ -18,6 +18,9 @@ button.primary{background:var(--accent);border-color:var(--accent);color:var(--a
 .error{color:var(--danger);font-weight:600}
 ul.scopes{padding-left:20px;margin:0 0 16px}
 code.user-code{display:block;font-size:1.6rem;letter-spacing:.15em;text-align:center;margin:16px 0}
+code.secret{display:block;font-size:1.2rem;letter-spacing:.08em;word-break:break-all;margin:0 0 16px}
+code.uri{display:block;font-size:.8rem;word-break:break-all;margin:0 0 16px}
+ul.codes{columns:2;padding-left:20px;margin:0 0 16px;font-family:ui-monospace,monospace}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 `;
 

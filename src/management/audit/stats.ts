@@ -75,7 +75,7 @@ async function check(run: () => Promise<CheckStatus>): Promise<{ status: CheckSt
 
 /** Health of what this tenant's requests depend on. */
 export async function healthChecks(ctx: AppContext, actor: TenantActor) {
-  const [database, oidc, config] = await Promise.all([
+  const [database, oidc, config, redis] = await Promise.all([
     check(async () => {
       await ctx.storage.ping();
       return 'healthy';
@@ -87,8 +87,10 @@ export async function healthChecks(ctx: AppContext, actor: TenantActor) {
     }),
     // Configuration is validated once at start and immutable afterwards: if we run, it is valid.
     check(async () => (ctx.config.security.key_store.algorithms.length ? 'healthy' : 'unhealthy')),
+    // Only with REDIS_URL: the command connection and both event-bus connections answer.
+    ctx.redis ? check(async () => (await ctx.redis!.ping(), 'healthy')) : undefined,
   ]);
-  const checks = { database, oidc, config };
+  const checks = { database, oidc, config, ...(redis ? { redis } : {}) };
   const statuses = Object.values(checks).map((c) => c.status);
   const status = statuses.includes('unhealthy') ? 'degraded' : statuses.every((s) => s === 'healthy') ? 'healthy' : 'unknown';
   return { status, checks, timestamp: new Date().toISOString() };
@@ -109,7 +111,7 @@ const checkStatus = z.object({ status: z.enum(['healthy', 'unhealthy', 'unknown'
 const healthResponse = z.object({
   data: z.object({
     status: z.enum(['healthy', 'degraded', 'unknown']),
-    checks: z.object({ database: checkStatus, oidc: checkStatus, config: checkStatus }),
+    checks: z.object({ database: checkStatus, oidc: checkStatus, config: checkStatus, redis: checkStatus.optional() }),
     timestamp: z.string(),
   }),
 });
@@ -124,7 +126,7 @@ export const statsOperations: Operation[] = [
     },
   }),
   op({
-    method: 'GET', path: '/api/v1/stats/health', scope: 'svc:stats:read', rateClass: 'read', tag: 'stats', summary: 'Health checks; 503 when any check is unhealthy',
+    method: 'GET', path: '/api/v1/stats/health', scope: 'svc:stats:read', rateClass: 'read', rateLimitFailOpen: true, tag: 'stats', summary: 'Health checks; 503 when any check is unhealthy',
     success: { status: 200, schema: healthResponse, description: 'Healthy (the same body with 503 when degraded)' },
     errors: [503],
     handler: async (call) => {

@@ -1,0 +1,77 @@
+import type { AuditEntry, AuditFilter, AuditRepository, AuditStats, Page, PageRequest, TenantId } from '../types.js';
+import { Params, instant, json } from './sql.js';
+import type { TenantDb } from './tenant-db.js';
+
+const COLUMNS = 'tenant_id, id, type, status, username, user_id, client_id, ip_address, user_agent, details, "timestamp"';
+const EQUALITY_FILTERS = ['type', 'status', 'username', 'user_id', 'client_id'] as const;
+
+export class PgAudit implements AuditRepository {
+  constructor(private readonly db: TenantDb) {}
+
+  async insert(tenant: TenantId, e: AuditEntry): Promise<void> {
+    // The row's tenant is the one the call names, whatever the entry says (as in SQLite).
+    await this.db.withTenant(tenant, (q) =>
+      q(`INSERT INTO audit_entries (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
+        tenant,
+        e.id,
+        e.type,
+        e.status,
+        e.username,
+        e.user_id,
+        e.client_id,
+        e.ip_address,
+        e.user_agent,
+        json(e.details),
+        e.timestamp,
+      ]),
+    );
+  }
+
+  async get(tenant: TenantId, id: string): Promise<AuditEntry | undefined> {
+    const { rows } = await this.db.withTenant(tenant, (q) => q<AuditEntry>(`SELECT ${COLUMNS} FROM audit_entries WHERE tenant_id = $1 AND id = $2`, [tenant, id]));
+    return rows[0];
+  }
+
+  async list(tenant: TenantId, f: AuditFilter, page: PageRequest): Promise<Page<AuditEntry>> {
+    const p = new Params();
+    const where = [`tenant_id = ${p.add(tenant)}`];
+    for (const key of EQUALITY_FILTERS) {
+      if (f[key] !== undefined) where.push(`${key} = ${p.add(f[key])}`);
+    }
+    if (f.from) where.push(`"timestamp" >= ${p.add(instant(f.from))}::timestamptz`);
+    if (f.to) where.push(`"timestamp" <= ${p.add(instant(f.to))}::timestamptz`);
+    const filterSql = where.join(' AND ');
+    const countParams = p.snapshot();
+    // Newest first: the cursor walks backwards in time.
+    const pageSql = page.after ? `${filterSql} AND ("timestamp", id) < (${p.add(page.after.created_at)}::timestamptz, ${p.add(page.after.id)})` : filterSql;
+
+    return this.db.withTenant(tenant, async (q) => {
+      const { rows } = await q<AuditEntry>(`SELECT ${COLUMNS} FROM audit_entries WHERE ${pageSql} ORDER BY "timestamp" DESC, id DESC LIMIT ${page.limit + 1}`, p.values);
+      const result: Page<AuditEntry> = { items: rows.slice(0, page.limit), has_more: rows.length > page.limit };
+      if (page.include_count) {
+        result.total_count = (await q<{ n: number }>(`SELECT count(*) AS n FROM audit_entries WHERE ${filterSql}`, countParams)).rows[0]!.n;
+      }
+      return result;
+    });
+  }
+
+  async types(tenant: TenantId): Promise<string[]> {
+    const { rows } = await this.db.withTenant(tenant, (q) => q<{ type: string }>('SELECT DISTINCT type FROM audit_entries WHERE tenant_id = $1 ORDER BY type', [tenant]));
+    return rows.map((r) => r.type);
+  }
+
+  async stats(tenant: TenantId, todayStartIso: string): Promise<AuditStats> {
+    const { rows } = await this.db.withTenant(tenant, (q) =>
+      q<AuditStats>(
+        `SELECT count(*) AS "totalActivities",
+                count(DISTINCT coalesce(user_id, username)) AS "uniqueUsers",
+                count(*) FILTER (WHERE "timestamp" >= $2::timestamptz) AS "todayCount",
+                count(*) FILTER (WHERE type = 'login' AND status = 'success') AS "successfulLogins",
+                count(*) FILTER (WHERE type = 'failed_login' OR (type = 'login' AND status = 'failed')) AS "failedLogins"
+         FROM audit_entries WHERE tenant_id = $1`,
+        [tenant, instant(todayStartIso)],
+      ),
+    );
+    return rows[0]!;
+  }
+}

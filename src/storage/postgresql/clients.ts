@@ -1,0 +1,91 @@
+import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId } from '../types.js';
+import { Params, json, likePattern } from './sql.js';
+import type { TenantDb } from './tenant-db.js';
+
+/** pg hands jsonb back parsed, booleans as booleans and (pool.ts) timestamps as ISO strings. */
+type Row = ClientRecord;
+
+const COLUMNS = 'client_id, secret_hash, secret_sealed, secret_generation, metadata, active, created_at, updated_at, last_used_at, tokens_issued';
+
+/** The search and filter copies kept beside the metadata document. */
+const searchColumns = (m: ClientRecord['metadata']) => [m.client_name, m.application_type, m.description ?? null];
+
+export class PgClients implements ClientRepository {
+  constructor(private readonly db: TenantDb) {}
+
+  async create(tenant: TenantId, r: ClientRecord): Promise<void> {
+    await this.db.withTenant(tenant, (q) =>
+      q(
+        `INSERT INTO clients (tenant_id, ${COLUMNS}, client_name, application_type, description)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+        [tenant, r.client_id, r.secret_hash, r.secret_sealed, r.secret_generation, json(r.metadata), r.active, r.created_at, r.updated_at, r.last_used_at, r.tokens_issued, ...searchColumns(r.metadata)],
+      ),
+    );
+  }
+
+  async get(tenant: TenantId, clientId: string): Promise<ClientRecord | undefined> {
+    const { rows } = await this.db.withTenant(tenant, (q) => q<Row>(`SELECT ${COLUMNS} FROM clients WHERE tenant_id = $1 AND client_id = $2`, [tenant, clientId]));
+    return rows[0];
+  }
+
+  async list(tenant: TenantId, filter: ClientFilter, page: PageRequest): Promise<Page<ClientRecord>> {
+    const p = new Params();
+    const where = [`tenant_id = ${p.add(tenant)}`];
+    if (filter.application_type) where.push(`application_type = ${p.add(filter.application_type)}`);
+    if (filter.active !== undefined) where.push(`active = ${p.add(filter.active)}`);
+    if (filter.q) {
+      const q = p.add(likePattern(filter.q));
+      where.push(`(client_name ILIKE ${q} ESCAPE '\\' OR client_id ILIKE ${q} ESCAPE '\\' OR coalesce(description, '') ILIKE ${q} ESCAPE '\\')`);
+    }
+    const filterSql = where.join(' AND ');
+    const countParams = p.snapshot();
+    const pageSql = page.after ? `${filterSql} AND (created_at, client_id) > (${p.add(page.after.created_at)}::timestamptz, ${p.add(page.after.id)})` : filterSql;
+
+    return this.db.withTenant(tenant, async (q) => {
+      const { rows } = await q<Row>(`SELECT ${COLUMNS} FROM clients WHERE ${pageSql} ORDER BY created_at, client_id LIMIT ${page.limit + 1}`, p.values);
+      const result: Page<ClientRecord> = { items: rows.slice(0, page.limit), has_more: rows.length > page.limit };
+      if (page.include_count) {
+        result.total_count = (await q<{ n: number }>(`SELECT count(*) AS n FROM clients WHERE ${filterSql}`, countParams)).rows[0]!.n;
+      }
+      return result;
+    });
+  }
+
+  async count(tenant: TenantId): Promise<number> {
+    const { rows } = await this.db.withTenant(tenant, (q) => q<{ n: number }>('SELECT count(*) AS n FROM clients WHERE tenant_id = $1', [tenant]));
+    return rows[0]!.n;
+  }
+
+  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2]): Promise<ClientRecord | undefined> {
+    const p = new Params();
+    const sets = [`updated_at = ${p.add(new Date().toISOString())}`];
+    if (change.metadata) {
+      const [name, type, description] = searchColumns(change.metadata);
+      sets.push(`metadata = ${p.add(json(change.metadata))}`, `client_name = ${p.add(name)}`, `application_type = ${p.add(type)}`, `description = ${p.add(description)}`);
+    }
+    if (change.active !== undefined) sets.push(`active = ${p.add(change.active)}`);
+    if (change.secret_hash !== undefined) sets.push(`secret_hash = ${p.add(change.secret_hash)}`);
+    if (change.secret_sealed !== undefined) sets.push(`secret_sealed = ${p.add(change.secret_sealed)}`);
+    if (change.secret_generation !== undefined) sets.push(`secret_generation = ${p.add(change.secret_generation)}`);
+    const sql = `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = ${p.add(tenant)} AND client_id = ${p.add(clientId)} RETURNING ${COLUMNS}`;
+    const { rows } = await this.db.withTenant(tenant, (q) => q<Row>(sql, p.values));
+    return rows[0];
+  }
+
+  async delete(tenant: TenantId, clientId: string): Promise<boolean> {
+    const { rowCount } = await this.db.withTenant(tenant, (q) => q('DELETE FROM clients WHERE tenant_id = $1 AND client_id = $2', [tenant, clientId]));
+    return rowCount > 0;
+  }
+
+  async recordUsage(tenant: TenantId, clientId: string, tokens: number, lastUsedAt: string): Promise<void> {
+    // GREATEST ignores NULL, and an older batch arriving late does not move last_used_at back.
+    await this.db.withTenant(tenant, (q) =>
+      q('UPDATE clients SET tokens_issued = tokens_issued + $1, last_used_at = GREATEST(last_used_at, $2::timestamptz) WHERE tenant_id = $3 AND client_id = $4', [
+        tokens,
+        lastUsedAt,
+        tenant,
+        clientId,
+      ]),
+    );
+  }
+}

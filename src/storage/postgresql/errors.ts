@@ -1,0 +1,42 @@
+/**
+ * PostgreSQL failures in the service's terms: "the database is not there right now" becomes the
+ * 503 problem (with Retry-After) the Redis backend also uses, so a restart or failover of the
+ * server costs clients a retry, not a 500. Everything else (a constraint, a bug) stays as it is.
+ */
+import { unavailable } from '../../http/problem.js';
+
+/** SQLSTATEs that mean "try again": timeouts, shutdowns, connection loss, lock conflicts. */
+const TRANSIENT_SQLSTATES = new Set([
+  '57014', // query_canceled: statement_timeout
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, recovery)
+  '53300', // too_many_connections
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '55P03', // lock_not_available
+  '25P03', // idle_in_transaction_session_timeout
+]);
+
+const TRANSIENT_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** pg reports pool and connection-level failures as plain Errors with these messages. */
+const TRANSIENT_MESSAGE = /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Connection ended unexpectedly)/;
+
+export function isTransient(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (TRANSIENT_SQLSTATES.has(code) || code.startsWith('08') || TRANSIENT_NODE_CODES.has(code))) return true;
+  return TRANSIENT_MESSAGE.test(err.message);
+}
+
+/** The error a repository call rejects with. */
+export function storageError(err: unknown): unknown {
+  return isTransient(err) ? Object.assign(unavailable('PostgreSQL is unavailable; retry shortly'), { cause: err }) : err;
+}
+
+/** SQLSTATE of a server error, if it is one. */
+export const sqlState = (err: unknown): string | undefined => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+};

@@ -1,0 +1,94 @@
+/**
+ * The PostgreSQL backend (multi-tenant deployments): the repositories of ../types.ts on a `pg` pool
+ * whose connections run as the row-level-security-bound role svc_app (pool.ts, tenant-db.ts,
+ * migrations/postgresql, docs/postgresql.md).
+ */
+import type { Pool } from 'pg';
+import type { Storage } from '../types.js';
+import { PgAudit } from './audit.js';
+import { PgClients } from './clients.js';
+import { sqlState } from './errors.js';
+import { PgKeys } from './keys.js';
+import { PgLoginAttempts } from './login-attempts.js';
+import { SchemaNotCurrentError, assertSchemaCurrent } from './migrate.js';
+import { PgOidcPayloads } from './oidc.js';
+import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
+import { PgRegistrationTokens } from './registration-tokens.js';
+import { TenantDb, type QueryLog } from './tenant-db.js';
+import { PgUsers } from './users.js';
+
+export type { PgSettings } from './pool.js';
+export type { QueryLog } from './tenant-db.js';
+
+/** Logger the backend reports to: slow statements (warn) and broken idle connections (error). */
+export interface PgLog extends QueryLog {
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+export class PgStorage implements Storage {
+  readonly kind = 'postgresql' as const;
+  readonly clients: PgClients;
+  readonly oidc: PgOidcPayloads;
+  readonly keys: PgKeys;
+  readonly audit: PgAudit;
+  readonly users: PgUsers;
+  readonly loginAttempts: PgLoginAttempts;
+  readonly registrationTokens: PgRegistrationTokens;
+  private closed = false;
+
+  private constructor(
+    private readonly pool: Pool,
+    db: TenantDb,
+  ) {
+    this.clients = new PgClients(db);
+    this.oidc = new PgOidcPayloads(db);
+    this.keys = new PgKeys(db);
+    this.audit = new PgAudit(db);
+    this.users = new PgUsers(db);
+    this.loginAttempts = new PgLoginAttempts(db);
+    this.registrationTokens = new PgRegistrationTokens(db);
+  }
+
+  /**
+   * Opens the pool and checks, before the service takes traffic, that the schema is current and
+   * that the connections really are subject to row-level security. Either failure is one line
+   * that says what to do.
+   */
+  static async open(settings: PgSettings, log?: PgLog): Promise<PgStorage> {
+    const pool = createPool(settings, (err) => log?.error({ err }, 'idle PostgreSQL connection failed'));
+    try {
+      await checkDatabase(pool);
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+    return new PgStorage(pool, new TenantDb(pool, settings.slow_query_ms, log));
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+async function checkDatabase(pool: Pool): Promise<void> {
+  try {
+    await assertSchemaCurrent(pool);
+  } catch (err) {
+    // The role comes with the first migration: a database never migrated refuses the connection.
+    if (sqlState(err) === '22023' || sqlState(err) === '42704') throw new SchemaNotCurrentError(`role ${SERVICE_ROLE} is missing`);
+    throw err;
+  }
+  const { rows } = await pool.query<{ role: string; superuser: boolean; bypass: boolean }>(
+    'SELECT current_user AS role, rolsuper AS superuser, rolbypassrls AS bypass FROM pg_roles WHERE rolname = current_user',
+  );
+  const me = rows[0];
+  if (!me || me.role !== SERVICE_ROLE || me.superuser || me.bypass) {
+    throw new Error(`PostgreSQL connections run as role ${me?.role ?? '?'}, which would bypass row-level security; they must run as ${SERVICE_ROLE} (see docs/postgresql.md)`);
+  }
+}

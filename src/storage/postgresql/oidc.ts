@@ -1,0 +1,99 @@
+import type { OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import { json } from './sql.js';
+import type { TenantDb } from './tenant-db.js';
+
+interface Row {
+  payload: Record<string, unknown>;
+  expires_at: number | null;
+  consumed_at: number | null;
+}
+
+const nowSec = () => Math.floor(Date.now() / 1000);
+
+/** Expiry is judged by the service's clock, as in the SQLite backend (rows linger until the sweep). */
+function toRow(row: Row | undefined, now: number): OidcPayloadRow | undefined {
+  if (!row) return undefined;
+  if (row.expires_at !== null && row.expires_at <= now) return undefined;
+  return { payload: row.payload, expires_at: row.expires_at, consumed: row.consumed_at !== null };
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const SELECT = 'SELECT payload, expires_at, consumed_at FROM oidc_payloads';
+const LIVE = '(expires_at IS NULL OR expires_at > $3)';
+
+export class PgOidcPayloads implements OidcPayloadRepository {
+  constructor(private readonly db: TenantDb) {}
+
+  async upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
+    // consumed_at is not in the update list: re-saving a consumed artefact keeps it consumed.
+    await this.db.withTenant(tenant, (q) =>
+      q(
+        `INSERT INTO oidc_payloads (tenant_id, model, id, payload, grant_id, user_code, uid, expires_at, consumed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)
+         ON CONFLICT (tenant_id, model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
+           user_code = EXCLUDED.user_code, uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at`,
+        [tenant, model, id, json(payload), str(payload.grantId), str(payload.userCode), str(payload.uid), expiresAt],
+      ),
+    );
+  }
+
+  find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined> {
+    return this.findOne(tenant, `${SELECT} WHERE tenant_id = $1 AND model = $2 AND id = $3`, [tenant, model, id]);
+  }
+
+  findByUid(tenant: TenantId, model: string, uid: string): Promise<OidcPayloadRow | undefined> {
+    return this.findOne(tenant, `${SELECT} WHERE tenant_id = $1 AND model = $2 AND uid = $3 LIMIT 1`, [tenant, model, uid]);
+  }
+
+  findByUserCode(tenant: TenantId, model: string, userCode: string): Promise<OidcPayloadRow | undefined> {
+    return this.findOne(tenant, `${SELECT} WHERE tenant_id = $1 AND model = $2 AND user_code = $3 LIMIT 1`, [tenant, model, userCode]);
+  }
+
+  async consume(tenant: TenantId, model: string, id: string): Promise<void> {
+    await this.db.withTenant(tenant, (q) => q('UPDATE oidc_payloads SET consumed_at = $1 WHERE tenant_id = $2 AND model = $3 AND id = $4', [nowSec(), tenant, model, id]));
+  }
+
+  async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
+    await this.db.withTenant(tenant, (q) => q('DELETE FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND id = $3', [tenant, model, id]));
+  }
+
+  async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {
+    await this.db.withTenant(tenant, (q) => q('DELETE FROM oidc_payloads WHERE tenant_id = $1 AND grant_id = $2', [tenant, grantId]));
+  }
+
+  async listByModel(tenant: TenantId, model: string): Promise<OidcListedRow[]> {
+    const { rows } = await this.db.withTenant(tenant, (q) =>
+      q<OidcListedRow>(`SELECT id, payload, expires_at FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND ${LIVE}`, [tenant, model, nowSec()]),
+    );
+    return rows;
+  }
+
+  async listSessions(tenant: TenantId, filter: SessionIndexFilter): Promise<OidcListedRow[]> {
+    // accountId uses the oidc_payloads_session_account index; a client is a key of `authorizations`.
+    const { rows } = await this.db.withTenant(tenant, (q) =>
+      q<OidcListedRow>(
+        `SELECT id, payload, expires_at FROM oidc_payloads
+         WHERE tenant_id = $1 AND model = $2 AND ${LIVE}
+           AND ($4::text IS NULL OR payload ->> 'accountId' = $4)
+           AND ($5::text IS NULL OR jsonb_typeof(payload -> 'authorizations') = 'object' AND payload -> 'authorizations' ? $5)`,
+        [tenant, 'Session', nowSec(), filter.accountId ?? null, filter.clientId ?? null],
+      ),
+    );
+    return rows;
+  }
+
+  /**
+   * Cross-tenant: the service role sees one tenant at a time, so this goes through the
+   * svc_sweep_oidc_payloads function (migrations/postgresql/002), which may delete only rows the
+   * database clock also finds expired, and reports a count.
+   */
+  async sweepExpired(nowSeconds: number): Promise<number> {
+    const { rows } = await this.db.unscoped<{ n: number }>('SELECT svc_sweep_oidc_payloads($1) AS n', [nowSeconds]);
+    return rows[0]!.n;
+  }
+
+  private async findOne(tenant: TenantId, sql: string, params: unknown[]): Promise<OidcPayloadRow | undefined> {
+    const { rows } = await this.db.withTenant(tenant, (q) => q<Row>(sql, params));
+    return toRow(rows[0], nowSec());
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The service's connection pool. Every connection runs as the role `svc_app` (created by the
+ * migrations): it owns no table and has no BYPASSRLS, so row-level security applies to every
+ * statement whatever role the URL logs in as. The role is set with the startup option
+ * `-c role=svc_app` rather than a SET ROLE after connecting: it is in force before the first
+ * statement, and RESET ROLE returns to it instead of to the login role.
+ */
+import { Pool, types, type CustomTypes, type PoolConfig } from 'pg';
+
+export interface PgSettings {
+  url: string;
+  pool_max: number;
+  statement_timeout_ms: number;
+  slow_query_ms: number;
+}
+
+/** The role the service's statements run as (docs/postgresql.md). */
+export const SERVICE_ROLE = 'svc_app';
+
+/** How long a request waits for a connection (pool exhausted, server unreachable) before failing. */
+const CONNECT_TIMEOUT_MS = 5000;
+/** A transaction left idle (a stalled process) gives its locks back after this. */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+
+const INT8 = 20;
+const TIMESTAMPTZ = 1184;
+
+/**
+ * Values come back in the shapes the repositories speak: bigint counters as numbers (they stay far
+ * below 2^53) and timestamptz as the ISO 8601 UTC strings the SQLite backend stores
+ * (Date.toISOString(): millisecond precision, which is what the service writes).
+ */
+const TYPES: CustomTypes = {
+  getTypeParser(oid, format) {
+    if (oid === INT8) return (v: string) => Number(v);
+    if (oid === TIMESTAMPTZ) {
+      const parseDate = types.getTypeParser(TIMESTAMPTZ, 'text');
+      return (v: string) => (parseDate(v) as Date).toISOString();
+    }
+    return types.getTypeParser(oid, format);
+  },
+};
+
+/** The URL with `-c role=<role>` added to its startup options (keeping any options it had). */
+export function withRole(url: string, role: string): string {
+  const u = new URL(url);
+  const options = [u.searchParams.get('options'), `-c role=${role}`].filter(Boolean).join(' ');
+  u.searchParams.set('options', options);
+  return u.toString();
+}
+
+export function poolConfig(settings: PgSettings, role: string = SERVICE_ROLE): PoolConfig {
+  return {
+    connectionString: withRole(settings.url, role),
+    application_name: 'svc',
+    max: settings.pool_max,
+    // 0 means "no limit" in PostgreSQL; leaving it out keeps the server's default (also none).
+    statement_timeout: settings.statement_timeout_ms || undefined,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    types: TYPES,
+  };
+}
+
+export function createPool(settings: PgSettings, onIdleError: (err: Error) => void, role?: string): Pool {
+  const pool = new Pool(poolConfig(settings, role));
+  // An idle connection can die (server restart); without a listener that would crash the process.
+  // The pool drops the connection and opens a new one on demand.
+  pool.on('error', (err) => onIdleError(err));
+  return pool;
+}

@@ -1,0 +1,130 @@
+/**
+ * The one way the repositories reach PostgreSQL. Every unit of work is a transaction that first
+ * binds the tenant with `set_config('app.tenant_id', $1, true)` (= SET LOCAL): the row-level
+ * security policies compare every row with it, so a statement that forgot its `tenant_id = $1`
+ * filter still sees nothing of another tenant, and the binding ends with the transaction, before
+ * the connection goes back to the pool.
+ *
+ * `transaction()` (KeyRepository.transaction) keeps one transaction open across several repository
+ * calls: the calls made inside fn find it through AsyncLocalStorage and join it instead of taking a
+ * connection of their own. It also takes a per-tenant advisory lock, so two instances rotating the
+ * same tenant's keys run one after the other (READ COMMITTED alone would let both see "due").
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { performance } from 'node:perf_hooks';
+import type { Pool, PoolClient, Queryable } from 'pg';
+import { storageError } from './errors.js';
+import { statementSummary } from './sql.js';
+
+/** Where slow statements are reported (the service's pino logger fits). */
+export interface QueryLog {
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
+
+export interface Rows<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export type Query = <R = Record<string, unknown>>(sql: string, params?: readonly unknown[]) => Promise<Rows<R>>;
+
+interface Scope {
+  tenant: string;
+  query: Query;
+  /** False once the transaction ended: late async work started inside fn must not reuse it. */
+  open: boolean;
+}
+
+const BIND_TENANT = "SELECT set_config('app.tenant_id', $1, true)";
+/** Two-key form: the first key names what is locked, so unrelated advisory locks never collide. */
+const TENANT_LOCK = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
+
+export class TenantDb {
+  private readonly scope = new AsyncLocalStorage<Scope>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly slowQueryMs: number,
+    private readonly log?: QueryLog,
+  ) {}
+
+  /** Runs fn in a transaction bound to the tenant, or inside the caller's transaction() if any. */
+  withTenant<T>(tenant: string, fn: (query: Query) => Promise<T>): Promise<T> {
+    const outer = this.scope.getStore();
+    if (outer?.open) {
+      if (outer.tenant !== tenant) {
+        return Promise.reject(new Error(`storage call for tenant "${tenant}" inside a transaction of tenant "${outer.tenant}"`));
+      }
+      return fn(outer.query);
+    }
+    return this.run(tenant, fn, false);
+  }
+
+  /**
+   * One transaction for every repository call fn makes (on this storage), holding the advisory lock
+   * `lock` for the tenant until it ends. Note that after a failed statement PostgreSQL refuses the
+   * rest of the transaction, so fn cannot catch a storage error and carry on.
+   */
+  transaction<T>(tenant: string, lock: string, fn: () => Promise<T>): Promise<T> {
+    const body = async (query: Query) => {
+      await query(TENANT_LOCK, [lock, tenant]);
+      return fn();
+    };
+    return this.scope.getStore()?.open ? this.withTenant(tenant, body) : this.run(tenant, body, true);
+  }
+
+  /** A statement outside any tenant (maintenance, ping): autocommit, still timed. */
+  unscoped<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Rows<R>> {
+    return this.timed(this.pool, undefined)<R>(sql, params).catch((err: unknown) => {
+      throw storageError(err);
+    });
+  }
+
+  private async run<T>(tenant: string, fn: (query: Query) => Promise<T>, shareScope: boolean): Promise<T> {
+    // An empty tenant would bind '' and match nothing; it is a caller bug worth a clear message.
+    if (!tenant) throw new Error('storage call without a tenant');
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw storageError(err);
+    }
+    const scope: Scope = { tenant, query: this.timed(client, tenant), open: true };
+    let broken: Error | undefined;
+    try {
+      await scope.query('BEGIN');
+      await scope.query(BIND_TENANT, [tenant]);
+      const result = shareScope ? await this.scope.run(scope, () => fn(scope.query)) : await fn(scope.query);
+      await scope.query('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackErr) {
+        // The connection is unusable (server gone, protocol error): destroy it, do not pool it.
+        broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+      }
+      throw storageError(err);
+    } finally {
+      scope.open = false;
+      client.release(broken);
+    }
+  }
+
+  /** A query function that reports statements slower than slow_query_ms, without their parameters. */
+  private timed(target: Queryable, tenant: string | undefined): Query {
+    const { slowQueryMs, log } = this;
+    return async <R>(sql: string, params?: readonly unknown[]) => {
+      const started = performance.now();
+      try {
+        const result = await target.query<R>(sql, params);
+        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      } finally {
+        const ms = performance.now() - started;
+        if (log && slowQueryMs > 0 && ms >= slowQueryMs) {
+          log.warn({ duration_ms: Math.round(ms), tenant, statement: statementSummary(sql) }, 'slow PostgreSQL statement');
+        }
+      }
+    };
+  }
+}

@@ -1,0 +1,102 @@
+import { UniqueViolation } from '../errors.js';
+import type { Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
+import { sqlState } from './errors.js';
+import { Params, json, likePattern } from './sql.js';
+import type { TenantDb } from './tenant-db.js';
+
+type Column = keyof UserRecord;
+const COLUMN_LIST: Column[] = [
+  'id', 'email', 'email_verified', 'username', 'given_name', 'family_name', 'name', 'nickname', 'role',
+  'account_enabled', 'locked', 'locked_until', 'auth_provider', 'password_hash', 'mfa_enabled', 'mfa_methods',
+  'mfa_secret_sealed', 'mfa_recovery_sealed', 'deleted_at', 'created_at', 'updated_at', 'last_login_at',
+];
+const COLUMNS = COLUMN_LIST.join(', ');
+/** Columns update() may set; `id` and `created_at` are fixed at creation. */
+const UPDATABLE = new Set<string>(COLUMN_LIST.filter((c) => c !== 'id' && c !== 'created_at'));
+
+/** One record field as its parameter (the methods list as jsonb text; null stays null). */
+const toColumn = (key: string, value: unknown): unknown => (key === 'mfa_methods' ? json(value ?? []) : value);
+
+/** Maps the unique indexes (migrations/postgresql/001) to the storage-neutral error. */
+function translate(err: unknown): unknown {
+  if (sqlState(err) !== '23505') return err;
+  const constraint = (err as { constraint?: string }).constraint;
+  if (constraint === 'users_username') return new UniqueViolation('username');
+  if (constraint === 'users_email') return new UniqueViolation('email');
+  return new UniqueViolation('id');
+}
+
+export class PgUsers implements UserRepository {
+  constructor(private readonly db: TenantDb) {}
+
+  async create(tenant: TenantId, user: UserRecord): Promise<void> {
+    const p = new Params();
+    const values = [p.add(tenant), ...COLUMN_LIST.map((c) => p.add(toColumn(c, user[c])))];
+    try {
+      await this.db.withTenant(tenant, (q) => q(`INSERT INTO users (tenant_id, ${COLUMNS}) VALUES (${values.join(', ')})`, p.values));
+    } catch (err) {
+      throw translate(err);
+    }
+  }
+
+  async get(tenant: TenantId, id: string): Promise<UserRecord | undefined> {
+    const { rows } = await this.db.withTenant(tenant, (q) => q<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2`, [tenant, id]));
+    return rows[0];
+  }
+
+  async findByEmail(tenant: TenantId, email: string): Promise<UserRecord | undefined> {
+    // Same expression and predicate as the users_email index, so the lookup is an index seek.
+    const { rows } = await this.db.withTenant(tenant, (q) =>
+      q<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND lower(email) = lower($2) AND deleted_at IS NULL AND email IS NOT NULL`, [tenant, email]),
+    );
+    return rows[0];
+  }
+
+  async list(tenant: TenantId, filter: UserFilter, page: PageRequest): Promise<Page<UserRecord>> {
+    const p = new Params();
+    const where = [`tenant_id = ${p.add(tenant)}`];
+    if (filter.account_enabled !== undefined) where.push(`account_enabled = ${p.add(filter.account_enabled)}`);
+    if (filter.role !== undefined) where.push(`role = ${p.add(filter.role)}`);
+    if (filter.auth_provider !== undefined) where.push(`auth_provider = ${p.add(filter.auth_provider)}`);
+    if (filter.q) {
+      const q = p.add(likePattern(filter.q));
+      where.push(`(coalesce(email, '') ILIKE ${q} ESCAPE '\\' OR coalesce(username, '') ILIKE ${q} ESCAPE '\\' OR coalesce(name, '') ILIKE ${q} ESCAPE '\\')`);
+    }
+    const filterSql = where.join(' AND ');
+    const countParams = p.snapshot();
+    const pageSql = page.after ? `${filterSql} AND (created_at, id) > (${p.add(page.after.created_at)}::timestamptz, ${p.add(page.after.id)})` : filterSql;
+
+    return this.db.withTenant(tenant, async (q) => {
+      const { rows } = await q<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE ${pageSql} ORDER BY created_at, id LIMIT ${page.limit + 1}`, p.values);
+      const result: Page<UserRecord> = { items: rows.slice(0, page.limit), has_more: rows.length > page.limit };
+      if (page.include_count) {
+        result.total_count = (await q<{ n: number }>(`SELECT count(*) AS n FROM users WHERE ${filterSql}`, countParams)).rows[0]!.n;
+      }
+      return result;
+    });
+  }
+
+  async count(tenant: TenantId): Promise<number> {
+    const { rows } = await this.db.withTenant(tenant, (q) => q<{ n: number }>('SELECT count(*) AS n FROM users WHERE tenant_id = $1', [tenant]));
+    return rows[0]!.n;
+  }
+
+  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2]): Promise<UserRecord | undefined> {
+    // updated_at is stamped now unless the change supplies one (as in SQLite).
+    const values = new Map<string, unknown>([['updated_at', new Date().toISOString()]]);
+    for (const [key, value] of Object.entries(change)) {
+      // Undefined means "not supplied"; null clears. Unknown keys never reach SQL.
+      if (value === undefined || !UPDATABLE.has(key)) continue;
+      values.set(key, toColumn(key, value));
+    }
+    const p = new Params();
+    const assignments = [...values].map(([column, value]) => `${column} = ${p.add(value)}`).join(', ');
+    const sql = `UPDATE users SET ${assignments} WHERE tenant_id = ${p.add(tenant)} AND id = ${p.add(id)} RETURNING ${COLUMNS}`;
+    try {
+      const { rows } = await this.db.withTenant(tenant, (q) => q<UserRecord>(sql, p.values));
+      return rows[0];
+    } catch (err) {
+      throw translate(err);
+    }
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The service with REDIS_URL pointing at a private redis-server that the test stops and starts:
+ * while Redis is away, readiness and health say so (503) and requests that need it fail fast with
+ * 503 instead of hanging; when it is back the service recovers by itself, rotation events included.
+ * Storage stays SQLite (Redis works with either backend).
+ */
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisEventBus } from '../../src/events/redis-bus.js';
+import { rotate } from '../../src/keys/rotation.js';
+import { Sealer } from '../../src/keys/sealer.js';
+import { SqliteStorage } from '../../src/storage/sqlite/index.js';
+import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { bootstrap, postForm } from '../helpers/oauth.js';
+import { expectProblem } from '../helpers/problem.js';
+import { privateRedis, type PrivateRedis } from '../helpers/redis.js';
+import { createClient } from '../helpers/users.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let server: PrivateRedis;
+let t: TestApp;
+let admin: string;
+let deviceClient: { id: string; secret: string };
+/** A direct connection, to see what the service keeps in Redis. */
+let peek: Redis;
+
+beforeAll(async () => {
+  server = await privateRedis();
+  t = await startTestApp({ REDIS_URL: server.url });
+  admin = await t.token('svc:clients:read svc:clients:write svc:stats:read');
+  const c = await createClient(t, { client_name: 'TV', grant_types: ['urn:ietf:params:oauth:grant-type:device_code'], scope: 'openid' });
+  deviceClient = { id: c.client_id, secret: c.client_secret };
+  peek = new Redis(server.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => 100 });
+  peek.on('error', () => {});
+});
+afterAll(async () => {
+  peek?.disconnect();
+  await t?.close();
+  await server?.stop();
+});
+
+/** Runs fn and returns its result with the time it took. */
+async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
+  const started = Date.now();
+  const v = await fn();
+  return [v, Date.now() - started];
+}
+
+const readyz = async () => {
+  const res = await fetch(`${t.url}/readyz`);
+  return { status: res.status, body: (await res.json()) as { status: string; checks: Record<string, string> } };
+};
+
+const deviceAuth = () => postForm(t, '/device/auth', { scope: 'openid' }, deviceClient);
+
+async function waitFor(cond: () => Promise<boolean>, ms: number): Promise<number> {
+  const started = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - started > ms) throw new Error(`condition not met within ${ms} ms`);
+    await sleep(50);
+  }
+  return Date.now() - started;
+}
+
+describe('with Redis up', () => {
+  it('is ready with a redis check, counts rate limits and keeps device codes in Redis', async () => {
+    expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', checks: { database: 'ok', redis: 'ok' } } });
+    const list = await api(t, 'GET', '/api/v1/clients', { token: admin });
+    expect(list.status).toBe(200);
+    expect(await peek.keys('svc:default:ratelimit:read:*')).toHaveLength(1);
+
+    const da = await deviceAuth();
+    expect(da.status).toBe(200);
+    expect(await peek.exists(`svc:default:oidc:DeviceCode:${da.json.device_code}`)).toBe(1);
+
+    const health = await api(t, 'GET', '/api/v1/stats/health', { token: admin });
+    expect(health.status).toBe(200);
+    expect(health.json.data.checks.redis).toEqual({ status: 'healthy' });
+  });
+});
+
+describe('with Redis frozen (connections open, no answers)', () => {
+  beforeAll(() => server.pause());
+  afterAll(() => server.resume());
+
+  it('times out within about a second instead of hanging', async () => {
+    const [ready, readyMs] = await timed(readyz);
+    expect(ready.status).toBe(503);
+    expect(readyMs).toBeLessThan(2000);
+    const [res, ms] = await timed(() => api(t, 'GET', '/api/v1/clients', { token: admin }));
+    expectProblem(res, 503, 'unavailable', '/api/v1/clients');
+    expect(ms).toBeLessThan(2000);
+  });
+});
+
+describe('with Redis down', () => {
+  beforeAll(async () => {
+    await server.stop();
+  });
+
+  it('/readyz answers 503 naming redis, at once', async () => {
+    const [res, ms] = await timed(readyz);
+    expect(res).toEqual({ status: 503, body: { status: 'not_ready', checks: { database: 'ok', redis: 'unavailable' } } });
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('a Management call that needs Redis (the rate limiter) fails fast with 503 problem+json', async () => {
+    const [res, ms] = await timed(() => api(t, 'GET', '/api/v1/clients', { token: admin }));
+    const body = expectProblem(res, 503, 'unavailable', '/api/v1/clients');
+    expect(body.request_id).toEqual(expect.any(String));
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('the health check still answers, 503 degraded with redis unhealthy', async () => {
+    const [res, ms] = await timed(() => api(t, 'GET', '/api/v1/stats/health', { token: admin }));
+    expect(res.status).toBe(503);
+    expect(res.json.data).toMatchObject({ status: 'degraded', checks: { database: { status: 'healthy' }, redis: { status: 'unhealthy' } } });
+    expect(ms).toBeLessThan(2500);
+  });
+
+  it('an OIDC request that needs Redis answers 503 temporarily_unavailable', async () => {
+    const [res, ms] = await timed(deviceAuth);
+    expect(res.status).toBe(503);
+    expect(res.json).toMatchObject({ error: 'temporarily_unavailable' });
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('requests that do not need Redis go on (discovery, JWKS, client_credentials tokens)', async () => {
+    expect((await fetch(`${t.issuer.replace(/^http:\/\/localhost/, 'http://127.0.0.1')}/.well-known/openid-configuration`)).status).toBe(200);
+    expect((await fetch(`${t.url}/oidc/v1/jwks`)).status).toBe(200);
+    const token = await postForm(t, '/token', { grant_type: 'client_credentials', resource: 'urn:svc:api:v1', scope: 'svc:clients:read' }, bootstrap);
+    expect(token.status).toBe(200);
+  });
+});
+
+describe('when Redis is back', () => {
+  beforeAll(async () => {
+    await server.start();
+  });
+
+  it('recovers by itself within a few seconds', async () => {
+    const ms = await waitFor(async () => (await readyz()).status === 200, 8000);
+    expect(ms).toBeLessThan(8000);
+    expect((await api(t, 'GET', '/api/v1/clients', { token: admin })).status).toBe(200);
+    expect((await api(t, 'GET', '/api/v1/stats/health', { token: admin })).json.data.status).toBe('healthy');
+    expect((await deviceAuth()).status).toBe(200);
+  });
+
+  it('receives a rotation event published after recovery and reloads the keystore', async () => {
+    // Another instance: the same database file and key, its own connection to the same Redis.
+    const storage = SqliteStorage.open(t.app.ctx.config.storage.sqlite.path);
+    const events = new RedisEventBus(server.url);
+    try {
+      expect(await events.ready(3000)).toBe(true);
+      const deps = { storage, events, sealer: new Sealer(Buffer.alloc(32, 7)), config: t.app.ctx.config, log: pino({ level: 'silent' }) };
+      const before = new Set(((await (await fetch(`${t.url}/oidc/v1/jwks`)).json()) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid));
+      const result = await rotate(deps, 'default');
+      expect(result.kids.some((k) => before.has(k))).toBe(false);
+      const ms = await waitFor(async () => {
+        const jwks = (await (await fetch(`${t.url}/oidc/v1/jwks`)).json()) as { keys: Array<{ kid: string }> };
+        return result.kids.every((kid) => jwks.keys.some((k) => k.kid === kid));
+      }, 3000);
+      // CONTRACT.md: every instance refreshes within 1 s (some slack for a loaded test machine).
+      expect(ms).toBeLessThan(1500);
+    } finally {
+      await events.close();
+      await storage.close();
+    }
+  });
+});

@@ -1,0 +1,252 @@
+/**
+ * RedisOidcPayloads against a real Redis. The shared semantics run against the SQLite repository
+ * too, so the two backends are held to one behaviour; Redis-only checks (TTLs, indexes, fail-fast)
+ * follow. This file's keys live under its own prefix and are deleted at the end.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProblemError } from '../../src/http/problem.js';
+import { commandOptions, createRedis } from '../../src/storage/redis/client.js';
+import { RedisOidcPayloads } from '../../src/storage/redis/oidc-payloads.js';
+import type { OidcPayloadRepository } from '../../src/storage/types.js';
+import { freePort } from '../helpers/app.js';
+import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { openTempStorage, type TempStorage } from '../helpers/storage.js';
+
+const nowSec = () => Math.floor(Date.now() / 1000);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id).sort();
+
+const prefix = uniquePrefix('oidc');
+let redis: Redis;
+let sqlite: TempStorage;
+const repos: Record<string, () => OidcPayloadRepository> = {};
+
+beforeAll(() => {
+  redis = new Redis(SHARED_REDIS_URL);
+  sqlite = openTempStorage();
+  repos.redis = () => new RedisOidcPayloads(redis, { prefix });
+  repos.sqlite = () => sqlite.storage.oidc;
+});
+
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  await redis.quit();
+  await sqlite.close();
+});
+
+/** A session payload as oidc-provider writes it. */
+const session = (accountId: string | undefined, clients: string[], extra: Record<string, unknown> = {}) => ({
+  ...(accountId ? { accountId } : {}),
+  authorizations: Object.fromEntries(clients.map((c) => [c, { sid: `sid-${c}`, grantId: `grant-${accountId}-${c}` }])),
+  ...extra,
+});
+
+describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (backend) => {
+  let repo: OidcPayloadRepository;
+  const t = `sem-${backend}`;
+  beforeAll(() => {
+    repo = repos[backend]!();
+  });
+
+  it('upserts and finds by model and id; a second upsert replaces the payload and the expiry', async () => {
+    await repo.upsert(t, 'Session', 's1', { uid: 'u1', accountId: 'acc' }, nowSec() + 60);
+    expect(await repo.find(t, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc' }, expires_at: nowSec() + 60, consumed: false });
+    expect(await repo.find(t, 'Grant', 's1')).toBeUndefined();
+    await repo.upsert(t, 'Session', 's1', { uid: 'u1', accountId: 'acc2' }, null);
+    expect(await repo.find(t, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc2' }, expires_at: null, consumed: false });
+  });
+
+  it('hides expired rows from every reader', async () => {
+    await repo.upsert(t, 'Interaction', 'old', { uid: 'old-uid', userCode: 'OLD-CODE' }, nowSec() - 1);
+    expect(await repo.find(t, 'Interaction', 'old')).toBeUndefined();
+    expect(await repo.findByUid(t, 'Interaction', 'old-uid')).toBeUndefined();
+    expect(await repo.findByUserCode(t, 'Interaction', 'OLD-CODE')).toBeUndefined();
+    expect(ids(await repo.listByModel(t, 'Interaction'))).not.toContain('old');
+  });
+
+  it('lets a row expire on its own at expires_at', async () => {
+    await repo.upsert(t, 'AuthorizationCode', 'short', { uid: 'short-uid', grantId: 'g-short' }, nowSec() + 1);
+    expect(await repo.find(t, 'AuthorizationCode', 'short')).toBeDefined();
+    await sleep(2100);
+    expect(await repo.find(t, 'AuthorizationCode', 'short')).toBeUndefined();
+    expect(await repo.findByUid(t, 'AuthorizationCode', 'short-uid')).toBeUndefined();
+    expect(ids(await repo.listByModel(t, 'AuthorizationCode'))).not.toContain('short');
+  });
+
+  it('consumes; a later upsert keeps the flag; consuming an unknown id creates nothing', async () => {
+    await repo.upsert(t, 'AuthorizationCode', 'code1', { grantId: 'g1' }, nowSec() + 60);
+    expect((await repo.find(t, 'AuthorizationCode', 'code1'))?.consumed).toBe(false);
+    await repo.consume(t, 'AuthorizationCode', 'code1');
+    expect((await repo.find(t, 'AuthorizationCode', 'code1'))?.consumed).toBe(true);
+    await repo.upsert(t, 'AuthorizationCode', 'code1', { grantId: 'g1', more: 1 }, nowSec() + 60);
+    expect(await repo.find(t, 'AuthorizationCode', 'code1')).toMatchObject({ payload: { more: 1 }, consumed: true });
+    await repo.consume(t, 'AuthorizationCode', 'nope');
+    expect(await repo.find(t, 'AuthorizationCode', 'nope')).toBeUndefined();
+  });
+
+  it('finds by uid and by user code within the model, exactly, following changes', async () => {
+    await repo.upsert(t, 'Session', 's2', { uid: 'uid-2' }, nowSec() + 60);
+    await repo.upsert(t, 'DeviceCode', 'd1', { userCode: 'ABCD-EFGH', grantId: 'g2' }, nowSec() + 60);
+    expect((await repo.findByUid(t, 'Session', 'uid-2'))?.payload).toEqual({ uid: 'uid-2' });
+    expect(await repo.findByUid(t, 'Grant', 'uid-2')).toBeUndefined();
+    expect((await repo.findByUserCode(t, 'DeviceCode', 'ABCD-EFGH'))?.payload).toEqual({ userCode: 'ABCD-EFGH', grantId: 'g2' });
+    expect(await repo.findByUserCode(t, 'DeviceCode', 'abcd-efgh')).toBeUndefined();
+    // The session gets a new uid: the old one no longer finds it.
+    await repo.upsert(t, 'Session', 's2', { uid: 'uid-2b' }, nowSec() + 60);
+    expect(await repo.findByUid(t, 'Session', 'uid-2')).toBeUndefined();
+    expect((await repo.findByUid(t, 'Session', 'uid-2b'))?.payload).toEqual({ uid: 'uid-2b' });
+    await repo.consume(t, 'DeviceCode', 'd1');
+    expect((await repo.findByUserCode(t, 'DeviceCode', 'ABCD-EFGH'))?.consumed).toBe(true);
+  });
+
+  it('revokes every artefact of a grant and nothing else', async () => {
+    await repo.upsert(t, 'AccessToken', 'at1', { grantId: 'gx' }, nowSec() + 60);
+    await repo.upsert(t, 'RefreshToken', 'rt1', { grantId: 'gx', uid: 'rt1-uid' }, nowSec() + 600);
+    await repo.upsert(t, 'AccessToken', 'at2', { grantId: 'gy' }, nowSec() + 60);
+    // Moved to another grant before the revocation: not part of gx any more.
+    await repo.upsert(t, 'AccessToken', 'at3', { grantId: 'gx' }, nowSec() + 60);
+    await repo.upsert(t, 'AccessToken', 'at3', { grantId: 'gz' }, nowSec() + 60);
+    await repo.upsert(`${t}-other`, 'AccessToken', 'at1', { grantId: 'gx' }, nowSec() + 60);
+    await repo.revokeByGrantId(t, 'gx');
+    expect(await repo.find(t, 'AccessToken', 'at1')).toBeUndefined();
+    expect(await repo.find(t, 'RefreshToken', 'rt1')).toBeUndefined();
+    expect(await repo.findByUid(t, 'RefreshToken', 'rt1-uid')).toBeUndefined();
+    expect(ids(await repo.listByModel(t, 'RefreshToken'))).not.toContain('rt1');
+    expect(await repo.find(t, 'AccessToken', 'at2')).toBeDefined();
+    expect(await repo.find(t, 'AccessToken', 'at3')).toBeDefined();
+    expect(await repo.find(`${t}-other`, 'AccessToken', 'at1')).toBeDefined();
+  });
+
+  it('destroys one row and its lookups', async () => {
+    await repo.upsert(t, 'Interaction', 'i1', { uid: 'i1-uid' }, nowSec() + 60);
+    await repo.destroy(t, 'Interaction', 'i1');
+    expect(await repo.find(t, 'Interaction', 'i1')).toBeUndefined();
+    expect(await repo.findByUid(t, 'Interaction', 'i1-uid')).toBeUndefined();
+    expect(ids(await repo.listByModel(t, 'Interaction'))).not.toContain('i1');
+  });
+
+  it('lists unexpired rows of a model, with and without expiry', async () => {
+    const lt = `${t}-list`;
+    await repo.upsert(lt, 'Grant', 'g-live', { clientId: 'c' }, nowSec() + 60);
+    await repo.upsert(lt, 'Grant', 'g-forever', { clientId: 'c' }, null);
+    await repo.upsert(lt, 'Grant', 'g-dead', { clientId: 'c' }, nowSec() - 5);
+    await repo.upsert(lt, 'Session', 'not-a-grant', {}, nowSec() + 60);
+    const rows = await repo.listByModel(lt, 'Grant');
+    expect(ids(rows)).toEqual(['g-forever', 'g-live']);
+    expect(rows.find((r) => r.id === 'g-forever')).toEqual({ id: 'g-forever', payload: { clientId: 'c' }, expires_at: null });
+  });
+
+  it('lists sessions per account, per client, both and neither, following changes', async () => {
+    const st = `${t}-sessions`;
+    const exp = nowSec() + 600;
+    await repo.upsert(st, 'Session', 'alice-1', session('alice', ['web', 'spa']), exp);
+    await repo.upsert(st, 'Session', 'alice-2', session('alice', ['spa']), exp);
+    await repo.upsert(st, 'Session', 'bob-1', session('bob', ['web']), exp);
+    await repo.upsert(st, 'Session', 'anon', session(undefined, []), exp);
+    await repo.upsert(st, 'Session', 'alice-old', session('alice', ['web']), nowSec() - 1);
+    await repo.upsert(st, 'Grant', 'alice-grant', { accountId: 'alice', clientId: 'web' }, exp);
+
+    expect(ids(await repo.listSessions(st, { accountId: 'alice' }))).toEqual(['alice-1', 'alice-2']);
+    expect(ids(await repo.listSessions(st, { clientId: 'web' }))).toEqual(['alice-1', 'bob-1']);
+    expect(ids(await repo.listSessions(st, { accountId: 'alice', clientId: 'web' }))).toEqual(['alice-1']);
+    expect(ids(await repo.listSessions(st, {}))).toEqual(['alice-1', 'alice-2', 'anon', 'bob-1']);
+    expect(await repo.listSessions(st, { accountId: 'nobody' })).toEqual([]);
+    const row = (await repo.listSessions(st, { accountId: 'bob' }))[0];
+    expect(row).toEqual({ id: 'bob-1', payload: session('bob', ['web']), expires_at: exp });
+
+    // The anonymous session signs in as bob with the spa; alice-2 logs out of the spa.
+    await repo.upsert(st, 'Session', 'anon', session('bob', ['spa']), exp);
+    await repo.upsert(st, 'Session', 'alice-2', session('alice', []), exp);
+    expect(ids(await repo.listSessions(st, { accountId: 'bob' }))).toEqual(['anon', 'bob-1']);
+    expect(ids(await repo.listSessions(st, { clientId: 'spa' }))).toEqual(['alice-1', 'anon']);
+
+    await repo.destroy(st, 'Session', 'alice-1');
+    expect(ids(await repo.listSessions(st, { accountId: 'alice' }))).toEqual(['alice-2']);
+    expect(ids(await repo.listSessions(st, { clientId: 'web' }))).toEqual(['bob-1']);
+  });
+
+  it('isolates tenants on every method', async () => {
+    const a = `${t}-iso-a`;
+    const b = `${t}-iso-b`;
+    await repo.upsert(a, 'Session', 'sess', { uid: 'iso-uid', userCode: 'ISO-CODE', grantId: 'iso-grant', ...session('acc', ['cl']) }, nowSec() + 60);
+    expect(await repo.find(b, 'Session', 'sess')).toBeUndefined();
+    expect(await repo.findByUid(b, 'Session', 'iso-uid')).toBeUndefined();
+    expect(await repo.findByUserCode(b, 'Session', 'ISO-CODE')).toBeUndefined();
+    expect(await repo.listByModel(b, 'Session')).toEqual([]);
+    expect(await repo.listSessions(b, { accountId: 'acc' })).toEqual([]);
+    expect(await repo.listSessions(b, { clientId: 'cl' })).toEqual([]);
+    await repo.consume(b, 'Session', 'sess');
+    await repo.destroy(b, 'Session', 'sess');
+    await repo.revokeByGrantId(b, 'iso-grant');
+    // The same id in tenant B is a separate row.
+    await repo.upsert(b, 'Session', 'sess', { uid: 'b' }, nowSec() + 60);
+    expect(await repo.find(a, 'Session', 'sess')).toMatchObject({ payload: { uid: 'iso-uid' }, consumed: false });
+    expect((await repo.find(b, 'Session', 'sess'))?.payload).toEqual({ uid: 'b' });
+    expect(ids(await repo.listSessions(a, { accountId: 'acc' }))).toEqual(['sess']);
+  });
+});
+
+describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
+  let repo: RedisOidcPayloads;
+  const t = 'layout';
+  const key = (rest: string) => `${prefix}:${t}:${rest}`;
+  beforeAll(() => {
+    repo = new RedisOidcPayloads(redis, { prefix });
+  });
+
+  it('keeps a record and its lookups under the tenant prefix, expiring with the artefact', async () => {
+    const exp = nowSec() + 120;
+    await repo.upsert(t, 'DeviceCode', 'dc1', { uid: 'dc-uid', userCode: 'WXYZ-1234', grantId: 'dc-grant' }, exp);
+    for (const k of [key('oidc:DeviceCode:dc1'), key('oidx:uid:DeviceCode:dc-uid'), key('oidx:code:DeviceCode:WXYZ-1234'), key('oidx:grant:dc-grant'), key('oidx:model:DeviceCode')]) {
+      expect(await redis.expiretime(k), k).toBe(exp);
+    }
+    // A longer-lived member extends the grant set; a shorter one never shortens it.
+    await repo.upsert(t, 'RefreshToken', 'rt-long', { grantId: 'dc-grant' }, exp + 1000);
+    await repo.upsert(t, 'AccessToken', 'at-short', { grantId: 'dc-grant' }, exp - 60);
+    expect(await redis.expiretime(key('oidx:grant:dc-grant'))).toBe(exp + 1000);
+    expect(await redis.smembers(key('oidx:grant:dc-grant'))).toEqual(expect.arrayContaining(['DeviceCode:dc1', 'RefreshToken:rt-long', 'AccessToken:at-short']));
+  });
+
+  it('lists sessions from the per-account and per-client sorted sets, scored by expiry', async () => {
+    const exp = nowSec() + 300;
+    await repo.upsert(t, 'Session', 'sx', session('carol', ['app']), exp);
+    expect(await redis.zscore(key('oidx:session-account:carol'), 'sx')).toBe(String(exp));
+    expect(await redis.zscore(key('oidx:session-client:app'), 'sx')).toBe(String(exp));
+    // Only the index is read: a session missing from it is not found by a filter.
+    await redis.zrem(key('oidx:session-account:carol'), 'sx');
+    expect(await repo.listSessions(t, { accountId: 'carol' })).toEqual([]);
+    expect(ids(await repo.listSessions(t, { clientId: 'app' }))).toEqual(['sx']);
+    await repo.destroy(t, 'Session', 'sx');
+    expect(await redis.exists(key('oidx:session-client:app'), key('oidc:Session:sx'))).toBe(0);
+  });
+
+  it('prunes expired members when an index is written', async () => {
+    await redis.zadd(key('oidx:model:Grant'), nowSec() - 10, 'stale');
+    await repo.upsert(t, 'Grant', 'fresh', {}, nowSec() + 60);
+    expect(await redis.zrange(key('oidx:model:Grant'), 0, -1)).toEqual(['fresh']);
+  });
+
+  it('refuses a tenant or model that could address another key space', async () => {
+    await expect(repo.find('a:oidc:Session', 'Session', 'x')).rejects.toThrow(/invalid tenant/);
+    await expect(repo.find(t, 'Session:x', 'y')).rejects.toThrow(/invalid oidc model/);
+    await expect(repo.listSessions('a:b', {})).rejects.toThrow(/invalid tenant/);
+  });
+
+  it('fails fast with a 503 problem when Redis cannot be reached', async () => {
+    const down = createRedis(`redis://127.0.0.1:${await freePort()}`, commandOptions('test-down'));
+    try {
+      const unreachable = new RedisOidcPayloads(down, { prefix });
+      const started = Date.now();
+      const err = await unreachable.find(t, 'Session', 'x').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ProblemError);
+      expect(err).toMatchObject({ status: 503, type: 'urn:svc:error:unavailable' });
+      await expect(unreachable.upsert(t, 'Session', 'x', {}, null)).rejects.toMatchObject({ status: 503 });
+      await expect(unreachable.ping()).rejects.toMatchObject({ status: 503 });
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      down.disconnect();
+    }
+  });
+});
