@@ -96,13 +96,20 @@ export type TokenCheck = { active: true; claims: AccessTokenClaims } | { active:
 
 /** Verifies a JWT access token of this tenant and the current state of its client. */
 export async function checkAccessToken(ctx: TokenContext, token: string): Promise<TokenCheck> {
-  let payload: Record<string, unknown>;
-  try {
-    const decoded = verifyJwt(token, (kid) => (kid ? ctx.keys.verifying.get(kid) : undefined));
-    if (decoded.header.typ !== 'at+jwt') return { active: false, reason: 'not an access token' };
-    payload = decoded.payload;
-  } catch (err) {
-    return { active: false, reason: err instanceof JwtError ? err.message : 'invalid token' };
+  // Signature checks are the expensive part (RSA ~50 µs): a token verified once is remembered by
+  // the key set that verified it, so a key change (rotation, retirement) forgets it.
+  let payload = ctx.keys.verifiedTokens.get(token);
+  if (payload) {
+    if (typeof payload.exp !== 'number' || payload.exp <= Date.now() / 1000) return { active: false, reason: 'token expired' };
+  } else {
+    try {
+      const decoded = verifyJwt(token, (kid) => (kid ? ctx.keys.verifying.get(kid) : undefined));
+      if (decoded.header.typ !== 'at+jwt') return { active: false, reason: 'not an access token' };
+      payload = decoded.payload;
+    } catch (err) {
+      return { active: false, reason: err instanceof JwtError ? err.message : 'invalid token' };
+    }
+    ctx.keys.verifiedTokens.set(token, payload);
   }
   if (payload.iss !== ctx.issuer) return { active: false, reason: 'wrong issuer' };
   const clientId = payload.client_id;
