@@ -54,7 +54,7 @@ function csrfValid(host: SignInHost, uid: string, given: string | null): boolean
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function readForm(req: HttpRequest): URLSearchParams | undefined {
+export function readForm(req: HttpRequest): URLSearchParams | undefined {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   return type === 'application/x-www-form-urlencoded' ? new URLSearchParams(req.body.toString('utf8')) : undefined;
 }

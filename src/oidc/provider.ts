@@ -58,7 +58,7 @@ export function createProvider(opts: ProviderOptions): Provider {
     responseTypes: ['code', 'none'],
     scopes: ['openid', 'offline_access', 'profile', 'email', ...MANAGEMENT_SCOPES],
     claims: {
-      openid: ['sub'],
+      openid: ['sub', 'amr'],
       profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'updated_at'],
       email: ['email', 'email_verified'],
     },

@@ -20,6 +20,7 @@ import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, 
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
 import { devicePollGuard, offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
+import { handleAccountMfa } from '../oidc/account-mfa.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
 import { createProvider } from '../oidc/provider.js';
@@ -221,12 +222,13 @@ export class TenantActor implements TokenContext {
         const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
         return etagMatches(req.headers['if-none-match'], STYLESHEET_ETAG) ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
       }
-      const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|confirm|abort))?$/.exec(sub);
+      const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort))?$/.exec(sub);
       if (interaction) {
         const action = (interaction[2] ?? 'show') as InteractionAction;
         if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
         return await handleInteraction(this.signInHost(), req, interaction[1]!, action);
       }
+      if (sub === '/account/mfa' || sub === '/account/mfa/disable') return await handleAccountMfa(this.signInHost(), req, sub === '/account/mfa' ? 'manage' : 'disable');
       if (req.method === 'POST' && sub === '/token') {
         const fast = await clientCredentialsGrant(this, req);
         if (fast) return fast;
