@@ -96,6 +96,16 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     onError: (tenant, err) => log.error({ err, tenant }, 'tenant actor failed to close'),
   });
 
+  // Rotation events published while this instance's subscriber was away are lost (pub/sub):
+  // once it is back, every live tenant re-reads its keys from storage.
+  if (ctx.events instanceof RedisEventBus) {
+    ctx.events.onReconnect(() => {
+      for (const tenant of pool.tenants()) {
+        pool.peek(tenant)?.keyRefresh.run().catch((err: unknown) => log.error({ err, tenant }, 'signing keys could not be reloaded after the event bus reconnected'));
+      }
+    });
+  }
+
   const actorFor = async (req: HttpRequest) => {
     const { tenant } = ctx.resolver.resolve(req);
     return { tenant, actor: await pool.get(tenant) };

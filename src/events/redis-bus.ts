@@ -4,8 +4,9 @@
  * nothing else: the publisher fails fast like any request-path command; the subscriber queues its
  * SUBSCRIBEs while Redis is away and ioredis subscribes again to every channel after a reconnect.
  *
- * Pub/sub is at-most-once: an event published while this instance was disconnected is lost. That
- * is acceptable for key rotation because storage is the source of truth (see keys/rotation.ts).
+ * Pub/sub is at-most-once: an event published while this instance was disconnected is lost.
+ * Storage is the source of truth (see keys/rotation.ts), so onReconnect lets the owner of the
+ * subscriptions re-read what it may have missed.
  */
 import type { Redis } from 'ioredis';
 import { unavailable } from '../http/problem.js';
@@ -18,6 +19,7 @@ export class RedisEventBus implements EventBus {
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<Handler>>();
+  private readonly reconnectListeners = new Set<() => void>();
   private closed = false;
 
   constructor(
@@ -27,6 +29,17 @@ export class RedisEventBus implements EventBus {
     this.publisher = createRedis(url, commandOptions('svc-bus-pub'));
     this.subscriber = createRedis(url, subscriberOptions('svc-bus-sub'));
     this.subscriber.on('message', (channel: string, message: string) => this.deliver(channel, message));
+    let connectedBefore = false;
+    this.subscriber.on('ready', () => {
+      if (connectedBefore) for (const listener of this.reconnectListeners) listener();
+      connectedBefore = true;
+    });
+  }
+
+  /** Calls listener each time the subscriber connection is back after a loss (not the first time). */
+  onReconnect(listener: () => void): () => void {
+    this.reconnectListeners.add(listener);
+    return () => this.reconnectListeners.delete(listener);
   }
 
   async publish(channel: string, payload: object): Promise<void> {
@@ -85,6 +98,7 @@ export class RedisEventBus implements EventBus {
     if (this.closed) return;
     this.closed = true;
     this.handlers.clear();
+    this.reconnectListeners.clear();
     await Promise.all([closeRedis(this.publisher), closeRedis(this.subscriber)]);
   }
 }

@@ -47,8 +47,17 @@ export class ProblemError extends Error {
 export const badRequest = (detail: string) => new ProblemError(400, 'bad-request', detail);
 export const notFound = (detail = 'The requested resource was not found') => new ProblemError(404, 'not-found', detail);
 export const conflict = (detail: string) => new ProblemError(409, 'conflict', detail);
-export const validation = (errors: FieldError[], detail?: string) =>
-  new ProblemError(422, 'validation', detail ?? errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+/**
+ * At most this many field errors are listed (the detail says how many more there were): a 1 MiB
+ * body of tens of thousands of unknown fields must not be answered with megabytes.
+ */
+export const MAX_FIELD_ERRORS = 100;
+export const validation = (errors: FieldError[], detail?: string) => {
+  const shown = errors.slice(0, MAX_FIELD_ERRORS);
+  const more = errors.length - shown.length;
+  const text = shown.map((e) => `${e.field}: ${e.message}`).join('; ') + (more > 0 ? `; and ${more} more errors` : '');
+  return new ProblemError(422, 'validation', detail ?? text, { errors: shown });
+};
 export const unauthorized = (detail: string) =>
   new ProblemError(401, 'unauthorized', detail, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
 export const insufficientScope = (scope: string) =>

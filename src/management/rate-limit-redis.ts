@@ -31,7 +31,8 @@ export class RedisRateLimiter implements RateLimiter {
     // One transaction: the counter never exists without its expiry.
     const hits = await redisCall(async () => {
       const replies = await this.redis.multi().incr(key).pexpireat(key, start + this.windowMs).exec();
-      const [err, count] = replies?.[0] ?? [new Error('rate-limit transaction aborted'), null];
+      // exec() resolves null only for a WATCH conflict, which this transaction cannot have.
+      const [err, count] = replies?.[0] ?? [new Error('rate-limit transaction returned no reply'), null];
       if (err) throw err;
       return Number(count);
     });

@@ -3,7 +3,21 @@ import { z } from 'zod';
 import { ProblemError, badRequest, validation, type FieldError } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
 
-export function zodFieldErrors(error: z.ZodError, root = 'body'): FieldError[] {
+/** The value at a zod issue path in the parsed input (undefined when absent). */
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, key)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * Field errors of a zod failure. `input` is what was parsed: zod 4 does not put the input on its
+ * issues, so "Required" (absent) and a value of the wrong type are told apart by looking it up.
+ */
+export function zodFieldErrors(error: z.ZodError, root = 'body', input?: unknown): FieldError[] {
   const out: FieldError[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
@@ -12,7 +26,8 @@ export function zodFieldErrors(error: z.ZodError, root = 'body'): FieldError[] {
       continue;
     }
     const field = issue.path.map(String).join('.') || root;
-    const message = issue.code === 'invalid_type' && issue.input === undefined ? 'Required' : issue.message;
+    const absent = input === undefined ? issue.input === undefined : valueAt(input, issue.path) === undefined;
+    const message = issue.code === 'invalid_type' && absent ? 'Required' : issue.message;
     out.push({ field, message });
   }
   return out;
@@ -39,7 +54,7 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
 export function parseBody<S extends z.ZodType>(schema: S, req: HttpRequest): z.output<S> {
   const raw = readJsonObject(req);
   const result = schema.safeParse(raw);
-  if (!result.success) throw validation(zodFieldErrors(result.error));
+  if (!result.success) throw validation(zodFieldErrors(result.error, 'body', raw));
   return result.data;
 }
 
@@ -52,7 +67,7 @@ export function parseQuery<S extends z.ZodType>(schema: S, req: HttpRequest): z.
   const raw: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(req.rawQuery)) raw[k] = v;
   const result = schema.safeParse(raw);
-  if (!result.success) throw validation(zodFieldErrors(result.error, 'query'));
+  if (!result.success) throw validation(zodFieldErrors(result.error, 'query', raw));
   const nul = Object.keys(raw).filter((k) => raw[k]!.includes('\u0000') && k in (result.data as object));
   if (nul.length) throw validation(nul.map((field) => ({ field, message: 'must not contain NUL characters' })));
   return result.data;

@@ -13,8 +13,6 @@ declare module 'pg' {
   export interface ClientConfig {
     connectionString?: string;
     application_name?: string;
-    /** Server-side statement_timeout in ms, sent at connection start. */
-    statement_timeout?: number;
     idle_in_transaction_session_timeout?: number;
     /** How long connect() may take (and, for a Pool, how long to wait for a free client). */
     connectionTimeoutMillis?: number;

@@ -3,7 +3,8 @@
  * migrations): it owns no table and has no BYPASSRLS, so row-level security applies to every
  * statement whatever role the URL logs in as. The role is set with the startup option
  * `-c role=svc_app` rather than a SET ROLE after connecting: it is in force before the first
- * statement, and RESET ROLE returns to it instead of to the login role.
+ * statement, and RESET ROLE returns to it instead of to the login role. statement_timeout travels
+ * the same way.
  */
 import { Pool, types, type CustomTypes, type PoolConfig } from 'pg';
 
@@ -41,21 +42,27 @@ const TYPES: CustomTypes = {
   },
 };
 
-/** The URL with `-c role=<role>` added to its startup options (keeping any options it had). */
-export function withRole(url: string, role: string): string {
-  const u = new URL(url);
-  const options = [u.searchParams.get('options'), `-c role=${role}`].filter(Boolean).join(' ');
-  u.searchParams.set('options', options);
+/**
+ * The URL with startup options added after any it has (later ones win): the role, and the
+ * statement timeout exactly as configured (pg's own setting would not send 0 = none).
+ */
+export function withStartupOptions(url: string, settings: { role: string; statement_timeout_ms: number }): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error('STORAGE_POSTGRESQL_URL must be a URL: postgres://user[:password]@host[:port]/database');
+  }
+  const ours = `-c role=${settings.role} -c statement_timeout=${settings.statement_timeout_ms}`;
+  u.searchParams.set('options', [u.searchParams.get('options'), ours].filter(Boolean).join(' '));
   return u.toString();
 }
 
 export function poolConfig(settings: PgSettings, role: string = SERVICE_ROLE): PoolConfig {
   return {
-    connectionString: withRole(settings.url, role),
+    connectionString: withStartupOptions(settings.url, { role, statement_timeout_ms: settings.statement_timeout_ms }),
     application_name: 'svc',
     max: settings.pool_max,
-    // 0 means "no limit" in PostgreSQL; leaving it out keeps the server's default (also none).
-    statement_timeout: settings.statement_timeout_ms || undefined,
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,

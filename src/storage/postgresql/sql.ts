@@ -24,8 +24,40 @@ export function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** jsonb parameters go as JSON text: pg would turn a JS array into a PostgreSQL array literal. */
-export const json = (value: unknown): string => JSON.stringify(value);
+/*
+ * PostgreSQL text and jsonb cannot hold U+0000, and a parameter containing one is a database error.
+ * Such input comes from outside (a client_id of %00 at the token endpoint, a `state` stored in an
+ * interaction) and must not become a 500, so this backend stores U+0000 as U+FFFD: a lookup with it
+ * finds nothing (nothing stored can contain U+0000) and a write keeps the rest of the value.
+ */
+const NUL = '\u0000';
+const REPLACEMENT = '\uFFFD';
+
+/** A parameter as PostgreSQL can take it (strings with U+0000 mapped; everything else as is). */
+export function pgParam(value: unknown): unknown {
+  return typeof value === 'string' && value.includes(NUL) ? value.replaceAll(NUL, REPLACEMENT) : value;
+}
+
+function scrubDeep(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll(NUL, REPLACEMENT);
+  if (Array.isArray(value)) return value.map(scrubDeep);
+  if (value && typeof value === 'object') {
+    const toJSON = (value as { toJSON?: () => unknown }).toJSON;
+    if (typeof toJSON === 'function') return scrubDeep(toJSON.call(value));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll(NUL, REPLACEMENT), scrubDeep(v)]));
+  }
+  return value;
+}
+
+/**
+ * A jsonb parameter: JSON text (pg would turn a JS array into a PostgreSQL array literal), with
+ * U+0000 in keys and strings mapped. The fast path costs one search of the text; "\u0000" in it
+ * can also be an escaped backslash followed by "u0000", which merely takes the slow path.
+ */
+export function json(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes('\\u0000') ? JSON.stringify(scrubDeep(value)) : text;
+}
 
 // Date.UTC would read years below 100 as 19xx.
 const FIRST_YEAR = Date.parse('0001-01-01T00:00:00Z');

@@ -14,7 +14,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import type { Pool, PoolClient, Queryable } from 'pg';
 import { storageError } from './errors.js';
-import { statementSummary } from './sql.js';
+import { pgParam, statementSummary } from './sql.js';
 
 /** Where slow statements are reported (the service's pino logger fits). */
 export interface QueryLog {
@@ -111,13 +111,16 @@ export class TenantDb {
     }
   }
 
-  /** A query function that reports statements slower than slow_query_ms, without their parameters. */
+  /**
+   * The query function every statement goes through: parameters made storable (sql.ts, pgParam) and
+   * statements slower than slow_query_ms reported, without their parameters.
+   */
   private timed(target: Queryable, tenant: string | undefined): Query {
     const { slowQueryMs, log } = this;
     return async <R>(sql: string, params?: readonly unknown[]) => {
       const started = performance.now();
       try {
-        const result = await target.query<R>(sql, params);
+        const result = await target.query<R>(sql, params?.map(pgParam));
         return { rows: result.rows, rowCount: result.rowCount ?? 0 };
       } finally {
         const ms = performance.now() - started;

@@ -66,12 +66,18 @@ export function createRedis(url: string, options: RedisOptions): Redis {
  */
 const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN)\b/;
 
-/** True when err means Redis could not be reached or answered in time. */
+/** ioredis's own connectivity errors (connection closed, offline, command timeout). */
+const CLIENT_UNAVAILABLE = /^(Connection is closed\.|Stream isn't writeable|Command timed out|connect ETIMEDOUT)/;
+const CLIENT_UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'AbortError', 'ClusterAllFailedError']);
+
+/** True when err means Redis could not be reached or answered in time; anything else is a bug. */
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err.name === 'ReplyError') return TRANSIENT_REPLY.test(err.message);
-  // Connection closed, offline queue disabled, command timeout, max retries, socket errors.
-  return true;
+  if (CLIENT_UNAVAILABLE_NAMES.has(err.name) || CLIENT_UNAVAILABLE.test(err.message)) return true;
+  // Socket errors (ECONNREFUSED, ECONNRESET, EPIPE, ...).
+  const code = (err as NodeJS.ErrnoException).code;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code);
 }
 
 /** Runs a Redis call; connectivity failures become a 503 `unavailable` problem. */

@@ -12,7 +12,7 @@ import { requestToken } from '../../helpers/oauth.js';
 import { expectProblem, expectValidation } from '../../helpers/problem.js';
 import { head, openRaw } from '../../helpers/raw-http.js';
 import {
-  ALL_SCOPES, MiB, READ_ONLY_SENTINELS, bodyFields, bodyMethodOps, bodyOps, expectUnchanged, isReadOnly, label, limitsOf, nextId,
+  ALL_SCOPES, MiB, READ_ONLY_SENTINELS, SPEC_LIMITS, VALID_BODIES, bodyFields, keyOf, resourceOf, bodyMethodOps, bodyOps, expectUnchanged, isReadOnly, label, limitsOf, nextId,
   seedFixture, send, snapshot, validBody, validRequest, wrongValues, type Fixture, type Limit, type Operation, type Snapshot,
 } from '../../helpers/hostile.js';
 
@@ -38,6 +38,18 @@ function expectOnlyField(res: Parameters<typeof expectValidation>[0], path: stri
   for (const e of body.errors) expect(e.field === field || e.field.startsWith(`${field}.`), JSON.stringify(body.errors)).toBe(true);
   return body;
 }
+
+describe('the body tables cover every operation', () => {
+  it('every operation with a body has a valid body, and every valid body an operation', () => {
+    expect(Object.keys(VALID_BODIES).sort()).toEqual(bodyOps.map(keyOf).sort());
+  });
+  it('every spec 8 limit applies to a field of some operation', () => {
+    for (const key of Object.keys(SPEC_LIMITS)) {
+      const [resource, field] = key.split('.') as [string, string];
+      expect(bodyOps.some((o) => resourceOf(o) === resource && bodyFields(o).some((f) => f.name === field)), key).toBe(true);
+    }
+  });
+});
 
 const MALFORMED = ['{"a":', '{a:1}', "{'a':1}", '{"a":1}}', '{"a":1,}', '', ' ', 'nul', '\u0000', '{"a":"\\x"}', 'NaN', '{"a":01}'];
 const NOT_JSON_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'text/json', 'application/xml'];
@@ -80,13 +92,37 @@ describe('refused bodies', () => {
       expect(({} as Record<string, unknown>).admin).toBeUndefined();
     });
 
+    it('tens of thousands of unknown fields: 422 listing at most 100 of them, smaller than the request', async () => {
+      const body: Record<string, unknown> = validBody(o)!;
+      for (let i = 0; i < 40_000; i++) body[`k${i}`] = 1;
+      const sent = JSON.stringify(body);
+      const res = await send(t, o, path(), { token: admin, body: sent });
+      const problem = expectValidation(res, path(), 'k0');
+      expect(problem.errors).toHaveLength(100);
+      expect(problem.errors.at(-1)).toEqual({ field: 'k99', message: 'Unknown field' });
+      expect(problem.detail).toMatch(/; and 39900 more errors$/);
+      expect(res.text.length).toBeLessThan(sent.length);
+    });
+
     it.each(bodyFields(o).filter((f) => !isReadOnly(f)).map((f) => [f.name, f] as const))('%s of a wrong type: 422 naming it', async (name, f) => {
       for (const value of wrongValues(f)) {
         const res = await send(t, o, path(), { token: admin, body: { ...validBody(o), [name]: value } });
         expect(res.status, `${name} = ${JSON.stringify(value)}: ${res.text}`).toBe(422);
-        expectOnlyField(res, path(), name);
+        const problem = expectOnlyField(res, path(), name);
+        // A value that is there but wrong is not reported as missing.
+        for (const e of problem.errors) expect(e.message, `${name} = ${JSON.stringify(value)}`).not.toBe('Required');
       }
     });
+
+    const required = bodyFields(o).filter((f) => !f.optional);
+    if (required.length) {
+      it.each(required.map((f) => [f.name] as const))('%s left out: 422 naming it as Required', async (name) => {
+        const body = validBody(o)!;
+        delete body[name];
+        const problem = expectOnlyField(await send(t, o, path(), { token: admin, body }), path(), name);
+        expect(problem.errors).toEqual([{ field: name, message: 'Required' }]);
+      });
+    }
 
     const limits = limitsOf(o);
     if (limits.length) {

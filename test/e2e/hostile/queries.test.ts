@@ -65,6 +65,11 @@ describe('the query tables cover every operation', () => {
   it('each text filter has a literal matcher', () => {
     for (const o of queryOps) for (const f of textFilters(o)) expect(MATCHERS[keyOf(o)]?.[f.name], `${label(o)} ${f.name}`).toBeTypeOf('function');
   });
+  it('every query limit of spec 8 applies to some operation', () => {
+    for (const l of QUERY_LIMITS) {
+      expect(queryOps.some((o) => queryFields(o).some((f) => f.name === l.param) && (!l.resources || l.resources.includes(resourceOf(o)))), l.param).toBe(true);
+    }
+  });
   it('the lists are the paginated operations of spec 4', () => {
     expect(listOps.map(label).sort()).toEqual([
       'GET /api/v1/audit', 'GET /api/v1/clients', 'GET /api/v1/registration-tokens', 'GET /api/v1/sessions', 'GET /api/v1/users', 'GET /api/v1/users/:user_id/activities',

@@ -1,0 +1,801 @@
+/**
+ * The storage contract: the behaviours every backend must share, written against the Storage
+ * interface only (ported from sqlite.test.ts, users.test.ts and registration-tokens.test.ts).
+ * sqlite-contract.test.ts and postgresql.test.ts run it, so the PostgreSQL backend matches the
+ * SQLite reference exactly: pagination order and cursors, LIKE escaping, consumeUse atomicity,
+ * audit statistics, tenant isolation.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UniqueViolation } from '../../src/storage/errors.js';
+import type { ClientRecord, PageRequest, RegistrationTokenRecord, Storage, UserRecord } from '../../src/storage/types.js';
+import { at, auditEntry, clientRecord, keyRecord } from '../helpers/storage.js';
+
+export interface ContractBackend {
+  storage: Storage;
+  /** A second storage on the same database: another connection, as another instance would have. */
+  openAnother(): Promise<Storage>;
+  /** What the interface does not expose, read from the database directly. */
+  probe: {
+    /** oidc_payloads rows of every tenant with expires_at <= nowSec. */
+    expiredPayloads(nowSec: number): Promise<number>;
+    /** Stored login_attempts times of one key, oldest first. */
+    loginAttemptTimes(tenant: string, key: string): Promise<string[]>;
+  };
+  close(): Promise<void>;
+}
+
+const page = (over: Partial<PageRequest> = {}): PageRequest => ({ limit: 25, include_count: false, ...over });
+const nowSec = () => Math.floor(Date.now() / 1000);
+const HOUR = 3600_000;
+const iso = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString();
+
+let userSeq = 0;
+function user(over: Partial<UserRecord> = {}): UserRecord {
+  userSeq++;
+  // Distinct, increasing created_at so the paging order is known.
+  const created = new Date(Date.UTC(2024, 0, 1, 0, 0, userSeq)).toISOString();
+  return {
+    id: `u-${String(userSeq).padStart(3, '0')}`,
+    email: `user${userSeq}@example.com`,
+    email_verified: false,
+    username: null,
+    given_name: null,
+    family_name: null,
+    name: null,
+    nickname: null,
+    role: 'user',
+    account_enabled: true,
+    locked: false,
+    locked_until: null,
+    auth_provider: 'local',
+    password_hash: '$argon2id$fake',
+    mfa_enabled: false,
+    mfa_methods: [],
+    mfa_secret_sealed: null,
+    mfa_recovery_sealed: null,
+    deleted_at: null,
+    created_at: created,
+    updated_at: created,
+    last_login_at: null,
+    ...over,
+  };
+}
+
+function token(over: Partial<RegistrationTokenRecord> = {}): RegistrationTokenRecord {
+  const jti = over.jti ?? `jti-${Math.random().toString(36).slice(2)}`;
+  return {
+    jti,
+    token_hash: `hash-${jti}`,
+    expires_at: iso(HOUR),
+    max_usage_count: 2,
+    current_usage_count: 0,
+    policies: ['general-policy'],
+    note: null,
+    created_at: iso(),
+    revoked_at: null,
+    ...over,
+  };
+}
+
+export function describeStorageContract(name: string, open: () => Promise<ContractBackend>): void {
+  describe(`storage contract: ${name}`, () => {
+    let backend: ContractBackend;
+    let s: Storage;
+    beforeAll(async () => {
+      backend = await open();
+      s = backend.storage;
+    });
+    afterAll(async () => backend?.close());
+
+    describe('clients', () => {
+      const tenant = 'clients-t';
+      const other = 'clients-u';
+
+      it('creates and reads back every column', async () => {
+        const r = clientRecord('c1', {
+          secret_sealed: 'v1.x.y.z',
+          secret_generation: 2,
+          active: false,
+          created_at: at(1),
+          updated_at: at(2),
+          metadata: { description: 'desc', tags: ['a', 'b'], scope: 'svc:clients:read', redirect_uris: ['https://app.example/cb'], jwks: { keys: [{ kty: 'EC', crv: 'P-256' }] } },
+        });
+        await s.clients.create(tenant, r);
+        expect(await s.clients.get(tenant, 'c1')).toEqual(r);
+        expect(await s.clients.get(tenant, 'unknown')).toBeUndefined();
+      });
+
+      it('refuses a duplicate client_id within a tenant but allows it in another tenant', async () => {
+        await expect(s.clients.create(tenant, clientRecord('c1'))).rejects.toThrow();
+        await s.clients.create(other, clientRecord('c1', { metadata: { client_name: 'Other tenant c1' } }));
+        expect((await s.clients.get(other, 'c1'))?.metadata.client_name).toBe('Other tenant c1');
+        expect((await s.clients.get(tenant, 'c1'))?.metadata.client_name).toBe('Client c1');
+      });
+
+      it('updates only the given columns and bumps updated_at', async () => {
+        const before = (await s.clients.get(tenant, 'c1'))!;
+        const updated = await s.clients.update(tenant, 'c1', { active: true, metadata: { ...before.metadata, client_name: 'Renamed', description: undefined } });
+        expect(updated!.active).toBe(true);
+        expect(updated!.metadata.client_name).toBe('Renamed');
+        expect(updated!.metadata.description).toBeUndefined();
+        expect(updated!.secret_hash).toBe(before.secret_hash);
+        expect(updated!.secret_sealed).toBe(before.secret_sealed);
+        expect(updated!.secret_generation).toBe(2);
+        expect(updated!.created_at).toBe(before.created_at);
+        expect(updated!.updated_at > before.updated_at).toBe(true);
+
+        const secret = await s.clients.update(tenant, 'c1', { secret_hash: null, secret_sealed: null, secret_generation: 3 });
+        expect(secret).toMatchObject({ secret_hash: null, secret_sealed: null, secret_generation: 3, active: true });
+        expect(secret!.metadata.client_name).toBe('Renamed');
+        expect(await s.clients.update(tenant, 'nope', { active: false })).toBeUndefined();
+      });
+
+      it('keeps the search columns in step with the metadata', async () => {
+        expect((await s.clients.list(tenant, { q: 'Renamed' }, page())).items.map((c) => c.client_id)).toEqual(['c1']);
+        expect((await s.clients.list(tenant, { q: 'Client c1' }, page())).items).toEqual([]);
+        expect((await s.clients.list(tenant, { q: 'desc' }, page())).items).toEqual([]); // description cleared
+      });
+
+      it('records usage: adds counts and keeps the latest last_used_at', async () => {
+        await s.clients.recordUsage(tenant, 'c1', 3, at(100));
+        await s.clients.recordUsage(tenant, 'c1', 2, at(50)); // an older batch does not move last_used_at back
+        const r = (await s.clients.get(tenant, 'c1'))!;
+        expect(r.tokens_issued).toBe(5);
+        expect(r.last_used_at).toBe(at(100));
+        await s.clients.recordUsage(tenant, 'unknown', 1, at(1)); // no row, no error
+      });
+
+      it('deletes', async () => {
+        await s.clients.create(tenant, clientRecord('to-delete'));
+        expect(await s.clients.delete(tenant, 'to-delete')).toBe(true);
+        expect(await s.clients.get(tenant, 'to-delete')).toBeUndefined();
+        expect(await s.clients.delete(tenant, 'to-delete')).toBe(false);
+      });
+
+      describe('list', () => {
+        const lt = 'list-t';
+        const ids: string[] = [];
+        beforeAll(async () => {
+          // 12 clients: every third spa, every fourth native, every fifth inactive; two share a timestamp.
+          for (let i = 0; i < 12; i++) {
+            const id = `L${String(i).padStart(2, '0')}`;
+            ids.push(id);
+            const type = i % 3 === 0 ? 'spa' : i % 4 === 0 ? 'native' : 'web';
+            await s.clients.create(
+              lt,
+              clientRecord(id, {
+                created_at: at(i === 7 ? 6 : i),
+                active: i % 5 !== 0,
+                metadata: { application_type: type, client_name: `App ${i} ${i === 2 ? '100%_done' : ''}`, description: i === 4 ? 'Searchable Text' : undefined },
+              }),
+            );
+          }
+        });
+
+        it('orders by created_at then client_id', async () => {
+          const res = await s.clients.list(lt, {}, page({ include_count: true }));
+          expect(res.items.map((c) => c.client_id)).toEqual(ids);
+          expect(res.has_more).toBe(false);
+          expect(res.total_count).toBe(12);
+          expect(await s.clients.count(lt)).toBe(12);
+        });
+
+        it('pages with a cursor of the last row, counting the whole filtered set on each page', async () => {
+          const seen: string[] = [];
+          let after: PageRequest['after'];
+          let pages = 0;
+          for (;;) {
+            const res = await s.clients.list(lt, {}, page({ limit: 5, after, include_count: true }));
+            pages++;
+            expect(res.total_count).toBe(12);
+            seen.push(...res.items.map((c) => c.client_id));
+            if (!res.has_more) break;
+            const last = res.items[res.items.length - 1]!;
+            after = { created_at: last.created_at, id: last.client_id };
+          }
+          expect(pages).toBe(3);
+          expect(seen).toEqual(ids);
+        });
+
+        it('does not report more when the page is exactly full', async () => {
+          const res = await s.clients.list(lt, {}, page({ limit: 12 }));
+          expect(res.items).toHaveLength(12);
+          expect(res.has_more).toBe(false);
+          expect(res.total_count).toBeUndefined();
+        });
+
+        it('filters by application_type and active, alone and together', async () => {
+          const spa = await s.clients.list(lt, { application_type: 'spa' }, page({ include_count: true }));
+          expect(spa.items.map((c) => c.client_id)).toEqual(['L00', 'L03', 'L06', 'L09']);
+          expect(spa.total_count).toBe(4);
+          const inactive = await s.clients.list(lt, { active: false }, page());
+          expect(inactive.items.map((c) => c.client_id)).toEqual(['L00', 'L05', 'L10']);
+          const activeNative = await s.clients.list(lt, { application_type: 'native', active: true }, page());
+          expect(activeNative.items.map((c) => c.client_id)).toEqual(['L04', 'L08']);
+          const filteredPage = await s.clients.list(lt, { active: true }, page({ limit: 2, include_count: true }));
+          expect(filteredPage.items.map((c) => c.client_id)).toEqual(['L01', 'L02']);
+          expect(filteredPage.has_more).toBe(true);
+          expect(filteredPage.total_count).toBe(9);
+        });
+
+        it('searches name, id and description case-insensitively, with LIKE wildcards taken literally', async () => {
+          expect((await s.clients.list(lt, { q: 'searchable text' }, page())).items.map((c) => c.client_id)).toEqual(['L04']);
+          expect((await s.clients.list(lt, { q: 'l11' }, page())).items.map((c) => c.client_id)).toEqual(['L11']);
+          expect((await s.clients.list(lt, { q: '%' }, page())).items.map((c) => c.client_id)).toEqual(['L02']);
+          expect((await s.clients.list(lt, { q: '0%_d' }, page())).items.map((c) => c.client_id)).toEqual(['L02']);
+          expect((await s.clients.list(lt, { q: '_' }, page())).items.map((c) => c.client_id)).toEqual(['L02']);
+          expect((await s.clients.list(lt, { q: "' OR '1'='1" }, page())).items).toEqual([]);
+          expect((await s.clients.list(lt, { q: '\\' }, page())).items).toEqual([]);
+        });
+      });
+
+      it('orders ids bytewise (upper case before lower case), whatever the database locale', async () => {
+        const bt = 'bytes-t';
+        for (const id of ['b', 'B', 'a', 'A', '_x', 'Z']) await s.clients.create(bt, clientRecord(id, { created_at: at(1) }));
+        expect((await s.clients.list(bt, {}, page())).items.map((c) => c.client_id)).toEqual(['A', 'B', 'Z', '_x', 'a', 'b']);
+      });
+
+      it('isolates tenants on every method', async () => {
+        const a = 'iso-a';
+        const b = 'iso-b';
+        await s.clients.create(a, clientRecord('shared-name', { metadata: { client_name: 'Only in A', description: 'findme' } }));
+        await s.clients.create(a, clientRecord('a-only', { metadata: { client_name: 'Also A' } }));
+        const snapshot = await s.clients.get(a, 'a-only');
+
+        expect(await s.clients.get(b, 'a-only')).toBeUndefined();
+        expect(await s.clients.list(b, {}, page({ include_count: true }))).toEqual({ items: [], has_more: false, total_count: 0 });
+        expect((await s.clients.list(b, { q: 'findme' }, page())).items).toEqual([]);
+        expect(await s.clients.count(b)).toBe(0);
+        expect(await s.clients.update(b, 'a-only', { active: false, metadata: { ...snapshot!.metadata, client_name: 'hijacked' } })).toBeUndefined();
+        expect(await s.clients.delete(b, 'a-only')).toBe(false);
+        await s.clients.recordUsage(b, 'a-only', 99, at(999));
+
+        expect(await s.clients.get(a, 'a-only')).toEqual(snapshot);
+        expect(await s.clients.count(a)).toBe(2);
+        const first = await s.clients.list(a, {}, page({ limit: 1 }));
+        const last = first.items[0] as ClientRecord;
+        expect((await s.clients.list(b, {}, page({ after: { created_at: last.created_at, id: last.client_id } }))).items).toEqual([]);
+      });
+    });
+
+    describe('oidc payloads', () => {
+      const ot = 'oidc-t';
+
+      it('upserts and finds by model and id; a second upsert replaces the payload', async () => {
+        await s.oidc.upsert(ot, 'Session', 's1', { uid: 'u1', accountId: 'acc' }, nowSec() + 60);
+        expect(await s.oidc.find(ot, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc' }, expires_at: expect.any(Number), consumed: false });
+        expect(await s.oidc.find(ot, 'Grant', 's1')).toBeUndefined();
+        await s.oidc.upsert(ot, 'Session', 's1', { uid: 'u1', accountId: 'acc2' }, null);
+        expect(await s.oidc.find(ot, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc2' }, expires_at: null, consumed: false });
+      });
+
+      it('keeps nested payloads and numbers exactly', async () => {
+        const payload = { kind: 'Grant', exp: 1767225600, nested: { list: [1, 'two', null, { deep: true }] }, empty: {}, unicode: 'é✓' };
+        await s.oidc.upsert(ot, 'Grant', 'g-shape', payload, nowSec() + 60);
+        expect((await s.oidc.find(ot, 'Grant', 'g-shape'))?.payload).toEqual(payload);
+      });
+
+      it('hides expired rows from every reader', async () => {
+        await s.oidc.upsert(ot, 'Interaction', 'old', { uid: 'old-uid', userCode: 'OLD-CODE' }, nowSec() - 1);
+        expect(await s.oidc.find(ot, 'Interaction', 'old')).toBeUndefined();
+        expect(await s.oidc.findByUid(ot, 'Interaction', 'old-uid')).toBeUndefined();
+        expect(await s.oidc.findByUserCode(ot, 'Interaction', 'OLD-CODE')).toBeUndefined();
+        expect((await s.oidc.listByModel(ot, 'Interaction')).map((r) => r.id)).not.toContain('old');
+      });
+
+      it('consumes, and a later upsert keeps the artefact consumed', async () => {
+        await s.oidc.upsert(ot, 'AuthorizationCode', 'code1', { grantId: 'g1' }, nowSec() + 60);
+        await s.oidc.consume(ot, 'AuthorizationCode', 'code1');
+        expect((await s.oidc.find(ot, 'AuthorizationCode', 'code1'))?.consumed).toBe(true);
+        await s.oidc.upsert(ot, 'AuthorizationCode', 'code1', { grantId: 'g1', extra: 1 }, nowSec() + 60);
+        expect((await s.oidc.find(ot, 'AuthorizationCode', 'code1'))?.consumed).toBe(true);
+      });
+
+      it('finds by uid and by user code within the model', async () => {
+        await s.oidc.upsert(ot, 'Session', 's2', { uid: 'uid-2' }, nowSec() + 60);
+        await s.oidc.upsert(ot, 'DeviceCode', 'd1', { userCode: 'ABCD-EFGH', grantId: 'g2' }, nowSec() + 60);
+        expect((await s.oidc.findByUid(ot, 'Session', 'uid-2'))?.payload).toEqual({ uid: 'uid-2' });
+        expect(await s.oidc.findByUid(ot, 'Grant', 'uid-2')).toBeUndefined();
+        expect((await s.oidc.findByUserCode(ot, 'DeviceCode', 'ABCD-EFGH'))?.payload).toEqual({ userCode: 'ABCD-EFGH', grantId: 'g2' });
+        expect(await s.oidc.findByUserCode(ot, 'DeviceCode', 'abcd-efgh')).toBeUndefined();
+      });
+
+      it('revokes every artefact of a grant and nothing else', async () => {
+        await s.oidc.upsert(ot, 'AccessToken', 'at1', { grantId: 'gx' }, nowSec() + 60);
+        await s.oidc.upsert(ot, 'RefreshToken', 'rt1', { grantId: 'gx' }, nowSec() + 60);
+        await s.oidc.upsert(ot, 'AccessToken', 'at2', { grantId: 'gy' }, nowSec() + 60);
+        await s.oidc.upsert('oidc-u', 'AccessToken', 'at1', { grantId: 'gx' }, nowSec() + 60);
+        await s.oidc.revokeByGrantId(ot, 'gx');
+        expect(await s.oidc.find(ot, 'AccessToken', 'at1')).toBeUndefined();
+        expect(await s.oidc.find(ot, 'RefreshToken', 'rt1')).toBeUndefined();
+        expect(await s.oidc.find(ot, 'AccessToken', 'at2')).toBeDefined();
+        expect(await s.oidc.find('oidc-u', 'AccessToken', 'at1')).toBeDefined();
+      });
+
+      it('destroys one row', async () => {
+        await s.oidc.destroy(ot, 'AccessToken', 'at2');
+        expect(await s.oidc.find(ot, 'AccessToken', 'at2')).toBeUndefined();
+      });
+
+      it('lists sessions by account and by authorised client', async () => {
+        const st = 'oidc-sessions';
+        await s.oidc.upsert(st, 'Session', 'sa', { accountId: 'alice', authorizations: { app1: { sid: 'x' }, app2: {} } }, nowSec() + 60);
+        await s.oidc.upsert(st, 'Session', 'sb', { accountId: 'bob', authorizations: { app1: {} } }, nowSec() + 60);
+        await s.oidc.upsert(st, 'Session', 'sc', { accountId: 'alice' }, nowSec() + 60);
+        await s.oidc.upsert(st, 'Session', 'dead', { accountId: 'alice', authorizations: { app1: {} } }, nowSec() - 1);
+        await s.oidc.upsert(st, 'Grant', 'not-a-session', { accountId: 'alice' }, nowSec() + 60);
+        const ids = async (f: Parameters<Storage['oidc']['listSessions']>[1]) => (await s.oidc.listSessions(st, f)).map((r) => r.id).sort();
+        expect(await ids({})).toEqual(['sa', 'sb', 'sc']);
+        expect(await ids({ accountId: 'alice' })).toEqual(['sa', 'sc']);
+        expect(await ids({ clientId: 'app1' })).toEqual(['sa', 'sb']);
+        expect(await ids({ accountId: 'alice', clientId: 'app2' })).toEqual(['sa']);
+        expect(await ids({ accountId: 'nobody' })).toEqual([]);
+        expect(await s.oidc.listSessions('oidc-sessions-other', { accountId: 'alice' })).toEqual([]);
+      });
+
+      it('lists unexpired rows of a model and sweeps expired ones of every tenant', async () => {
+        const lt = 'oidc-list';
+        await s.oidc.upsert(lt, 'Grant', 'g-live', { clientId: 'c' }, nowSec() + 60);
+        await s.oidc.upsert(lt, 'Grant', 'g-forever', { clientId: 'c' }, null);
+        await s.oidc.upsert(lt, 'Grant', 'g-dead', { clientId: 'c' }, nowSec() - 5);
+        await s.oidc.upsert('oidc-list-2', 'Grant', 'g-dead-2', {}, nowSec() - 5);
+        expect((await s.oidc.listByModel(lt, 'Grant')).map((r) => r.id).sort()).toEqual(['g-forever', 'g-live']);
+        const expiredBefore = await backend.probe.expiredPayloads(nowSec());
+        expect(expiredBefore).toBeGreaterThanOrEqual(3); // g-dead, g-dead-2, 'old' interaction
+        expect(await s.oidc.sweepExpired(nowSec())).toBe(expiredBefore);
+        expect(await backend.probe.expiredPayloads(nowSec())).toBe(0);
+        expect((await s.oidc.listByModel(lt, 'Grant')).map((r) => r.id).sort()).toEqual(['g-forever', 'g-live']);
+      });
+
+      it('isolates tenants on every method', async () => {
+        const a = 'oidc-iso-a';
+        const b = 'oidc-iso-b';
+        await s.oidc.upsert(a, 'Session', 'sess', { uid: 'iso-uid', userCode: 'ISO-CODE', grantId: 'iso-grant', accountId: 'iso-acc' }, nowSec() + 60);
+        expect(await s.oidc.find(b, 'Session', 'sess')).toBeUndefined();
+        expect(await s.oidc.findByUid(b, 'Session', 'iso-uid')).toBeUndefined();
+        expect(await s.oidc.findByUserCode(b, 'Session', 'ISO-CODE')).toBeUndefined();
+        expect(await s.oidc.listByModel(b, 'Session')).toEqual([]);
+        expect(await s.oidc.listSessions(b, { accountId: 'iso-acc' })).toEqual([]);
+        await s.oidc.consume(b, 'Session', 'sess');
+        await s.oidc.destroy(b, 'Session', 'sess');
+        await s.oidc.revokeByGrantId(b, 'iso-grant');
+        await s.oidc.upsert(b, 'Session', 'sess', { uid: 'b' }, nowSec() + 60);
+        expect(await s.oidc.find(a, 'Session', 'sess')).toEqual({
+          payload: { uid: 'iso-uid', userCode: 'ISO-CODE', grantId: 'iso-grant', accountId: 'iso-acc' },
+          expires_at: expect.any(Number),
+          consumed: false,
+        });
+        expect((await s.oidc.find(b, 'Session', 'sess'))?.payload).toEqual({ uid: 'b' });
+      });
+    });
+
+    describe('signing keys', () => {
+      const kt = 'keys-t';
+
+      it('inserts several keys at once and lists them newest first with every field', async () => {
+        const old = keyRecord('k-old', { created_at: at(1), status: 'expiring', promoted: false, rotated_at: at(5), expires_at: at(10) });
+        const fresh = keyRecord('k-new', { created_at: at(5), alg: 'ES256', public_jwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' } });
+        await s.keys.insert(kt, [old, fresh]);
+        expect(await s.keys.list(kt)).toEqual([fresh, old]);
+      });
+
+      it('updates status, flags and timestamps', async () => {
+        await s.keys.update(kt, 'k-new', { status: 'expiring', promoted: false, retire_requested: true, rotated_at: at(9), expires_at: at(20) });
+        const k = (await s.keys.list(kt)).find((x) => x.kid === 'k-new')!;
+        expect(k).toMatchObject({ status: 'expiring', promoted: false, retire_requested: true, rotated_at: at(9), expires_at: at(20) });
+        await s.keys.update(kt, 'k-new', {});
+        await s.keys.update(kt, 'k-new', { promoted: true, retire_requested: false });
+        expect((await s.keys.list(kt)).find((x) => x.kid === 'k-new')).toMatchObject({ promoted: true, retire_requested: false, status: 'expiring' });
+      });
+
+      it('refuses an unknown status, inserting none of the batch', async () => {
+        await expect(s.keys.insert(kt, [keyRecord('good-in-bad-batch'), keyRecord('bad', { status: 'weird' as never })])).rejects.toThrow();
+        expect((await s.keys.list(kt)).map((k) => k.kid)).not.toContain('bad');
+        expect((await s.keys.list(kt)).map((k) => k.kid)).not.toContain('good-in-bad-batch');
+      });
+
+      it('commits a transaction and rolls one back on error', async () => {
+        await s.keys.transaction(kt, async () => {
+          await s.keys.insert(kt, [keyRecord('k-tx', { created_at: at(30) })]);
+          // Reads inside the transaction see its own writes.
+          expect((await s.keys.list(kt)).map((k) => k.kid)).toContain('k-tx');
+          await s.keys.update(kt, 'k-old', { status: 'retired' });
+        });
+        expect((await s.keys.list(kt)).map((k) => [k.kid, k.status])).toEqual([
+          ['k-tx', 'active'],
+          ['k-new', 'expiring'],
+          ['k-old', 'retired'],
+        ]);
+        await expect(
+          s.keys.transaction(kt, async () => {
+            await s.keys.insert(kt, [keyRecord('k-rolled-back', { created_at: at(40) })]);
+            await s.keys.update(kt, 'k-tx', { status: 'retired' });
+            throw new Error('rotation failed');
+          }),
+        ).rejects.toThrow('rotation failed');
+        const after = await s.keys.list(kt);
+        expect(after.map((k) => k.kid)).not.toContain('k-rolled-back');
+        expect(after.find((k) => k.kid === 'k-tx')?.status).toBe('active');
+      });
+
+      it('keeps a transaction invisible to another connection until it commits', async () => {
+        const other = await backend.openAnother();
+        try {
+          let seenInside: string[] = [];
+          await s.keys.transaction('keys-vis', async () => {
+            await s.keys.insert('keys-vis', [keyRecord('k-pending')]);
+            seenInside = (await other.keys.list('keys-vis')).map((k) => k.kid);
+          });
+          expect(seenInside).toEqual([]);
+          expect((await other.keys.list('keys-vis')).map((k) => k.kid)).toEqual(['k-pending']);
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('isolates tenants', async () => {
+        expect(await s.keys.list('keys-other')).toEqual([]);
+        await s.keys.update('keys-other', 'k-tx', { status: 'retired' });
+        expect((await s.keys.list(kt)).find((k) => k.kid === 'k-tx')?.status).toBe('active');
+        await s.keys.insert('keys-other', [keyRecord('k-tx')]); // same kid, other tenant
+        expect((await s.keys.list('keys-other')).map((k) => k.kid)).toEqual(['k-tx']);
+        expect(await s.keys.list(kt)).toHaveLength(3);
+      });
+    });
+
+    describe('audit', () => {
+      const au = 'audit-t';
+      beforeAll(async () => {
+        const entries = [
+          auditEntry('e1', { type: 'login', status: 'success', user_id: 'u1', username: 'alice', timestamp: at(1) }),
+          auditEntry('e2', { type: 'failed_login', status: 'failed', username: 'alice', timestamp: at(2) }),
+          auditEntry('e3', { type: 'login', status: 'failed', user_id: 'u2', username: 'bob', timestamp: at(3) }),
+          auditEntry('e4', { type: 'client.created', client_id: 'c1', details: { client_id: 'c1', nested: { n: 1 } }, timestamp: at(4) }),
+          auditEntry('e5', { type: 'login', status: 'success', user_id: 'u1', username: 'alice', timestamp: at(5) }),
+          auditEntry('e6', { type: 'client.deleted', client_id: 'c1', status: 'info', timestamp: at(5) }),
+          auditEntry('today', { type: 'logout', user_id: 'u3', timestamp: new Date().toISOString() }),
+        ];
+        for (const e of entries) await s.audit.insert(au, { ...e, tenant_id: au });
+        await s.audit.insert('audit-other', auditEntry('x1', { type: 'secret.type', tenant_id: 'audit-other', user_id: 'ux', timestamp: at(1) }));
+      });
+
+      it('reads one entry back with its details object', async () => {
+        expect(await s.audit.get(au, 'e4')).toEqual(auditEntry('e4', { tenant_id: au, type: 'client.created', client_id: 'c1', details: { client_id: 'c1', nested: { n: 1 } }, timestamp: at(4) }));
+        expect(await s.audit.get(au, 'nope')).toBeUndefined();
+      });
+
+      it('stores the tenant the call names, not the one the entry carries', async () => {
+        await s.audit.insert('audit-named', auditEntry('named', { tenant_id: 'somebody-else' }));
+        expect((await s.audit.get('audit-named', 'named'))?.tenant_id).toBe('audit-named');
+      });
+
+      it('lists newest first and pages backwards in time', async () => {
+        const all = await s.audit.list(au, {}, page({ include_count: true }));
+        expect(all.items.map((e) => e.id)).toEqual(['today', 'e6', 'e5', 'e4', 'e3', 'e2', 'e1']);
+        expect(all.total_count).toBe(7);
+        const seen: string[] = [];
+        let after: PageRequest['after'];
+        for (;;) {
+          const res = await s.audit.list(au, {}, page({ limit: 3, after }));
+          seen.push(...res.items.map((e) => e.id));
+          if (!res.has_more) break;
+          const last = res.items[res.items.length - 1]!;
+          after = { created_at: last.timestamp, id: last.id };
+        }
+        expect(seen).toEqual(all.items.map((e) => e.id));
+      });
+
+      it('filters by type, status, username, user_id, client_id and time range', async () => {
+        const ids = async (f: Parameters<Storage['audit']['list']>[1]) => (await s.audit.list(au, f, page({ include_count: true }))).items.map((e) => e.id);
+        expect(await ids({ type: 'login' })).toEqual(['e5', 'e3', 'e1']);
+        expect(await ids({ type: 'login', status: 'failed' })).toEqual(['e3']);
+        expect(await ids({ status: 'info' })).toEqual(['e6']);
+        expect(await ids({ username: 'alice' })).toEqual(['e5', 'e2', 'e1']);
+        expect(await ids({ user_id: 'u1' })).toEqual(['e5', 'e1']);
+        expect(await ids({ client_id: 'c1' })).toEqual(['e6', 'e4']);
+        expect(await ids({ from: at(2), to: at(4) })).toEqual(['e4', 'e3', 'e2']);
+        expect(await ids({ type: "login' OR '1'='1" })).toEqual([]);
+        const counted = await s.audit.list(au, { type: 'login' }, page({ limit: 1, include_count: true }));
+        expect(counted.total_count).toBe(3);
+        expect(counted.has_more).toBe(true);
+      });
+
+      it('accepts a range bound at year 0000 (valid ISO 8601, outside some databases\' calendars)', async () => {
+        const ids = async (f: Parameters<Storage['audit']['list']>[1]) => (await s.audit.list(au, f, page())).items.map((e) => e.id);
+        expect(await ids({ from: '0000-01-01T00:00:00.000Z', to: at(1) })).toEqual(['e1']);
+      });
+
+      it('lists distinct types of the tenant, sorted', async () => {
+        expect(await s.audit.types(au)).toEqual(['client.created', 'client.deleted', 'failed_login', 'login', 'logout']);
+      });
+
+      it('computes statistics', async () => {
+        const todayStart = new Date(new Date().setUTCHours(0, 0, 0, 0)).toISOString();
+        expect(await s.audit.stats(au, todayStart)).toEqual({
+          totalActivities: 7,
+          uniqueUsers: 4, // u1, alice (no user_id), u2, u3
+          todayCount: 1,
+          successfulLogins: 2,
+          failedLogins: 2, // a failed_login entry and a failed login
+        });
+        expect(await s.audit.stats('audit-empty', todayStart)).toEqual({ totalActivities: 0, uniqueUsers: 0, todayCount: 0, successfulLogins: 0, failedLogins: 0 });
+      });
+
+      it('isolates tenants', async () => {
+        expect(await s.audit.get(au, 'x1')).toBeUndefined();
+        expect(await s.audit.get('audit-other', 'e1')).toBeUndefined();
+        expect((await s.audit.list('audit-other', {}, page({ include_count: true }))).total_count).toBe(1);
+        expect(await s.audit.types('audit-other')).toEqual(['secret.type']);
+        expect(await s.audit.types(au)).not.toContain('secret.type');
+        expect((await s.audit.list(au, { user_id: 'ux' }, page())).items).toEqual([]);
+      });
+
+      it('refuses an unknown status', async () => {
+        await expect(s.audit.insert(au, auditEntry('bad', { status: 'meh' as never }))).rejects.toThrow();
+      });
+    });
+
+    describe('login attempts', () => {
+      const lt = 'login-t';
+
+      it('counts failures of a key within the window and forgets older ones', async () => {
+        expect(await s.loginAttempts.recordFailure(lt, 'account:u1', at(100), at(0))).toBe(1);
+        expect(await s.loginAttempts.recordFailure(lt, 'account:u1', at(110), at(0))).toBe(2);
+        expect(await s.loginAttempts.recordFailure(lt, 'account:u1', at(120), at(0))).toBe(3);
+        expect(await s.loginAttempts.recordFailure(lt, 'account:u1', at(130), at(115))).toBe(2);
+        expect(await backend.probe.loginAttemptTimes(lt, 'account:u1')).toEqual([at(120), at(130)]); // older rows were pruned
+      });
+
+      it('keeps keys apart', async () => {
+        expect(await s.loginAttempts.recordFailure(lt, 'ip:10.0.0.1', at(130), at(0))).toBe(1);
+        expect(await s.loginAttempts.recordFailure(lt, 'account:u2', at(130), at(0))).toBe(1);
+      });
+
+      it('clears one key', async () => {
+        await s.loginAttempts.clear(lt, 'account:u1');
+        expect(await s.loginAttempts.recordFailure(lt, 'account:u1', at(140), at(0))).toBe(1);
+        expect(await s.loginAttempts.recordFailure(lt, 'ip:10.0.0.1', at(140), at(0))).toBe(2);
+      });
+
+      it('counts concurrent failures of one key exactly (each caller sees its own position)', async () => {
+        const counts = await Promise.all(Array.from({ length: 12 }, (_, i) => s.loginAttempts.recordFailure('login-burst', 'account:x', at(200 + i), at(0))));
+        expect(counts.sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      });
+
+      it('isolates tenants', async () => {
+        expect(await s.loginAttempts.recordFailure('login-other', 'account:u1', at(141), at(0))).toBe(1);
+        await s.loginAttempts.clear('login-other', 'ip:10.0.0.1');
+        expect(await s.loginAttempts.recordFailure(lt, 'ip:10.0.0.1', at(142), at(0))).toBe(3);
+      });
+    });
+
+    describe('users', () => {
+      const T = 'users-t';
+      const OTHER = 'users-acme';
+
+      it('creates and reads back every field with its type', async () => {
+        const u = user({ username: 'alice', name: 'Alice A', role: 'admin', mfa_enabled: true, mfa_methods: ['totp'], mfa_secret_sealed: 'sealed', email_verified: true, locked_until: at(9), last_login_at: at(8) });
+        await s.users.create(T, u);
+        expect(await s.users.get(T, u.id)).toEqual(u);
+        expect(await s.users.get(T, 'nope')).toBeUndefined();
+      });
+
+      it('finds by e-mail case-insensitively, never an anonymised user', async () => {
+        const u = user({ email: 'Mixed.Case@Example.com' });
+        await s.users.create(T, u);
+        expect((await s.users.findByEmail(T, 'mixed.case@EXAMPLE.COM'))?.id).toBe(u.id);
+        expect(await s.users.findByEmail(OTHER, 'mixed.case@example.com')).toBeUndefined();
+        const gone = user({ email: 'gone@example.com' });
+        await s.users.create(T, gone);
+        await s.users.update(T, gone.id, { deleted_at: new Date().toISOString() });
+        expect(await s.users.findByEmail(T, 'gone@example.com')).toBeUndefined();
+      });
+
+      it('refuses a second live user with the same e-mail (any case) or username, but not after anonymisation', async () => {
+        await s.users.create(T, user({ email: 'dup@example.com', username: 'dupname' }));
+        await expect(s.users.create(T, user({ email: 'DUP@example.com' }))).rejects.toEqual(new UniqueViolation('email'));
+        await expect(s.users.create(T, user({ username: 'DupName' }))).rejects.toEqual(new UniqueViolation('username'));
+        await expect(s.users.create(OTHER, user({ email: 'dup@example.com', username: 'dupname' }))).resolves.toBeUndefined();
+        const old = user({ email: 'reuse@example.com' });
+        await s.users.create(T, old);
+        await s.users.update(T, old.id, { deleted_at: new Date().toISOString() });
+        await expect(s.users.create(T, user({ email: 'reuse@example.com' }))).resolves.toBeUndefined();
+      });
+
+      it('refuses a duplicate id as a UniqueViolation on id', async () => {
+        const u = user();
+        await s.users.create(T, u);
+        await expect(s.users.create(T, { ...u, email: 'other-address@example.com' })).rejects.toEqual(new UniqueViolation('id'));
+      });
+
+      it('updates only the given columns, stamps updated_at, and reports unknown ids', async () => {
+        const u = user({ given_name: 'Keep', nickname: 'nick' });
+        await s.users.create(T, u);
+        const updated = await s.users.update(T, u.id, { nickname: null, locked: true, mfa_methods: ['totp', 'webauthn'] });
+        expect(updated).toMatchObject({ given_name: 'Keep', nickname: null, locked: true, mfa_methods: ['totp', 'webauthn'], created_at: u.created_at });
+        expect(updated!.updated_at > u.updated_at).toBe(true);
+        expect(await s.users.update(T, 'missing', { locked: true })).toBeUndefined();
+        expect(await s.users.update(OTHER, u.id, { locked: true })).toBeUndefined();
+        const taken = (await s.users.list(T, {}, page({ limit: 1 }))).items[0]!;
+        await expect(s.users.update(T, u.id, { email: taken.email!.toUpperCase() })).rejects.toBeInstanceOf(UniqueViolation);
+      });
+
+      it('never changes id or created_at, and ignores unknown keys', async () => {
+        const u = user();
+        await s.users.create(T, u);
+        const updated = await s.users.update(T, u.id, { created_at: at(999), name: 'N', ...({ id: 'hijack', tenant_id: 'x', bogus: 1 } as object) } as never);
+        expect(updated).toMatchObject({ id: u.id, created_at: u.created_at, name: 'N' });
+      });
+
+      describe('list', () => {
+        const L = 'users-list';
+        beforeAll(async () => {
+          await s.users.create(L, user({ id: 'l1', email: 'ann@example.com', username: 'ann', name: 'Ann 100% Real' }));
+          await s.users.create(L, user({ id: 'l2', email: 'bob_smith@example.com', username: 'bob', role: 'admin' }));
+          await s.users.create(L, user({ id: 'l3', email: 'bobXsmith@example.com', account_enabled: false }));
+          await s.users.create(L, user({ id: 'l4', email: 'carl@example.com', auth_provider: 'google', name: 'Carl' }));
+          await s.users.create(L, user({ id: 'l5', email: 'dora@example.com', username: 'd\\ora' }));
+          await s.users.create(OTHER, user({ id: 'x1', email: 'ann@other.example' }));
+        });
+        const ids = async (filter: Parameters<Storage['users']['list']>[1], p = page({ limit: 100 })) => (await s.users.list(L, filter, p)).items.map((u) => u.id);
+
+        it('is scoped to the tenant and ordered by creation', async () => {
+          expect(await ids({})).toEqual(['l1', 'l2', 'l3', 'l4', 'l5']);
+          expect(await s.users.count(L)).toBe(5);
+        });
+
+        it('filters by account_enabled, role and auth_provider', async () => {
+          expect(await ids({ account_enabled: false })).toEqual(['l3']);
+          expect(await ids({ account_enabled: true })).toEqual(['l1', 'l2', 'l4', 'l5']);
+          expect(await ids({ role: 'admin' })).toEqual(['l2']);
+          expect(await ids({ auth_provider: 'google' })).toEqual(['l4']);
+          expect(await ids({ role: 'admin', account_enabled: false })).toEqual([]);
+        });
+
+        it('searches e-mail, username and name, case-insensitively', async () => {
+          expect(await ids({ q: 'ANN' })).toEqual(['l1']);
+          expect(await ids({ q: 'carl' })).toEqual(['l4']);
+          expect(await ids({ q: 'bob' })).toEqual(['l2', 'l3']);
+        });
+
+        it('takes LIKE wildcards in q literally', async () => {
+          expect(await ids({ q: 'bob_' })).toEqual(['l2']);
+          expect(await ids({ q: '100%' })).toEqual(['l1']);
+          expect(await ids({ q: '%' })).toEqual(['l1']);
+          expect(await ids({ q: '_' })).toEqual(['l2']);
+          expect(await ids({ q: 'd\\o' })).toEqual(['l5']);
+        });
+
+        it('pages with an (created_at, id) cursor and counts the whole filter', async () => {
+          const first = await s.users.list(L, {}, page({ limit: 2, include_count: true }));
+          expect(first.items.map((u) => u.id)).toEqual(['l1', 'l2']);
+          expect(first).toMatchObject({ has_more: true, total_count: 5 });
+          const last = first.items[1]!;
+          const second = await s.users.list(L, {}, page({ limit: 2, after: { created_at: last.created_at, id: last.id } }));
+          expect(second.items.map((u) => u.id)).toEqual(['l3', 'l4']);
+          expect(second.total_count).toBeUndefined();
+          const end = await s.users.list(L, {}, page({ limit: 2, after: { created_at: second.items[1]!.created_at, id: 'l4' } }));
+          expect(end.items.map((u) => u.id)).toEqual(['l5']);
+          expect(end.has_more).toBe(false);
+          expect((await s.users.list(L, { q: 'bob' }, page({ include_count: true, limit: 1 }))).total_count).toBe(2);
+        });
+      });
+    });
+
+    describe('registration tokens', () => {
+      let n = 0;
+      const fresh = () => `regtok-${++n}`;
+      const repo = () => s.registrationTokens;
+
+      it('round-trips a record, found by jti and by hash', async () => {
+        const T = fresh();
+        const r = token({ policies: ['general-policy', 'native-only'], note: 'for the mobile team' });
+        await repo().create(T, r);
+        expect(await repo().get(T, r.jti)).toEqual(r);
+        expect(await repo().findByHash(T, r.token_hash)).toEqual(r);
+        expect(await repo().findByHash(T, 'hash-unknown')).toBeUndefined();
+        expect(await repo().get(T, 'unknown')).toBeUndefined();
+      });
+
+      it('consumeUse counts up to max_usage_count and then refuses; releaseUse gives one back', async () => {
+        const T = fresh();
+        const r = token({ max_usage_count: 2 });
+        await repo().create(T, r);
+        expect(await repo().consumeUse(T, r.jti, iso())).toBe(true);
+        expect(await repo().consumeUse(T, r.jti, iso())).toBe(true);
+        expect(await repo().consumeUse(T, r.jti, iso())).toBe(false);
+        expect((await repo().get(T, r.jti))!.current_usage_count).toBe(2);
+        await repo().releaseUse(T, r.jti);
+        expect((await repo().get(T, r.jti))!.current_usage_count).toBe(1);
+        expect(await repo().consumeUse(T, r.jti, iso())).toBe(true);
+        expect(await repo().consumeUse(T, r.jti, iso())).toBe(false);
+      });
+
+      it('releaseUse never goes below zero', async () => {
+        const T = fresh();
+        const r = token();
+        await repo().create(T, r);
+        await repo().releaseUse(T, r.jti);
+        expect((await repo().get(T, r.jti))!.current_usage_count).toBe(0);
+      });
+
+      it('consumeUse refuses an expired token, judged by the given clock', async () => {
+        const T = fresh();
+        const r = token({ expires_at: iso(HOUR) });
+        await repo().create(T, r);
+        expect(await repo().consumeUse(T, r.jti, iso(2 * HOUR))).toBe(false);
+        expect(await repo().consumeUse(T, r.jti, r.expires_at)).toBe(false); // exactly at expires_at it is expired
+        expect(await repo().consumeUse(T, r.jti, iso())).toBe(true);
+        expect((await repo().get(T, r.jti))!.current_usage_count).toBe(1);
+      });
+
+      it('revoke marks once (a second revoke is false) and blocks consumeUse', async () => {
+        const T = fresh();
+        const r = token();
+        await repo().create(T, r);
+        const when = iso();
+        expect(await repo().revoke(T, r.jti, when)).toBe(true);
+        expect(await repo().revoke(T, r.jti, iso())).toBe(false);
+        expect(await repo().revoke(T, 'unknown', iso())).toBe(false);
+        expect((await repo().get(T, r.jti))!.revoked_at).toBe(when);
+        expect(await repo().consumeUse(T, r.jti, iso())).toBe(false);
+      });
+
+      it('lists only active tokens (not revoked, not expired), in pages with a total count', async () => {
+        const T = fresh();
+        const base = Date.now();
+        const ms = (i: number) => new Date(base + i).toISOString();
+        const active = [0, 1, 2].map((i) => token({ jti: `a${i}`, created_at: ms(i) }));
+        const revoked = token({ jti: 'r', created_at: ms(3) });
+        const expired = token({ jti: 'e', created_at: ms(4), expires_at: iso(-1000) });
+        const usedUp = token({ jti: 'u', created_at: ms(5), max_usage_count: 1, current_usage_count: 1 });
+        for (const r of [...active, revoked, expired, usedUp]) await repo().create(T, r);
+        await repo().revoke(T, 'r', iso());
+
+        const first = await repo().list(T, { limit: 2, include_count: true }, iso());
+        expect(first.items.map((r) => r.jti)).toEqual(['a0', 'a1']);
+        expect(first.has_more).toBe(true);
+        expect(first.total_count).toBe(4);
+        const last = first.items[1]!;
+        const second = await repo().list(T, { limit: 2, include_count: false, after: { created_at: last.created_at, id: last.jti } }, iso());
+        expect(second.items.map((r) => r.jti)).toEqual(['a2', 'u']);
+        expect(second.has_more).toBe(false);
+        expect(second.total_count).toBeUndefined();
+      });
+
+      it('keeps tenants apart', async () => {
+        const acme = fresh();
+        const globex = fresh();
+        const r = token({ jti: 'shared-jti', token_hash: 'shared-hash' });
+        await repo().create(acme, r);
+        expect(await repo().get(globex, r.jti)).toBeUndefined();
+        expect(await repo().findByHash(globex, r.token_hash)).toBeUndefined();
+        expect(await repo().consumeUse(globex, r.jti, iso())).toBe(false);
+        expect(await repo().revoke(globex, r.jti, iso())).toBe(false);
+        expect((await repo().list(globex, { limit: 10, include_count: true }, iso())).total_count).toBe(0);
+        await repo().create(globex, { ...r, max_usage_count: 5 });
+        expect(await repo().consumeUse(globex, r.jti, iso())).toBe(true);
+        const a = (await repo().get(acme, r.jti))!;
+        expect(a.current_usage_count).toBe(0);
+        expect(a.revoked_at).toBeNull();
+        expect((await repo().list(acme, { limit: 10, include_count: true }, iso())).total_count).toBe(1);
+      });
+
+      it('never exceeds max_usage_count with three instances consuming at once', async () => {
+        const T = fresh();
+        const max = 100;
+        const r = token({ max_usage_count: max });
+        await repo().create(T, r);
+        const others = [await backend.openAnother(), await backend.openAnother()];
+        try {
+          const all = [s, ...others].flatMap((st) => Array.from({ length: 60 }, () => st.registrationTokens.consumeUse(T, r.jti, iso())));
+          const won = (await Promise.all(all)).filter(Boolean).length;
+          expect(won).toBe(max);
+          expect((await repo().get(T, r.jti))!.current_usage_count).toBe(max);
+        } finally {
+          for (const o of others) await o.close();
+        }
+      });
+    });
+  });
+}
