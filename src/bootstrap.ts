@@ -18,7 +18,7 @@ export async function ensureBootstrapClient(ctx: AppContext): Promise<void> {
   if (existing) {
     // The configured secret is authoritative for the bootstrap client: follow it if it changed.
     if (existing.secret_hash !== hashSecret(secret)) {
-      await ctx.storage.clients.update(tenant, id, { secret_hash: hashSecret(secret), secret_generation: existing.secret_generation + 1 });
+      await ctx.storage.clients.update(tenant, id, { secret_hash: hashSecret(secret), bump_generation: true });
       ctx.log.warn({ client_id: id }, 'bootstrap client secret changed to the configured value');
     }
     return;

@@ -46,7 +46,7 @@ export function registrationMetadata(body: Record<string, unknown>, policies: re
   input.scope ??= STANDARD_OIDC_SCOPES.join(' ');
 
   const parsed = clientPatchSchema.safeParse(input);
-  if (!parsed.success) throw registrationError(zodFieldErrors(parsed.error));
+  if (!parsed.success) throw registrationError(zodFieldErrors(parsed.error, 'body', input));
 
   let m: ClientMetadata;
   try {

@@ -78,7 +78,8 @@ export interface ClientRepository {
   update(
     tenant: TenantId,
     clientId: string,
-    change: Partial<Pick<ClientRecord, 'metadata' | 'active' | 'secret_hash' | 'secret_sealed' | 'secret_generation'>>,
+    /** `bump_generation` raises secret_generation atomically (concurrent bumps never collapse into one). */
+    change: Partial<Pick<ClientRecord, 'metadata' | 'active' | 'secret_hash' | 'secret_sealed'>> & { bump_generation?: boolean },
   ): Promise<ClientRecord | undefined>;
   delete(tenant: TenantId, clientId: string): Promise<boolean>;
   /** Adds issued-token counts (batched by the caller). */

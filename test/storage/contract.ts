@@ -124,10 +124,14 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(updated!.created_at).toBe(before.created_at);
         expect(updated!.updated_at > before.updated_at).toBe(true);
 
-        const secret = await s.clients.update(tenant, 'c1', { secret_hash: null, secret_sealed: null, secret_generation: 3 });
+        const secret = await s.clients.update(tenant, 'c1', { secret_hash: null, secret_sealed: null, bump_generation: true });
         expect(secret).toMatchObject({ secret_hash: null, secret_sealed: null, secret_generation: 3, active: true });
         expect(secret!.metadata.client_name).toBe('Renamed');
         expect(await s.clients.update(tenant, 'nope', { active: false })).toBeUndefined();
+
+        // Concurrent secret regenerations each count: no two tokens epochs collapse into one.
+        await Promise.all(Array.from({ length: 5 }, () => s.clients.update(tenant, 'c1', { bump_generation: true })));
+        expect((await s.clients.get(tenant, 'c1'))!.secret_generation).toBe(8);
       });
 
       it('keeps the search columns in step with the metadata', async () => {

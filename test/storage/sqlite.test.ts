@@ -87,7 +87,7 @@ describe('clients', () => {
     expect(updated!.created_at).toBe(before.created_at);
     expect(updated!.updated_at > before.updated_at).toBe(true);
 
-    const secret = await s.clients.update(tenant, 'c1', { secret_hash: null, secret_sealed: null, secret_generation: 3 });
+    const secret = await s.clients.update(tenant, 'c1', { secret_hash: null, secret_sealed: null, bump_generation: true });
     expect(secret).toMatchObject({ secret_hash: null, secret_sealed: null, secret_generation: 3, active: true });
     expect(secret!.metadata.client_name).toBe('Renamed');
     expect(await s.clients.update(tenant, 'nope', { active: false })).toBeUndefined();

@@ -78,7 +78,7 @@ async function replace(call: Call<unknown, z.output<typeof clientPatchSchema>>, 
 async function setActive(call: Call, active: boolean) {
   const existing = await mustGet(call, call.params.client_id!);
   // Deactivation also ends every token issued so far: reactivating does not bring them back.
-  const change = active ? { active } : { active, secret_generation: existing.secret_generation + 1 };
+  const change = active ? { active } : { active, bump_generation: true };
   const updated = existing.active === active ? existing : await call.ctx.storage.clients.update(call.tenant, existing.client_id, change);
   if (!updated) throw notFound(`Client ${existing.client_id} not found`);
   call.actor.invalidateClient(updated.client_id);
@@ -158,7 +158,7 @@ export const clientOperations: Operation[] = [
       const secret = newClientSecret();
       const updated = await call.ctx.storage.clients.update(call.tenant, existing.client_id, {
         ...secretColumns(call, existing.client_id, existing.metadata, secret),
-        secret_generation: existing.secret_generation + 1,
+        bump_generation: true,
       });
       if (!updated) throw notFound(`Client ${existing.client_id} not found`);
       call.actor.invalidateClient(existing.client_id);

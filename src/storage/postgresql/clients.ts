@@ -66,7 +66,7 @@ export class PgClients implements ClientRepository {
     if (change.active !== undefined) sets.push(`active = ${p.add(change.active)}`);
     if (change.secret_hash !== undefined) sets.push(`secret_hash = ${p.add(change.secret_hash)}`);
     if (change.secret_sealed !== undefined) sets.push(`secret_sealed = ${p.add(change.secret_sealed)}`);
-    if (change.secret_generation !== undefined) sets.push(`secret_generation = ${p.add(change.secret_generation)}`);
+    if (change.bump_generation) sets.push('secret_generation = secret_generation + 1');
     const sql = `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = ${p.add(tenant)} AND client_id = ${p.add(clientId)} RETURNING ${COLUMNS}`;
     const { rows } = await this.db.withTenant(tenant, (q) => q<Row>(sql, p.values));
     return rows[0];

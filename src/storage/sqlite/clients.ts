@@ -133,10 +133,7 @@ export class SqliteClients implements ClientRepository {
       sets.push('secret_sealed = @secret_sealed');
       params.secret_sealed = change.secret_sealed;
     }
-    if (change.secret_generation !== undefined) {
-      sets.push('secret_generation = @secret_generation');
-      params.secret_generation = change.secret_generation;
-    }
+    if (change.bump_generation) sets.push('secret_generation = secret_generation + 1');
     const info = this.db.prepare(`UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = @tenant AND client_id = @clientId`).run(params);
     if (info.changes === 0) return undefined;
     return this.get(tenant, clientId);
