@@ -1,13 +1,40 @@
+/**
+ * Two projects, one run (`npm test` = `vitest run`):
+ *
+ * - `sqlite`: every test file except those only the production backend has.
+ * - `postgresql`: the files that reach storage through the running service (test/smoke.test.ts and
+ *   test/e2e/**) once more, now on PostgreSQL + Redis (SVC_TEST_BACKEND=postgresql: each app gets a
+ *   migrated database of its own and its own Redis key prefix, test/helpers/app.ts), plus the
+ *   production-backend-only files (PostgreSQL/Redis repositories, fault and two-instance tests).
+ *
+ * Backend-only files are named for their backend: `*postgresql*`, `*redis*`, `two-instances`
+ * (PostgreSQL + Redis); `sqlite*` and the other files under test/storage, test/keys, ... use SQLite
+ * or no storage at all, so running them twice would prove nothing new. Nothing is skipped: a file
+ * that does not belong to a project is not included in it.
+ * `vitest run --project sqlite` or `--project postgresql` runs one side.
+ */
 import { defineConfig } from 'vitest/config';
+
+const PRODUCTION_BACKEND_ONLY = ['test/**/*postgresql*.test.ts', 'test/**/*redis*.test.ts', 'test/e2e/two-instances.test.ts'];
+const THROUGH_THE_SERVICE = ['test/smoke.test.ts', 'test/e2e/**/*.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Native addons (uWS, better-sqlite3) are safest in child processes.
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 30000,
     hookTimeout: 60000,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: PRODUCTION_BACKEND_ONLY, env: { SVC_TEST_BACKEND: 'sqlite' } },
+      },
+      {
+        extends: true,
+        test: { name: 'postgresql', include: [...THROUGH_THE_SERVICE, ...PRODUCTION_BACKEND_ONLY], env: { SVC_TEST_BACKEND: 'postgresql' } },
+      },
+    ],
   },
 });

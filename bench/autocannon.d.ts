@@ -1,15 +1,28 @@
 /**
  * The part of autocannon 8's programmatic API the bench uses. autocannon ships no type
  * declarations and @types/autocannon is not installed, so the shape is written down here from
- * its README ("autocannon(opts[, cb])", "Results") and lib/aggregateResult.js.
+ * its README ("autocannon(opts[, cb])", "Results", "requests"/setupRequest/onResponse) and
+ * lib/run.js (the 'response' and 'reqError' events).
  */
 declare module 'autocannon' {
   import type { EventEmitter } from 'node:events';
 
   namespace autocannon {
+    type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
+
+    /** One request of a sequence; setupRequest may rewrite it before each send. */
+    interface Request {
+      method?: Method;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string | Buffer;
+      setupRequest?: (req: Request, context: Record<string, unknown>) => Request;
+      onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
+    }
+
     interface Options {
       url: string;
-      method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
+      method?: Method;
       headers?: Record<string, string>;
       body?: string | Buffer;
       connections?: number;
@@ -18,6 +31,9 @@ declare module 'autocannon' {
       /** Seconds before a request counts as a timeout (and an error). */
       timeout?: number;
       pipelining?: number;
+      /** Requests per second over all connections. */
+      overallRate?: number;
+      requests?: Request[];
       title?: string;
     }
 
@@ -66,6 +82,10 @@ declare module 'autocannon' {
 
     interface Instance extends EventEmitter {
       stop(): void;
+      /** Every answer: the connection's client, status, bytes, response time in (fractional) ms. */
+      on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): this;
+      on(event: 'reqError', listener: (err: Error) => void): this;
+      on(event: string, listener: (...args: unknown[]) => void): this;
     }
   }
 

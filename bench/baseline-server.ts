@@ -3,17 +3,23 @@
  * It is configured to do the same work as the product for the benchmarked requests: confidential
  * client_credentials clients (client_secret_basic) allowed `svc:clients:read`, JWT access tokens for
  * the resource urn:svc:api:v1 signed with the client's algorithm, one RS256, one ES256 and one EdDSA
- * key, introspection on. Storage is oidc-provider's default in-memory adapter (no database), which
- * flatters the baseline a little; JWT access tokens are not stored anyway.
+ * key, introspection on. Storage is an unbounded in-memory adapter (baseline-adapter.ts; no
+ * database), which flatters the baseline a little; JWT access tokens are not stored anyway.
  *
  * Stock oidc-provider refuses to introspect JWT access tokens, so the introspection scenario uses
  * an opaque token, which is what a client_credentials request *without* `resource` returns here.
+ *
+ * For the refresh scenario it also has a relying party (authorization code + refresh_token,
+ * client_secret_basic, refresh tokens rotated on every use as the product does) and oidc-provider's
+ * devInteractions sign-in, which accepts any login name and password: there is no password hashing
+ * here, so the product's password login scenario has no baseline counterpart.
  *
  * The process entry point is baseline-main.ts.
  */
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import Provider, { errors, type ClientMetadata, type JWK } from 'oidc-provider';
+import { MemoryAdapter } from './baseline-adapter.js';
 import { OIDC_PATH, RESOURCE, SCOPE, isSigningAlg, type SigningAlg } from './constants.js';
 
 export interface BaselineClient {
@@ -39,7 +45,14 @@ export function generateJwks(): { keys: JWK[] } {
   };
 }
 
-export function createBaselineProvider(issuer: string, clients: readonly BaselineClient[]): Provider {
+/** The relying party of the refresh scenario. */
+export interface BaselineRelyingParty {
+  client_id: string;
+  client_secret: string;
+  redirect_uri: string;
+}
+
+export function createBaselineProvider(issuer: string, clients: readonly BaselineClient[], rp?: BaselineRelyingParty): Provider {
   const clientMetadata: ClientMetadata[] = clients.map((c) => ({
     client_id: c.client_id,
     client_secret: c.client_secret,
@@ -52,15 +65,30 @@ export function createBaselineProvider(issuer: string, clients: readonly Baselin
     id_token_signed_response_alg: c.alg,
   }));
 
+  if (rp) {
+    clientMetadata.push({
+      client_id: rp.client_id,
+      client_secret: rp.client_secret,
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      redirect_uris: [rp.redirect_uri],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: 'openid offline_access',
+    });
+  }
+
   return new Provider(issuer, {
+    adapter: MemoryAdapter,
     clients: clientMetadata,
     jwks: generateJwks(),
     scopes: ['openid', 'offline_access', SCOPE],
-    // Same lifetime as the product's default access token TTL, so long runs never see expiry.
-    ttl: { ClientCredentials: 3600 },
+    // The product's default lifetimes (CONTRACT.md), so long runs never see expiry.
+    ttl: { ClientCredentials: 3600, AccessToken: 3600, IdToken: 3600, RefreshToken: 1209600, Grant: 1209600, Session: 1209600, Interaction: 3600, AuthorizationCode: 60 },
+    // The product rotates refresh tokens on every use: the same work per refresh here.
+    rotateRefreshToken: true,
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: rp !== undefined },
       clientCredentials: { enabled: true },
       introspection: {
         enabled: true,
@@ -87,8 +115,8 @@ export function createBaselineProvider(issuer: string, clients: readonly Baselin
 }
 
 /** Mounts the provider under OIDC_PATH, as the product does, on a plain node:http server. */
-export async function startBaseline(host: string, port: number, clients: readonly BaselineClient[]): Promise<Server> {
-  const provider = createBaselineProvider(`http://${host}:${port}${OIDC_PATH}`, clients);
+export async function startBaseline(host: string, port: number, clients: readonly BaselineClient[], rp?: BaselineRelyingParty): Promise<Server> {
+  const provider = createBaselineProvider(`http://${host}:${port}${OIDC_PATH}`, clients, rp);
   const callback = provider.callback();
   const prefix = OIDC_PATH;
   const server = createServer((req, res) => {

@@ -12,6 +12,8 @@ export interface ClientCredentials {
 export interface PlainResponse {
   status: number;
   body: string;
+  /** The Location header of a redirect (redirects are never followed). */
+  location?: string;
 }
 
 /** RFC 6749 2.3.1: id and secret are form-urlencoded before the Base64 of client_secret_basic. */
@@ -27,8 +29,11 @@ export function form(fields: Record<string, string | undefined>): string {
 }
 
 export async function send(url: string, init: { method: string; headers?: Record<string, string>; body?: string }): Promise<PlainResponse> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
-  return { status: res.status, body: await res.text() };
+  const res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+  const out: PlainResponse = { status: res.status, body: await res.text() };
+  const location = res.headers.get('location');
+  if (location) out.location = location;
+  return out;
 }
 
 function parseObject(text: string, what: string): Record<string, unknown> {
@@ -42,8 +47,8 @@ function parseObject(text: string, what: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** client_credentials at `${baseUrl}/oidc/v1/token`; `resource` omitted gives the baseline's opaque token. */
-export async function fetchToken(baseUrl: string, client: ClientCredentials, scope: string, resource?: string): Promise<string> {
+/** client_credentials at `${baseUrl}/oidc/v1/token`; without `resource` (and svc scopes on the product) the token is opaque. */
+export async function fetchToken(baseUrl: string, client: ClientCredentials, scope?: string, resource?: string): Promise<string> {
   const res = await send(`${baseUrl}${OIDC_PATH}/token`, {
     method: 'POST',
     headers: { authorization: basicAuth(client), 'content-type': 'application/x-www-form-urlencoded' },
@@ -69,6 +74,17 @@ export async function createProductClient(baseUrl: string, bearer: string, metad
   const { client_id, client_secret } = data as Record<string, unknown>;
   if (typeof client_id !== 'string' || typeof client_secret !== 'string') throw new Error('POST /api/v1/clients: no client_id/client_secret');
   return { client_id, client_secret };
+}
+
+/** POST /api/v1/users on the product; returns the e-mail and password to sign in with. */
+export async function createProductUser(baseUrl: string, bearer: string, user: { email: string; password: string }): Promise<{ email: string; password: string }> {
+  const res = await send(`${baseUrl}/api/v1/users`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify(user),
+  });
+  if (res.status !== 201) throw new Error(`POST /api/v1/users: HTTP ${res.status} ${res.body.slice(0, 300)}`);
+  return user;
 }
 
 /** The protected header of a compact JWS, or undefined for anything else (opaque tokens). */

@@ -24,10 +24,12 @@ export const USAGE = `usage: node dist/bench/run.js [options]
   --duration <s>      measured seconds per scenario and server (env BENCH_DURATION, default 10; smoke 1)
   --warmup <s>        warm-up seconds before each measured window, discarded (env BENCH_WARMUP, default 3; smoke 0)
   --connections <n>   concurrent connections (env BENCH_CONNECTIONS, default 50; smoke 10)
-  --only <a,b>        run only these scenarios (env BENCH_ONLY), e.g. --only jwks,introspection
+  --only <a,b>        run only these scenarios (env BENCH_ONLY), e.g. --only jwks,introspection; names:
+                      discovery jwks cc-rs256 cc-es256 cc-eddsa introspection introspection-opaque refresh
+                      mgmt-get-client mgmt-list-clients password-login login-mixed
   --smoke             short CI run: 1 s, no warm-up, 10 connections
   --keep              keep the servers' temp directories
-  --results <dir>     where to write <timestamp>.json (env BENCH_RESULTS_DIR, default bench/results)
+  --results <dir>     where to write <timestamp>.json and .html (env BENCH_RESULTS_DIR, default bench/results)
   --help`;
 
 function positive(name: string, raw: string | undefined, fallback: number, allowZero = false): number {

@@ -2,7 +2,8 @@
  * The servers under test run as child processes: each in a fresh temp directory, on 127.0.0.1 and a
  * free port, with its output kept (a tail for diagnostics, a count of error lines for the report).
  * Children are spawned with `node` directly, never through npm or a shell, so the pid we hold is the
- * server's own and /proc/<pid>/stat measures the server and nothing else.
+ * server's own and /proc/<pid>/stat measures the server and nothing else. Start-up is timed from
+ * the spawn to the first ready answer (polled every 10 ms).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ipcProbe, metricsProbe, type EventLoopProbe } from './probes.js';
 
 export const HOST = '127.0.0.1';
 
@@ -31,6 +33,8 @@ export interface ServerSpec {
   readyLine?: RegExp;
   /** ... and/or when GET of this path answers 200. */
   readyPath?: string;
+  /** How the event-loop delay is read: the metrics endpoint (product) or the IPC probe (baseline). */
+  eventLoop?: { kind: 'metrics'; path: string; prefix: string } | { kind: 'ipc' };
 }
 
 export interface ServerProcess {
@@ -38,6 +42,9 @@ export interface ServerProcess {
   readonly pid: number;
   readonly baseUrl: string;
   readonly dir: string;
+  /** Milliseconds from spawn to the first ready answer. */
+  readonly readyMs: number;
+  readonly eventLoop: EventLoopProbe | undefined;
   logs(): LogSummary;
   stop(): Promise<void>;
 }
@@ -107,13 +114,15 @@ function inheritedEnv(): Record<string, string> {
   return env;
 }
 
-export async function startServer(spec: ServerSpec, timeoutMs = 30_000): Promise<ServerProcess> {
-  const dir = await mkdtemp(join(tmpdir(), `svc-bench-${spec.name}-`));
+export async function startServer(spec: ServerSpec, timeoutMs = 30_000, dir?: string): Promise<ServerProcess> {
+  dir ??= await mkdtemp(join(tmpdir(), `svc-bench-${spec.name}-`));
   const port = await freePort();
+  const spawnedAt = performance.now();
+  const ipc = spec.eventLoop?.kind === 'ipc';
   const child = spawn(process.execPath, [spec.script], {
     cwd: dir,
     env: { ...inheritedEnv(), ...spec.env(port, dir) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);
   // spawn failures (ENOENT, EACCES) arrive as an 'error' event; without a listener they would crash us.
@@ -131,11 +140,14 @@ export async function startServer(spec: ServerSpec, timeoutMs = 30_000): Promise
   void exited.then(() => live.delete(child));
 
   const baseUrl = `http://${HOST}:${port}`;
+  const el = spec.eventLoop;
   const server: ServerProcess = {
     name: spec.name,
     pid: child.pid ?? -1,
     baseUrl,
     dir,
+    readyMs: 0,
+    eventLoop: el?.kind === 'ipc' ? ipcProbe(child) : el?.kind === 'metrics' ? metricsProbe(baseUrl + el.path, el.prefix) : undefined,
     logs: () => logs.summary(),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
@@ -155,12 +167,14 @@ export async function startServer(spec: ServerSpec, timeoutMs = 30_000): Promise
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`${spec.name} exited during start-up (${child.exitCode ?? child.signalCode}):\n${logs.summary().tail.join('\n')}`);
     }
-    if (sawReadyLine && (spec.readyPath === undefined || (await answers200(baseUrl + spec.readyPath)))) return server;
+    if (sawReadyLine && (spec.readyPath === undefined || (await answers200(baseUrl + spec.readyPath)))) {
+      return { ...server, readyMs: Math.round(performance.now() - spawnedAt) };
+    }
     if (Date.now() > deadline) {
       await server.stop();
       throw new Error(`${spec.name} not ready after ${timeoutMs} ms:\n${logs.summary().tail.join('\n')}`);
     }
-    await sleep(100);
+    await sleep(10);
   }
 }
 

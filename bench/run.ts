@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: the product and a stock oidc-provider baseline, each a child process in a fresh
  * temp dir, driven by autocannon scenario by scenario (product, then baseline, so slow drifts of
- * the machine hit both alike), with server CPU time per request read from /proc. Prints a
- * side-by-side table, saves the full results as JSON, and exits non-zero when any request failed,
- * so `npm run bench:smoke` in CI catches breakage. See bench/README.md.
+ * the machine hit both alike), with server CPU time per request, memory and event-loop delay read
+ * from the servers. Prints the tables and the goals, saves the results as JSON and a
+ * self-contained HTML report, and exits non-zero when any request failed, so `npm run bench:smoke`
+ * in CI catches breakage. See bench/README.md.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -11,47 +12,73 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clockTicksPerSecond } from './cpu.js';
+import { evaluateGoals } from './goals.js';
+import { saveHtml } from './html-report.js';
 import { send } from './http.js';
-import { failures, measure } from './load.js';
+import { failures, measure, startBackground, stopBackground, type RunningLoadHandle } from './load.js';
 import { USAGE, parseOptions, type BenchOptions } from './options.js';
-import { killAllChildren, removeDir, startServer, type ServerProcess } from './processes.js';
-import { renderNotes, renderTable, saveReport, sideFailed, type RunReport, type ScenarioResult, type SideResult } from './report.js';
-import { SCENARIO_NAMES, buildScenarios, type RequestSpec, type Scenario, type Target } from './scenarios.js';
-import { baselineTarget, prepareBaseline, prepareProduct, productTarget } from './targets.js';
+import { memoryOf } from './probes.js';
+import { killAllChildren, removeDir, startServer, type ServerProcess, type ServerSpec } from './processes.js';
+import { renderGoals, renderNotes, renderResources, renderServers, renderTable, saveReport, sideFailed, type RunReport, type ScenarioResult, type ServerSummary, type SideResult } from './report.js';
+import { SCENARIO_NAMES, TARGETS, buildScenarios, type RequestSpec, type Scenario, type Target } from './scenarios.js';
+import { PRODUCT_BENCH_SETTINGS, baselineTarget, prepareBaseline, prepareProduct, productTarget } from './targets.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const TARGETS: readonly Target[] = ['product', 'baseline'];
+/** Sign-in forms posted concurrently in the password login scenarios (Argon2 runs on the cores anyway). */
+const LOGIN_CONNECTIONS = 16;
+/** How long a server idles after start before its memory is read. */
+const IDLE_SETTLE_MS = 2000;
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const progress = (msg: string) => process.stderr.write(msg + '\n');
 
-/** The one-off check of a scenario's request, outside the load window. */
+/** The one-off check of a scenario's request, outside the load window (feeds supply and see it too). */
 async function checkOnce(server: ServerProcess, spec: RequestSpec): Promise<string | undefined> {
   try {
-    const init: { method: string; headers: Record<string, string>; body?: string } = { method: spec.method, headers: spec.headers };
-    if (spec.body !== undefined) init.body = spec.body;
-    return spec.check(await send(server.baseUrl + spec.path, init));
+    const fed = spec.feed?.next() ?? {};
+    const init: { method: string; headers: Record<string, string>; body?: string } = { method: spec.method, headers: { ...spec.headers, ...fed.headers } };
+    const body = fed.body ?? spec.body;
+    if (body !== undefined) init.body = body;
+    const res = await send(server.baseUrl + (fed.path ?? spec.path), init);
+    spec.feed?.onResponse?.(res.status, res.body);
+    return spec.check(res);
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }
 }
 
-async function runSide(server: ServerProcess, scenario: Scenario, target: Target, opts: BenchOptions): Promise<SideResult> {
-  const spec = scenario.request[target];
+async function runSide(server: ServerProcess, scenario: Scenario, spec: RequestSpec, target: Target, opts: BenchOptions): Promise<SideResult> {
+  const connections = Math.min(scenario.connections ?? opts.connections, opts.connections);
   const checkProblems: string[] = [];
-  const before = await checkOnce(server, spec);
-  if (before) checkProblems.push(`before load: ${before}`);
-  let warmup: SideResult['warmup'];
-  if (opts.warmup > 0) {
-    const w = await measure(server, spec, { connections: opts.connections, duration: opts.warmup, title: `${scenario.name} ${target} warm-up` });
-    warmup = { requests: w.requests, errors: w.errors, non2xx: w.non2xx };
+  let background: { label: string; load: RunningLoadHandle } | undefined;
+  if (scenario.background) {
+    const bg = scenario.background;
+    const bgConnections = Math.min(bg.connections, opts.connections);
+    await bg.spec.feed?.prepare(bgConnections);
+    // Runs through the warm-up and the measured window; stopped right after.
+    background = { label: bg.label, load: startBackground(server, bg.spec, { connections: bgConnections, duration: opts.warmup + opts.duration + 30, title: `${scenario.name} background` }) };
   }
-  const measured = await measure(server, spec, { connections: opts.connections, duration: opts.duration, title: `${scenario.name} ${target}` });
-  const after = await checkOnce(server, spec);
-  if (after) checkProblems.push(`after load: ${after}`);
-  const side: SideResult = { measured, checkProblems };
-  if (warmup) side.warmup = warmup;
-  return side;
+  try {
+    await spec.feed?.prepare(connections);
+    const before = await checkOnce(server, spec);
+    if (before) checkProblems.push(`before load: ${before}`);
+    const window = { connections, ...(scenario.rate ? { rate: scenario.rate } : {}), ...(background ? { background } : {}) };
+    let warmup: SideResult['warmup'];
+    if (opts.warmup > 0) {
+      await spec.feed?.prepare(connections);
+      const w = await measure(server, spec, { ...window, duration: opts.warmup, title: `${scenario.name} ${target} warm-up` });
+      warmup = { requests: w.requests, errors: w.errors, unexpected: w.unexpected, starved: w.starved };
+    }
+    await spec.feed?.prepare(connections);
+    const measured = await measure(server, spec, { ...window, duration: opts.duration, title: `${scenario.name} ${target}` });
+    const after = await checkOnce(server, spec);
+    if (after) checkProblems.push(`after load: ${after}`);
+    const side: SideResult = { measured, checkProblems };
+    if (warmup) side.warmup = warmup;
+    return side;
+  } finally {
+    if (background) await stopBackground(background.load);
+  }
 }
 
 function describeEnvironment(): Record<string, unknown> {
@@ -83,13 +110,30 @@ function describeEnvironment(): Record<string, unknown> {
     autocannon: version('autocannon'),
     gitCommit: git('rev-parse', 'HEAD'),
     gitDirty: status === undefined ? undefined : status.length > 0,
+    productBenchSettings: PRODUCT_BENCH_SETTINGS,
   };
 }
 
 /** An upper bound for the whole run; past it the bench kills its children and fails. */
-function budgetMs(opts: BenchOptions, scenarios: number): number {
-  const perWindow = opts.warmup + opts.duration + 15; // + checks, autocannon start/stop, slack
-  return (120 + scenarios * TARGETS.length * perWindow) * 1000;
+function budgetMs(opts: BenchOptions, windows: number): number {
+  const perWindow = opts.warmup + opts.duration + 20; // + checks, preparation, autocannon start/stop, slack
+  return (240 + windows * perWindow) * 1000;
+}
+
+/**
+ * The product twice: a first start on an empty directory (database created, keys generated), then
+ * a restart on it, the instance measured. Returns it with both start-up times.
+ */
+async function startProduct(spec: ServerSpec): Promise<{ server: ServerProcess; coldReadyMs: number }> {
+  const cold = await startServer(spec);
+  await cold.stop();
+  const server = await startServer(spec, 30_000, cold.dir);
+  return { server, coldReadyMs: cold.readyMs };
+}
+
+async function idleRss(server: ServerProcess): Promise<number | null> {
+  await sleep(IDLE_SETTLE_MS);
+  return memoryOf(server.pid)?.rss ?? null;
 }
 
 async function main(): Promise<number> {
@@ -104,10 +148,10 @@ async function main(): Promise<number> {
   const scenarioCount = opts.only.length || SCENARIO_NAMES.length;
 
   const watchdog = setTimeout(() => {
-    progress(`bench: exceeded its time budget (${budgetMs(opts, scenarioCount) / 1000} s); stopping`);
+    progress(`bench: exceeded its time budget (${budgetMs(opts, scenarioCount * TARGETS.length) / 1000} s); stopping`);
     killAllChildren();
     process.exit(2);
-  }, budgetMs(opts, scenarioCount));
+  }, budgetMs(opts, scenarioCount * TARGETS.length));
   watchdog.unref();
 
   const startedAt = new Date().toISOString();
@@ -118,74 +162,80 @@ async function main(): Promise<number> {
 
   const servers: Partial<Record<Target, ServerProcess>> = {};
   try {
-    progress('bench: starting product and baseline');
-    servers.product = await startServer(productDef.spec);
-    servers.baseline = await startServer(baselineDef.spec);
-    const product = servers.product;
-    const baseline = servers.baseline;
+    progress('bench: starting the product (first start, then restart) and the baseline');
+    const { server: product, coldReadyMs } = await startProduct(productDef.spec);
+    servers.product = product;
+    const productIdle = await idleRss(product);
+    const baseline = await startServer(baselineDef.spec);
+    servers.baseline = baseline;
+    const baselineIdle = await idleRss(baseline);
     const byTarget: Record<Target, ServerProcess> = { product, baseline };
 
-    const creds = { product: await prepareProduct(product, productDef), baseline: await prepareBaseline(baseline, baselineDef) };
-    const scenarios = buildScenarios(creds).filter((s) => opts.only.length === 0 || opts.only.includes(s.name));
+    progress('bench: preparing clients, users, sign-in sessions and refresh tokens');
+    const loginConnections = Math.min(LOGIN_CONNECTIONS, opts.connections);
+    const prepared = await prepareProduct(product, productDef, loginConnections);
+    const creds = { product: prepared.credentials, baseline: await prepareBaseline(baseline, baselineDef) };
+    const scenarios = buildScenarios(creds, prepared.extras).filter((s) => opts.only.length === 0 || opts.only.includes(s.name));
 
-    progress(
-      `bench: ${scenarios.length} scenarios x ${TARGETS.length} servers, ${opts.connections} connections, ` +
-        `${opts.warmup ? `${opts.warmup} s warm-up + ` : ''}${opts.duration} s measured each`,
-    );
+    progress(`bench: ${scenarios.length} scenarios, ${opts.connections} connections, ${opts.warmup ? `${opts.warmup} s warm-up + ` : ''}${opts.duration} s measured each`);
     const results: ScenarioResult[] = [];
     for (const scenario of scenarios) {
       const sides: Partial<Record<Target, SideResult>> = {};
       for (const target of TARGETS) {
-        const side = await runSide(byTarget[target], scenario, target, opts);
+        const spec = scenario.request[target];
+        if (!spec) continue;
+        const side = await runSide(byTarget[target], scenario, spec, target, opts);
         sides[target] = side;
         const m = side.measured;
+        const failed = failures(m) + side.checkProblems.length;
         progress(
-          `  ${scenario.label.padEnd(26)} ${target.padEnd(8)} ${Math.round(m.rps).toString().padStart(6)} req/s  ` +
-            `p99 ${m.latency.p99} ms  ${m.cpuMicrosPerRequest ?? '-'} µs/req` +
-            (failures(m) + side.checkProblems.length > 0 ? `  FAILURES ${failures(m) + side.checkProblems.length}` : ''),
+          `  ${scenario.label.padEnd(40)} ${target.padEnd(8)} ${Math.round(m.rps).toString().padStart(6)} req/s  p99 ${m.latency.p99} ms  ` +
+            `${m.cpuMicrosPerRequest ?? '-'} µs/req  other CPU ${m.otherCpuPercentOfCore}%${failed > 0 ? `  FAILURES ${failed}` : ''}`,
         );
         await sleep(250); // let sockets close before the next window
       }
       const p = sides.product!;
-      const b = sides.baseline!;
+      const b = sides.baseline;
       const r: ScenarioResult = {
         name: scenario.name,
         label: scenario.label,
+        connections: Math.min(scenario.connections ?? opts.connections, opts.connections),
         product: p,
-        baseline: b,
-        ratio: b.measured.rps > 0 ? round2(p.measured.rps / b.measured.rps) : null,
-        cpuRatio: p.measured.cpuMicrosPerRequest && b.measured.cpuMicrosPerRequest ? round2(b.measured.cpuMicrosPerRequest / p.measured.cpuMicrosPerRequest) : null,
+        ratio: b && b.measured.rps > 0 ? round2(p.measured.rps / b.measured.rps) : null,
+        cpuRatio: b && p.measured.cpuMicrosPerRequest && b.measured.cpuMicrosPerRequest ? round2(b.measured.cpuMicrosPerRequest / p.measured.cpuMicrosPerRequest) : null,
       };
+      if (b) r.baseline = b;
+      if (scenario.rate) r.rate = scenario.rate;
       if (scenario.note) r.note = scenario.note;
       results.push(r);
     }
 
     environment.loadavgAtEnd = loadavg();
-    const ok = results.every((r) => !sideFailed(r.product) && !sideFailed(r.baseline));
-    const report: RunReport = {
+    const ok = results.every((r) => !sideFailed(r.product) && (!r.baseline || !sideFailed(r.baseline)));
+    const summary = (s: ServerProcess, idle: number | null): ServerSummary => ({ pid: s.pid, url: s.baseUrl, readyMs: s.readyMs, idleRssBytes: idle, logs: s.logs() });
+    const partial: Omit<RunReport, 'goals'> = {
       startedAt,
       finishedAt: new Date().toISOString(),
       ok,
       options: { duration: opts.duration, warmup: opts.warmup, connections: opts.connections, smoke: opts.smoke, only: opts.only },
       environment,
-      servers: {
-        product: { pid: product.pid, url: product.baseUrl, logs: product.logs() },
-        baseline: { pid: baseline.pid, url: baseline.baseUrl, logs: baseline.logs() },
-      },
+      servers: { product: { ...summary(product, productIdle), coldReadyMs }, baseline: summary(baseline, baselineIdle) },
       scenarios: results,
     };
+    const report: RunReport = { ...partial, goals: evaluateGoals(partial) };
     const file = await saveReport(opts.resultsDir, report);
+    const html = await saveHtml(file, report);
 
     process.stdout.write(
-      `\n${renderTable(results)}\n\n` +
-        `${opts.connections} connections, ${opts.duration} s measured after ${opts.warmup} s warm-up; ` +
-        `${cpus().length} CPUs, Node ${process.version}; latency of 2xx responses; ` +
-        `CPU µs/req = server user+system CPU (all threads) / completed requests; ratio = product/baseline req/s; ` +
-        `errors = failed requests (connection errors + non-2xx + failed checks), product/baseline.\n`,
+      `\n${renderTable(results)}\n\n${renderResources(results)}\n\n${renderServers(report.servers)}\n\n${renderGoals(report.goals)}\n\n` +
+        `${opts.connections} connections (password logins ${loginConnections}), ${opts.duration} s measured after ${opts.warmup} s warm-up; ` +
+        `${cpus().length} CPUs, Node ${process.version}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}; ` +
+        `latency of the expected answers (2xx; 303 for the sign-in form); CPU µs/req = server user+system CPU (all threads) / completed requests; ` +
+        `ratio = product/baseline req/s; CPU ratio = baseline/product CPU µs/req; errors = failed requests (connection errors + unexpected statuses + failed checks), product/baseline.\n`,
     );
     const notes = renderNotes(report);
     if (notes) process.stdout.write(notes + '\n');
-    process.stdout.write(`results: ${file}\n${ok ? 'bench: OK' : 'bench: FAILED (see errors above)'}\n`);
+    process.stdout.write(`results: ${file}\nreport:  ${html}\n${ok ? 'bench: OK' : 'bench: FAILED (see errors above)'}\n`);
     return ok ? 0 : 1;
   } finally {
     for (const target of TARGETS) {

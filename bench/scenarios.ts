@@ -1,30 +1,57 @@
 /**
- * The scenarios: one request each, repeated by autocannon. Every scenario says what it sends to
- * each server and how to recognise a correct answer; the check runs once before and once after the
- * load (not per response, which would cost load-generator CPU on a machine where it shares cores
- * with the servers), so a scenario that quietly measures an error path is caught.
+ * The scenarios. Each says what it sends to each server (a scenario the baseline cannot serve has
+ * no baseline request and prints as "product only") and how to recognise a correct answer; the
+ * check runs once before and once after the load (not per response, which would cost
+ * load-generator CPU on a machine where it shares cores with the servers), so a scenario that
+ * quietly measures an error path is caught.
+ *
+ * Most requests are the same every time. Two are not: a refresh token is rotated on every use, and
+ * password logins replay the sign-in forms of several browser sessions; their `feed` supplies the
+ * next request per connection (autocannon's setupRequest/onResponse hooks, see load.ts).
+ * A scenario may run a `background` load on the same server during its measured window (the mixed
+ * scenario: client_credentials while password logins run). A multi-tenant mix fits the same shape:
+ * a feed that spreads requests over tenants (x-tenant-id or host) through setupRequest.
  */
 import { OIDC_PATH, RESOURCE, SCOPE, type SigningAlg } from './constants.js';
 import { basicAuth, form, jsonField, jwtHeader, type ClientCredentials, type PlainResponse } from './http.js';
+
+export type Target = 'product' | 'baseline';
+export const TARGETS: readonly Target[] = ['product', 'baseline'];
+
+/** What a feed changes in the next request of a connection. */
+export interface FedRequest {
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** Requests that differ each time (see the module comment). */
+export interface RequestFeed {
+  /** Before each window, outside the measured time: have material for `connections` connections ready. */
+  prepare(connections: number): Promise<void>;
+  next(): FedRequest;
+  /** Sees every answer (e.g. takes the rotated refresh token). */
+  onResponse?(status: number, body: string): void;
+  /** Number of requests that could not be fed (material ran out): counted as failures. */
+  starved(): number;
+}
 
 export interface RequestSpec {
   method: 'GET' | 'POST';
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /** The status of a correct answer; default: any 2xx. */
+  okStatus?: number;
+  feed?: RequestFeed;
   /** What is wrong with this response, or undefined when it is the expected one. */
   check(res: PlainResponse): string | undefined;
 }
 
-export type Target = 'product' | 'baseline';
-
-export interface TargetCredentials {
-  /** Client whose access tokens are RS256 (the product: the bootstrap client). */
-  rs256: ClientCredentials;
-  /** Client whose access tokens are ES256. */
-  es256: ClientCredentials;
-  /** The token the introspection scenario asks about, and the client that asks. */
-  introspection: { token: string; client: ClientCredentials; kind: 'jwt' | 'opaque' };
+export interface BackgroundLoad {
+  label: string;
+  spec: RequestSpec;
+  connections: number;
 }
 
 export interface Scenario {
@@ -34,7 +61,35 @@ export interface Scenario {
   label: string;
   /** How the two sides differ, when they do. */
   note?: string;
-  request: Record<Target, RequestSpec>;
+  /** A baseline request is absent when stock oidc-provider has no counterpart. */
+  request: { product: RequestSpec; baseline?: RequestSpec };
+  /** Connections of this scenario (default: the run's). */
+  connections?: number;
+  /** Requests per second over all connections (default: as fast as answered). */
+  rate?: number;
+  /** Load on the same server during the measured window (warm-up included). */
+  background?: BackgroundLoad;
+}
+
+/** What the scenarios need from each server, prepared by targets.ts. */
+export interface TargetCredentials {
+  /** Client whose access tokens are RS256 (the product: the bootstrap client). */
+  rs256: ClientCredentials;
+  es256: ClientCredentials;
+  eddsa: ClientCredentials;
+  /** The token the introspection scenario asks about, and the client that asks. */
+  introspection: { token: string; client: ClientCredentials; kind: 'jwt' | 'opaque' };
+  /** An opaque client_credentials token (no resource), on both servers. */
+  opaqueToken: string;
+  refresh: { client: ClientCredentials; feed: RequestFeed };
+}
+
+export interface ProductExtras {
+  /** A Management API token with svc:clients:read. */
+  managementToken: string;
+  /** A client id GET /api/v1/clients/:id reads. */
+  clientId: string;
+  login: { feed: RequestFeed; connections: number };
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -61,7 +116,7 @@ function jwks(): RequestSpec {
   };
 }
 
-function clientCredentials(client: ClientCredentials, alg: SigningAlg): RequestSpec {
+export function clientCredentials(client: ClientCredentials, alg: SigningAlg): RequestSpec {
   return {
     method: 'POST',
     path: `${OIDC_PATH}/token`,
@@ -79,7 +134,7 @@ function clientCredentials(client: ClientCredentials, alg: SigningAlg): RequestS
   };
 }
 
-function introspection({ token, client }: TargetCredentials['introspection']): RequestSpec {
+function introspection(token: string, client: ClientCredentials): RequestSpec {
   return {
     method: 'POST',
     path: `${OIDC_PATH}/token/introspection`,
@@ -89,20 +144,112 @@ function introspection({ token, client }: TargetCredentials['introspection']): R
   };
 }
 
-export function buildScenarios(creds: Record<Target, TargetCredentials>): Scenario[] {
-  const both = (make: (t: Target) => RequestSpec): Record<Target, RequestSpec> => ({ product: make('product'), baseline: make('baseline') });
+function refresh({ client, feed }: TargetCredentials['refresh']): RequestSpec {
+  return {
+    method: 'POST',
+    path: `${OIDC_PATH}/token`,
+    headers: { authorization: basicAuth(client), 'content-type': FORM },
+    feed,
+    check: (res) => {
+      const bad = status200(res);
+      if (bad) return bad;
+      return typeof jsonField(res.body, 'refresh_token') === 'string' && typeof jsonField(res.body, 'id_token') === 'string' ? undefined : 'no rotated refresh_token / id_token';
+    },
+  };
+}
+
+function management(path: string, token: string, check: (data: unknown) => string | undefined): RequestSpec {
+  return {
+    method: 'GET',
+    path,
+    headers: { authorization: `Bearer ${token}` },
+    check: (res) => status200(res) ?? check(jsonField(res.body, 'data')),
+  };
+}
+
+function passwordLogin(feed: RequestFeed): RequestSpec {
+  return {
+    method: 'POST',
+    path: `${OIDC_PATH}/interaction/-/login`, // replaced per request by the feed
+    headers: { 'content-type': FORM },
+    okStatus: 303,
+    feed,
+    check: (res) => (res.status === 303 && /\/auth\//.test(res.location ?? '') ? undefined : `HTTP ${res.status} (expected 303 to the resume URL): ${res.body.slice(0, 200)}`),
+  };
+}
+
+/** The fixed rate of the mixed scenario's client_credentials load: well below capacity, so latency shows interference, not queueing. */
+export const MIXED_CC_RATE = 200;
+
+export function buildScenarios(creds: Record<Target, TargetCredentials>, product: ProductExtras): Scenario[] {
+  const both = (make: (t: Target) => RequestSpec) => ({ product: make('product'), baseline: make('baseline') });
+  const login = passwordLogin(product.login.feed);
   return [
     { name: 'discovery', label: 'discovery', request: both(discovery) },
     { name: 'jwks', label: 'jwks', request: both(jwks) },
     { name: 'cc-rs256', label: 'client_credentials RS256', request: both((t) => clientCredentials(creds[t].rs256, 'RS256')) },
     { name: 'cc-es256', label: 'client_credentials ES256', request: both((t) => clientCredentials(creds[t].es256, 'ES256')) },
+    { name: 'cc-eddsa', label: 'client_credentials EdDSA', request: both((t) => clientCredentials(creds[t].eddsa, 'EdDSA')) },
     {
       name: 'introspection',
-      label: 'introspection',
+      label: 'introspection (JWT vs opaque)',
       note: `token introspected: product ${creds.product.introspection.kind}, baseline ${creds.baseline.introspection.kind} (stock oidc-provider refuses to introspect JWT access tokens)`,
-      request: both((t) => introspection(creds[t].introspection)),
+      request: both((t) => introspection(creds[t].introspection.token, creds[t].introspection.client)),
+    },
+    {
+      name: 'introspection-opaque',
+      label: 'introspection opaque',
+      note: 'an opaque client_credentials token (no resource) on both servers: the same work',
+      request: both((t) => introspection(creds[t].opaqueToken, creds[t].rs256)),
+    },
+    {
+      name: 'refresh',
+      label: 'refresh_token (rotating)',
+      note: 'refresh_token grant with rotation and an ID token; the baseline signs in through devInteractions',
+      request: both((t) => refresh(creds[t].refresh)),
+    },
+    {
+      name: 'mgmt-get-client',
+      label: 'GET /api/v1/clients/:id',
+      note: 'product only: stock oidc-provider has no Management API',
+      request: { product: management(`/api/v1/clients/${encodeURIComponent(product.clientId)}`, product.managementToken, (d) => (d && typeof d === 'object' && 'client_id' in d ? undefined : 'no client in data')) },
+    },
+    {
+      name: 'mgmt-list-clients',
+      label: 'GET /api/v1/clients?limit=25',
+      note: 'product only: stock oidc-provider has no Management API',
+      request: { product: management('/api/v1/clients?limit=25', product.managementToken, (d) => (Array.isArray(d) && d.length === 25 ? undefined : `expected 25 clients, got ${Array.isArray(d) ? d.length : 'none'}`)) },
+    },
+    {
+      name: 'password-login',
+      label: 'password login (Argon2id)',
+      note: 'product only: the full POST of the sign-in form (Argon2id verify in the worker pool, audit, interaction result, 303); devInteractions checks no password',
+      connections: product.login.connections,
+      request: { product: login },
+    },
+    {
+      name: 'login-mixed',
+      label: `client_credentials RS256 @${MIXED_CC_RATE}/s during logins`,
+      note: `product only: client_credentials RS256 at a fixed ${MIXED_CC_RATE} req/s (10 connections) while password logins run at full speed (${product.login.connections} connections); latency is the client_credentials one, event-loop delay the whole process's`,
+      connections: 10,
+      rate: MIXED_CC_RATE,
+      request: { product: clientCredentials(creds.product.rs256, 'RS256') },
+      background: { label: 'password logins', spec: login, connections: product.login.connections },
     },
   ];
 }
 
-export const SCENARIO_NAMES = ['discovery', 'jwks', 'cc-rs256', 'cc-es256', 'introspection'] as const;
+export const SCENARIO_NAMES = [
+  'discovery',
+  'jwks',
+  'cc-rs256',
+  'cc-es256',
+  'cc-eddsa',
+  'introspection',
+  'introspection-opaque',
+  'refresh',
+  'mgmt-get-client',
+  'mgmt-list-clients',
+  'password-login',
+  'login-mixed',
+] as const;

@@ -4,8 +4,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { AuditLog } from './audit/audit-log.js';
-import { ensureBootstrapClient } from './bootstrap.js';
-import type { Config } from './config/index.js';
+import { ensureBootstrapAdmin, ensureBootstrapClient, ensurePlatformTenant } from './bootstrap.js';
+import { multiTenancyProblem, type Config } from './config/index.js';
 import type { AppContext } from './context.js';
 import { InProcessBus } from './events/bus.js';
 import { RedisEventBus } from './events/redis-bus.js';
@@ -23,11 +23,14 @@ import { MemoryRateLimiter } from './management/rate-limit.js';
 import { RedisRateLimiter } from './management/rate-limit-redis.js';
 import { Metrics } from './metrics/metrics.js';
 import { openStorage, withOidcRepository } from './storage/open.js';
+import { ExpirySweeper } from './storage/sweeper.js';
 import { openRedis } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
 import { TenantActor } from './tenancy/actor.js';
+import { TenantFrontDoor } from './tenancy/front-door.js';
 import { ActorPool } from './tenancy/pool.js';
-import { TenantResolver } from './tenancy/resolver.js';
+import { TenantRegistry } from './tenancy/registry.js';
+import { PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -49,6 +52,9 @@ export interface StartOptions {
 }
 
 export async function buildContext(config: Config, opts: StartOptions = {}): Promise<AppContext> {
+  // loadConfig refuses this already; a config built another way (or a storage handed in) is checked too.
+  const refusal = multiTenancyProblem({ ...config, storage: { ...config.storage, adapter: opts.storage?.kind ?? config.storage.adapter } });
+  if (refusal) throw new Error(refusal);
   const log = opts.log ?? createLogger(config);
   const baseStorage = opts.storage ?? (await openStorage(config, log));
   const sealer = new Sealer(loadEncryptionKey(config, log));
@@ -58,7 +64,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   const url = config.redis.url;
   const redisBus = url ? new RedisEventBus(url, onBusError) : undefined;
   const events = redisBus ?? new InProcessBus(onBusError);
-  const redis = url && redisBus ? await openRedis(url, { log, probes: [() => redisBus.ping()] }) : undefined;
+  const redis = url && redisBus ? await openRedis(url, { log, probes: [() => redisBus.ping()], prefix: config.redis.key_prefix }) : undefined;
   // So that a rotation at start-up is announced (publishing never queues while disconnected).
   if (redisBus && !(await redisBus.ready(1000))) log.warn('redis event bus is not connected yet');
   const storage = redis ? withOidcRepository(baseStorage, redis.oidc) : baseStorage;
@@ -69,6 +75,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     sealer,
     audit: new AuditLog(storage, log),
     resolver: new TenantResolver(config),
+    registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix }),
     metrics,
     events,
     redis,
@@ -86,37 +93,55 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     maxSize: poolCfg.max_size,
     idleTtlMs: poolCfg.idle_ttl_ms,
     cleanupIntervalMs: poolCfg.cleanup_interval_ms,
-    create: (tenant) => TenantActor.create(ctx, tenant),
+    create: async (tenant) => {
+      const actor = await TenantActor.create(ctx, tenant);
+      // While it has a live actor here, the tenant's suspension or deletion anywhere evicts it.
+      ctx.registry.watch(tenant);
+      return actor;
+    },
     onHit: () => metrics.poolHits.inc(),
     onMiss: () => metrics.poolMisses.inc(),
     onEvict: (tenant, reason) => {
+      ctx.registry.unwatch(tenant);
       metrics.poolEvictions.inc({ reason });
       log.debug({ tenant, reason }, 'tenant actor evicted');
     },
     onError: (tenant, err) => log.error({ err, tenant }, 'tenant actor failed to close'),
   });
 
-  // Rotation events published while this instance's subscriber was away are lost (pub/sub):
-  // once it is back, every live tenant re-reads its keys from storage.
+  // Rotation and client events published while this instance's subscriber was away are lost
+  // (pub/sub): once it is back, every live tenant re-reads its keys and clients from storage.
   if (ctx.events instanceof RedisEventBus) {
     ctx.events.onReconnect(() => {
       for (const tenant of pool.tenants()) {
-        pool.peek(tenant)?.keyRefresh.run().catch((err: unknown) => log.error({ err, tenant }, 'signing keys could not be reloaded after the event bus reconnected'));
+        const actor = pool.peek(tenant);
+        actor?.invalidateAllClients();
+        actor?.keyRefresh.run().catch((err: unknown) => log.error({ err, tenant }, 'signing keys could not be reloaded after the event bus reconnected'));
+        // Configuration overrides too (config:changed events); rebuilds only when they changed.
+        actor?.configRefresh.run().catch((err: unknown) => log.error({ err, tenant }, 'configuration could not be reloaded after the event bus reconnected'));
       }
     });
   }
 
-  const actorFor = async (req: HttpRequest) => {
-    const { tenant } = ctx.resolver.resolve(req);
-    return { tenant, actor: await pool.get(tenant) };
-  };
+  // A suspended or deleted tenant (changed here or announced by another instance) loses its actor.
+  ctx.registry.onChange((event) => {
+    if (event.status !== 'active') pool.evict(event.tenant, event.change === 'deleted' ? 'deleted' : 'suspended');
+  });
+  if (ctx.events instanceof RedisEventBus) ctx.events.onReconnect(() => ctx.registry.clear());
+
+  const cursors = new Cursors(ctx.sealer.derive('cursors'));
+  // Resolution, registry check (404 unknown, 403 suspended), `_ops` and `/platform/*`.
+  const frontDoor = new TenantFrontDoor({ ctx, pool, cursors });
+  const actorFor = (req: HttpRequest) => frontDoor.actorFor(req);
 
   const management = new ManagementApi(
-    { ctx, actorFor, limiter: ctx.redis ? new RedisRateLimiter(config, ctx.redis.client) : new MemoryRateLimiter(config), cursors: new Cursors(ctx.sealer.derive('cursors')) },
+    { ctx, actorFor, peekActor: (tenant) => pool.peek(tenant), platformActor: () => pool.get(PLATFORM_TENANT), limiter: ctx.redis ? new RedisRateLimiter(config, ctx.redis.client, config.redis.key_prefix) : new MemoryRateLimiter(config), cursors },
     allOperations,
   );
 
+  await ensurePlatformTenant(ctx);
   await ensureBootstrapClient(ctx);
+  await ensureBootstrapAdmin(ctx);
   // Warm the default tenant so the first request does not pay for key generation.
   if (!config.multi_tenancy.enabled) await pool.get('default');
 
@@ -150,13 +175,16 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       metrics.poolSize.set(pool.size);
       return { status: 200, headers: { 'content-type': metrics.registry.contentType }, body: await metrics.registry.metrics() };
     }
-    if (req.path === oidcPath || req.path.startsWith(`${oidcPath}/`)) {
-      const { actor } = await actorFor(req);
-      return actor.handleOidc(req);
-    }
     if (req.path === '/api/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       openapiBody ??= JSON.stringify(buildOpenApi(allOperations, config));
       return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }, body: openapiBody };
+    }
+    // Multi-tenant mode: `_ops` and `/platform/*` (everything above needs no tenant).
+    const special = await frontDoor.special(req);
+    if (special) return special;
+    if (req.path === oidcPath || req.path.startsWith(`${oidcPath}/`)) {
+      const target = await actorFor(req);
+      return target.actor.handleOidc(target.req);
     }
     if (req.path.startsWith('/api/v1/')) return management.handle(req);
     throw notFound(`No route for ${req.method} ${req.path}`);
@@ -168,6 +196,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       const m = management.router.match(req.method, req.path);
       return m && m !== 'method' ? m.pattern : 'api:unmatched';
     }
+    if (req.path.startsWith('/platform/')) return 'platform';
     return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
   }
 
@@ -224,6 +253,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   ready = true;
   const keyScheduler = new RotationScheduler(ctx, () => pool.tenants());
   keyScheduler.start();
+  // Expired OIDC artefacts in SQL are hidden at once but take space until swept; Redis expires its own.
+  const sweeper = ctx.redis ? undefined : new ExpirySweeper(ctx.storage.oidc, log);
+  sweeper?.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -237,6 +269,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       closing ??= (async () => {
         ready = false;
         await keyScheduler.stop();
+        await sweeper?.stop();
         await server.close();
         await pool.close();
         await ctx.events.close();

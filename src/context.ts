@@ -7,6 +7,7 @@ import type { Logger } from './log.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { RedisServices } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
+import type { TenantRegistry } from './tenancy/registry.js';
 import type { TenantResolver } from './tenancy/resolver.js';
 import type { PasswordHasher } from './workers/password-hasher.js';
 
@@ -17,6 +18,8 @@ export interface AppContext {
   readonly sealer: Sealer;
   readonly audit: AuditLog;
   readonly resolver: TenantResolver;
+  /** Which tenants exist and may serve (cached lookups of storage.tenants; `default` hard-coded). */
+  readonly registry: TenantRegistry;
   readonly metrics: Metrics;
   /** In-process, or Redis pub/sub across instances (key rotation events). */
   readonly events: EventBus;

@@ -4,7 +4,23 @@
  * Runs inside a worker thread, so the synchronous calls are right here: they block this thread,
  * never the event loop, and skip a second hop to the libuv pool.
  */
+import { setPriority } from 'node:os';
+import { workerData } from 'node:worker_threads';
 import { Algorithm, hashSync, verifySync } from '@node-rs/argon2';
+
+export interface Argon2WorkerData {
+  /** Nice value for this thread (Linux keeps one per thread; setPriority(n) sets the caller's). */
+  nice: number;
+}
+
+const nice = (workerData as Partial<Argon2WorkerData> | undefined)?.nice;
+if (typeof nice === 'number' && nice > 0) {
+  try {
+    setPriority(nice);
+  } catch {
+    // not permitted here (some containers): hashing works the same, only without the yielding
+  }
+}
 
 export interface Argon2Params {
   memory_cost: number;

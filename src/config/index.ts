@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { configSchema, type Config } from './schema.js';
+import { configSchema, type Config, type ParsedConfig } from './schema.js';
 
 export type { Config } from './schema.js';
 
@@ -106,6 +106,18 @@ function readConfigFile(file: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/**
+ * Multi-tenant mode needs PostgreSQL and Redis (spec 1.5, CONTRACT.md): the one-line reason it
+ * cannot start, naming everything missing at once, or undefined.
+ */
+export function multiTenancyProblem(config: Pick<ParsedConfig, 'multi_tenancy' | 'storage' | 'redis'>): string | undefined {
+  if (!config.multi_tenancy.enabled) return undefined;
+  const missing: string[] = [];
+  if (config.storage.adapter !== 'postgresql') missing.push('STORAGE_ADAPTER=postgresql (SQLite is single-tenant only)');
+  if (!config.redis.url) missing.push('REDIS_URL');
+  return missing.length ? `MULTI_TENANCY_ENABLED: multi-tenant mode requires ${missing.join(' and ')}` : undefined;
+}
+
 /** Parses and validates; throws ConfigError naming each bad setting (by env name) and the reason. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const leaves = settingLeaves();
@@ -130,14 +142,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.storage.adapter === 'postgresql' && !parsed.storage.postgresql.url) {
     problems.push('STORAGE_POSTGRESQL_URL: required when STORAGE_ADAPTER=postgresql');
   }
-  if (parsed.multi_tenancy.enabled && parsed.storage.adapter !== 'postgresql') {
-    problems.push('MULTI_TENANCY_ENABLED: multi-tenant mode requires STORAGE_ADAPTER=postgresql (SQLite is single-tenant only)');
-  }
-  if (parsed.multi_tenancy.enabled && !parsed.redis.url) {
-    problems.push('MULTI_TENANCY_ENABLED: multi-tenant mode requires REDIS_URL');
-  }
+  const mtProblem = multiTenancyProblem(parsed);
+  if (mtProblem) problems.push(mtProblem);
   if (Boolean(parsed.svc.bootstrap.client_id) !== Boolean(parsed.svc.bootstrap.client_secret)) {
     problems.push('SVC_BOOTSTRAP_CLIENT_ID: SVC_BOOTSTRAP_CLIENT_ID and SVC_BOOTSTRAP_CLIENT_SECRET must be set together');
+  }
+  if (Boolean(parsed.svc.bootstrap.admin_email) !== Boolean(parsed.svc.bootstrap.admin_password)) {
+    problems.push('SVC_BOOTSTRAP_ADMIN_EMAIL: SVC_BOOTSTRAP_ADMIN_EMAIL and SVC_BOOTSTRAP_ADMIN_PASSWORD must be set together');
   }
   if (problems.length) throw new ConfigError(problems);
 

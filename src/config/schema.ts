@@ -48,6 +48,8 @@ export const configSchema = z.object({
           url: z.string().optional(),
           /** Connections per instance. */
           pool_max: posInt.max(1000).default(10),
+          /** Longest wait for a pooled connection (pool exhausted, server unreachable). */
+          connect_timeout_ms: posInt.max(600_000).default(5000),
           /** Server-side statement_timeout; 0 = none. */
           statement_timeout_ms: nonNegInt.default(5000),
           /** Statements slower than this are logged at warn (without parameters); 0 = off. */
@@ -57,7 +59,16 @@ export const configSchema = z.object({
     })
     .prefault({}),
 
-  redis: z.object({ url: z.string().optional() }).prefault({}),
+  redis: z
+    .object({
+      url: z.string().optional(),
+      /**
+       * First segment of every Redis key and pub/sub channel (`<prefix>:<tenant>:...`), so several
+       * deployments (or test runs) can share one Redis. CONTRACT.md's channels use the default.
+       */
+      key_prefix: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, _ . - only (no ":")').default('svc'),
+    })
+    .prefault({}),
 
   svc: z
     .object({
@@ -121,6 +132,18 @@ export const configSchema = z.object({
           window_seconds: posInt.default(60),
         })
         .prefault({}),
+      /** Platform floors for tenant overrides (src/tenancy/config/policy.ts): a tenant may tighten, never loosen. */
+      password_policy: z
+        .object({
+          // Spec 8: user passwords are 8-128 characters.
+          min_length: z.number().int().min(8).max(128).default(8),
+          require_uppercase: bool.default(false),
+          require_lowercase: bool.default(false),
+          require_digit: bool.default(false),
+          require_symbol: bool.default(false),
+        })
+        .prefault({}),
+      mfa: z.object({ required: bool.default(false) }).prefault({}),
       password: z
         .object({
           argon2: z
@@ -163,6 +186,11 @@ export const configSchema = z.object({
       argon2_threads: nonNegInt.max(64).default(0),
       /** Bounded queue: past it, logins get 503 with Retry-After. */
       argon2_max_queue: posInt.default(256),
+      /**
+       * Nice value (0-19) of the Argon2 threads: they yield the cores to the event loop and the
+       * signing threads, so a burst of logins does not delay other requests. 0 = same priority.
+       */
+      argon2_nice: nonNegInt.max(19).default(10),
     })
     .prefault({}),
 });

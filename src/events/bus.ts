@@ -14,8 +14,40 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
-/** Channel of a tenant's signing-key changes (CONTRACT.md). */
-export const rotationChannel = (tenant: string): string => `svc:${tenant}:jwks:rotated`;
+/**
+ * Channel of a tenant's signing-key changes (CONTRACT.md: `svc:<tenant>:jwks:rotated`; the first
+ * segment is `redis.key_prefix`, default `svc`).
+ */
+export const rotationChannel = (tenant: string, prefix = 'svc'): string => `${prefix}:${tenant}:jwks:rotated`;
+
+/**
+ * Channel of a tenant's client changes (`<prefix>:<tenant>:client:changed`): every instance drops
+ * the client from its actor's cache, so an update, a deactivation, a deletion or a new secret made
+ * through one instance is in force on all of them at once.
+ */
+export const clientChangedChannel = (tenant: string, prefix = 'svc'): string => `${prefix}:${tenant}:client:changed`;
+
+/** Payload on clientChangedChannel. */
+export interface ClientChangedEvent {
+  tenant: string;
+  client_id: string;
+  /** ISO 8601 time of the change. */
+  at: string;
+}
+
+/**
+ * Channel of a tenant's configuration overrides (`<prefix>:<tenant>:config:changed`): every
+ * instance's live actor of the tenant re-reads its overrides and rebuilds what depends on them.
+ */
+export const configChangedChannel = (tenant: string, prefix = 'svc'): string => `${prefix}:${tenant}:config:changed`;
+
+/** Payload on configChangedChannel: which section changed (never its values). */
+export interface ConfigChangedEvent {
+  tenant: string;
+  section: string;
+  /** ISO 8601 time of the change. */
+  at: string;
+}
 
 /** Payload on rotationChannel (CONTRACT.md): `kids` are the keys the change affected. */
 export interface JwksRotatedEvent {

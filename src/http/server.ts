@@ -189,7 +189,12 @@ export class HttpServer {
       else res.writeHeader(lower, value);
     }
     const close = headers.connection === 'close';
-    if (response.status === 204 || response.status === 304) res.endWithoutBody(undefined, close);
-    else res.end(response.body ?? '', close);
+    if (response.status === 204 || response.status === 304) {
+      // No arguments when the connection stays open: an explicit `undefined` length reaches the
+      // native binding as Content-Length 2^63, and the client's next request on that kept-alive
+      // connection fails. Closing anyway, a zero length is harmless.
+      if (close) res.endWithoutBody(0, true);
+      else res.endWithoutBody();
+    } else res.end(response.body ?? '', close);
   }
 }

@@ -46,14 +46,53 @@ export async function newKeyRecord(alg: SigningAlg, sealer: Sealer, tenant: Tena
   };
 }
 
-/** First boot of a tenant: generates an active key for every configured algorithm that lacks one. */
+// Key-set changes of one tenant in this process run one after the other (a second transaction on
+// the shared SQLite connection must not start inside the first). Across instances, the storage
+// transaction and the re-check inside it do the job: SQLite's BEGIN IMMEDIATE and PostgreSQL's
+// pg_advisory_xact_lock (KeyRepository.transaction) serialise the writers of a tenant.
+const queues = new WeakMap<object, Map<TenantId, Promise<unknown>>>();
+
+/** Runs fn after every earlier exclusive() call for the same repository and tenant has settled. */
+export function exclusive<T>(repo: KeyRepository, tenant: TenantId, fn: () => Promise<T>): Promise<T> {
+  let byTenant = queues.get(repo);
+  if (!byTenant) queues.set(repo, (byTenant = new Map()));
+  const previous = byTenant.get(tenant) ?? Promise.resolve();
+  const result = previous.then(fn, fn);
+  const tail = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  byTenant.set(tenant, tail);
+  void tail.then(() => {
+    if (byTenant.get(tenant) === tail) byTenant.delete(tenant);
+  });
+  return result;
+}
+
+const missingAlgorithms = (keys: SigningKeyRecord[], algorithms: readonly SigningAlg[]) =>
+  algorithms.filter((alg) => !keys.some((k) => k.alg === alg && k.status === 'active'));
+
+/**
+ * First boot of a tenant: generates an active key for every configured algorithm that lacks one.
+ * Instances starting together must not each add a key set (their JWKS would differ until a
+ * reload): the keys are generated outside (RSA is slow) and inserted in a transaction that
+ * re-checks, so the first writer wins and the others adopt its keys.
+ */
 export async function ensureKeys(repo: KeyRepository, tenant: TenantId, algorithms: readonly SigningAlg[], sealer: Sealer): Promise<SigningKeyRecord[]> {
   const existing = await repo.list(tenant);
-  const missing = algorithms.filter((alg) => !existing.some((k) => k.alg === alg && k.status === 'active'));
+  const missing = missingAlgorithms(existing, algorithms);
   if (!missing.length) return existing;
   const created = await Promise.all(missing.map((alg) => newKeyRecord(alg, sealer, tenant)));
-  await repo.insert(tenant, created);
-  return repo.list(tenant);
+  return exclusive(repo, tenant, () =>
+    repo.transaction(tenant, async () => {
+      const current = await repo.list(tenant);
+      const still = missingAlgorithms(current, algorithms);
+      const fresh = created.filter((k) => (still as readonly string[]).includes(k.alg));
+      if (!fresh.length) return current;
+      await repo.insert(tenant, fresh);
+      return repo.list(tenant);
+    }),
+  );
 }
 
 export interface SigningKey {

@@ -16,7 +16,7 @@ import type { SigningAlg } from '../config/schema.js';
 import type { AppContext } from '../context.js';
 import { rotationChannel, type JwksRotatedEvent } from '../events/bus.js';
 import type { KeyRepository, KeyStatus, SigningKeyRecord, TenantId } from '../storage/types.js';
-import { newKeyRecord } from './keystore.js';
+import { exclusive, newKeyRecord } from './keystore.js';
 
 export type KeyLifecycleDeps = Pick<AppContext, 'storage' | 'sealer' | 'config' | 'events' | 'log'>;
 
@@ -101,33 +101,16 @@ export function nextExpiry(keys: SigningKeyRecord[]): number | undefined {
   return ends.length ? Math.min(...ends) : undefined;
 }
 
-// Rotations of one tenant in this process run one after the other (a second transaction on the
-// shared SQLite connection must not start inside the first). Across instances, the transaction
-// and the re-check inside it do the job; that needs KeyRepository.transaction to serialise writers
-// of a tenant: SQLite's BEGIN IMMEDIATE does, PostgreSQL needs pg_advisory_xact_lock (or
-// SELECT ... FOR UPDATE) since READ COMMITTED alone would let both instances see "due".
-const queues = new WeakMap<object, Map<TenantId, Promise<unknown>>>();
-
-function exclusive<T>(repo: KeyRepository, tenant: TenantId, fn: () => Promise<T>): Promise<T> {
-  let byTenant = queues.get(repo);
-  if (!byTenant) queues.set(repo, (byTenant = new Map()));
-  const previous = byTenant.get(tenant) ?? Promise.resolve();
-  const result = previous.then(fn, fn);
-  const tail = result.then(
-    () => undefined,
-    () => undefined,
-  );
-  byTenant.set(tenant, tail);
-  void tail.then(() => {
-    if (byTenant.get(tenant) === tail) byTenant.delete(tenant);
-  });
-  return result;
-}
+// Rotations of one tenant in this process run one after the other (exclusive(), keystore.ts);
+// across instances, the transaction and the re-check inside it do the job; that needs
+// KeyRepository.transaction to serialise writers of a tenant: SQLite's BEGIN IMMEDIATE does,
+// PostgreSQL needs pg_advisory_xact_lock (or SELECT ... FOR UPDATE) since READ COMMITTED alone
+// would let both instances see "due".
 
 async function announce(deps: KeyLifecycleDeps, tenant: TenantId, kids: string[], promoted: number, now: Date): Promise<void> {
   const event: JwksRotatedEvent = { tenant, kids, promoted, at: now.toISOString() };
   try {
-    await deps.events.publish(rotationChannel(tenant), event);
+    await deps.events.publish(rotationChannel(tenant, deps.config.redis.key_prefix), event);
   } catch (err) {
     // Storage is the source of truth and already changed; instances that miss the event pick the
     // change up on their next reload. Failing the request would invite a second rotation.

@@ -1,13 +1,14 @@
 /**
- * Management API dispatch: route -> tenant actor -> bearer token -> scope -> rate limit ->
- * query/body validation -> handler. Order matters: the scope check comes before any lookup.
+ * Management API dispatch: route -> tenant actor -> bearer token (authenticate.ts) -> scope ->
+ * rate limit -> query/body validation -> handler. Order matters: the scope check comes before any
+ * lookup.
  */
 import type { AppContext } from '../context.js';
-import { ProblemError, insufficientScope, isUnavailable, notFound, unauthorized } from '../http/problem.js';
+import { ProblemError, insufficientScope, isUnavailable, notFound } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
 import type { TenantActor } from '../tenancy/actor.js';
+import { authenticate } from './authenticate.js';
 import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
 import { rateHeaders, type RateDecision, type RateLimiter } from './rate-limit.js';
@@ -16,6 +17,10 @@ import { parseBody, parseQuery } from './validation.js';
 export interface ManagementDeps {
   ctx: AppContext;
   actorFor: (req: HttpRequest) => Promise<{ tenant: string; actor: TenantActor }>;
+  /** The `_platforms` actor (multi-tenant mode): platform operations and cross-tenant tokens. */
+  platformActor?: () => Promise<TenantActor>;
+  /** A tenant's live actor on this instance, without creating one (pool.peek). */
+  peekActor?: (tenant: string) => TenantActor | undefined;
   limiter: RateLimiter;
   cursors: Cursors;
 }
@@ -43,9 +48,9 @@ export class ManagementApi {
   }
 
   /** The rate decision; undefined only for a fail-open operation while the counters are unavailable. */
-  private async limit(o: Operation, tenant: string, clientId: string): Promise<RateDecision | undefined> {
+  private async limit(o: Operation, tenant: string, clientId: string, max: number): Promise<RateDecision | undefined> {
     try {
-      return await this.deps.limiter.hit(tenant, clientId, o.rateClass);
+      return await this.deps.limiter.hit(tenant, clientId, o.rateClass, max);
     } catch (err) {
       if (o.rateLimitFailOpen && isUnavailable(err)) return undefined;
       throw err;
@@ -53,20 +58,14 @@ export class ManagementApi {
   }
 
   private async run(o: Operation, req: HttpRequest): Promise<HttpResponse> {
-    const { tenant, actor } = await this.deps.actorFor(req);
-
-    const header = req.headers.authorization ?? '';
-    const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
-    if (!m) throw unauthorized(header ? 'The Authorization header is not a Bearer token' : 'A Bearer access token is required');
-    const check = await actor.checkAccessToken(m[1]!);
-    if (!check.active) throw unauthorized(`The access token is not valid: ${check.reason}`);
-    const claims = check.claims;
-    const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-    if (!aud.includes(MANAGEMENT_RESOURCE)) throw unauthorized(`The access token is not valid: audience is not ${MANAGEMENT_RESOURCE}`);
+    // Tenant, actor and verified token (own tenant, `_platforms` for platform operations, or a
+    // cross-tenant `_platforms` token): authenticate.ts.
+    const { tenant, actor, claims } = await authenticate(this.deps, o, req);
     const scopes = new Set((claims.scope ?? '').split(' '));
     if (!scopes.has(o.scope)) throw insufficientScope(o.scope);
 
-    const decision = await this.limit(o, tenant, claims.client_id);
+    // The tenant's own limit: its config overrides may lower the global one.
+    const decision = await this.limit(o, tenant, claims.client_id, actor.config.security.rate_limit[o.rateClass]);
     const limitHeaders = decision ? rateHeaders(decision) : {};
     if (decision && !decision.allowed) {
       throw new ProblemError(429, 'rate-limited', `Rate limit of ${decision.limit} ${o.rateClass} requests per window exceeded`, {
@@ -85,6 +84,7 @@ export class ManagementApi {
         query: o.query ? parseQuery(o.query, req) : {},
         body: o.body ? parseBody(o.body, req) : undefined,
         cursors: this.deps.cursors,
+        peekActor: (t) => this.deps.peekActor?.(t),
         audit: async (event) => {
           await this.deps.ctx.audit.record(tenant, { ...event, client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null });
         },

@@ -5,6 +5,8 @@ import { jwksOperations } from './jwks/operations.js';
 import type { Operation } from './operation.js';
 import { registrationTokenOperations } from './registration-tokens/operations.js';
 import { sessionOperations } from './sessions/operations.js';
+import { tenantConfigOperations } from './tenants/config-operations.js';
+import { tenantOperations } from './tenants/operations.js';
 import { userOperations } from './users/operations.js';
 
-export const allOperations: Operation[] = [...clientOperations, ...userOperations, ...sessionOperations, ...registrationTokenOperations, ...jwksOperations, ...auditOperations];
+export const allOperations: Operation[] = [...clientOperations, ...userOperations, ...sessionOperations, ...registrationTokenOperations, ...jwksOperations, ...auditOperations, ...tenantOperations, ...tenantConfigOperations];

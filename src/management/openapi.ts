@@ -90,6 +90,11 @@ export function buildOpenApi(operations: Operation[], config: Config): Json {
       parameters: [...pathParams, ...queryParameters(o)],
       responses,
     };
+    if (o.platform) {
+      // authenticate.ts: tokens of the `_platforms` issuer only; 404 in single-tenant mode.
+      operation['x-platform-token'] = true;
+      operation.description = 'Multi-tenant mode only (404 otherwise). Requires a token issued by the `_platforms` tenant issuer.';
+    }
     if (o.body) operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(o.body, 'input') } } };
     (paths[path] ??= {})[o.method.toLowerCase()] = operation;
   }

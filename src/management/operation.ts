@@ -22,6 +22,8 @@ export interface Call<Q = unknown, B = unknown> {
   query: Q;
   body: B;
   cursors: Cursors;
+  /** Another tenant's live actor on this instance, if any (never creates one): tenant config updates reload it. */
+  peekActor(tenant: string): TenantActor | undefined;
   /** Records an audit entry attributed to the calling client and request. */
   audit(event: Omit<AuditEvent, 'client_id' | 'ip_address' | 'user_agent'>): Promise<void>;
 }
@@ -36,6 +38,13 @@ export interface Operation<QS extends z.ZodType = z.ZodType, BS extends z.ZodTyp
    * only for the health check, which must be able to report that very outage.
    */
   rateLimitFailOpen?: boolean;
+  /**
+   * A platform operation (spec 4.9, 5 rule 4: the tenants resource and its configuration): only
+   * in multi-tenant mode (404 otherwise), and the bearer token is verified by the `_platforms`
+   * actor whatever tenant the request resolved to; the call runs as tenant `_platforms` (rate
+   * limits, audit) and names the tenant it manages in its path.
+   */
+  platform?: boolean;
   summary: string;
   tag: string;
   query?: QS;

@@ -23,8 +23,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.windowMs = config.security.rate_limit.window_seconds * 1000;
   }
 
-  async hit(tenant: string, clientId: string, cls: RateClass): Promise<RateDecision> {
-    const limit = this.config.security.rate_limit[cls];
+  async hit(tenant: string, clientId: string, cls: RateClass, limit = this.config.security.rate_limit[cls]): Promise<RateDecision> {
     const now = Date.now();
     const start = now - (now % this.windowMs);
     const key = `${tenantKeyPrefix(this.prefix, tenant)}ratelimit:${cls}:${start}:${clientId}`;

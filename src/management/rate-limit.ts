@@ -15,7 +15,8 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  hit(tenant: string, clientId: string, cls: RateClass): Promise<RateDecision>;
+  /** `limit`: the tenant's limit for the class (its config overrides); the global one when omitted. */
+  hit(tenant: string, clientId: string, cls: RateClass, limit?: number): Promise<RateDecision>;
 }
 
 export class MemoryRateLimiter implements RateLimiter {
@@ -27,8 +28,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.windowMs = config.security.rate_limit.window_seconds * 1000;
   }
 
-  async hit(tenant: string, clientId: string, cls: RateClass): Promise<RateDecision> {
-    const limit = this.config.security.rate_limit[cls];
+  async hit(tenant: string, clientId: string, cls: RateClass, limit = this.config.security.rate_limit[cls]): Promise<RateDecision> {
     const now = Date.now();
     const start = now - (now % this.windowMs);
     if (now - this.lastPrune > this.windowMs) this.prune(start);

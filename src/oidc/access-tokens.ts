@@ -1,8 +1,10 @@
 /**
- * The actor's hot paths for JWT access tokens of the Management API resource: issuance by the
- * client_credentials grant, validation (shared by introspection and the Management API guard).
- * Output is the same as oidc-provider's for these tokens (header typ at+jwt, claims
- * iss/sub/aud/iat/exp/jti/scope/client_id), so either path may serve a request.
+ * The actor's hot paths for access tokens: client_credentials issuance for the Management API
+ * resource, validation of its JWT access tokens (shared by introspection and the Management API
+ * guard), and introspection of opaque client_credentials tokens. Output is the same as
+ * oidc-provider's for these tokens (JWT header typ at+jwt, claims iss/sub/aud/iat/exp/jti/scope/
+ * client_id; introspection members and their order), so either path may serve a request.
+ * Client authentication (all five methods) is client-auth.ts.
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/index.js';
@@ -11,18 +13,20 @@ import { OAuthError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { JwtError, decodeJwt, signJwt, verifyJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import type { ClientRecord } from '../storage/types.js';
-import { authenticateClient } from './client-auth.js';
+import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import { authenticateClient, type AuthenticatedClient, type ClientAuthHost } from './client-auth.js';
 import { parseForm } from './form.js';
+import { opaqueIntrospection } from './opaque-introspection.js';
+import { OIDC_ROUTES } from './provider.js';
 import { MANAGEMENT_RESOURCE, isManagementScope } from './scopes.js';
 
-export interface TokenContext {
-  readonly issuer: string;
+export interface TokenContext extends ClientAuthHost {
   readonly config: Config;
   readonly keys: KeySet;
-  loadClient(clientId: string): Promise<ClientRecord | undefined>;
   /** Counts an issued token for client stats and metrics. */
   tokenIssued(clientId: string, grantType: string): void;
+  /** oidc-provider's stored `ClientCredentials` artefact with this id (an opaque token), if any. */
+  findClientCredentials(id: string): Promise<OidcPayloadRow | undefined>;
 }
 
 export interface AccessTokenClaims {
@@ -37,7 +41,9 @@ export interface AccessTokenClaims {
   sgen?: number;
 }
 
-const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+/** oidc-provider's noCache middleware sets exactly this. */
+const NO_STORE = { 'cache-control': 'no-store' };
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 function signingAlg(ctx: TokenContext, client: ClientRecord): SigningAlg {
   const wanted = client.metadata.id_token_signed_response_alg as SigningAlg | undefined;
@@ -46,8 +52,9 @@ function signingAlg(ctx: TokenContext, client: ClientRecord): SigningAlg {
 
 /**
  * client_credentials for the Management API resource. Returns undefined when the request is not
- * one this path serves (other grants, other resources, JWT client assertions): oidc-provider
- * answers those.
+ * one this path serves (other grants, other resources, client attestation): oidc-provider answers
+ * those. The decision is made before client authentication, so a client assertion is never spent
+ * here and then presented again to oidc-provider.
  */
 export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest): Promise<HttpResponse | undefined> {
   const form = parseForm(req);
@@ -58,11 +65,11 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   const resource = resources[0] ?? (requested.some(isManagementScope) ? MANAGEMENT_RESOURCE : undefined);
   if (resource !== MANAGEMENT_RESOURCE) return undefined;
 
-  const auth = await authenticateClient(req, form, (id) => ctx.loadClient(id));
+  const auth = await authenticateClient(ctx, req, form, ctx.issuer + OIDC_ROUTES.token);
   if (auth === 'fallback') return undefined;
   const client = auth.record;
-  if (auth.method === 'none') throw new OAuthError(401, 'invalid_client', 'client authentication is required for the client_credentials grant');
-  if (!client.metadata.grant_types.includes('client_credentials')) {
+  // A public client never has the grant (clients/rules.ts); refused the same way regardless.
+  if (auth.method === 'none' || !client.metadata.grant_types.includes('client_credentials')) {
     throw new OAuthError(400, 'unauthorized_client', 'requested grant type is not allowed for this client');
   }
   const allowed = new Set((client.metadata.scope ?? '').split(' ').filter(isManagementScope));
@@ -89,7 +96,7 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
 
   const body: Record<string, unknown> = { access_token: token, expires_in: ttl, token_type: 'Bearer' };
   if (scope) body.scope = scope;
-  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE }, body: JSON.stringify(body) };
+  return { status: 200, headers: { 'content-type': JSON_TYPE, ...NO_STORE }, body: JSON.stringify(body) };
 }
 
 export type TokenCheck = { active: true; claims: AccessTokenClaims } | { active: false; reason: string };
@@ -122,27 +129,51 @@ export async function checkAccessToken(ctx: TokenContext, token: string): Promis
   return { active: true, claims: payload as unknown as AccessTokenClaims };
 }
 
-/** Introspection of JWT access tokens; undefined hands opaque tokens (and JWT client auth) to oidc-provider. */
+/**
+ * Introspection in the actor: JWT access tokens of this tenant, and opaque tokens stored as
+ * oidc-provider `ClientCredentials`. Anything else (user access tokens and refresh tokens with
+ * their grant, session and pairwise-subject rules; unknown opaque values; client attestation)
+ * returns undefined for oidc-provider, decided before the client is authenticated.
+ */
 export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<HttpResponse | undefined> {
   const form = parseForm(req);
   const token = form.get('token');
-  if (!token || !decodeJwt(token)) return undefined;
-  const auth = await authenticateClient(req, form, (id) => ctx.loadClient(id));
-  if (auth === 'fallback' || auth.method === 'none') return undefined;
+  if (!token) return undefined;
+  const endpoint = ctx.issuer + OIDC_ROUTES.introspection;
+  if (!decodeJwt(token)) {
+    const row = await ctx.findClientCredentials(token);
+    if (!row) return undefined;
+    const auth = await authenticateClient(ctx, req, form, endpoint);
+    if (auth === 'fallback') return undefined;
+    const body = opaqueIntrospection(row.payload, auth, ctx.issuer);
+    return body && introspectionResponse(body);
+  }
+  const auth = await authenticateClient(ctx, req, form, endpoint);
+  if (auth === 'fallback') return undefined;
   const check = await checkAccessToken(ctx, token);
-  const body = check.active
-    ? {
-        active: true,
-        sub: check.claims.sub,
-        client_id: check.claims.client_id,
-        scope: check.claims.scope,
-        exp: check.claims.exp,
-        iat: check.claims.iat,
-        iss: check.claims.iss,
-        aud: check.claims.aud,
-        jti: check.claims.jti,
-        token_type: 'Bearer',
-      }
-    : { active: false };
-  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE }, body: JSON.stringify(body) };
+  return introspectionResponse(check.active && allowedPolicy(auth, check.claims.client_id) ? jwtIntrospection(check.claims) : { active: false });
+}
+
+/** oidc-provider's default introspection policy: a public client only learns about its own tokens. */
+export function allowedPolicy(caller: AuthenticatedClient, tokenClientId: unknown): boolean {
+  return !(caller.method === 'none' && tokenClientId !== caller.record.client_id);
+}
+
+function jwtIntrospection(claims: AccessTokenClaims): Record<string, unknown> {
+  return {
+    active: true,
+    sub: claims.sub,
+    client_id: claims.client_id,
+    scope: claims.scope,
+    exp: claims.exp,
+    iat: claims.iat,
+    iss: claims.iss,
+    aud: claims.aud,
+    jti: claims.jti,
+    token_type: 'Bearer',
+  };
+}
+
+function introspectionResponse(body: Record<string, unknown>): HttpResponse {
+  return { status: 200, headers: { 'content-type': JSON_TYPE, ...NO_STORE }, body: JSON.stringify(body) };
 }

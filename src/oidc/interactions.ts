@@ -9,7 +9,7 @@ import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { withNodeObjects, type BridgeTarget } from '../http/koa-bridge.js';
-import { isUnavailable } from '../http/problem.js';
+import { ProblemError, isUnavailable } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
@@ -37,6 +37,21 @@ const GENERIC_FAILURE = 'Invalid e-mail or password.';
 
 function page(status: number, body: string, formTargets: string[] = []): HttpResponse {
   return { status, headers: pageHeaders(formTargets), body };
+}
+
+/** Retry-After of a 503 problem (the Argon2 queue is full, storage is down), at least 1 s. */
+function retryAfterOf(err: unknown): string {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const value = e instanceof ProblemError ? e.extra.headers?.['retry-after'] : undefined;
+    if (typeof value === 'string' && /^\d+$/.test(value)) return value;
+  }
+  return '1';
+}
+
+/** A 503 answer for a browser: an HTML page (or the form again) with Retry-After, never a JSON error. */
+function unavailable(res: HttpResponse, err: unknown): HttpResponse {
+  res.headers = { ...res.headers, 'retry-after': retryAfterOf(err) };
+  return res;
 }
 
 function redirect(location: string): HttpResponse {
@@ -97,6 +112,17 @@ async function grantConsent(host: SignInHost, details: Interaction, accountId: s
 }
 
 export async function handleInteraction(host: SignInHost, req: HttpRequest, uid: string, action: InteractionAction): Promise<HttpResponse> {
+  try {
+    return await interaction(host, req, uid, action);
+  } catch (err) {
+    if (!isUnavailable(err)) throw err;
+    host.ctx.log.warn({ req_id: req.id, tenant: host.tenant, uid, action, reason: err instanceof Error ? err.message : String(err) }, 'sign-in step refused: service temporarily unavailable');
+    const message = 'The service is busy right now. Wait a moment, then go back and try again.';
+    return unavailable(page(503, messagePage({ stylesheet: host.stylesheet, title: 'Try again in a moment', message, error: true })), err);
+  }
+}
+
+async function interaction(host: SignInHost, req: HttpRequest, uid: string, action: InteractionAction): Promise<HttpResponse> {
   const { ctx, tenant, provider } = host;
   return withNodeObjects(req, host.target, async (nreq, nres) => {
     let details: Interaction;
@@ -225,7 +251,15 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
     const found = await ctx.storage.users.findByEmail(tenant, email.slice(0, 320));
     const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
     // Verify even for unknown e-mails so response time does not tell whether the account exists.
-    const ok = await ctx.passwords.verify(user?.password_hash ?? (await host.guard.dummyHash()), password);
+    let ok: boolean;
+    try {
+      ok = await ctx.passwords.verify(user?.password_hash ?? (await host.guard.dummyHash()), password);
+    } catch (err) {
+      // The Argon2 queue is full (or the pool is closing): the form again, 503 with Retry-After.
+      if (!isUnavailable(err)) throw err;
+      ctx.metrics.loginAttempts.inc({ result: 'unavailable' });
+      return unavailable(relogin(503, 'Too many sign-ins are in progress. Wait a moment and try again.'), err);
+    }
     if (!user || !user.password_hash || !ok) {
       ctx.metrics.loginAttempts.inc({ result: 'failure' });
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: email.slice(0, 320), user_id: user?.id ?? null, ...who, details: { reason: user ? 'wrong_password' : 'unknown_account' } });

@@ -29,7 +29,14 @@ export class LoginGuard {
 
   /** A hash to verify against when the account does not exist (same cost, no timing oracle). */
   dummyHash(): Promise<string> {
-    this.dummy ??= this.ctx.passwords.hash('not-a-real-password-0000');
+    if (!this.dummy) {
+      const pending = this.ctx.passwords.hash('not-a-real-password-0000');
+      this.dummy = pending;
+      // A refused hash (queue full) is not kept: the next unknown e-mail tries again.
+      pending.catch(() => {
+        if (this.dummy === pending) this.dummy = undefined;
+      });
+    }
     return this.dummy;
   }
 

@@ -8,6 +8,7 @@ import type { Config } from '../config/index.js';
 import type { KeySet } from '../keys/keystore.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import { adapterFactory, type ClientLoader } from './adapter.js';
+import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
 import { HASH_PREFIX, hashSecret } from './client-metadata.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
 
@@ -78,7 +79,8 @@ export function createProvider(opts: ProviderOptions): Provider {
       userinfoSigningAlgValues: [...algs],
       introspectionSigningAlgValues: [...algs],
       authorizationSigningAlgValues: [...algs],
-      clientAuthSigningAlgValues: ['HS256', 'HS384', 'HS512', 'RS256', 'PS256', 'ES256', 'EdDSA'],
+      // The actor's fast path checks client assertions with the same list (client-assertion.ts).
+      clientAuthSigningAlgValues: [...CLIENT_AUTH_SIGNING_ALGS],
     },
     extraClientMetadata: {
       properties: ['require_pkce', 'first_party', 'secret_generation'],

@@ -27,6 +27,8 @@ export function withOidcRepository(storage: Storage, oidc: OidcPayloadRepository
     users: storage.users,
     loginAttempts: storage.loginAttempts,
     registrationTokens: storage.registrationTokens,
+    tenants: storage.tenants,
+    tenantConfig: storage.tenantConfig,
     ping: () => storage.ping(),
     close: () => storage.close(),
   };

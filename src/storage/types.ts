@@ -205,6 +205,10 @@ export interface Storage {
   readonly users: UserRepository;
   readonly loginAttempts: LoginAttemptRepository;
   readonly registrationTokens: RegistrationTokenRepository;
+  /** The tenant registry (multi-tenant mode): platform data, not scoped by a caller's tenant. */
+  readonly tenants: TenantRepository;
+  /** Per-tenant configuration overrides (src/tenancy/config). */
+  readonly tenantConfig: TenantConfigRepository;
   /** Cheap round trip for readiness and health checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -291,4 +295,37 @@ export interface RegistrationTokenRepository {
   consumeUse(tenant: TenantId, jti: string, nowIso: string): Promise<boolean>;
   /** Gives a use back (registration failed after consumeUse). */
   releaseUse(tenant: TenantId, jti: string): Promise<void>;
+}
+
+/** A tenant of multi-tenant mode (CONTRACT.md tenant object). `default` is never stored. */
+export interface TenantRecord {
+  id: string;
+  slug: string;
+  display_name: string;
+  domain: string | null;
+  status: 'active' | 'suspended';
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TenantFilter {
+  status?: TenantRecord['status'];
+}
+
+/** The tenant registry: platform data, not owned by any one tenant. */
+export interface TenantRepository {
+  /** Throws UniqueViolation('slug') when the slug exists. */
+  create(record: TenantRecord): Promise<void>;
+  get(slug: string): Promise<TenantRecord | undefined>;
+  list(filter: TenantFilter, page: PageRequest): Promise<Page<TenantRecord>>;
+  update(slug: string, change: Partial<Pick<TenantRecord, 'display_name' | 'domain' | 'status'>>): Promise<TenantRecord | undefined>;
+  /** Removes the record and purges every row of the tenant's data; false (nothing done) when unknown. */
+  delete(slug: string): Promise<boolean>;
+}
+
+/** Per-tenant configuration overrides, one JSON object per section (spec 1.5). Sensitive fields arrive sealed. */
+export interface TenantConfigRepository {
+  /** Every stored section of the tenant ({} when none). */
+  get(tenant: TenantId): Promise<Record<string, Record<string, unknown>>>;
+  put(tenant: TenantId, section: string, data: Record<string, unknown>): Promise<void>;
 }

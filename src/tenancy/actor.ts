@@ -9,16 +9,18 @@ import { LRUCache } from 'lru-cache';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
 import type { AppContext } from '../context.js';
-import type { Config } from '../config/index.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { OAuthError, isUnavailable, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { rotationChannel } from '../events/bus.js';
+import { clientChangedChannel, configChangedChannel, rotationChannel, type ClientChangedEvent } from '../events/bus.js';
 import { SerialTask } from '../events/serial-task.js';
+import { decodeJwt } from '../keys/jwt.js';
 import { KeySet, ensureKeys } from '../keys/keystore.js';
 import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, type TokenContext } from '../oidc/access-tokens.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
+import { assertionServices } from '../oidc/assertion-services.js';
+import type { AssertionServices } from '../oidc/client-assertion.js';
 import { devicePollGuard, offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
 import { handleAccountMfa } from '../oidc/account-mfa.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
@@ -28,9 +30,18 @@ import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
-import type { ClientRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import { discoveryMetadata, mergeConfig, type EffectiveConfig } from './config/merge.js';
+import { loadEffectiveConfig } from './config/store.js';
 
 const DISCOVERY_PATH = '/.well-known/openid-configuration';
+
+/** Who an end user's access token belongs to (TenantActor.accessTokenOwner). */
+export interface AccessTokenOwner {
+  accountId: string;
+  clientId: string;
+  scope: string;
+}
 const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
 
 interface Usage {
@@ -42,7 +53,16 @@ export class TenantActor implements TokenContext {
   readonly issuer: string;
   readonly origin: URL;
   readonly mountPath: string;
-  readonly config: Config;
+  /** Global config with this tenant's overrides (tenancy/config): the one the current provider was built with. */
+  get config(): EffectiveConfig {
+    return this.current;
+  }
+  private current: EffectiveConfig;
+  /** The latest config read from storage; the next reloadKeys builds with it and makes it current. */
+  private desired: EffectiveConfig;
+  /** Serialised, coalesced reloadConfig: config:changed events and this instance's own updates. */
+  readonly configRefresh: SerialTask;
+  private readonly unsubscribeConfig: () => void;
   keys!: KeySet;
   private provider!: Provider;
   private callback!: NodeCallback;
@@ -53,17 +73,20 @@ export class TenantActor implements TokenContext {
   /** Serialised, coalesced reloadKeys: rotation events and API calls never race to swap keys. */
   readonly keyRefresh: SerialTask;
   private readonly unsubscribeRotation: () => void;
+  private readonly unsubscribeClients: () => void;
   private closed = false;
   private readonly guard: LoginGuard;
   private readonly backchannel: BackchannelLogout;
   private readonly devicePolls = devicePollGuard();
   private readonly stylesheetPath: string;
+  /** Client assertion keys and jti replay store of the token endpoint fast paths. */
+  readonly assertions: AssertionServices;
 
   private constructor(
     readonly tenant: string,
     private readonly ctx: AppContext,
   ) {
-    this.config = ctx.config;
+    this.current = this.desired = mergeConfig(ctx.config, {});
     this.issuer = ctx.resolver.issuerOf(tenant);
     this.origin = new URL(this.issuer);
     this.mountPath = ctx.config.oidc.path;
@@ -71,29 +94,55 @@ export class TenantActor implements TokenContext {
     this.flushTimer.unref();
     this.keyRefresh = new SerialTask(() => this.reloadKeys());
     // Subscribed before the first load, so a rotation during creation is not missed.
-    this.unsubscribeRotation = ctx.events.subscribe(rotationChannel(tenant), () => {
+    const prefix = ctx.config.redis.key_prefix;
+    this.unsubscribeRotation = ctx.events.subscribe(rotationChannel(tenant, prefix), () => {
       this.keyRefresh.run().catch((err: unknown) => ctx.log.error({ err, tenant }, 'signing keys could not be reloaded after a rotation event'));
+    });
+    // A client changed through any instance (clients/operations.ts) is read again on next use.
+    this.unsubscribeClients = ctx.events.subscribe(clientChangedChannel(tenant, prefix), (event) => {
+      const id = (event as Partial<ClientChangedEvent> | null)?.client_id;
+      if (typeof id === 'string') this.clientCache.delete(id);
+    });
+    this.configRefresh = new SerialTask(() => this.reloadConfig());
+    this.unsubscribeConfig = ctx.events.subscribe(configChangedChannel(tenant, prefix), () => {
+      this.configRefresh.run().catch((err: unknown) => ctx.log.error({ err, tenant }, 'configuration could not be reloaded after a config:changed event'));
     });
     this.guard = new LoginGuard(ctx);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
+    this.assertions = assertionServices(ctx, tenant);
   }
 
   static async create(ctx: AppContext, tenant: string): Promise<TenantActor> {
     const actor = new TenantActor(tenant, ctx);
     try {
-      await actor.keyRefresh.run();
+      // Reads the overrides, then builds keys and provider with them.
+      await actor.configRefresh.run();
     } catch (err) {
       clearInterval(actor.flushTimer);
       actor.unsubscribeRotation();
+      actor.unsubscribeClients();
+      actor.unsubscribeConfig();
       throw err;
     }
     return actor;
   }
 
-  /** Rebuilds key set, provider and precomputed documents from storage (first use, rotation). */
+  /**
+   * Re-reads the tenant's overrides; when they changed (or nothing is built yet) rebuilds keys,
+   * provider and documents with them, so token lifetimes, discovery and rate limits follow at once.
+   */
+  async reloadConfig(): Promise<void> {
+    const next = await loadEffectiveConfig(this.ctx, this.tenant);
+    const changed = JSON.stringify(next.overrides) !== JSON.stringify(this.desired.overrides);
+    if (changed) this.desired = next;
+    if (changed || !this.keys) await this.keyRefresh.run();
+  }
+
+  /** Rebuilds key set, provider and precomputed documents from storage (first use, rotation, config change). */
   async reloadKeys(): Promise<void> {
-    const { storage, sealer, config } = this.ctx;
+    const { storage, sealer } = this.ctx;
+    const config = this.desired;
     const records = await ensureKeys(storage.keys, this.tenant, config.security.key_store.algorithms, sealer);
     const keys = new KeySet(records, sealer, this.tenant, config.security.key_store.algorithms);
     const provider = createProvider({
@@ -104,11 +153,14 @@ export class TenantActor implements TokenContext {
       oidcRepo: storage.oidc,
       loadClient: (id) => this.loadProviderClient(id),
       cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
-      extend: (conf) =>
+      extend: (conf) => {
         mergeConfiguration(
           conf,
           signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, stylesheet: this.stylesheetPath, pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
-        ),
+        );
+        const discovery = discoveryMetadata(config);
+        if (Object.keys(discovery).length) conf.discovery = { ...conf.discovery, ...discovery };
+      },
       backchannelLogout: (client, sub, sid) => this.backchannel.send(client, sub, sid),
     });
     this.observe(provider);
@@ -118,6 +170,7 @@ export class TenantActor implements TokenContext {
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
     // Swap everything at once so a request never sees keys and provider from different generations.
     this.keys = keys;
+    this.current = config;
     this.provider = provider;
     this.callback = callback;
     this.discovery = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
@@ -170,6 +223,11 @@ export class TenantActor implements TokenContext {
     this.clientCache.delete(clientId);
   }
 
+  /** Drops every cached client (the event bus was away and may have missed client:changed events). */
+  invalidateAllClients(): void {
+    this.clientCache.clear();
+  }
+
   private async loadProviderClient(clientId: string): Promise<AdapterPayload | undefined> {
     const record = await this.loadClient(clientId);
     if (!record || !record.active) return undefined;
@@ -207,6 +265,33 @@ export class TenantActor implements TokenContext {
 
   checkAccessToken(token: string): Promise<TokenCheck> {
     return checkAccessToken(this, token);
+  }
+
+  findClientCredentials(id: string): Promise<OidcPayloadRow | undefined> {
+    return this.ctx.storage.oidc.find(this.tenant, 'ClientCredentials', id);
+  }
+
+  authFailed(clientId: string, reason: string): void {
+    this.ctx.log.info({ tenant: this.tenant, client_id: clientId, reason }, 'client authentication failed');
+  }
+
+  /**
+   * The end user an access token of this tenant was issued to (authorization code or device flow),
+   * or undefined when it is not a live user token: opaque tokens through oidc-provider's own store
+   * (expiry and session binding checked), JWTs through checkAccessToken. A client_credentials
+   * token has no user (its `sub` is the client) and is refused.
+   */
+  async accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined> {
+    if (decodeJwt(token)) {
+      const check = await this.checkAccessToken(token);
+      if (!check.active || check.claims.sub === check.claims.client_id) return undefined;
+      return { accountId: check.claims.sub, clientId: check.claims.client_id, scope: check.claims.scope ?? '' };
+    }
+    const stored = await this.provider.AccessToken.find(token);
+    if (!stored?.accountId || !stored.clientId || stored.isExpired) return undefined;
+    const client = await this.loadClient(stored.clientId);
+    if (!client?.active) return undefined;
+    return { accountId: stored.accountId, clientId: stored.clientId, scope: stored.scope ?? '' };
   }
 
   /** Every request under the OIDC path of this tenant. */
@@ -271,6 +356,8 @@ export class TenantActor implements TokenContext {
     this.closed = true;
     clearInterval(this.flushTimer);
     this.unsubscribeRotation();
+    this.unsubscribeClients();
+    this.unsubscribeConfig();
     this.backchannel.close();
     await this.flushUsage();
     this.clientCache.clear();

@@ -9,7 +9,8 @@ export interface PoolMember {
   close(): Promise<void> | void;
 }
 
-export type EvictionReason = 'lru' | 'idle' | 'deleted' | 'shutdown';
+/** Why an actor left the pool (the `reason` label of svc_tenant_pool_evictions_total). */
+export type EvictionReason = 'lru' | 'idle' | 'suspended' | 'deleted' | 'shutdown';
 
 export interface PoolOptions<A extends PoolMember> {
   maxSize: number;

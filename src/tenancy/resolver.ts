@@ -2,6 +2,12 @@
  * Tenant resolution (spec 1.5): single-tenant mode is always `default`; multi-tenant mode tries
  * the configured strategies in order (header, subdomain). Reserved tenants `_platforms` and `_ops`
  * resolve although they fail the slug pattern.
+ *
+ * The subdomain-wins rule (spec 1.5 rule 5): when the host names a tenant and the header names
+ * another one, the host wins whatever the configured order, and the resolution reports the
+ * conflict so the front door drops the request's authentication state (its cookies). A browser
+ * session is bound to the host it was set on; a header must not be able to lift it into another
+ * tenant.
  */
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
@@ -16,6 +22,8 @@ export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 export interface Resolution {
   tenant: string;
   via: 'single' | 'header' | 'subdomain' | 'fallback';
+  /** The tenant the header named when the subdomain overruled it. */
+  conflict?: string;
 }
 
 export function isValidTenantName(name: string): boolean {
@@ -46,11 +54,11 @@ export class TenantResolver {
     const mt = this.config.multi_tenancy;
     if (!mt.enabled) return { tenant: DEFAULT_TENANT, via: 'single' };
     for (const strategy of mt.extraction_priority) {
-      const raw = strategy === 'header' ? req.headers[mt.tenant_header] : this.subdomainOf(req);
-      if (raw === undefined || raw === '') continue;
-      const name = raw.trim().toLowerCase();
-      if (!isValidTenantName(name)) {
-        throw new ProblemError(400, 'invalid-tenant', `'${raw.slice(0, 80)}' is not a valid tenant name`);
+      const name = this.candidate(req, strategy);
+      if (name === undefined) continue;
+      if (strategy === 'header' && mt.extraction_priority.includes('subdomain')) {
+        const sub = this.validSubdomain(req);
+        if (sub !== undefined && sub !== name) return { tenant: sub, via: 'subdomain', conflict: name };
       }
       return { tenant: name, via: strategy };
     }
@@ -58,6 +66,23 @@ export class TenantResolver {
       return { tenant: DEFAULT_TENANT, via: 'fallback' };
     }
     throw new ProblemError(400, 'tenant-unresolved', `No tenant in the ${mt.tenant_header} header or the host name`);
+  }
+
+  /** The tenant a strategy names (normalised), undefined when it names none; 400 when malformed. */
+  private candidate(req: HttpRequest, strategy: 'header' | 'subdomain'): string | undefined {
+    const raw = strategy === 'header' ? req.headers[this.config.multi_tenancy.tenant_header] : this.subdomainOf(req);
+    if (raw === undefined || raw.trim() === '') return undefined;
+    const name = raw.trim().toLowerCase();
+    if (!isValidTenantName(name)) {
+      throw new ProblemError(400, 'invalid-tenant', `'${raw.slice(0, 80)}' is not a valid tenant name`);
+    }
+    return name;
+  }
+
+  /** The host's tenant label when it is a well-formed name (a malformed one cannot overrule the header). */
+  private validSubdomain(req: HttpRequest): string | undefined {
+    const label = this.subdomainOf(req);
+    return label && isValidTenantName(label) ? label : undefined;
   }
 
   /** Issuer of a tenant (CONTRACT.md): the base URL for `default`, its host prefixed by `<tenant>.` otherwise. */

@@ -6,7 +6,9 @@
  * load TypeScript by themselves. `npm test` builds first ("pretest"), so tests see a fresh copy.
  *
  * The queue is bounded: past `maxQueue` waiting tasks a request gets 503 + Retry-After instead of
- * piling up latency (a burst of logins must not take the whole instance down).
+ * piling up latency (a burst of logins must not take the whole instance down). The threads run
+ * at a lower priority (workers.argon2_nice): with every core hashing, the event loop and the
+ * libuv threads that sign tokens still get a core as soon as they need one.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -17,7 +19,7 @@ import type { Config } from '../config/index.js';
 import { ProblemError } from '../http/problem.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { PROJECT_ROOT } from '../paths.js';
-import type { Argon2Params, HashTask, VerifyTask } from '../../workers/argon2.js';
+import type { Argon2Params, Argon2WorkerData, HashTask, VerifyTask } from '../../workers/argon2.js';
 
 export const ARGON2_WORKER_FILE = join(PROJECT_ROOT, 'dist', 'workers', 'argon2.js');
 
@@ -27,6 +29,8 @@ export interface PasswordHasherOptions {
   threads?: number;
   /** Tasks allowed to wait for a free thread. */
   maxQueue: number;
+  /** Nice value of the worker threads (Linux: per thread); 0 or undefined = unchanged. */
+  nice?: number;
   metrics?: Pick<Metrics, 'workerQueueDepth' | 'workerTaskDuration'>;
   /** Override of the compiled task file (tests). */
   filename?: string;
@@ -49,6 +53,7 @@ export class PasswordHasher {
       argon2: config.security.password.argon2,
       threads: config.workers.argon2_threads,
       maxQueue: config.workers.argon2_max_queue,
+      nice: config.workers.argon2_nice,
       metrics,
     });
   }
@@ -84,6 +89,7 @@ export class PasswordHasher {
         idleTimeout: 60_000,
         // The bound is enforced below, on tasks in flight, which is exact even while threads start.
         maxQueue: Infinity,
+        workerData: { nice: this.opts.nice ?? 0 } satisfies Argon2WorkerData,
       });
     }
     return this.pool;

@@ -115,10 +115,10 @@ describe('signing keys API', () => {
     await verifyAgainstServedJwks(t, oldToken);
 
     const events: unknown[] = [];
-    const off = t.app.ctx.events.subscribe(rotationChannel('default'), (p) => events.push(p));
+    // The app's own channel (its Redis key prefix in the postgresql run); the actor subscribed to it already.
+    const off = t.app.ctx.events.subscribe(rotationChannel('default', t.app.ctx.config.redis.key_prefix), (p) => events.push(p));
     const started = Date.now();
     const res = await api(t, 'POST', '/api/v1/jwks/rotate', { token: admin });
-    off();
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ data: { message: expect.any(String), promoted: 3 } });
 
@@ -142,6 +142,10 @@ describe('signing keys API', () => {
     expect(newKid).toBe(active.find((k) => k.alg === 'RS256')!.kid);
     await verifyAgainstServedJwks(t, newToken);
 
+    // Delivered on a later turn (in-process) or through Redis pub/sub: wait for it, then for no second one.
+    for (let i = 0; i < 40 && !events.length; i++) await sleep(25);
+    await sleep(50);
+    off();
     expect(events).toHaveLength(1);
     const event = events[0] as Record<string, unknown>;
     expect(Object.keys(event).sort()).toEqual(['at', 'kids', 'promoted', 'tenant']);

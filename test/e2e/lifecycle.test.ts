@@ -1,7 +1,6 @@
 /** Health and readiness probes, unknown paths, and graceful shutdown of the real server. */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteStorage } from '../../src/storage/sqlite/index.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problem.js';
 import { head, openRaw } from '../helpers/raw-http.js';
@@ -46,7 +45,9 @@ describe('probes and unknown paths', () => {
     const res = await api(t, 'GET', '/readyz');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(res.json).toEqual({ status: 'ready', checks: { database: 'ok' } });
+    // database, and redis when the run's backend uses it (PostgreSQL + Redis).
+    expect(res.json).toEqual({ status: 'ready', checks: t.readyChecks });
+    expect(Object.keys(t.readyChecks)).toEqual(t.redis ? ['database', 'redis'] : ['database']);
   });
 
   it.each([
@@ -118,7 +119,7 @@ describe('graceful shutdown', () => {
     await t.app.close();
 
     // The completed request's write is durable.
-    const storage = SqliteStorage.open(t.app.ctx.config.storage.sqlite.path);
+    const storage = await t.openStorage();
     try {
       expect((await storage.clients.get('default', created.client_id))?.metadata.client_name).toBe('in flight during shutdown');
     } finally {

@@ -2,7 +2,8 @@
  * The service with REDIS_URL pointing at a private redis-server that the test stops and starts:
  * while Redis is away, readiness and health say so (503) and requests that need it fail fast with
  * 503 instead of hanging; when it is back the service recovers by itself, rotation events included.
- * Storage stays SQLite (Redis works with either backend).
+ * Storage is the run's backend (PostgreSQL in the postgresql project, see vitest.config.ts); the
+ * "other instance" opens the same database with its own connections to the same Redis.
  */
 import { Redis } from 'ioredis';
 import pino from 'pino';
@@ -10,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisEventBus } from '../../src/events/redis-bus.js';
 import { rotate } from '../../src/keys/rotation.js';
 import { Sealer } from '../../src/keys/sealer.js';
-import { SqliteStorage } from '../../src/storage/sqlite/index.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { bootstrap, postForm } from '../helpers/oauth.js';
 import { expectProblem } from '../helpers/problem.js';
@@ -19,9 +19,9 @@ import { createClient } from '../helpers/users.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Another instance: the same database file and key, its own connections to the same Redis. */
-function otherInstance() {
-  const storage = SqliteStorage.open(t.app.ctx.config.storage.sqlite.path);
+/** Another instance: the same database and key, its own connections to the same Redis. */
+async function otherInstance() {
+  const storage = await t.openStorage();
   const events = new RedisEventBus(server.url);
   const deps = { storage, events, sealer: new Sealer(Buffer.alloc(32, 7)), config: t.app.ctx.config, log: pino({ level: 'silent' }) };
   return { deps, events, close: async () => (await events.close(), await storage.close()) };
@@ -145,7 +145,7 @@ describe('with Redis down', () => {
   });
 
   it('a rotation elsewhere commits although its event cannot be published', async () => {
-    const other = otherInstance();
+    const other = await otherInstance();
     try {
       const result = await rotate(other.deps, 'default');
       missedKids = result.kids;
@@ -187,7 +187,7 @@ describe('when Redis is back', () => {
   });
 
   it('receives a rotation event published after recovery and reloads the keystore', async () => {
-    const other = otherInstance();
+    const other = await otherInstance();
     try {
       expect(await other.events.ready(3000)).toBe(true);
       const before = await publishedKids();

@@ -5,7 +5,6 @@
 import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SqliteStorage } from '../../src/storage/sqlite/index.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 
 const TOKENS = '/api/v1/registration-tokens';
@@ -48,7 +47,8 @@ describe('registration tokens and register-rp', () => {
     expect(res.status).toBe(200);
     return res.json.pagination.total_count;
   };
-  const sqlite = () => (t.app.ctx.storage as SqliteStorage).db;
+  /** Moves a token's expiry into the past, straight in the database (either backend). */
+  const expireInDatabase = (jti: string) => t.sql('UPDATE registration_tokens SET expires_at = ? WHERE jti = ?', [new Date(Date.now() - 1000).toISOString(), jti]);
 
   describe('Management API', () => {
     it('creates a token: 201, raw token once, defaults, hash-only storage', async () => {
@@ -67,7 +67,9 @@ describe('registration tokens and register-rp', () => {
       expect(expires).toBeLessThanOrEqual(Date.now() + 600_000 + 1000);
       expect(Date.parse(d.created_at)).toBeGreaterThanOrEqual(before - 1000);
 
-      const row = sqlite().prepare('SELECT * FROM registration_tokens WHERE jti = ?').get(d.jti) as Record<string, unknown>;
+      const rows = await t.sql('SELECT * FROM registration_tokens WHERE jti = ?', [d.jti]);
+      expect(rows).toHaveLength(1);
+      const row = rows[0]!;
       expect(JSON.stringify(row)).not.toContain(d.token!);
       expect(row.token_hash).toBe(`$sha256$${createHash('sha256').update(d.token!).digest('base64url')}`);
     });
@@ -177,7 +179,7 @@ describe('registration tokens and register-rp', () => {
 
     it('drops expired tokens from the list', async () => {
       const created = await createToken();
-      sqlite().prepare('UPDATE registration_tokens SET expires_at = ? WHERE jti = ?').run(new Date(Date.now() - 1000).toISOString(), created.jti);
+      await expireInDatabase(created.jti);
       const list = await api(t, 'GET', `${TOKENS}?limit=100`, { token: admin });
       expect(list.json.data.map((x: TokenObject) => x.jti)).not.toContain(created.jti);
     });
@@ -353,7 +355,7 @@ describe('registration tokens and register-rp', () => {
 
     it('401 invalid_token for an expired token', async () => {
       const tok = await createToken({ expires_in: 300 });
-      sqlite().prepare('UPDATE registration_tokens SET expires_at = ? WHERE jti = ?').run(new Date(Date.now() - 1000).toISOString(), tok.jti);
+      await expireInDatabase(tok.jti);
       const res = await register(tok.token, webClient);
       expectInvalidToken(res);
       expect(res.json.error_description).toContain('expired');

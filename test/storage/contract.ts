@@ -801,5 +801,32 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         }
       });
     });
+
+    describe('tenant config', () => {
+      const acme = 'config-acme';
+      const globex = 'config-globex';
+
+      it('reads {} for a tenant without overrides, and every stored section after puts', async () => {
+        expect(await s.tenantConfig.get(acme)).toEqual({});
+        const branding = { company_name: 'Acmé ☃', palette_light: { primary: '#1a73e8' } };
+        await s.tenantConfig.put(acme, 'branding', branding);
+        await s.tenantConfig.put(acme, 'oidc', { ttl: { access_token: 120 } });
+        expect(await s.tenantConfig.get(acme)).toEqual({ branding, oidc: { ttl: { access_token: 120 } } });
+      });
+
+      it('replaces a section as a whole and keeps the others', async () => {
+        await s.tenantConfig.put(acme, 'oidc', { discovery: { op_tos_uri: 'https://acme.example/tos' } });
+        const all = await s.tenantConfig.get(acme);
+        expect(all.oidc).toEqual({ discovery: { op_tos_uri: 'https://acme.example/tos' } });
+        expect(all.branding).toEqual({ company_name: 'Acmé ☃', palette_light: { primary: '#1a73e8' } });
+      });
+
+      it('keeps tenants apart', async () => {
+        expect(await s.tenantConfig.get(globex)).toEqual({});
+        await s.tenantConfig.put(globex, 'branding', { company_name: 'Globex' });
+        expect((await s.tenantConfig.get(acme)).branding).toEqual({ company_name: 'Acmé ☃', palette_light: { primary: '#1a73e8' } });
+        expect(await s.tenantConfig.get(globex)).toEqual({ branding: { company_name: 'Globex' } });
+      });
+    });
   });
 }

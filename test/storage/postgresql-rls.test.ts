@@ -23,6 +23,9 @@ const SAMPLES: Record<string, string> = {
   login_attempts: `INSERT INTO login_attempts (tenant_id, key, at) VALUES ($1, $2, now())`,
   users: `INSERT INTO users (tenant_id, id, email, created_at, updated_at) VALUES ($1, $2, $2 || '@example.com', now(), now())`,
   registration_tokens: `INSERT INTO registration_tokens (tenant_id, jti, token_hash, expires_at, max_usage_count, policies, created_at) VALUES ($1, $2, $2, now() + interval '1 hour', 1, '[]', now())`,
+  // The registry's rows all belong to `_platforms` in practice (migrations/postgresql/003); the policy is the same.
+  tenants: `INSERT INTO tenants (tenant_id, slug, id, display_name, status, created_at, updated_at) VALUES ($1, $2, $2, 'n', 'active', now(), now())`,
+  tenant_config: `INSERT INTO tenant_config (tenant_id, section, data, updated_at) VALUES ($1, $2, '{}', now())`,
 };
 const TABLES = Object.keys(SAMPLES);
 

@@ -1,6 +1,7 @@
 /** The clients resource (spec 4.3). */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { clientChangedChannel, type ClientChangedEvent } from '../../events/bus.js';
 import { notFound, validation } from '../../http/problem.js';
 import { hashSecret, newClientSecret } from '../../oidc/client-metadata.js';
 import type { ClientMetadata, ClientRecord } from '../../storage/types.js';
@@ -29,6 +30,22 @@ function secretColumns(call: Call, clientId: string, m: ClientMetadata, secret: 
     secret_hash: hashSecret(secret),
     secret_sealed: m.token_endpoint_auth_method === 'client_secret_jwt' ? call.ctx.sealer.seal(secret, `${call.tenant}:client:${clientId}`) : null,
   };
+}
+
+/**
+ * After a write: this instance's actor drops the client at once, and every other instance drops it
+ * on the tenant's client:changed event (their caches would otherwise serve it for up to 30 s). The
+ * write is committed; an event that cannot be published is logged, not failed: instances that miss
+ * it read the client again when their cache entry ends or their event bus reconnects.
+ */
+async function clientChanged(call: Call, clientId: string): Promise<void> {
+  call.actor.invalidateClient(clientId);
+  const event: ClientChangedEvent = { tenant: call.tenant, client_id: clientId, at: new Date().toISOString() };
+  try {
+    await call.ctx.events.publish(clientChangedChannel(call.tenant, call.ctx.config.redis.key_prefix), event);
+  } catch (err) {
+    call.ctx.log.warn({ err, tenant: call.tenant, client_id: clientId }, 'client:changed event could not be published');
+  }
 }
 
 async function mustGet(call: Call, clientId: string): Promise<ClientRecord> {
@@ -69,7 +86,7 @@ async function replace(call: Call<unknown, z.output<typeof clientPatchSchema>>, 
   if (!isConfidential(metadata)) Object.assign(change, { secret_hash: null, secret_sealed: null });
   const updated = await call.ctx.storage.clients.update(call.tenant, existing.client_id, change);
   if (!updated) throw notFound(`Client ${existing.client_id} not found`);
-  call.actor.invalidateClient(updated.client_id);
+  await clientChanged(call, updated.client_id);
   const changed = Object.keys(call.body).filter((k) => k in metadata);
   await call.audit({ type: 'client.updated', details: { client_id: updated.client_id, fields: changed, method: mode.toUpperCase() } });
   return sendJson(200, one({ data: presentClient(updated) }));
@@ -81,7 +98,7 @@ async function setActive(call: Call, active: boolean) {
   const change = active ? { active } : { active, bump_generation: true };
   const updated = existing.active === active ? existing : await call.ctx.storage.clients.update(call.tenant, existing.client_id, change);
   if (!updated) throw notFound(`Client ${existing.client_id} not found`);
-  call.actor.invalidateClient(updated.client_id);
+  await clientChanged(call, updated.client_id);
   await call.audit({ type: active ? 'client.activated' : 'client.deactivated', details: { client_id: updated.client_id } });
   return sendJson(200, one({ data: presentClient(updated) }));
 }
@@ -131,7 +148,7 @@ export const clientOperations: Operation[] = [
     handler: async (call) => {
       const id = call.params.client_id!;
       if (!(await call.ctx.storage.clients.delete(call.tenant, id))) throw notFound(`Client ${id} not found`);
-      call.actor.invalidateClient(id);
+      await clientChanged(call, id);
       await call.audit({ type: 'client.deleted', details: { client_id: id } });
       return noContent();
     },
@@ -161,7 +178,7 @@ export const clientOperations: Operation[] = [
         bump_generation: true,
       });
       if (!updated) throw notFound(`Client ${existing.client_id} not found`);
-      call.actor.invalidateClient(existing.client_id);
+      await clientChanged(call, existing.client_id);
       await call.audit({ type: 'client.secret_rotated', details: { client_id: existing.client_id } });
       return sendJson(200, secretOut({ data: { client_id: existing.client_id, client_secret: secret } }));
     },

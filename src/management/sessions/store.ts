@@ -32,7 +32,7 @@ interface SessionRow {
   expires_at: number | null;
 }
 
-/** Session lifetime of the provider (seconds); see toSessionView for why it matters here. */
+/** Session lifetime of the provider (seconds; pass the tenant actor, whose config holds its override); see toSessionView for why it matters here. */
 export const sessionTtl = (ctx: Pick<AppContext, 'config'>) => ctx.config.oidc.ttl.session;
 
 /** The public session object (CONTRACT.md): everything but the internal grant ids. */

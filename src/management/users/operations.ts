@@ -216,7 +216,7 @@ export const userOperations: Operation[] = [
       if (existing.deleted_at) return noContent(); // already anonymised: nothing left to erase
       const updated = await call.ctx.storage.users.update(call.tenant, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() });
       if (!updated) throw notFound(`User ${existing.id} not found`);
-      const revoked = await revokeAccount(call.ctx.storage.oidc, call.tenant, existing.id, sessionTtl(call.ctx));
+      const revoked = await revokeAccount(call.ctx.storage.oidc, call.tenant, existing.id, sessionTtl(call.actor));
       await call.ctx.storage.loginAttempts.clear(call.tenant, accountKey(existing.id));
       await call.audit({ type: 'user.deleted', user_id: existing.id, details: { user_id: existing.id, anonymised: true, sessions_revoked: revoked } });
       return noContent();
@@ -276,7 +276,7 @@ export const userOperations: Operation[] = [
     success: { status: 200, schema: z.object({ data: z.array(sessionResponse) }) },
     handler: async (call) => {
       const user = await mustGet(call, call.params.user_id!);
-      const sessions = await findSessions(call.ctx.storage.oidc, call.tenant, { username: user.id, active: true }, sessionTtl(call.ctx));
+      const sessions = await findSessions(call.ctx.storage.oidc, call.tenant, { username: user.id, active: true }, sessionTtl(call.actor));
       return sendJson(200, sessionsOut({ data: sessions.map(presentSession) }));
     },
   }),

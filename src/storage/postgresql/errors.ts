@@ -21,7 +21,10 @@ const TRANSIENT_SQLSTATES = new Set([
 const TRANSIENT_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** pg reports pool and connection-level failures as plain Errors with these messages. */
-const TRANSIENT_MESSAGE = /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Connection ended unexpectedly)/;
+const TRANSIENT_MESSAGE = /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Connection ended unexpectedly|Query read timeout)/;
+
+/** pg's client-side query_timeout fired: the server did not answer, the connection is stuck behind it. */
+export const isReadTimeout = (err: unknown): boolean => err instanceof Error && err.message === 'Query read timeout';
 
 export function isTransient(err: unknown): boolean {
   if (!(err instanceof Error)) return false;

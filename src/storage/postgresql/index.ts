@@ -15,6 +15,8 @@ import { PgOidcPayloads } from './oidc.js';
 import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
+import { PgTenantConfig } from './tenant-config.js';
+import { PgTenants } from './tenants.js';
 import { PgUsers } from './users.js';
 
 export type { PgSettings } from './pool.js';
@@ -34,6 +36,8 @@ export class PgStorage implements Storage {
   readonly users: PgUsers;
   readonly loginAttempts: PgLoginAttempts;
   readonly registrationTokens: PgRegistrationTokens;
+  readonly tenants: PgTenants;
+  readonly tenantConfig: PgTenantConfig;
   private closed = false;
 
   private constructor(
@@ -47,6 +51,8 @@ export class PgStorage implements Storage {
     this.users = new PgUsers(db);
     this.loginAttempts = new PgLoginAttempts(db);
     this.registrationTokens = new PgRegistrationTokens(db);
+    this.tenants = new PgTenants(db);
+    this.tenantConfig = new PgTenantConfig(db);
   }
 
   /**

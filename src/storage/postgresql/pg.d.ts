@@ -16,6 +16,8 @@ declare module 'pg' {
     idle_in_transaction_session_timeout?: number;
     /** How long connect() may take (and, for a Pool, how long to wait for a free client). */
     connectionTimeoutMillis?: number;
+    /** Client-side limit per query: rejects with 'Query read timeout' when the server does not answer. */
+    query_timeout?: number;
     keepAlive?: boolean;
     types?: CustomTypes;
   }

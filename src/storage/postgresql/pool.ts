@@ -13,6 +13,8 @@ export interface PgSettings {
   pool_max: number;
   statement_timeout_ms: number;
   slow_query_ms: number;
+  /** Longest wait for a connection (pool exhausted, server unreachable); default 5000. */
+  connect_timeout_ms?: number;
 }
 
 /** The role the service's statements run as (docs/postgresql.md). */
@@ -20,6 +22,15 @@ export const SERVICE_ROLE = 'svc_app';
 
 /** How long a request waits for a connection (pool exhausted, server unreachable) before failing. */
 const CONNECT_TIMEOUT_MS = 5000;
+/**
+ * The client-side backstop behind statement_timeout: a server that stopped answering (frozen,
+ * network gone, half-open socket) enforces no timeout, so the client gives up a little after it
+ * (half the statement timeout, between 250 ms and 1 s later). 0 = no statement timeout: none either.
+ */
+export function clientQueryTimeout(statementTimeoutMs: number): number | undefined {
+  if (statementTimeoutMs <= 0) return undefined;
+  return statementTimeoutMs + Math.min(1000, Math.max(250, Math.round(statementTimeoutMs / 2)));
+}
 /** A transaction left idle (a stalled process) gives its locks back after this. */
 const IDLE_IN_TRANSACTION_MS = 60_000;
 
@@ -64,7 +75,8 @@ export function poolConfig(settings: PgSettings, role: string = SERVICE_ROLE): P
     application_name: 'svc',
     max: settings.pool_max,
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: settings.connect_timeout_ms ?? CONNECT_TIMEOUT_MS,
+    query_timeout: clientQueryTimeout(settings.statement_timeout_ms),
     keepAlive: true,
     types: TYPES,
   };

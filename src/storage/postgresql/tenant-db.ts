@@ -13,7 +13,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import type { Pool, PoolClient, Queryable } from 'pg';
-import { storageError } from './errors.js';
+import { isReadTimeout, storageError } from './errors.js';
 import { pgParam, statementSummary } from './sql.js';
 
 /** Where slow statements are reported (the service's pino logger fits). */
@@ -98,11 +98,17 @@ export class TenantDb {
       await scope.query('COMMIT');
       return result;
     } catch (err) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackErr) {
-        // The connection is unusable (server gone, protocol error): destroy it, do not pool it.
-        broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+      if (isReadTimeout(err)) {
+        // The server stopped answering: a ROLLBACK would queue behind the unanswered statement and
+        // time out too. Destroying the connection ends the transaction on the server as well.
+        broken = err as Error;
+      } else {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackErr) {
+          // The connection is unusable (server gone, protocol error): destroy it, do not pool it.
+          broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+        }
       }
       throw storageError(err);
     } finally {

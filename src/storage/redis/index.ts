@@ -32,13 +32,14 @@ export async function openRedis(url: string, opts: OpenRedisOptions): Promise<Re
   // One line when the connection goes and one when it is back, not one per reconnect attempt.
   let connected = false;
   let lost = false;
+  let closing = false;
   client.on('ready', () => {
     if (lost) opts.log.info('redis connection restored');
     connected = true;
     lost = false;
   });
   client.on('close', () => {
-    if (connected) opts.log.warn('redis connection lost; reconnecting with backoff');
+    if (connected && !closing) opts.log.warn('redis connection lost; reconnecting with backoff');
     lost ||= connected;
     connected = false;
   });
@@ -53,7 +54,10 @@ export async function openRedis(url: string, opts: OpenRedisOptions): Promise<Re
     async ping() {
       await Promise.all([pingRedis(client), ...probes.map((p) => p())]);
     },
-    close: () => closeRedis(client),
+    close: () => {
+      closing = true;
+      return closeRedis(client);
+    },
   };
 }
 

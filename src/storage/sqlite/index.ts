@@ -6,6 +6,8 @@ import { SqliteKeys } from './keys.js';
 import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
+import { SqliteTenantConfig } from './tenant-config.js';
+import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
 
 export class SqliteStorage implements Storage {
@@ -17,6 +19,8 @@ export class SqliteStorage implements Storage {
   readonly users: SqliteUsers;
   readonly loginAttempts: SqliteLoginAttempts;
   readonly registrationTokens: SqliteRegistrationTokens;
+  readonly tenants: SqliteTenants;
+  readonly tenantConfig: SqliteTenantConfig;
 
   constructor(readonly db: Db) {
     this.clients = new SqliteClients(db);
@@ -26,6 +30,8 @@ export class SqliteStorage implements Storage {
     this.users = new SqliteUsers(db);
     this.loginAttempts = new SqliteLoginAttempts(db);
     this.registrationTokens = new SqliteRegistrationTokens(db);
+    this.tenantConfig = new SqliteTenantConfig(db);
+    this.tenants = new SqliteTenants(db);
   }
 
   static open(path: string): SqliteStorage {

@@ -1,0 +1,72 @@
+/**
+ * Who is calling a Management API operation, and for which tenant (spec 5, CONTRACT.md):
+ *
+ * - an ordinary operation: a token of the addressed tenant's issuer; or, in multi-tenant mode, a
+ *   token of the `_platforms` issuer holding `svc:cross-tenant:read` (GET) or
+ *   `svc:cross-tenant:write` (anything else) besides the operation's own scope;
+ * - a platform operation (Operation.platform, the tenants resource): a token of the `_platforms`
+ *   issuer only, whatever tenant the request resolved to; 404 in single-tenant mode.
+ *
+ * Every token is a JWT for the Management API resource; the scope of the operation itself is
+ * checked by the caller (api.ts), so its 403 still comes before any lookup.
+ */
+import { insufficientScope, notFound, unauthorized } from '../http/problem.js';
+import type { HttpRequest } from '../http/types.js';
+import { decodeJwt } from '../keys/jwt.js';
+import type { AccessTokenClaims } from '../oidc/access-tokens.js';
+import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
+import type { TenantActor } from '../tenancy/actor.js';
+import { PLATFORM_TENANT } from '../tenancy/resolver.js';
+import type { ManagementDeps } from './api.js';
+import type { Operation } from './operation.js';
+
+export interface Authenticated {
+  /** The tenant the call acts on (rate limits, audit, storage). */
+  tenant: string;
+  actor: TenantActor;
+  claims: AccessTokenClaims;
+}
+
+function bearerToken(req: HttpRequest): string {
+  const header = req.headers.authorization ?? '';
+  const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
+  if (!m) throw unauthorized(header ? 'The Authorization header is not a Bearer token' : 'A Bearer access token is required');
+  return m[1]!;
+}
+
+/** The claims of a token `actor` verifies, for the Management API resource; 401 otherwise. */
+async function verifiedBy(actor: TenantActor, token: string): Promise<AccessTokenClaims> {
+  const check = await actor.checkAccessToken(token);
+  if (!check.active) throw unauthorized(`The access token is not valid: ${check.reason}`);
+  const aud = Array.isArray(check.claims.aud) ? check.claims.aud : [check.claims.aud];
+  if (!aud.includes(MANAGEMENT_RESOURCE)) throw unauthorized(`The access token is not valid: audience is not ${MANAGEMENT_RESOURCE}`);
+  return check.claims;
+}
+
+export async function authenticate(deps: ManagementDeps, o: Operation, req: HttpRequest): Promise<Authenticated> {
+  const multiTenant = deps.ctx.config.multi_tenancy.enabled;
+  if (o.platform) {
+    // CONTRACT.md: in single-tenant mode the tenant endpoints answer 404 problem+json.
+    if (!multiTenant || !deps.platformActor) throw notFound(`${req.path} is available in multi-tenant mode only`);
+    const actor = await deps.platformActor();
+    return { tenant: PLATFORM_TENANT, actor, claims: await verifiedBy(actor, bearerToken(req)) };
+  }
+
+  const { tenant, actor } = await deps.actorFor(req);
+  const token = bearerToken(req);
+  try {
+    return { tenant, actor, claims: await verifiedBy(actor, token) };
+  } catch (err) {
+    if (!multiTenant || tenant === PLATFORM_TENANT || !deps.platformActor || !issuedByPlatform(deps, token)) throw err;
+  }
+  // A `_platforms` token: valid there, and allowed to cross into this tenant.
+  const claims = await verifiedBy(await deps.platformActor(), token);
+  const needed = req.method === 'GET' || req.method === 'HEAD' ? 'svc:cross-tenant:read' : 'svc:cross-tenant:write';
+  if (!(claims.scope ?? '').split(' ').includes(needed)) throw insufficientScope(needed);
+  return { tenant, actor, claims };
+}
+
+/** Whether the token claims the `_platforms` issuer (checked before building that actor; verified after). */
+function issuedByPlatform(deps: ManagementDeps, token: string): boolean {
+  return decodeJwt(token)?.payload.iss === deps.ctx.resolver.issuerOf(PLATFORM_TENANT);
+}

@@ -1,0 +1,123 @@
+/**
+ * Tenant configuration overrides (spec 1.5, 2.8, 4.9): read every section, replace one.
+ *
+ *   GET /api/v1/tenants/:slug/config            -> {data: {<section>: {...}}}, {data: {}} when unset
+ *   PUT /api/v1/tenants/:slug/config/:section   -> body: the section's fields; 200 with the whole
+ *                                                  updated configuration
+ *
+ * A PUT replaces the section (omitted fields fall back to the global configuration). It is checked
+ * by the section's schema (shape, unknown fields) and then by the platform floors and ceilings
+ * (tenancy/config/policy.ts); `errors[].field` is relative to the body. Secrets are sealed before
+ * they are stored and masked in every response (tenancy/config/secrets.ts). Once stored, the
+ * change is applied to this instance's actor of the tenant before the response and announced on
+ * `<prefix>:<tenant>:config:changed` for every other instance.
+ */
+import { configChangedChannel, type ConfigChangedEvent } from '../../events/bus.js';
+import { notFound, validation } from '../../http/problem.js';
+import type { HttpRequest } from '../../http/types.js';
+import type { Config } from '../../config/index.js';
+import type { JsonObject } from '../../tenancy/config/json-path.js';
+import { violations } from '../../tenancy/config/policy.js';
+import { MASK, maskSections, sealSection } from '../../tenancy/config/secrets.js';
+import { SECTION_NAMES, SECTION_SCHEMAS, isSectionName, overridesSchema, type SectionName } from '../../tenancy/config/sections.js';
+import { loadOverrides } from '../../tenancy/config/store.js';
+import { op, type Call, type Operation } from '../operation.js';
+import { dataEnvelope, sendJson, serializer } from '../respond.js';
+import { readJsonObject, zodFieldErrors } from '../validation.js';
+
+const configResponse = dataEnvelope(overridesSchema);
+const configOut = serializer(configResponse);
+
+/** The tenant named in the path; 404 for an unknown one (a suspended tenant can still be configured). */
+async function requireTenant(call: Call): Promise<string> {
+  const slug = call.params.slug!;
+  if (!(await call.ctx.registry.find(slug))) throw notFound(`Tenant ${slug} not found`);
+  return slug;
+}
+
+function sectionOf(call: Call): SectionName {
+  const name = call.params.section!;
+  if (!isSectionName(name)) throw validation([{ field: 'section', message: `must be one of ${SECTION_NAMES.join(', ')}` }]);
+  return name;
+}
+
+/** The body as the section's schema outputs it, within the platform's floors and ceilings; 422 otherwise. */
+function parseSection(section: SectionName, req: HttpRequest, global: Config): JsonObject {
+  const raw = readJsonObject(req);
+  const result = SECTION_SCHEMAS[section].safeParse(raw);
+  if (!result.success) throw validation(zodFieldErrors(result.error, 'body', raw));
+  const data = result.data as JsonObject;
+  const errors = violations(section, data, global);
+  if (errors.length) throw validation(errors);
+  return data;
+}
+
+/**
+ * Makes a stored change live: this instance's actor of the tenant (if it has one) reloads before
+ * the response; the others reload on the event (pub/sub). The write is committed either way, so a
+ * failure here is logged, not returned: an instance that misses the event re-reads the overrides
+ * when its event bus reconnects or its actor is rebuilt.
+ */
+async function propagate(call: Call, tenant: string, section: SectionName): Promise<void> {
+  const { ctx } = call;
+  try {
+    await call.peekActor(tenant)?.configRefresh.run();
+  } catch (err) {
+    ctx.log.error({ err, tenant }, 'tenant configuration could not be applied to the local actor');
+  }
+  const event: ConfigChangedEvent = { tenant, section, at: new Date().toISOString() };
+  try {
+    await ctx.events.publish(configChangedChannel(tenant, ctx.config.redis.key_prefix), event);
+  } catch (err) {
+    ctx.log.warn({ err, tenant }, 'config:changed event could not be published');
+  }
+}
+
+/** Section and field names only, never values. In the caller's audit log and, for another tenant, in that tenant's too. */
+async function audit(call: Call, tenant: string, section: SectionName, data: JsonObject): Promise<void> {
+  const details = { tenant, section, fields: Object.keys(data) };
+  await call.audit({ type: 'tenant.config_updated', details });
+  if (tenant === call.tenant) return;
+  await call.ctx.audit.record(tenant, {
+    type: 'tenant.config_updated',
+    client_id: call.claims.client_id,
+    ip_address: call.req.ip,
+    user_agent: call.req.headers['user-agent'] ?? null,
+    details: { ...details, by_tenant: call.tenant },
+  });
+}
+
+export const tenantConfigOperations: Operation[] = [
+  op({
+    method: 'GET', path: '/api/v1/tenants/:slug/config', scope: 'svc:cross-tenant:read', rateClass: 'read', tag: 'tenants',
+    summary: `Configuration overrides of a tenant, per section ({} when none); secrets read as ${MASK}`,
+    platform: true,
+    success: { status: 200, schema: configResponse },
+    handler: async (call) => {
+      const tenant = await requireTenant(call);
+      const overrides = await loadOverrides(call.ctx.storage.tenantConfig, tenant);
+      return sendJson(200, configOut({ data: maskSections(overrides) }));
+    },
+  }),
+  op({
+    method: 'PUT', path: '/api/v1/tenants/:slug/config/:section', scope: 'svc:cross-tenant:write', rateClass: 'write', tag: 'tenants',
+    summary: `Replace one section (${SECTION_NAMES.join(', ')}); the body holds its fields. Sending ${MASK} for a secret keeps the stored one`,
+    platform: true,
+    success: { status: 200, schema: configResponse, description: 'The whole updated configuration' },
+    errors: [404, 413, 415, 422],
+    handler: async (call) => {
+      const tenant = await requireTenant(call);
+      const section = sectionOf(call);
+      const data = parseSection(section, call.req, call.ctx.config);
+      const repo = call.ctx.storage.tenantConfig;
+      const stored = await repo.get(tenant);
+      const sealed = sealSection(call.ctx.sealer, tenant, section, data, stored[section]);
+      if (sealed.errors.length) throw validation(sealed.errors);
+      await repo.put(tenant, section, sealed.data);
+      await propagate(call, tenant, section);
+      await audit(call, tenant, section, data);
+      const overrides = await loadOverrides(repo, tenant);
+      return sendJson(200, configOut({ data: maskSections(overrides) }));
+    },
+  }),
+];

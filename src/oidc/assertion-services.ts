@@ -1,0 +1,60 @@
+/**
+ * What one tenant actor needs to check client assertions itself: the key cache (secrets unsealed
+ * with the tenant's sealer, jwks_uri fetched under the product's outbound rule) and the replay
+ * store on the tenant's OIDC artefact storage.
+ */
+import type { AppContext } from '../context.js';
+import type { TenantId } from '../storage/types.js';
+import { outboundAllowed } from './backchannel.js';
+import type { AssertionServices } from './client-assertion.js';
+import { ClientKeyCache, freshUntilOf, type JwksFetchResult } from './client-keys.js';
+import { ReplayStore } from './replay-store.js';
+
+/** oidc-provider's outbound timeout; the body cap is ours (oidc-provider sets none for jwks_uri). */
+const FETCH_TIMEOUT_MS = 2500;
+const MAX_JWKS_BYTES = 512 * 1024;
+
+async function readCapped(res: Response, limit: number): Promise<Buffer> {
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    await res.body?.cancel();
+    throw new Error('response too large');
+  }
+  const chunks: Buffer[] = [];
+  let received = 0;
+  if (res.body) {
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      received += chunk.length;
+      if (received > limit) throw new Error('response too large');
+      chunks.push(Buffer.from(chunk));
+    }
+  }
+  return Buffer.concat(chunks);
+}
+
+export function jwksFetcher(ctx: AppContext): (uri: string) => Promise<JwksFetchResult> {
+  return async (uri) => {
+    const url = new URL(uri);
+    // oidc-provider refuses special-use addresses outright; the product's rule for every outbound
+    // call applies instead (security.outbound.allow_private_networks; loopback in development/test).
+    if (!(await outboundAllowed(ctx, url))) throw new Error('jwks_uri resolves to a private or loopback address');
+    const res = await fetch(url, { headers: { accept: 'application/json', 'user-agent': '' }, redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    const freshUntil = freshUntilOf(res.headers);
+    const raw = await readCapped(res, MAX_JWKS_BYTES);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, body, freshUntil };
+  };
+}
+
+export function assertionServices(ctx: AppContext, tenant: TenantId): AssertionServices {
+  const keys = new ClientKeyCache({
+    secretOf: (record) => (record.secret_sealed ? ctx.sealer.unseal(record.secret_sealed, `${tenant}:client:${record.client_id}`) : undefined),
+    fetchJwks: jwksFetcher(ctx),
+  });
+  return { keys, replay: new ReplayStore(ctx.storage.oidc, tenant) };
+}

@@ -1,0 +1,92 @@
+/**
+ * The tenant registry on SQLite. Multi-tenant mode needs PostgreSQL; this backend implements the
+ * same interface so single-tenant tools and the storage contract tests behave identically.
+ */
+import { UniqueViolation } from '../errors.js';
+import { REGISTRY_OWNER, REGISTRY_TABLE } from '../registry.js';
+import type { Page, PageRequest, TenantFilter, TenantRecord, TenantRepository } from '../types.js';
+import type { Db } from './db.js';
+
+const COLUMNS = 'id, slug, display_name, domain, status, created_at, updated_at';
+
+/** Tables holding a tenant's own rows: every table with a tenant_id column but the registry. */
+const TENANT_TABLES = `SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c
+  WHERE m.type = 'table' AND c.name = 'tenant_id' AND m.name <> ? ORDER BY 1`;
+
+function translate(err: unknown): unknown {
+  const e = err as { code?: string; message?: string };
+  if (e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return new UniqueViolation('slug');
+  if (e?.code === 'SQLITE_CONSTRAINT_UNIQUE') return new UniqueViolation(e.message?.includes('tenants.domain') ? 'domain' : 'id');
+  return err;
+}
+
+export class SqliteTenants implements TenantRepository {
+  constructor(private readonly db: Db) {}
+
+  async create(r: TenantRecord): Promise<void> {
+    try {
+      this.db
+        .prepare(`INSERT INTO tenants (tenant_id, ${COLUMNS}) VALUES (@owner, @id, @slug, @display_name, @domain, @status, @created_at, @updated_at)`)
+        .run({ ...r, owner: REGISTRY_OWNER });
+    } catch (err) {
+      throw translate(err);
+    }
+  }
+
+  async get(slug: string): Promise<TenantRecord | undefined> {
+    return this.db.prepare<[string, string], TenantRecord>(`SELECT ${COLUMNS} FROM tenants WHERE tenant_id = ? AND slug = ?`).get(REGISTRY_OWNER, slug);
+  }
+
+  async list(filter: TenantFilter, page: PageRequest): Promise<Page<TenantRecord>> {
+    const params: Record<string, unknown> = { owner: REGISTRY_OWNER };
+    let filterSql = 'tenant_id = @owner';
+    if (filter.status) {
+      filterSql += ' AND status = @status';
+      params.status = filter.status;
+    }
+    const pageParams = { ...params };
+    let pageSql = filterSql;
+    if (page.after) {
+      pageSql += ' AND (created_at, id) > (@after_t, @after_id)';
+      pageParams.after_t = page.after.created_at;
+      pageParams.after_id = page.after.id;
+    }
+    const rows = this.db
+      .prepare<Record<string, unknown>, TenantRecord>(`SELECT ${COLUMNS} FROM tenants WHERE ${pageSql} ORDER BY created_at, id LIMIT ${page.limit + 1}`)
+      .all(pageParams);
+    const result: Page<TenantRecord> = { items: rows.slice(0, page.limit), has_more: rows.length > page.limit };
+    if (page.include_count) {
+      result.total_count = this.db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM tenants WHERE ${filterSql}`).pluck().get(params) ?? 0;
+    }
+    return result;
+  }
+
+  async update(slug: string, change: Parameters<TenantRepository['update']>[1]): Promise<TenantRecord | undefined> {
+    const sets = ['updated_at = @updated_at'];
+    const params: Record<string, unknown> = { owner: REGISTRY_OWNER, slug, updated_at: new Date().toISOString() };
+    for (const key of ['display_name', 'domain', 'status'] as const) {
+      if (change[key] === undefined) continue;
+      sets.push(`${key} = @${key}`);
+      params[key] = change[key];
+    }
+    try {
+      return this.db
+        .prepare<Record<string, unknown>, TenantRecord>(`UPDATE tenants SET ${sets.join(', ')} WHERE tenant_id = @owner AND slug = @slug RETURNING ${COLUMNS}`)
+        .get(params);
+    } catch (err) {
+      throw translate(err);
+    }
+  }
+
+  /** Removes the record and purges the tenant's data in one transaction (nothing for an unknown slug). */
+  async delete(slug: string): Promise<boolean> {
+    if (slug === REGISTRY_OWNER) throw new Error('the platform tenant cannot be deleted');
+    return this.db.transaction(() => {
+      const gone = this.db.prepare('DELETE FROM tenants WHERE tenant_id = ? AND slug = ?').run(REGISTRY_OWNER, slug).changes > 0;
+      if (!gone) return false;
+      const tables = this.db.prepare<[string], string>(TENANT_TABLES).pluck().all(REGISTRY_TABLE);
+      for (const table of tables) this.db.prepare(`DELETE FROM "${table.replaceAll('"', '""')}" WHERE tenant_id = ?`).run(slug);
+      return true;
+    })();
+  }
+}

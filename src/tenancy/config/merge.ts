@@ -1,0 +1,59 @@
+/**
+ * A tenant's effective configuration: the global configuration with the tenant's overrides merged
+ * over it, tenant values winning (spec 1.5 rule 1) within the platform's floors and ceilings
+ * (policy.ts). Pure: the tenant actor calls it whenever the overrides change.
+ *
+ * Overrides that correspond to a global setting replace it in place, so the code that reads the
+ * setting (token lifetimes, rate limits, sessions) needs no tenant awareness:
+ *   oidc.ttl.*                        -> oidc.ttl.*
+ *   security.sessions.ttl_seconds     -> oidc.ttl.session
+ *   security.rate_limit.*             -> security.rate_limit.*
+ *   security.password_policy.*        -> security.password_policy.*
+ *   security.mfa.required             -> security.mfa.required
+ * Every section, including those without a global counterpart (branding, integrations...), is
+ * also available as set under `overrides` (sensitive fields still sealed).
+ */
+import type { Config } from '../../config/index.js';
+import { clamp } from './policy.js';
+import type { TenantOverrides } from './sections.js';
+
+export interface EffectiveConfig extends Config {
+  /** The tenant's overrides after clamping; {} for a tenant with none. */
+  readonly overrides: TenantOverrides;
+}
+
+/** The object without its undefined-valued keys, so a spread never overwrites a global value with undefined. */
+function defined<T extends object>(obj: T | undefined): Partial<T> {
+  if (!obj) return {};
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export function mergeConfig(global: Config, tenantOverrides: TenantOverrides): EffectiveConfig {
+  const o = clamp(tenantOverrides, global);
+  const security = o.security ?? {};
+  return {
+    ...global,
+    oidc: {
+      ...global.oidc,
+      ttl: { ...global.oidc.ttl, ...defined(o.oidc?.ttl), ...defined({ session: security.sessions?.ttl_seconds }) },
+    },
+    security: {
+      ...global.security,
+      rate_limit: { ...global.security.rate_limit, ...defined(security.rate_limit) },
+      password_policy: { ...global.security.password_policy, ...defined(security.password_policy) },
+      mfa: { ...global.security.mfa, ...defined({ required: security.mfa?.required }) },
+    },
+    overrides: o,
+  };
+}
+
+/** Discovery metadata the tenant adds (OpenID Connect Discovery 1.0: service_documentation, op_policy_uri, op_tos_uri, ui_locales_supported). */
+export function discoveryMetadata(config: EffectiveConfig): Record<string, string | string[]> {
+  const d = config.overrides.oidc?.discovery;
+  return defined({
+    service_documentation: d?.service_documentation,
+    op_policy_uri: d?.op_policy_uri,
+    op_tos_uri: d?.op_tos_uri,
+    ui_locales_supported: config.overrides.application?.available_locales,
+  }) as Record<string, string | string[]>;
+}

@@ -1,0 +1,98 @@
+/**
+ * The tenant part of the request path, between the HTTP front door and the actors:
+ *   resolve (resolver.ts) -> `_ops` gateway or `/platform/*` routes (multi-tenant mode only)
+ *   -> registry check (unknown 404, suspended 403) -> the tenant's actor from the pool.
+ *
+ * Two rules of spec 1.5 live here: the development fallback to `default` is logged (at most once
+ * a minute, with the number of requests since), and when the host's subdomain overruled a
+ * conflicting tenant header the request's cookies are dropped, so no session of either tenant is
+ * honoured for it ("the authentication state is cleared"). Cookies are signed with per-tenant keys
+ * anyway, so a session cookie of one tenant never verifies at another.
+ */
+import type { AppContext } from '../context.js';
+import { notFound } from '../http/problem.js';
+import type { HttpRequest, HttpResponse } from '../http/types.js';
+import type { Cursors } from '../management/pagination.js';
+import type { TenantActor } from './actor.js';
+import { OpsGateway, RelayState } from './ops.js';
+import { PlatformRoutes } from './platform-routes.js';
+import type { ActorPool } from './pool.js';
+import { OPS_TENANT, PLATFORM_TENANT } from './resolver.js';
+
+const FALLBACK_WARNING_INTERVAL_MS = 60_000;
+
+export interface TenantTarget {
+  tenant: string;
+  actor: TenantActor;
+  /** The request to hand on (without cookies after a subdomain/header conflict). */
+  req: HttpRequest;
+}
+
+export interface FrontDoorDeps {
+  ctx: AppContext;
+  pool: ActorPool<TenantActor>;
+  cursors: Cursors;
+}
+
+export class TenantFrontDoor {
+  private readonly ops: OpsGateway;
+  private readonly platform: PlatformRoutes;
+  private lastFallbackWarning = 0;
+  private fallbacksSinceWarning = 0;
+
+  constructor(private readonly deps: FrontDoorDeps) {
+    const { ctx } = deps;
+    this.ops = new OpsGateway({ resolver: ctx.resolver, registry: ctx.registry, relay: new RelayState(ctx.sealer.derive('ops-relay-state')) });
+    this.platform = new PlatformRoutes({ ctx, platformActor: () => deps.pool.get(PLATFORM_TENANT), cursors: deps.cursors });
+  }
+
+  /**
+   * Requests of the special tenants: `_ops` (all of them) and `/platform/*` of `_platforms`.
+   * Undefined for everything else, and always in single-tenant mode.
+   */
+  async special(req: HttpRequest): Promise<HttpResponse | undefined> {
+    if (!this.deps.ctx.config.multi_tenancy.enabled) return undefined;
+    const { tenant } = this.deps.ctx.resolver.resolve(req);
+    if (tenant === OPS_TENANT) return this.ops.handle(req);
+    if (req.path === '/platform' || req.path.startsWith('/platform/')) {
+      if (tenant !== PLATFORM_TENANT) throw notFound(`The platform routes are served by the ${PLATFORM_TENANT} tenant only`);
+      return this.platform.handle(req);
+    }
+    return undefined;
+  }
+
+  /** The actor of the tenant a request addresses; 400 (resolution), 404 (unknown) or 403 (suspended). */
+  async actorFor(req: HttpRequest): Promise<TenantTarget> {
+    const { ctx, pool } = this.deps;
+    const resolution = ctx.resolver.resolve(req);
+    const { tenant } = resolution;
+    if (resolution.via === 'fallback') this.warnFallback(req);
+    // `_ops` is stateless: it never gets an actor (special() answered its requests already).
+    if (tenant === OPS_TENANT) throw notFound(`No route for ${req.method} ${req.path} on ${OPS_TENANT}`);
+    await ctx.registry.require(tenant);
+    let out = req;
+    if (resolution.conflict !== undefined) {
+      ctx.log.debug({ req_id: req.id, tenant, header_tenant: resolution.conflict }, 'subdomain overrules the tenant header: cookies dropped');
+      out = withoutCookies(req);
+    }
+    return { tenant, actor: await pool.get(tenant), req: out };
+  }
+
+  /** Development fallback (spec 1.5 rule 2): a warning, rate-limited so a busy dev box is not flooded. */
+  private warnFallback(req: HttpRequest): void {
+    this.fallbacksSinceWarning++;
+    const now = Date.now();
+    if (now - this.lastFallbackWarning < FALLBACK_WARNING_INTERVAL_MS) return;
+    this.deps.ctx.log.warn(
+      { req_id: req.id, path: req.path, requests: this.fallbacksSinceWarning },
+      `no tenant in the ${this.deps.ctx.config.multi_tenancy.tenant_header} header or the host name: falling back to the default tenant (development only; production answers 400)`,
+    );
+    this.lastFallbackWarning = now;
+    this.fallbacksSinceWarning = 0;
+  }
+}
+
+function withoutCookies(req: HttpRequest): HttpRequest {
+  const { cookie: _dropped, ...headers } = req.headers;
+  return { ...req, headers };
+}

@@ -1,0 +1,109 @@
+/**
+ * Tenant lifecycle, shared by the Tenants Management API and the `/platform/*` routes: create
+ * (record + signing keys at once), update (status, display name, domain), delete (record and
+ * data purged). Every change invalidates the registry cache and is announced to the other
+ * instances (registry.ts), which evict the tenant's actor when it was suspended or deleted.
+ *
+ * Reserved tenants: `default` and `_ops` are not records (hard-coded), so they cannot be read,
+ * changed or deleted here (404 / 409); `_platforms` is a record that can be renamed but neither
+ * suspended nor deleted (409), since that would lock out the platform's own administrators.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../context.js';
+import { conflict, notFound, validation } from '../http/problem.js';
+import { ensureKeys } from '../keys/keystore.js';
+import { UniqueViolation } from '../storage/errors.js';
+import { purgeTenantKeys } from '../storage/redis/purge.js';
+import type { TenantRecord } from '../storage/types.js';
+import { DEFAULT_TENANT, OPS_TENANT, PLATFORM_TENANT, RESERVED_TENANTS } from './resolver.js';
+
+export interface TenantCreate {
+  slug: string;
+  display_name: string;
+  domain?: string | null;
+}
+
+export interface TenantChange {
+  status?: TenantRecord['status'];
+  display_name?: string;
+  domain?: string | null;
+}
+
+type Deps = Pick<AppContext, 'storage' | 'sealer' | 'config' | 'registry' | 'redis' | 'log'>;
+
+/** The CONTRACT.md tenant object. */
+export function presentTenant(r: TenantRecord) {
+  return { id: r.id, slug: r.slug, display_name: r.display_name, domain: r.domain, status: r.status, created_at: r.created_at, updated_at: r.updated_at };
+}
+
+function uniqueToConflict(err: unknown, slug: string): never {
+  if (err instanceof UniqueViolation) {
+    throw conflict(err.field === 'domain' ? 'Another tenant already uses this domain' : `Tenant ${slug} already exists`);
+  }
+  throw err;
+}
+
+/** 404 for a name that is not a stored tenant (including the hard-coded `default` and `_ops`). */
+export async function getTenant(deps: Deps, slug: string): Promise<TenantRecord> {
+  const record = slug === DEFAULT_TENANT || slug === OPS_TENANT ? undefined : await deps.storage.tenants.get(slug);
+  if (!record) throw notFound(`Tenant ${slug} not found`);
+  return record;
+}
+
+export async function createTenant(deps: Deps, input: TenantCreate): Promise<TenantRecord> {
+  if (RESERVED_TENANTS.has(input.slug)) throw validation([{ field: 'slug', message: `${input.slug} is a reserved tenant name` }]);
+  const now = new Date().toISOString();
+  const record: TenantRecord = {
+    id: randomUUID(),
+    slug: input.slug,
+    display_name: input.display_name,
+    domain: input.domain ?? null,
+    status: 'active',
+    created_at: now,
+    updated_at: now,
+  };
+  await deps.storage.tenants.create(record).catch((err: unknown) => uniqueToConflict(err, record.slug));
+  await provisionKeys(deps, record.slug);
+  await deps.registry.changed({ tenant: record.slug, change: 'created', status: record.status, at: now });
+  return record;
+}
+
+/**
+ * The tenant's signing keys, generated now so its JWKS is ready before the first request. Not
+ * fatal: the tenant exists, and its actor generates missing keys on first use anyway.
+ */
+async function provisionKeys(deps: Deps, slug: string): Promise<void> {
+  try {
+    await ensureKeys(deps.storage.keys, slug, deps.config.security.key_store.algorithms, deps.sealer);
+  } catch (err) {
+    deps.log.warn({ err, tenant: slug }, 'signing keys of the new tenant could not be generated yet; they will be on first use');
+  }
+}
+
+export async function updateTenant(deps: Deps, slug: string, change: TenantChange): Promise<TenantRecord> {
+  if (slug === DEFAULT_TENANT || slug === OPS_TENANT) throw conflict(`${slug} is a reserved tenant and cannot be changed`);
+  if (slug === PLATFORM_TENANT && change.status === 'suspended') throw conflict(`${PLATFORM_TENANT} cannot be suspended`);
+  const updated = await deps.storage.tenants.update(slug, change).catch((err: unknown) => uniqueToConflict(err, slug));
+  if (!updated) throw notFound(`Tenant ${slug} not found`);
+  await deps.registry.changed({ tenant: slug, change: 'updated', status: updated.status, at: updated.updated_at });
+  return updated;
+}
+
+/**
+ * Deletes the tenant and purges its data (SQL rows in one transaction, then its Redis keys). A
+ * slug freed this way can be created again and starts empty: a new organisation must never
+ * inherit the users, clients or keys of a deleted one.
+ */
+export async function deleteTenant(deps: Deps, slug: string): Promise<void> {
+  if (RESERVED_TENANTS.has(slug)) throw conflict(`${slug} is a reserved tenant and cannot be deleted`);
+  if (!(await deps.storage.tenants.delete(slug))) throw notFound(`Tenant ${slug} not found`);
+  await deps.registry.changed({ tenant: slug, change: 'deleted', status: null, at: new Date().toISOString() });
+  if (deps.redis) {
+    try {
+      await purgeTenantKeys(deps.redis.client, deps.config.redis.key_prefix, slug);
+    } catch (err) {
+      // The tenant is gone and no longer resolves; what is left in Redis expires by itself.
+      deps.log.warn({ err, tenant: slug }, 'Redis keys of the deleted tenant could not be purged; they expire by themselves');
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The service as a separate process, for tests that need instances sharing nothing in memory (the
+ * two-instance test): src/main.ts (what `npm start` runs, compiled) run by vite-node, the same
+ * TypeScript transform vitest applies to the in-process apps, so the processes always run the
+ * current sources whether or not dist/ was rebuilt since the last edit. (The Argon2 worker file
+ * comes from dist/ as in every test: `npm test` builds first.)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const VITE_NODE = join(dirname(createRequire(import.meta.url).resolve('vite-node/package.json')), 'vite-node.mjs');
+const MAIN = join(ROOT, 'src', 'main.ts');
+
+export interface Instance {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  port: number;
+  /** Everything the process wrote so far (stdout and stderr), for failure messages. */
+  output(): string;
+  /** SIGTERM, then waits for the exit (graceful drain). */
+  stop(): Promise<void>;
+}
+
+/** Starts src/main.ts in a process of its own with exactly this environment; waits until /readyz says ready. */
+export async function startInstance(name: string, port: number, env: Record<string, string>): Promise<Instance> {
+  let out = '';
+  const child: ChildProcess = spawn(process.execPath, [VITE_NODE, MAIN], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const collect = (d: Buffer) => {
+    out += d.toString();
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  let exited: number | null | undefined;
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', (code) => {
+      exited = code;
+      resolve();
+    }),
+  );
+  // A crashed test worker must not leave the instance behind.
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited !== undefined) throw new Error(`instance ${name} exited with ${exited} before it was ready:\n${out}`);
+    try {
+      const res = await fetch(`${url}/readyz`);
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      kill();
+      throw new Error(`instance ${name} not ready within 30 s:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    port,
+    output: () => out,
+    async stop() {
+      process.off('exit', kill);
+      if (exited === undefined) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(kill, 10_000);
+        await exit;
+        clearTimeout(timer);
+      }
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * TenantRepository on both backends (SQLite and a PostgreSQL database of its own): the registry
+ * CRUD with its unique slug and domain, status filter and cursor order, and delete purging the
+ * tenant's data — only that tenant's, and nothing for an unknown slug.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UniqueViolation } from '../../src/storage/errors.js';
+import type { PageRequest, Storage, TenantRecord } from '../../src/storage/types.js';
+import { migratedDatabase, openPg, type TestDatabase } from '../helpers/postgres.js';
+import { clientRecord, keyRecord, openTempStorage, type TempStorage } from '../helpers/storage.js';
+
+const page = (over: Partial<PageRequest> = {}): PageRequest => ({ limit: 25, include_count: false, ...over });
+let seq = 0;
+function tenant(slug: string, over: Partial<TenantRecord> = {}): TenantRecord {
+  seq++;
+  const at = new Date(Date.UTC(2024, 0, 1, 0, 0, seq)).toISOString();
+  return { id: `t-${String(seq).padStart(3, '0')}`, slug, display_name: slug, domain: null, status: 'active', created_at: at, updated_at: at, ...over };
+}
+
+function describeTenants(name: string, open: () => Promise<{ storage: Storage; rowsOf(table: string, tenant: string): Promise<number>; close(): Promise<void> }>) {
+  describe(`tenant registry: ${name}`, () => {
+    let backend: Awaited<ReturnType<typeof open>>;
+    let s: Storage;
+    beforeAll(async () => {
+      backend = await open();
+      s = backend.storage;
+    });
+    afterAll(async () => backend?.close());
+
+    it('creates, reads, updates and refuses a duplicate slug or domain', async () => {
+      const acme = tenant('acme', { domain: 'login.acme.example.com' });
+      await s.tenants.create(acme);
+      expect(await s.tenants.get('acme')).toEqual(acme);
+      expect(await s.tenants.get('nobody')).toBeUndefined();
+      await expect(s.tenants.create(tenant('acme'))).rejects.toEqual(new UniqueViolation('slug'));
+      await expect(s.tenants.create(tenant('other', { domain: 'login.acme.example.com' }))).rejects.toEqual(new UniqueViolation('domain'));
+      expect(await s.tenants.get('other')).toBeUndefined();
+
+      const updated = await s.tenants.update('acme', { status: 'suspended', display_name: 'Acme Inc.', domain: null });
+      expect(updated).toMatchObject({ slug: 'acme', status: 'suspended', display_name: 'Acme Inc.', domain: null });
+      expect(updated!.updated_at > acme.updated_at).toBe(true);
+      expect(await s.tenants.update('nobody', { status: 'active' })).toBeUndefined();
+      await s.tenants.create(tenant('beta', { domain: 'login.beta.example.com' }));
+      await expect(s.tenants.update('acme', { domain: 'login.beta.example.com' })).rejects.toEqual(new UniqueViolation('domain'));
+    });
+
+    it('lists in creation order with cursors, a status filter and a count', async () => {
+      for (const slug of ['l1', 'l2', 'l3']) await s.tenants.create(tenant(slug, { status: slug === 'l2' ? 'suspended' : 'active' }));
+      const all = await s.tenants.list({}, page({ include_count: true }));
+      expect(all.items.map((t) => t.slug)).toEqual(['acme', 'beta', 'l1', 'l2', 'l3']);
+      expect(all.total_count).toBe(5);
+      const first = await s.tenants.list({}, page({ limit: 2 }));
+      expect(first.has_more).toBe(true);
+      const last = first.items[1]!;
+      const next = await s.tenants.list({}, page({ limit: 2, after: { created_at: last.created_at, id: last.id } }));
+      expect(next.items.map((t) => t.slug)).toEqual(['l1', 'l2']);
+      const suspended = await s.tenants.list({ status: 'suspended' }, page({ include_count: true }));
+      expect(suspended.items.map((t) => t.slug)).toEqual(['acme', 'l2']);
+      expect(suspended.total_count).toBe(2);
+    });
+
+    it('deletes the record and purges that tenant’s data only; an unknown slug purges nothing', async () => {
+      for (const t of ['gone', 'kept']) {
+        if (t === 'gone') await s.tenants.create(tenant('gone'));
+        await s.clients.create(t, clientRecord(`c-${t}`));
+        await s.keys.insert(t, [keyRecord(`k-${t}`)]);
+      }
+      await s.clients.create('default', clientRecord('c-default'));
+      expect(await s.tenants.delete('gone')).toBe(true);
+      expect(await s.tenants.get('gone')).toBeUndefined();
+      expect(await backend.rowsOf('clients', 'gone')).toBe(0);
+      expect(await backend.rowsOf('signing_keys', 'gone')).toBe(0);
+      expect(await backend.rowsOf('clients', 'kept')).toBe(1);
+      expect(await backend.rowsOf('signing_keys', 'kept')).toBe(1);
+      // `default` is never a record: deleting it is a no-op that leaves its data alone.
+      expect(await s.tenants.delete('default')).toBe(false);
+      expect(await s.tenants.delete('gone')).toBe(false);
+      expect(await backend.rowsOf('clients', 'default')).toBe(1);
+      await expect(s.tenants.delete('_platforms')).rejects.toThrow(/cannot be deleted/);
+    });
+  });
+}
+
+describeTenants('sqlite', async () => {
+  const temp: TempStorage = openTempStorage();
+  return {
+    storage: temp.storage,
+    rowsOf: async (table, t) => temp.storage.db.prepare(`SELECT count(*) FROM ${table} WHERE tenant_id = ?`).pluck().get(t) as number,
+    close: () => temp.close(),
+  };
+});
+
+describeTenants('postgresql', async () => {
+  const db: TestDatabase = await migratedDatabase();
+  const storage = await openPg(db.url);
+  const admin = await db.admin();
+  return {
+    storage,
+    // As postgres (superuser): the ground truth, whatever row-level security lets the service see.
+    rowsOf: async (table, t) => Number((await admin.query(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [t])).rows[0].n),
+    close: async () => {
+      // The registry's rows belong to `_platforms`, whatever tenant they describe.
+      const owners = await admin.query('SELECT DISTINCT tenant_id FROM tenants');
+      expect(owners.rows).toEqual([{ tenant_id: '_platforms' }]);
+      await storage.close();
+      await admin.end();
+      await db.drop();
+    },
+  };
+});

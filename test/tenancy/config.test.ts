@@ -1,0 +1,233 @@
+/**
+ * Tenant configuration overrides as pure functions: section schemas, platform floors and ceilings
+ * (with the field names the API reports), the merge over the global configuration, and the
+ * sealing and masking of secrets.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import { Sealer } from '../../src/keys/sealer.js';
+import { zodFieldErrors } from '../../src/management/validation.js';
+import { discoveryMetadata, mergeConfig } from '../../src/tenancy/config/merge.js';
+import { RULES, clamp, violations } from '../../src/tenancy/config/policy.js';
+import { MASK, maskSections, revealSecret, sealSection, sensitivePaths } from '../../src/tenancy/config/secrets.js';
+import { SECTION_NAMES, SECTION_SCHEMAS, SENSITIVE_FIELDS, isSectionName, type SectionName } from '../../src/tenancy/config/sections.js';
+
+const global = loadConfig({});
+const strict = loadConfig({ SECURITY_MFA_REQUIRED: 'true', SECURITY_PASSWORD_POLICY_MIN_LENGTH: '12', SECURITY_PASSWORD_POLICY_REQUIRE_DIGIT: 'true', SECURITY_RATE_LIMIT_WRITE: '50' });
+const sealer = new Sealer(Buffer.alloc(32, 3));
+
+/** Field errors of a section body: schema first, then policy (as the PUT handler does). */
+function errorsOf(section: SectionName, body: unknown, g = global) {
+  const parsed = SECTION_SCHEMAS[section].safeParse(body);
+  if (!parsed.success) return zodFieldErrors(parsed.error, 'body', body);
+  return violations(section, parsed.data as Record<string, unknown>, g);
+}
+const fields = (section: SectionName, body: unknown, g = global) => errorsOf(section, body, g).map((e) => e.field);
+
+describe('section schemas', () => {
+  it('are exactly the seven sections of spec 1.5', () => {
+    expect(SECTION_NAMES).toEqual(['application', 'branding', 'security', 'features', 'oidc', 'integrations', 'notifications']);
+    expect(isSectionName('branding')).toBe(true);
+    expect(isSectionName('toString')).toBe(false);
+    expect(isSectionName('Branding')).toBe(false);
+  });
+
+  it('accept a full, snake_case section of each kind', () => {
+    const valid: Record<SectionName, unknown> = {
+      application: { title: 'Acme', description: 'Sign in to Acme', default_locale: 'en', available_locales: ['en', 'pt-BR'] },
+      branding: {
+        company_name: 'Acme Inc.',
+        logo_light_url: 'https://cdn.acme.test/logo.svg',
+        logo_dark_url: 'https://cdn.acme.test/logo-dark.svg',
+        favicon_url: 'https://cdn.acme.test/favicon.ico',
+        font_family: '"Inter", sans-serif',
+        palette_light: { primary: '#1a73e8', background: '#fff' },
+        palette_dark: { primary: '#8ab4f8', background: '#202124' },
+      },
+      security: {
+        password_policy: { min_length: 12, require_uppercase: true, require_lowercase: true, require_digit: true, require_symbol: false },
+        mfa: { required: true, totp_enabled: true, webauthn_enabled: false },
+        sessions: { ttl_seconds: 3600 },
+        signup: { enabled: false, allowed_email_domains: ['acme.test'] },
+        rate_limit: { read: 100, write: 20, delete: 10, sensitive: 5 },
+        device_matching: { enabled: true, trusted_device_days: 30, notify_new_device: true },
+      },
+      features: { social_login: { providers: { google: { enabled: true, client_id: 'g-id', client_secret: 'g-secret' }, github: { enabled: false } } } },
+      oidc: {
+        discovery: { service_documentation: 'https://docs.acme.test', op_policy_uri: 'https://acme.test/privacy', op_tos_uri: 'https://acme.test/terms' },
+        ttl: { access_token: 600, id_token: 600, refresh_token: 86400, authorization_code: 30, device_code: 300 },
+      },
+      integrations: {
+        smtp: { host: 'smtp.acme.test', port: 587, username: 'mailer', password: 'p4ss', from: 'no-reply@acme.test', secure: false },
+        urls: { website: 'https://acme.test', privacy_policy: 'https://acme.test/privacy', terms: 'https://acme.test/terms' },
+      },
+      notifications: { email: { enabled: true }, sms: { enabled: true, provider: 'twilio', api_key: 'k' }, security_alerts: { new_device_login: true, password_changed: true } },
+    };
+    for (const section of SECTION_NAMES) expect(errorsOf(section, valid[section]), section).toEqual([]);
+    expect(errorsOf('oidc', {})).toEqual([]);
+  });
+
+  it('refuse unknown fields at any depth, naming them', () => {
+    expect(errorsOf('branding', { company_name: 'A', companyName: 'B' })).toEqual([{ field: 'companyName', message: 'Unknown field' }]);
+    expect(fields('oidc', { ttl: { access_token: 60, acess_token: 60 } })).toEqual(['ttl.acess_token']);
+    expect(fields('features', { social_login: { providers: { myspace: { enabled: false } } } })).toEqual(['social_login.providers.myspace']);
+  });
+
+  it('name fields of the wrong type or format', () => {
+    expect(fields('oidc', { ttl: { access_token: '120' } })).toEqual(['ttl.access_token']);
+    expect(fields('oidc', { ttl: { access_token: 0 } })).toEqual(['ttl.access_token']);
+    expect(fields('branding', { logo_light_url: 'javascript:alert(1)', palette_dark: { primary: 'red' } })).toEqual(['logo_light_url', 'palette_dark.primary']);
+    expect(fields('branding', { font_family: 'x;} body{display:none' })).toEqual(['font_family']);
+    expect(fields('application', { default_locale: 'fr', available_locales: ['en'] })).toEqual(['default_locale']);
+    expect(fields('features', { social_login: { providers: { google: { enabled: true } } } })).toEqual(['social_login.providers.google.client_id', 'social_login.providers.google.client_secret']);
+  });
+});
+
+describe('floors and ceilings (policy.ts)', () => {
+  it('cap token lifetimes: access 86400, refresh 7776000 (CONTRACT.md), the field relative to the section and the setting in the message', () => {
+    expect(errorsOf('oidc', { ttl: { access_token: 86400, refresh_token: 7776000 } })).toEqual([]);
+    const errors = errorsOf('oidc', { ttl: { access_token: 86401, refresh_token: 7776001, id_token: 86401, authorization_code: 601, device_code: 3601 } });
+    expect(errors.map((e) => e.field)).toEqual(['ttl.access_token', 'ttl.id_token', 'ttl.refresh_token', 'ttl.authorization_code', 'ttl.device_code']);
+    expect(errors[0]!.message).toBe('must be at most 86400 (oidc.ttl.access_token: platform ceiling)');
+    expect(errors[2]!.message).toMatch(/^must be at most 7776000 /);
+    expect(fields('security', { sessions: { ttl_seconds: 7776001 } })).toEqual(['sessions.ttl_seconds']);
+  });
+
+  it('keep rate limits at or below the global ones', () => {
+    expect(errorsOf('security', { rate_limit: { read: 600, write: 1, delete: 60, sensitive: 10 } })).toEqual([]);
+    expect(errorsOf('security', { rate_limit: { read: 601, sensitive: 11 } }).map((e) => e.field)).toEqual(['rate_limit.read', 'rate_limit.sensitive']);
+    expect(errorsOf('security', { rate_limit: { write: 51 } }, strict)).toEqual([{ field: 'rate_limit.write', message: 'must be at most 50 (security.rate_limit.write: global security.rate_limit.write)' }]);
+  });
+
+  it('never let the password policy go below the global one', () => {
+    expect(fields('security', { password_policy: { min_length: 7 } })).toEqual(['password_policy.min_length']);
+    expect(fields('security', { password_policy: { min_length: 8 } })).toEqual([]);
+    expect(fields('security', { password_policy: { min_length: 11 } }, strict)).toEqual(['password_policy.min_length']);
+    expect(fields('security', { password_policy: { min_length: 129 } })).toEqual(['password_policy.min_length']);
+    expect(fields('security', { password_policy: { require_digit: false } })).toEqual([]);
+    expect(fields('security', { password_policy: { require_digit: false, require_symbol: false } }, strict)).toEqual(['password_policy.require_digit']);
+  });
+
+  it('refuse to turn MFA off when it is globally required, and allow it otherwise', () => {
+    expect(errorsOf('security', { mfa: { required: false } }, strict)).toEqual([{ field: 'mfa.required', message: 'cannot be false (security.mfa.required: global security.mfa.required is true)' }]);
+    expect(errorsOf('security', { mfa: { required: true } }, strict)).toEqual([]);
+    expect(errorsOf('security', { mfa: { required: false } })).toEqual([]);
+  });
+
+  it('has every rule on a field that its section schema defines', () => {
+    for (const rule of RULES) {
+      const [section, ...path] = rule.path.split('.');
+      expect(isSectionName(section!), rule.path).toBe(true);
+      let schema: any = SECTION_SCHEMAS[section as SectionName];
+      for (const key of path) {
+        while (schema.def.innerType || schema.def.in) schema = schema.def.innerType ?? schema.def.in;
+        schema = schema.shape[key];
+        expect(schema, rule.path).toBeDefined();
+      }
+    }
+  });
+});
+
+describe('merge over the global configuration', () => {
+  it('is the global configuration when there are no overrides', () => {
+    const effective = mergeConfig(global, {});
+    const { overrides, ...rest } = effective;
+    expect(overrides).toEqual({});
+    expect(rest).toEqual(global);
+  });
+
+  it('lets tenant values win where they map onto global settings, and leaves the rest', () => {
+    const effective = mergeConfig(global, {
+      oidc: { ttl: { access_token: 120 } },
+      security: { rate_limit: { read: 5 }, sessions: { ttl_seconds: 900 }, mfa: { required: true }, password_policy: { min_length: 14 } },
+      branding: { company_name: 'Acme' },
+    });
+    expect(effective.oidc.ttl).toEqual({ ...global.oidc.ttl, access_token: 120, session: 900 });
+    expect(effective.oidc.path).toBe(global.oidc.path);
+    expect(effective.security.rate_limit).toEqual({ ...global.security.rate_limit, read: 5 });
+    expect(effective.security.mfa.required).toBe(true);
+    expect(effective.security.password_policy).toEqual({ ...global.security.password_policy, min_length: 14 });
+    expect(effective.security.key_store).toBe(global.security.key_store);
+    expect(effective.overrides.branding).toEqual({ company_name: 'Acme' });
+  });
+
+  it('is pure: neither input changes', () => {
+    const overrides = { oidc: { ttl: { access_token: 999999 } } };
+    const before = JSON.stringify(global);
+    mergeConfig(global, overrides);
+    expect(JSON.stringify(global)).toBe(before);
+    expect(overrides).toEqual({ oidc: { ttl: { access_token: 999999 } } });
+  });
+
+  it('clamps stored values that no longer comply, so a stale override never weakens a tenant', () => {
+    // Saved before the operator required MFA and lowered the write limit.
+    const stored = { security: { mfa: { required: false, totp_enabled: true }, rate_limit: { write: 100 }, password_policy: { min_length: 8 } }, oidc: { ttl: { access_token: 10 ** 6 } } };
+    const effective = mergeConfig(strict, stored);
+    expect(effective.security.mfa.required).toBe(true);
+    expect(effective.security.rate_limit.write).toBe(50);
+    expect(effective.security.password_policy.min_length).toBe(12);
+    expect(effective.oidc.ttl.access_token).toBe(86400);
+    expect(effective.overrides.security?.mfa).toEqual({ required: true, totp_enabled: true });
+    expect(clamp(stored, strict)).toEqual(effective.overrides);
+  });
+
+  it('adds the tenant discovery metadata', () => {
+    expect(discoveryMetadata(mergeConfig(global, {}))).toEqual({});
+    const effective = mergeConfig(global, { oidc: { discovery: { op_tos_uri: 'https://acme.test/terms' } }, application: { available_locales: ['en', 'de'] } });
+    expect(discoveryMetadata(effective)).toEqual({ op_tos_uri: 'https://acme.test/terms', ui_locales_supported: ['en', 'de'] });
+  });
+});
+
+describe('secrets', () => {
+  const smtp = { smtp: { host: 'smtp.acme.test', password: 'hunter2-smtp' } };
+  const social = { social_login: { providers: { google: { enabled: true, client_id: 'g', client_secret: 'g-secret' }, github: { enabled: true, client_id: 'h', client_secret: 'h-secret' } } } };
+
+  it('lists one sensitive field per kind the spec names', () => {
+    expect(SENSITIVE_FIELDS).toEqual(['integrations.smtp.password', 'features.social_login.providers.*.client_secret', 'notifications.sms.api_key']);
+    expect(sensitivePaths('features', social)).toEqual([
+      ['social_login', 'providers', 'google', 'client_secret'],
+      ['social_login', 'providers', 'github', 'client_secret'],
+    ]);
+    expect(sensitivePaths('integrations', { smtp: { host: 'x' } })).toEqual([]);
+  });
+
+  it('seals every secret, bound to tenant, section and field', () => {
+    const { data, errors } = sealSection(sealer, 'acme', 'integrations', smtp, undefined);
+    expect(errors).toEqual([]);
+    const sealed = (data.smtp as { password: string }).password;
+    expect(sealed).toMatch(/^v1\./);
+    expect(JSON.stringify(data)).not.toContain('hunter2');
+    expect((data.smtp as { host: string }).host).toBe('smtp.acme.test');
+    expect(smtp.smtp.password).toBe('hunter2-smtp'); // input untouched
+    expect(revealSecret(sealer, 'acme', 'integrations', ['smtp', 'password'], sealed)).toBe('hunter2-smtp');
+    // Copied into another tenant's row, or another field: it does not open.
+    expect(() => revealSecret(sealer, 'other', 'integrations', ['smtp', 'password'], sealed)).toThrow();
+    expect(() => revealSecret(sealer, 'acme', 'notifications', ['sms', 'api_key'], sealed)).toThrow();
+  });
+
+  it('masks every secret on the way out', () => {
+    const features = sealSection(sealer, 'acme', 'features', social, undefined).data;
+    const integrations = sealSection(sealer, 'acme', 'integrations', smtp, undefined).data;
+    const out = maskSections({ features, integrations, branding: { company_name: 'Acme' } });
+    expect(out).toEqual({
+      features: { social_login: { providers: { google: { enabled: true, client_id: 'g', client_secret: MASK }, github: { enabled: true, client_id: 'h', client_secret: MASK } } } },
+      integrations: { smtp: { host: 'smtp.acme.test', password: MASK } },
+      branding: { company_name: 'Acme' },
+    });
+    expect(JSON.stringify(out)).not.toMatch(/v1\.|-secret|hunter2/);
+  });
+
+  it('keeps the stored secret when the mask is sent back, and refuses a mask with nothing behind it', () => {
+    const stored = sealSection(sealer, 'acme', 'features', social, undefined).data;
+    const edited = { social_login: { providers: { google: { enabled: false, client_id: 'g2', client_secret: MASK }, github: { enabled: true, client_id: 'h', client_secret: 'new-h' } } } };
+    const { data, errors } = sealSection(sealer, 'acme', 'features', edited, stored);
+    expect(errors).toEqual([]);
+    const providers = (data as typeof social).social_login.providers;
+    expect(providers.google.client_secret).toBe(stored.social_login && (stored as typeof social).social_login.providers.google.client_secret);
+    expect(providers.google.client_id).toBe('g2');
+    expect(revealSecret(sealer, 'acme', 'features', ['social_login', 'providers', 'github', 'client_secret'], providers.github.client_secret)).toBe('new-h');
+
+    const orphan = sealSection(sealer, 'acme', 'notifications', { sms: { api_key: MASK } }, undefined);
+    expect(orphan.errors.map((e) => e.field)).toEqual(['sms.api_key']);
+  });
+});
