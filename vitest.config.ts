@@ -13,7 +13,7 @@
  * that does not belong to a project is not included in it.
  * `vitest run --project sqlite` or `--project postgresql` runs one side.
  */
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const PRODUCTION_BACKEND_ONLY = ['test/**/*postgresql*.test.ts', 'test/**/*redis*.test.ts', 'test/e2e/two-instances.test.ts'];
 const THROUGH_THE_SERVICE = ['test/smoke.test.ts', 'test/e2e/**/*.test.ts'];
@@ -29,7 +29,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: PRODUCTION_BACKEND_ONLY, env: { SVC_TEST_BACKEND: 'sqlite' } },
+        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...PRODUCTION_BACKEND_ONLY], env: { SVC_TEST_BACKEND: 'sqlite' } },
       },
       {
         extends: true,
