@@ -21,7 +21,7 @@ interface Bar {
 function barChart(title: string, unit: string, bars: Bar[], format: (n: number) => string): string {
   const rows = bars.filter((b) => b.product !== null || b.baseline !== null);
   if (!rows.length) return '';
-  const labelWidth = 260;
+  const labelWidth = 330;
   const chartWidth = 460;
   const rowHeight = 34;
   const max = Math.max(...rows.flatMap((b) => [b.product ?? 0, b.baseline ?? 0]), 1e-9);
@@ -82,7 +82,7 @@ export function renderHtml(report: RunReport): string {
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#111;max-width:1400px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}th[scope=row]{text-align:left}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}th[scope=row],thead th:first-child{text-align:left}
 tr.ok td:last-child{color:#166534;font-weight:600}tr.ko td:last-child{color:#b91c1c;font-weight:600}tr.na td:last-child{color:#6b7280}
 figure{margin:12px 0}figcaption{font-weight:600}.unit{font-weight:400;color:#555}
 svg text.l{font-size:12px}svg text.v{font-size:11px;fill:#333}

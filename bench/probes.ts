@@ -7,17 +7,28 @@
  * scraping right before a window and right after it gives the window's own p99. The baseline has
  * no metrics endpoint; baseline-main.ts keeps the same kind of histogram and answers over the IPC
  * channel the bench opens to it. Neither sits in the request path: a libuv timer samples the loop.
+ *
+ * On Node 20 that histogram records the whole interval between two ticks of its timer, period
+ * included: an idle process reads p50 = p99 = 10.2 ms at 10 ms resolution. The figures here are
+ * the delay beyond the period (recorded value - 10 ms, at least 0), which is what "event-loop
+ * delay" means; prom-client's nodejs_eventloop_lag_* gauges carry the 10 ms in them.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 export interface EventLoopDelay {
-  /** Milliseconds. */
+  /** Milliseconds beyond the sampling period. */
   p50: number;
   p99: number;
   max: number;
 }
+
+/** prom-client's default eventLoopMonitoringPrecision, and the baseline probe's resolution. */
+export const EVENT_LOOP_RESOLUTION_MS = 10;
+
+/** Delay beyond the sampling period, from a recorded interval in ms. */
+const beyondPeriod = (intervalMs: number) => round(Math.max(0, intervalMs - EVENT_LOOP_RESOLUTION_MS));
 
 export interface EventLoopProbe {
   /** Starts a window (discards what was recorded so far). */
@@ -62,7 +73,7 @@ export function metricsProbe(url: string, prefix: string): EventLoopProbe {
     async read() {
       const text = await scrape();
       if (!text) return null;
-      const out = { p50: round(gauge(text, 'p50')), p99: round(gauge(text, 'p99')), max: round(gauge(text, 'max')) };
+      const out = { p50: beyondPeriod(gauge(text, 'p50')), p99: beyondPeriod(gauge(text, 'p99')), max: beyondPeriod(gauge(text, 'max')) };
       return Number.isFinite(out.p99) ? out : null;
     },
   };
@@ -83,13 +94,13 @@ interface ProbeReply {
 /** In a server process spawned with an IPC channel: answers reset/read requests (baseline-main.ts). */
 export function serveEventLoopProbe(): void {
   if (typeof process.send !== 'function') return;
-  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  const histogram = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
   histogram.enable();
   process.on('message', (msg: unknown) => {
     const m = msg as Partial<ProbeMessage> | null;
     if (m?.type !== 'svc-bench-eld' || typeof m.id !== 'number') return;
     const reply: ProbeReply = { type: 'svc-bench-eld', id: m.id };
-    if (m.op === 'read') reply.delay = { p50: round(histogram.percentile(50) / 1e6), p99: round(histogram.percentile(99) / 1e6), max: round(histogram.max / 1e6) };
+    if (m.op === 'read') reply.delay = { p50: beyondPeriod(histogram.percentile(50) / 1e6), p99: beyondPeriod(histogram.percentile(99) / 1e6), max: beyondPeriod(histogram.max / 1e6) };
     histogram.reset();
     process.send?.(reply);
   });

@@ -45,6 +45,28 @@ export interface AccessTokenClaims {
 const NO_STORE = { 'cache-control': 'no-store' };
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** The Management scopes a client may ask for, computed once per cached client record. */
+const allowedScopes = new WeakMap<ClientRecord, ReadonlySet<string>>();
+function managementScopesOf(client: ClientRecord): ReadonlySet<string> {
+  let set = allowedScopes.get(client);
+  if (!set) allowedScopes.set(client, (set = new Set((client.metadata.scope ?? '').split(' ').filter(isManagementScope))));
+  return set;
+}
+
+/** 128-bit token ids, cut from a pooled random buffer (one getrandom call per 256 ids, not per token). */
+const JTI_BYTES = 16;
+let jtiPool = Buffer.alloc(0);
+let jtiOffset = 0;
+function newJti(): string {
+  if (jtiOffset + JTI_BYTES > jtiPool.length) {
+    jtiPool = randomBytes(JTI_BYTES * 256);
+    jtiOffset = 0;
+  }
+  const id = jtiPool.toString('base64url', jtiOffset, jtiOffset + JTI_BYTES);
+  jtiOffset += JTI_BYTES;
+  return id;
+}
+
 function signingAlg(ctx: TokenContext, client: ClientRecord): SigningAlg {
   const wanted = client.metadata.id_token_signed_response_alg as SigningAlg | undefined;
   return wanted && ctx.keys.signing.has(wanted) ? wanted : ctx.config.security.key_store.algorithms[0]!;
@@ -57,7 +79,7 @@ function signingAlg(ctx: TokenContext, client: ClientRecord): SigningAlg {
  * here and then presented again to oidc-provider.
  */
 export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest): Promise<HttpResponse | undefined> {
-  const form = parseForm(req);
+  const form = parseForm(req, ctx.config.oidc.path);
   if (form.get('grant_type') !== 'client_credentials') return undefined;
   const resources = form.getAll('resource');
   const requested = (form.get('scope') ?? '').split(' ').filter(Boolean);
@@ -72,7 +94,7 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   if (auth.method === 'none' || !client.metadata.grant_types.includes('client_credentials')) {
     throw new OAuthError(400, 'unauthorized_client', 'requested grant type is not allowed for this client');
   }
-  const allowed = new Set((client.metadata.scope ?? '').split(' ').filter(isManagementScope));
+  const allowed = managementScopesOf(client);
   const denied = requested.filter((s) => !allowed.has(s));
   if (denied.length) throw new OAuthError(400, 'invalid_scope', `requested scope is not allowed: ${denied.join(' ')}`);
   const scope = [...new Set(requested)].join(' ');
@@ -85,7 +107,7 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
     aud: MANAGEMENT_RESOURCE,
     iat: now,
     exp: now + ttl,
-    jti: randomBytes(16).toString('base64url'),
+    jti: newJti(),
     client_id: client.client_id,
   };
   if (scope) claims.scope = scope;
@@ -136,7 +158,7 @@ export async function checkAccessToken(ctx: TokenContext, token: string): Promis
  * returns undefined for oidc-provider, decided before the client is authenticated.
  */
 export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<HttpResponse | undefined> {
-  const form = parseForm(req);
+  const form = parseForm(req, ctx.config.oidc.path);
   const token = form.get('token');
   if (!token) return undefined;
   const endpoint = ctx.issuer + OIDC_ROUTES.introspection;

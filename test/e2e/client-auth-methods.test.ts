@@ -347,6 +347,7 @@ describe('the same answers as oidc-provider', () => {
     ['Basic and client_secret both', () => basic(c.id, c.secret), () => ({ client_secret: c.secret })],
     ['Basic and a mismatching client_id', () => basic(c.id, c.secret), () => ({ client_id: 'other' })],
     ['an empty Basic secret', () => ({ authorization: `Basic ${Buffer.from(`${c.id}:`).toString('base64')}` }), none],
+    ['a JSON content type', () => ({ ...basic(c.id, c.secret), 'content-type': 'application/json' }), none],
   ])('for %s at introspection', async (_name, headers, extra) => {
     const opaque = (await postForm(t, '/token', { grant_type: 'client_credentials' }, c)).json.access_token as string;
     const req = request('/token/introspection', { token: opaque, ...extra() }, headers());
