@@ -22,11 +22,11 @@
  * before and after. The number of cases is printed once and asserted, so a shrinking matrix fails.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropRedisKeys, startTestApp, type TestApp, BOOTSTRAP_ID, BOOTSTRAP_SECRET } from '../helpers/app.js';
 import { ALL_SCOPES, allOperations, hasParams, keyOf, paramOps, realPath, validBody, VALID_QUERIES, type Fixture, type Operation } from '../helpers/hostile.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { send, type TenantRequest, type TenantResponse } from '../helpers/tenant-http.js';
 
 const RESOURCE = 'urn:svc:api:v1';
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -38,63 +38,8 @@ const run = randomBytes(3).toString('hex');
 // ---------------------------------------------------------------------------------------------
 // HTTP with a Host header of our choosing (fetch will not send one), as in multitenant-postgresql.
 
-interface Res {
-  status: number;
-  headers: Record<string, string>;
-  setCookie: string[];
-  text: string;
-  json: any;
-}
-
-interface Send {
-  tenant?: string;
-  sub?: string;
-  token?: string;
-  auth?: string;
-  cookie?: string;
-  body?: unknown;
-  form?: Record<string, string>;
-}
-
-function flat(h: IncomingHttpHeaders): Record<string, string> {
-  return Object.fromEntries(Object.entries(h).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]));
-}
-
-function send(port: number, method: string, path: string, o: Send = {}): Promise<Res> {
-  const headers: Record<string, string> = { host: o.sub ? `${o.sub}.localhost:${port}` : `localhost:${port}` };
-  if (o.tenant) headers['x-tenant-id'] = o.tenant;
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.auth) headers.authorization = o.auth;
-  if (o.cookie) headers.cookie = o.cookie;
-  let payload: string | undefined;
-  if (o.form) {
-    payload = new URLSearchParams(o.form).toString();
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-  } else if (o.body !== undefined) {
-    payload = JSON.stringify(o.body);
-    headers['content-type'] = 'application/json';
-  }
-  if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        const setCookie = res.headers['set-cookie'] ?? [];
-        resolve({ status: res.statusCode ?? 0, headers: flat(res.headers), setCookie, text, json });
-      });
-    });
-    req.on('error', (err) => reject(new Error(`${method} ${path}: ${err.message}`)));
-    req.end(payload);
-  });
-}
+type Res = TenantResponse;
+type Send = TenantRequest;
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 

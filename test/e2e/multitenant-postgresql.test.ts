@@ -10,7 +10,6 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -23,6 +22,7 @@ import { dropRedisKeys, freePort, startTestApp, type TestApp, BOOTSTRAP_ID, BOOT
 import { migratedDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { expectInsufficientScope, expectProblem, expectUnauthorized, expectValidation } from '../helpers/problem.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { send, type TenantRequest, type TenantResponse } from '../helpers/tenant-http.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';
 
 const ADMIN_EMAIL = 'root@platform.example.com';
@@ -47,60 +47,8 @@ function mtEnv(prefix: string): Record<string, string> {
 // ---------------------------------------------------------------------------------------------
 // HTTP with a Host header of our choosing.
 
-interface Res {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  json: any;
-}
-
-interface Send {
-  /** Tenant by header (x-tenant-id). */
-  tenant?: string;
-  /** Tenant by subdomain: Host `<sub>.localhost:<port>`. */
-  sub?: string;
-  token?: string;
-  body?: unknown;
-  form?: Record<string, string>;
-  headers?: Record<string, string>;
-}
-
-function flat(h: IncomingHttpHeaders): Record<string, string> {
-  return Object.fromEntries(Object.entries(h).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]));
-}
-
-function send(port: number, method: string, path: string, o: Send = {}): Promise<Res> {
-  const headers: Record<string, string> = { host: o.sub ? `${o.sub}.localhost:${port}` : `localhost:${port}`, ...(o.headers ?? {}) };
-  if (o.tenant) headers['x-tenant-id'] = o.tenant;
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  let payload: string | undefined;
-  if (o.form) {
-    payload = new URLSearchParams(o.form).toString();
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-  } else if (o.body !== undefined) {
-    payload = JSON.stringify(o.body);
-    headers['content-type'] = 'application/json';
-  }
-  if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: flat(res.headers), text, json });
-      });
-    });
-    req.on('error', (err) => reject(new Error(`${method} ${path}: ${err.message}`)));
-    req.end(payload);
-  });
-}
+type Res = TenantResponse;
+type Send = TenantRequest;
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
