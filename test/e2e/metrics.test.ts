@@ -1,0 +1,50 @@
+/** Prometheus metrics (CONTRACT.md names) when features.metrics.enabled; absent otherwise. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, startTestApp, type TestApp } from '../helpers/app.js';
+
+describe('metrics endpoint', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ FEATURES_METRICS_ENABLED: 'true' });
+  });
+  afterAll(async () => t?.close());
+
+  it('serves every metric CONTRACT.md names, with the counters moving', async () => {
+    const token = await t.token('svc:clients:read');
+    await api(t, 'GET', '/api/v1/clients', { token });
+    const res = await api(t, 'GET', '/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    for (const name of [
+      'svc_http_requests_total',
+      'svc_http_request_duration_seconds',
+      'svc_tokens_issued_total',
+      'svc_tenant_pool_size',
+      'svc_tenant_pool_hits_total',
+      'svc_tenant_pool_misses_total',
+      'svc_tenant_pool_evictions_total',
+      'svc_worker_pool_queue_depth',
+      'svc_worker_task_duration_seconds',
+      'svc_login_attempts_total',
+      'svc_process_cpu_user_seconds_total',
+    ]) {
+      expect(res.text, name).toContain(`# TYPE ${name} `);
+    }
+    expect(res.text).toMatch(/svc_tokens_issued_total\{grant_type="client_credentials"\} [1-9]/);
+    expect(res.text).toMatch(/svc_http_requests_total\{route="\/api\/v1\/clients",method="GET",status="200"\} [1-9]/);
+    expect(res.text).toMatch(/svc_tenant_pool_size [1-9]/);
+  });
+});
+
+describe('metrics disabled (default)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  it('has no metrics endpoint', async () => {
+    const res = await api(t, 'GET', '/metrics');
+    expect(res.status).toBe(404);
+  });
+});
