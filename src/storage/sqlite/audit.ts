@@ -1,5 +1,5 @@
 import type { AuditEntry, AuditFilter, AuditRepository, AuditStats, Page, PageRequest, TenantId } from '../types.js';
-import type { Db } from './db.js';
+import { keysetPage, type Db } from './db.js';
 
 interface Row extends Omit<AuditEntry, 'details' | 'tenant_id'> {
   tenant_id: string;
@@ -48,23 +48,9 @@ export class SqliteAudit implements AuditRepository {
       where.push('timestamp <= @to');
       params.to = f.to;
     }
-    const filterSql = where.join(' AND ');
     // Newest first: the cursor walks backwards in time.
-    let pageSql = filterSql;
-    const pageParams = { ...params };
-    if (page.after) {
-      pageSql += ' AND (timestamp, id) < (@after_t, @after_id)';
-      pageParams.after_t = page.after.created_at;
-      pageParams.after_id = page.after.id;
-    }
-    const rows = this.db
-      .prepare<Record<string, unknown>, Row>(`SELECT * FROM audit_entries WHERE ${pageSql} ORDER BY timestamp DESC, id DESC LIMIT ${page.limit + 1}`)
-      .all(pageParams);
-    const result: Page<AuditEntry> = { items: rows.slice(0, page.limit).map(toEntry), has_more: rows.length > page.limit };
-    if (page.include_count) {
-      result.total_count = this.db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM audit_entries WHERE ${filterSql}`).pluck().get(params) ?? 0;
-    }
-    return result;
+    const result = keysetPage<Row>(this.db, { table: 'audit_entries', columns: '*', where: where.join(' AND '), params, sortKey: ['timestamp', 'id'], descending: true }, page);
+    return { ...result, items: result.items.map(toEntry) };
   }
 
   async types(tenant: TenantId): Promise<string[]> {

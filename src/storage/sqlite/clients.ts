@@ -1,5 +1,5 @@
 import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId } from '../types.js';
-import { likePattern, type Db } from './db.js';
+import { keysetPage, likePattern, type Db } from './db.js';
 
 interface Row {
   client_id: string;
@@ -90,21 +90,8 @@ export class SqliteClients implements ClientRepository {
       where.push("(client_name LIKE @q ESCAPE '\\' OR client_id LIKE @q ESCAPE '\\' OR coalesce(description, '') LIKE @q ESCAPE '\\')");
       params.q = likePattern(filter.q);
     }
-    const filterSql = where.join(' AND ');
-    const pageWhere = page.after ? `${filterSql} AND (created_at, client_id) > (@after_t, @after_id)` : filterSql;
-    if (page.after) {
-      params.after_t = page.after.created_at;
-      params.after_id = page.after.id;
-    }
-    const rows = this.db
-      .prepare<Record<string, unknown>, Row>(`SELECT ${COLUMNS} FROM clients WHERE ${pageWhere} ORDER BY created_at, client_id LIMIT ${page.limit + 1}`)
-      .all(params);
-    const result: Page<ClientRecord> = { items: rows.slice(0, page.limit).map(toRecord), has_more: rows.length > page.limit };
-    if (page.include_count) {
-      const { after_t: _t, after_id: _i, ...countParams } = params;
-      result.total_count = this.db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM clients WHERE ${filterSql}`).pluck().get(countParams) ?? 0;
-    }
-    return result;
+    const result = keysetPage<Row>(this.db, { table: 'clients', columns: COLUMNS, where: where.join(' AND '), params, sortKey: ['created_at', 'client_id'] }, page);
+    return { ...result, items: result.items.map(toRecord) };
   }
 
   async count(tenant: TenantId): Promise<number> {

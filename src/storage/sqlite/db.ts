@@ -2,6 +2,7 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import type { Page, PageRequest } from '../types.js';
 import { MIGRATIONS_DIR } from '../../paths.js';
 
 export type Db = Database.Database;
@@ -39,4 +40,40 @@ export function migrate(db: Db): string[] {
 /** Escapes LIKE wildcards so user search text matches literally. */
 export function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export interface KeysetQuery {
+  table: string;
+  columns: string;
+  /** Filter (without the cursor condition) and its named parameters. */
+  where: string;
+  params: Record<string, unknown>;
+  /** Sort key: a timestamp column and a unique id column. */
+  sortKey: [string, string];
+  /** Newest first (the cursor then walks backwards). */
+  descending?: boolean;
+}
+
+/**
+ * One page of a keyset-paginated listing: rows after the cursor in sort-key order, one extra row
+ * fetched to know whether more follow, and the whole filtered count when asked for.
+ */
+export function keysetPage<R>(db: Db, q: KeysetQuery, page: PageRequest): Page<R> {
+  const [time, id] = q.sortKey;
+  const dir = q.descending ? 'DESC' : 'ASC';
+  let where = q.where;
+  const pageParams = { ...q.params };
+  if (page.after) {
+    where += ` AND (${time}, ${id}) ${q.descending ? '<' : '>'} (@after_t, @after_id)`;
+    pageParams.after_t = page.after.created_at;
+    pageParams.after_id = page.after.id;
+  }
+  const rows = db
+    .prepare<Record<string, unknown>, R>(`SELECT ${q.columns} FROM ${q.table} WHERE ${where} ORDER BY ${time} ${dir}, ${id} ${dir} LIMIT ${page.limit + 1}`)
+    .all(pageParams);
+  const result: Page<R> = { items: rows.slice(0, page.limit), has_more: rows.length > page.limit };
+  if (page.include_count) {
+    result.total_count = db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM ${q.table} WHERE ${q.where}`).pluck().get(q.params) ?? 0;
+  }
+  return result;
 }

@@ -1,5 +1,5 @@
 import type { Page, PageRequest, RegistrationTokenRecord, RegistrationTokenRepository, TenantId } from '../types.js';
-import type { Db } from './db.js';
+import { keysetPage, type Db } from './db.js';
 
 interface Row extends Omit<RegistrationTokenRecord, 'policies'> {
   policies: string;
@@ -57,23 +57,9 @@ export class SqliteRegistrationTokens implements RegistrationTokenRepository {
   }
 
   async list(tenant: TenantId, page: PageRequest, nowIso: string): Promise<Page<RegistrationTokenRecord>> {
-    const filterSql = `tenant_id = @tenant AND ${ACTIVE}`;
     const params: Record<string, unknown> = { tenant, now: nowIso };
-    let pageSql = filterSql;
-    const pageParams = { ...params };
-    if (page.after) {
-      pageSql += ' AND (created_at, jti) > (@after_t, @after_id)';
-      pageParams.after_t = page.after.created_at;
-      pageParams.after_id = page.after.id;
-    }
-    const rows = this.db
-      .prepare<Record<string, unknown>, Row>(`SELECT ${COLUMNS} FROM registration_tokens WHERE ${pageSql} ORDER BY created_at, jti LIMIT ${page.limit + 1}`)
-      .all(pageParams);
-    const result: Page<RegistrationTokenRecord> = { items: rows.slice(0, page.limit).map(toRecord), has_more: rows.length > page.limit };
-    if (page.include_count) {
-      result.total_count = this.db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM registration_tokens WHERE ${filterSql}`).pluck().get(params) ?? 0;
-    }
-    return result;
+    const result = keysetPage<Row>(this.db, { table: 'registration_tokens', columns: COLUMNS, where: `tenant_id = @tenant AND ${ACTIVE}`, params, sortKey: ['created_at', 'jti'] }, page);
+    return { ...result, items: result.items.map(toRecord) };
   }
 
   async revoke(tenant: TenantId, jti: string, atIso: string): Promise<boolean> {

@@ -5,7 +5,7 @@
 import { UniqueViolation } from '../errors.js';
 import { REGISTRY_OWNER, REGISTRY_TABLE } from '../registry.js';
 import type { Page, PageRequest, TenantFilter, TenantRecord, TenantRepository } from '../types.js';
-import type { Db } from './db.js';
+import { keysetPage, type Db } from './db.js';
 
 const COLUMNS = 'id, slug, display_name, domain, status, created_at, updated_at';
 
@@ -44,21 +44,7 @@ export class SqliteTenants implements TenantRepository {
       filterSql += ' AND status = @status';
       params.status = filter.status;
     }
-    const pageParams = { ...params };
-    let pageSql = filterSql;
-    if (page.after) {
-      pageSql += ' AND (created_at, id) > (@after_t, @after_id)';
-      pageParams.after_t = page.after.created_at;
-      pageParams.after_id = page.after.id;
-    }
-    const rows = this.db
-      .prepare<Record<string, unknown>, TenantRecord>(`SELECT ${COLUMNS} FROM tenants WHERE ${pageSql} ORDER BY created_at, id LIMIT ${page.limit + 1}`)
-      .all(pageParams);
-    const result: Page<TenantRecord> = { items: rows.slice(0, page.limit), has_more: rows.length > page.limit };
-    if (page.include_count) {
-      result.total_count = this.db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM tenants WHERE ${filterSql}`).pluck().get(params) ?? 0;
-    }
-    return result;
+    return keysetPage<TenantRecord>(this.db, { table: 'tenants', columns: COLUMNS, where: filterSql, params, sortKey: ['created_at', 'id'] }, page);
   }
 
   async update(slug: string, change: Parameters<TenantRepository['update']>[1]): Promise<TenantRecord | undefined> {

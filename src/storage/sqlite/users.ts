@@ -1,6 +1,6 @@
 import type { Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
 import { UniqueViolation } from '../errors.js';
-import { likePattern, type Db } from './db.js';
+import { keysetPage, likePattern, type Db } from './db.js';
 
 interface Row {
   id: string;
@@ -123,22 +123,8 @@ export class SqliteUsers implements UserRepository {
       where.push("(coalesce(email, '') LIKE @q ESCAPE '\\' OR coalesce(username, '') LIKE @q ESCAPE '\\' OR coalesce(name, '') LIKE @q ESCAPE '\\')");
       params.q = likePattern(filter.q);
     }
-    const filterSql = where.join(' AND ');
-    const pageParams = { ...params };
-    let pageSql = filterSql;
-    if (page.after) {
-      pageSql += ' AND (created_at, id) > (@after_t, @after_id)';
-      pageParams.after_t = page.after.created_at;
-      pageParams.after_id = page.after.id;
-    }
-    const rows = this.db
-      .prepare<Record<string, unknown>, Row>(`SELECT ${COLUMNS} FROM users WHERE ${pageSql} ORDER BY created_at, id LIMIT ${page.limit + 1}`)
-      .all(pageParams);
-    const result: Page<UserRecord> = { items: rows.slice(0, page.limit).map(toRecord), has_more: rows.length > page.limit };
-    if (page.include_count) {
-      result.total_count = this.db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM users WHERE ${filterSql}`).pluck().get(params) ?? 0;
-    }
-    return result;
+    const result = keysetPage<Row>(this.db, { table: 'users', columns: COLUMNS, where: where.join(' AND '), params, sortKey: ['created_at', 'id'] }, page);
+    return { ...result, items: result.items.map(toRecord) };
   }
 
   async count(tenant: TenantId): Promise<number> {
