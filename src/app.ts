@@ -94,7 +94,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     idleTtlMs: poolCfg.idle_ttl_ms,
     cleanupIntervalMs: poolCfg.cleanup_interval_ms,
     create: async (tenant) => {
+      const stopTimer = metrics.poolCreateDuration.startTimer();
       const actor = await TenantActor.create(ctx, tenant);
+      stopTimer();
       // While it has a live actor here, the tenant's suspension or deletion anywhere evicts it.
       ctx.registry.watch(tenant);
       return actor;

@@ -11,6 +11,8 @@ export class Metrics {
   readonly poolHits: client.Counter;
   readonly poolMisses: client.Counter;
   readonly poolEvictions: client.Counter<'reason'>;
+  /** Time to build a tenant actor on a pool miss (what a cold tenant's first request waits for). */
+  readonly poolCreateDuration: client.Histogram;
   readonly workerQueueDepth: client.Gauge;
   readonly workerTaskDuration: client.Histogram<'task'>;
   readonly loginAttempts: client.Counter<'result'>;
@@ -31,6 +33,12 @@ export class Metrics {
     this.poolHits = new client.Counter({ name: `${p}tenant_pool_hits_total`, help: 'Actor pool hits', registers });
     this.poolMisses = new client.Counter({ name: `${p}tenant_pool_misses_total`, help: 'Actor pool misses (cold starts)', registers });
     this.poolEvictions = new client.Counter({ name: `${p}tenant_pool_evictions_total`, help: 'Actor pool evictions', labelNames: ['reason'], registers });
+    this.poolCreateDuration = new client.Histogram({
+      name: `${p}tenant_actor_create_seconds`,
+      help: 'Time to build a tenant actor on a pool miss',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
     this.workerQueueDepth = new client.Gauge({ name: `${p}worker_pool_queue_depth`, help: 'Tasks waiting for a worker', registers });
     this.workerTaskDuration = new client.Histogram({
       name: `${p}worker_task_duration_seconds`,
