@@ -30,6 +30,8 @@ import { TenantActor } from './tenancy/actor.js';
 import { TenantFrontDoor } from './tenancy/front-door.js';
 import { ActorPool } from './tenancy/pool.js';
 import { TenantRegistry } from './tenancy/registry.js';
+import { TenantStateCache } from './tenancy/state-cache.js';
+import { routeTenantEvents } from './tenancy/tenant-events.js';
 import { PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
@@ -68,6 +70,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   // So that a rotation at start-up is announced (publishing never queues while disconnected).
   if (redisBus && !(await redisBus.ready(1000))) log.warn('redis event bus is not connected yet');
   const storage = redis ? withOidcRepository(baseStorage, redis.oidc) : baseStorage;
+  const cache = config.multi_tenancy.tenant_cache;
   return {
     config,
     log,
@@ -76,6 +79,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     audit: new AuditLog(storage, log),
     resolver: new TenantResolver(config),
     registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix }),
+    tenantStates: new TenantStateCache({ config, storage, sealer }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
     metrics,
     events,
     redis,
@@ -97,39 +101,41 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       const stopTimer = metrics.poolCreateDuration.startTimer();
       const actor = await TenantActor.create(ctx, tenant);
       stopTimer();
-      // While it has a live actor here, the tenant's suspension or deletion anywhere evicts it.
-      ctx.registry.watch(tenant);
       return actor;
     },
     onHit: () => metrics.poolHits.inc(),
     onMiss: () => metrics.poolMisses.inc(),
     onEvict: (tenant, reason) => {
-      ctx.registry.unwatch(tenant);
       metrics.poolEvictions.inc({ reason });
       log.debug({ tenant, reason }, 'tenant actor evicted');
     },
     onError: (tenant, err) => log.error({ err, tenant }, 'tenant actor failed to close'),
   });
 
-  // Rotation and client events published while this instance's subscriber was away are lost
-  // (pub/sub): once it is back, every live tenant re-reads its keys and clients from storage.
+  // Every tenant's change events, one pattern subscription per kind (tenancy/tenant-events.ts).
+  const stopEvents = routeTenantEvents({ events: ctx.events, prefix: config.redis.key_prefix, states: ctx.tenantStates, pool, registry: ctx.registry, log });
+  // Events published while this instance's subscriber was away are lost (pub/sub): once it is
+  // back, cached tenant state and registry entries are dropped and every live actor re-reads its
+  // keys, configuration and clients from storage.
   if (ctx.events instanceof RedisEventBus) {
     ctx.events.onReconnect(() => {
+      ctx.registry.clear();
+      ctx.tenantStates.clear();
       for (const tenant of pool.tenants()) {
-        const actor = pool.peek(tenant);
-        actor?.invalidateAllClients();
-        actor?.keyRefresh.run().catch((err: unknown) => log.error({ err, tenant }, 'signing keys could not be reloaded after the event bus reconnected'));
-        // Configuration overrides too (config:changed events); rebuilds only when they changed.
-        actor?.configRefresh.run().catch((err: unknown) => log.error({ err, tenant }, 'configuration could not be reloaded after the event bus reconnected'));
+        pool
+          .peek(tenant)
+          ?.reload()
+          .catch((err: unknown) => log.error({ err, tenant }, 'tenant state could not be reloaded after the event bus reconnected'));
       }
     });
   }
 
   // A suspended or deleted tenant (changed here or announced by another instance) loses its actor.
+  // A slug deleted and created again must never see the old tenant's cached keys or clients.
   ctx.registry.onChange((event) => {
+    if (event.change !== 'updated') ctx.tenantStates.invalidate(event.tenant);
     if (event.status !== 'active') pool.evict(event.tenant, event.change === 'deleted' ? 'deleted' : 'suspended');
   });
-  if (ctx.events instanceof RedisEventBus) ctx.events.onReconnect(() => ctx.registry.clear());
 
   const cursors = new Cursors(ctx.sealer.derive('cursors'));
   // Resolution, registry check (404 unknown, 403 suspended), `_ops` and `/platform/*`.
@@ -274,6 +280,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await sweeper?.stop();
         await server.close();
         await pool.close();
+        stopEvents();
         await ctx.events.close();
         await ctx.passwords.close();
         await ctx.storage.close();

@@ -9,6 +9,7 @@ import type { RedisServices } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
 import type { TenantRegistry } from './tenancy/registry.js';
 import type { TenantResolver } from './tenancy/resolver.js';
+import type { TenantStateCache } from './tenancy/state-cache.js';
 import type { PasswordHasher } from './workers/password-hasher.js';
 
 export interface AppContext {
@@ -20,6 +21,8 @@ export interface AppContext {
   readonly resolver: TenantResolver;
   /** Which tenants exist and may serve (cached lookups of storage.tenants; `default` hard-coded). */
   readonly registry: TenantRegistry;
+  /** Loaded tenant state (config, keys, clients) that actors are built from; see tenancy/state-cache.ts. */
+  readonly tenantStates: TenantStateCache;
   readonly metrics: Metrics;
   /** In-process, or Redis pub/sub across instances (key rotation events). */
   readonly events: EventBus;

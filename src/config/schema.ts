@@ -101,6 +101,17 @@ export const configSchema = z.object({
           cleanup_interval_ms: posInt.default(60000),
         })
         .prefault({}),
+      /**
+       * Loaded tenant state (effective config, imported signing keys, client records) kept for
+       * tenants beyond the provider pool, so a pool miss needs no storage round trip
+       * (tenancy/state-cache.ts). Invalidated by the tenant events; ttl_ms is a safety net.
+       */
+      tenant_cache: z
+        .object({
+          max_size: posInt.max(1000000).default(10000),
+          ttl_ms: posInt.default(3600000),
+        })
+        .prefault({}),
     })
     .prefault({}),
 

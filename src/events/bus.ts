@@ -11,8 +11,34 @@ export interface EventBus {
   publish(channel: string, payload: object): Promise<void>;
   /** Calls handler with every payload published on channel; returns the unsubscribe function. */
   subscribe(channel: string, handler: (payload: unknown) => void): () => void;
+  /**
+   * Calls handler with every payload published on a channel matching pattern (Redis PSUBSCRIBE
+   * glob; build patterns with channelPattern so only `*` is special); returns the unsubscribe function.
+   */
+  subscribePattern(pattern: string, handler: (channel: string, payload: unknown) => void): () => void;
   close(): Promise<void>;
 }
+
+/** A Redis glob pattern for `<prefix>:*:<suffix>`: the prefix and suffix match literally. */
+export function channelPattern(prefix: string, suffix: string): string {
+  const literal = (s: string) => s.replace(/[\\*?[\]^]/g, (c) => `\\${c}`);
+  return `${literal(prefix)}:*:${literal(suffix)}`;
+}
+
+/** The glob semantics of channelPattern's patterns, for the in-process bus. */
+export function patternMatcher(pattern: string): RegExp {
+  let re = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\' && i + 1 < pattern.length) re += escapeRegExp(pattern[++i]!);
+    else if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else re += escapeRegExp(c);
+  }
+  return new RegExp(`^${re}$`, 's');
+}
+
+const escapeRegExp = (c: string) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * Channel of a tenant's signing-key changes (CONTRACT.md: `svc:<tenant>:jwks:rotated`; the first
@@ -63,6 +89,7 @@ export type BusErrorHandler = (err: unknown, channel: string) => void;
 
 export class InProcessBus implements EventBus {
   private readonly emitter = new EventEmitter();
+  private readonly patterns = new Set<{ match: RegExp; listener: (channel: string, message: string) => void }>();
   private closed = false;
 
   constructor(private readonly onError: BusErrorHandler = () => {}) {
@@ -76,8 +103,27 @@ export class InProcessBus implements EventBus {
     // their own copy and never run inside the publisher's call stack.
     const message = JSON.stringify(payload);
     setImmediate(() => {
-      if (!this.closed) this.emitter.emit(channel, message);
+      if (this.closed) return;
+      this.emitter.emit(channel, message);
+      for (const p of this.patterns) if (p.match.test(channel)) p.listener(channel, message);
     });
+  }
+
+  subscribePattern(pattern: string, handler: (channel: string, payload: unknown) => void): () => void {
+    const entry = {
+      match: patternMatcher(pattern),
+      listener: (channel: string, message: string) => {
+        try {
+          handler(channel, JSON.parse(message) as unknown);
+        } catch (err) {
+          this.onError(err, channel);
+        }
+      },
+    };
+    this.patterns.add(entry);
+    return () => {
+      this.patterns.delete(entry);
+    };
   }
 
   subscribe(channel: string, handler: (payload: unknown) => void): () => void {
@@ -98,5 +144,6 @@ export class InProcessBus implements EventBus {
   async close(): Promise<void> {
     this.closed = true;
     this.emitter.removeAllListeners();
+    this.patterns.clear();
   }
 }

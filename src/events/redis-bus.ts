@@ -14,11 +14,13 @@ import { closeRedis, commandOptions, createRedis, pingRedis, redisCall, subscrib
 import type { BusErrorHandler, EventBus } from './bus.js';
 
 type Handler = (payload: unknown) => void;
+type PatternHandler = (channel: string, payload: unknown) => void;
 
 export class RedisEventBus implements EventBus {
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<Handler>>();
+  private readonly patternHandlers = new Map<string, Set<PatternHandler>>();
   private readonly reconnectListeners = new Set<() => void>();
   private closed = false;
 
@@ -29,6 +31,7 @@ export class RedisEventBus implements EventBus {
     this.publisher = createRedis(url, commandOptions('svc-bus-pub'));
     this.subscriber = createRedis(url, subscriberOptions('svc-bus-sub'));
     this.subscriber.on('message', (channel: string, message: string) => this.deliver(channel, message));
+    this.subscriber.on('pmessage', (pattern: string, channel: string, message: string) => this.deliverPattern(pattern, channel, message));
     let connectedBefore = false;
     this.subscriber.on('ready', () => {
       if (connectedBefore) for (const listener of this.reconnectListeners) listener();
@@ -68,6 +71,38 @@ export class RedisEventBus implements EventBus {
     };
   }
 
+  /** Like subscribe, for a PSUBSCRIBE pattern (ioredis subscribes again after a reconnect too). */
+  subscribePattern(pattern: string, handler: PatternHandler): () => void {
+    let set = this.patternHandlers.get(pattern);
+    if (!set) {
+      set = new Set();
+      this.patternHandlers.set(pattern, set);
+      this.subscriber.psubscribe(pattern).catch((err: unknown) => {
+        if (!this.closed) this.onError(err, pattern);
+      });
+    }
+    const entry: PatternHandler = (c, p) => handler(c, p);
+    set.add(entry);
+    return () => {
+      const current = this.patternHandlers.get(pattern);
+      if (!current?.delete(entry) || current.size) return;
+      this.patternHandlers.delete(pattern);
+      if (!this.closed) this.subscriber.punsubscribe(pattern).catch((err: unknown) => this.onError(err, pattern));
+    };
+  }
+
+  private deliverPattern(pattern: string, channel: string, message: string): void {
+    const set = this.patternHandlers.get(pattern);
+    if (!set) return;
+    for (const handler of set) {
+      try {
+        handler(channel, JSON.parse(message) as unknown);
+      } catch (err) {
+        this.onError(err, channel);
+      }
+    }
+  }
+
   private deliver(channel: string, message: string): void {
     const set = this.handlers.get(channel);
     if (!set) return;
@@ -98,6 +133,7 @@ export class RedisEventBus implements EventBus {
     if (this.closed) return;
     this.closed = true;
     this.handlers.clear();
+    this.patternHandlers.clear();
     this.reconnectListeners.clear();
     await Promise.all([closeRedis(this.publisher), closeRedis(this.subscriber)]);
   }

@@ -4,7 +4,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { LRUCache } from 'lru-cache';
+import QuickLRU from 'quick-lru';
 import type { SigningAlg } from '../config/schema.js';
 import type { KeyRepository, SigningKeyRecord, TenantId } from '../storage/types.js';
 import type { VerifyKey } from './jwt.js';
@@ -112,8 +112,11 @@ export class KeySet {
   /** The published JWKS document, serialised once. */
   readonly jwksBody: Buffer;
   readonly jwksEtag: string;
-  /** Access tokens whose signature these keys verified (see checkAccessToken). */
-  readonly verifiedTokens = new LRUCache<string, Record<string, unknown>>({ max: 10000 });
+  /**
+   * Access tokens whose signature these keys verified (see checkAccessToken). quick-lru grows as
+   * used: lru-cache would preallocate its whole capacity for every tenant's key set.
+   */
+  readonly verifiedTokens = new QuickLRU<string, Record<string, unknown>>({ maxSize: 5000 });
 
   constructor(records: SigningKeyRecord[], sealer: Sealer, tenant: TenantId, algorithms: readonly SigningAlg[]) {
     // Published and verifying until retired. A key marked by DELETE /api/v1/jwks/:kid stays until

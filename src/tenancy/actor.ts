@@ -5,17 +5,15 @@
  * bytes, a client cache and the batched client usage counters.
  */
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { OAuthError, isUnavailable, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { clientChangedChannel, configChangedChannel, rotationChannel, type ClientChangedEvent } from '../events/bus.js';
 import { SerialTask } from '../events/serial-task.js';
 import { decodeJwt } from '../keys/jwt.js';
-import { KeySet, ensureKeys } from '../keys/keystore.js';
+import type { KeySet } from '../keys/keystore.js';
 import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, type TokenContext } from '../oidc/access-tokens.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
@@ -31,8 +29,8 @@ import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
-import { discoveryMetadata, mergeConfig, type EffectiveConfig } from './config/merge.js';
-import { loadEffectiveConfig } from './config/store.js';
+import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
+import type { TenantState } from './state-cache.js';
 
 const DISCOVERY_PATH = '/.well-known/openid-configuration';
 
@@ -49,31 +47,34 @@ interface Usage {
   last: string;
 }
 
+/** The oidc-provider instance of the actor's current keys and config, and what was rendered with it. */
+interface BuiltProvider {
+  provider: Provider;
+  callback: NodeCallback;
+  discovery: { body: Buffer; etag: string };
+}
+
 export class TenantActor implements TokenContext {
   readonly issuer: string;
   readonly origin: URL;
   readonly mountPath: string;
-  /** Global config with this tenant's overrides (tenancy/config): the one the current provider was built with. */
+  /** Global config with this tenant's overrides (tenancy/config). */
   get config(): EffectiveConfig {
     return this.current;
   }
-  private current: EffectiveConfig;
-  /** The latest config read from storage; the next reloadKeys builds with it and makes it current. */
-  private desired: EffectiveConfig;
-  /** Serialised, coalesced reloadConfig: config:changed events and this instance's own updates. */
-  readonly configRefresh: SerialTask;
-  private readonly unsubscribeConfig: () => void;
+  private current!: EffectiveConfig;
   keys!: KeySet;
-  private provider!: Provider;
-  private callback!: NodeCallback;
-  private discovery!: { body: Buffer; etag: string };
-  private readonly clientCache = new LRUCache<string, ClientRecord>({ max: 2000, ttl: 30_000 });
+  private clientCache!: TenantState['clients'];
+  /**
+   * Built on first use, not with the actor: client_credentials, introspection, JWKS and the
+   * Management API never need it, and it is most of an actor's cost (see tenancy/state-cache.ts).
+   * Dropped whenever keys or config change; the next request builds it again.
+   */
+  private built: Promise<BuiltProvider> | undefined;
   private usage = new Map<string, Usage>();
   private readonly flushTimer: NodeJS.Timeout;
-  /** Serialised, coalesced reloadKeys: rotation events and API calls never race to swap keys. */
-  readonly keyRefresh: SerialTask;
-  private readonly unsubscribeRotation: () => void;
-  private readonly unsubscribeClients: () => void;
+  /** Serialised, coalesced reloads: change events and API calls never race to swap the state. */
+  private readonly refresh: SerialTask;
   private closed = false;
   private readonly guard: LoginGuard;
   private readonly backchannel: BackchannelLogout;
@@ -85,66 +86,62 @@ export class TenantActor implements TokenContext {
   private constructor(
     readonly tenant: string,
     private readonly ctx: AppContext,
+    state: TenantState,
   ) {
-    this.current = this.desired = mergeConfig(ctx.config, {});
+    this.apply(state);
     this.issuer = ctx.resolver.issuerOf(tenant);
     this.origin = new URL(this.issuer);
     this.mountPath = ctx.config.oidc.path;
     this.flushTimer = setInterval(() => void this.flushUsage(), 1000);
     this.flushTimer.unref();
-    this.keyRefresh = new SerialTask(() => this.reloadKeys());
-    // Subscribed before the first load, so a rotation during creation is not missed.
-    const prefix = ctx.config.redis.key_prefix;
-    this.unsubscribeRotation = ctx.events.subscribe(rotationChannel(tenant, prefix), () => {
-      this.keyRefresh.run().catch((err: unknown) => ctx.log.error({ err, tenant }, 'signing keys could not be reloaded after a rotation event'));
-    });
-    // A client changed through any instance (clients/operations.ts) is read again on next use.
-    this.unsubscribeClients = ctx.events.subscribe(clientChangedChannel(tenant, prefix), (event) => {
-      const id = (event as Partial<ClientChangedEvent> | null)?.client_id;
-      if (typeof id === 'string') this.clientCache.delete(id);
-    });
-    this.configRefresh = new SerialTask(() => this.reloadConfig());
-    this.unsubscribeConfig = ctx.events.subscribe(configChangedChannel(tenant, prefix), () => {
-      this.configRefresh.run().catch((err: unknown) => ctx.log.error({ err, tenant }, 'configuration could not be reloaded after a config:changed event'));
-    });
+    this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
     this.guard = new LoginGuard(ctx);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
     this.assertions = assertionServices(ctx, tenant);
   }
 
+  /**
+   * The tenant's state comes from ctx.tenantStates (cached, or three storage reads); change events
+   * reach the actor through tenant-events.ts, which calls reload().
+   */
   static async create(ctx: AppContext, tenant: string): Promise<TenantActor> {
-    const actor = new TenantActor(tenant, ctx);
-    try {
-      // Reads the overrides, then builds keys and provider with them.
-      await actor.configRefresh.run();
-    } catch (err) {
-      clearInterval(actor.flushTimer);
-      actor.unsubscribeRotation();
-      actor.unsubscribeClients();
-      actor.unsubscribeConfig();
-      throw err;
-    }
-    return actor;
+    return new TenantActor(tenant, ctx, await ctx.tenantStates.get(tenant));
   }
 
   /**
-   * Re-reads the tenant's overrides; when they changed (or nothing is built yet) rebuilds keys,
-   * provider and documents with them, so token lifetimes, discovery and rate limits follow at once.
+   * Reads keys, configuration and clients from storage again and swaps them in (after a rotation,
+   * a configuration change, or an event bus reconnect). Resolves once the new state is live.
    */
-  async reloadConfig(): Promise<void> {
-    const next = await loadEffectiveConfig(this.ctx, this.tenant);
-    const changed = JSON.stringify(next.overrides) !== JSON.stringify(this.desired.overrides);
-    if (changed) this.desired = next;
-    if (changed || !this.keys) await this.keyRefresh.run();
+  reload(): Promise<void> {
+    this.ctx.tenantStates.invalidate(this.tenant);
+    return this.refresh.run();
   }
 
-  /** Rebuilds key set, provider and precomputed documents from storage (first use, rotation, config change). */
-  async reloadKeys(): Promise<void> {
+  /** Swaps keys, config and client cache at once, so a request never sees two generations mixed. */
+  private apply(state: TenantState): void {
+    if (state.keys === this.keys && state.config === this.current) return;
+    this.keys = state.keys;
+    this.current = state.config;
+    this.clientCache = state.clients;
+    this.built = undefined;
+  }
+
+  /** The oidc-provider instance (built now if this actor has none for its current state). */
+  private provider(): Promise<BuiltProvider> {
+    if (!this.built) {
+      const build = this.buildProvider(this.keys, this.current);
+      this.built = build;
+      // A failed build is not kept: the next request tries again.
+      build.catch(() => {
+        if (this.built === build) this.built = undefined;
+      });
+    }
+    return this.built;
+  }
+
+  private async buildProvider(keys: KeySet, config: EffectiveConfig): Promise<BuiltProvider> {
     const { storage, sealer } = this.ctx;
-    const config = this.desired;
-    const records = await ensureKeys(storage.keys, this.tenant, config.security.key_store.algorithms, sealer);
-    const keys = new KeySet(records, sealer, this.tenant, config.security.key_store.algorithms);
     const provider = createProvider({
       tenant: this.tenant,
       issuer: this.issuer,
@@ -168,12 +165,7 @@ export class TenantActor implements TokenContext {
     const discoveryResponse = await runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin });
     if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
-    // Swap everything at once so a request never sees keys and provider from different generations.
-    this.keys = keys;
-    this.current = config;
-    this.provider = provider;
-    this.callback = callback;
-    this.discovery = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+    return { provider, callback, discovery: { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` } };
   }
 
   /** Audit and metrics from oidc-provider's events. */
@@ -197,12 +189,12 @@ export class TenantActor implements TokenContext {
     });
   }
 
-  private signInHost(): SignInHost {
+  private async signInHost(): Promise<SignInHost> {
     return {
       tenant: this.tenant,
       ctx: this.ctx,
       target: { mountPath: this.mountPath, origin: this.origin },
-      provider: this.provider,
+      provider: (await this.provider()).provider,
       guard: this.guard,
       csrfKey: this.ctx.sealer.derive(`csrf:${this.tenant}`),
       stylesheet: this.stylesheetPath,
@@ -212,20 +204,16 @@ export class TenantActor implements TokenContext {
 
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
-    const cached = this.clientCache.get(clientId);
+    const cache = this.clientCache;
+    const cached = cache.get(clientId);
     if (cached) return cached;
     const record = await this.ctx.storage.clients.get(this.tenant, clientId);
-    if (record) this.clientCache.set(clientId, record);
+    if (record) cache.set(clientId, record);
     return record;
   }
 
   invalidateClient(clientId: string): void {
     this.clientCache.delete(clientId);
-  }
-
-  /** Drops every cached client (the event bus was away and may have missed client:changed events). */
-  invalidateAllClients(): void {
-    this.clientCache.clear();
   }
 
   private async loadProviderClient(clientId: string): Promise<AdapterPayload | undefined> {
@@ -287,7 +275,7 @@ export class TenantActor implements TokenContext {
       if (!check.active || check.claims.sub === check.claims.client_id) return undefined;
       return { accountId: check.claims.sub, clientId: check.claims.client_id, scope: check.claims.scope ?? '' };
     }
-    const stored = await this.provider.AccessToken.find(token);
+    const stored = await (await this.provider()).provider.AccessToken.find(token);
     if (!stored?.accountId || !stored.clientId || stored.isExpired) return undefined;
     const client = await this.loadClient(stored.clientId);
     if (!client?.active) return undefined;
@@ -299,7 +287,10 @@ export class TenantActor implements TokenContext {
     const sub = req.path.slice(this.mountPath.length) || '/';
     try {
       if (req.method === 'GET' || req.method === 'HEAD') {
-        if (sub === DISCOVERY_PATH) return this.publicDocument(req, this.discovery.body, this.discovery.etag);
+        if (sub === DISCOVERY_PATH) {
+          const { discovery } = await this.provider();
+          return this.publicDocument(req, discovery.body, discovery.etag);
+        }
         if (sub === '/jwks') return this.publicDocument(req, this.keys.jwksBody, this.keys.jwksEtag, 'application/jwk-set+json; charset=utf-8');
       }
       if (req.method === 'POST' && sub === '/register-rp') return await registerRp({ ctx: this.ctx, tenant: this.tenant }, req);
@@ -311,9 +302,9 @@ export class TenantActor implements TokenContext {
       if (interaction) {
         const action = (interaction[2] ?? 'show') as InteractionAction;
         if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
-        return await handleInteraction(this.signInHost(), req, interaction[1]!, action);
+        return await handleInteraction(await this.signInHost(), req, interaction[1]!, action);
       }
-      if (sub === '/account/mfa' || sub === '/account/mfa/disable') return await handleAccountMfa(this.signInHost(), req, sub === '/account/mfa' ? 'manage' : 'disable');
+      if (sub === '/account/mfa' || sub === '/account/mfa/disable') return await handleAccountMfa(await this.signInHost(), req, sub === '/account/mfa' ? 'manage' : 'disable');
       if (req.method === 'POST' && sub === '/token') {
         const fast = await clientCredentialsGrant(this, req);
         if (fast) return fast;
@@ -341,8 +332,9 @@ export class TenantActor implements TokenContext {
   }
 
   /** Hands a request to oidc-provider (Koa) through the bridge. */
-  bridge(req: HttpRequest): Promise<HttpResponse> {
-    return runNodeCallback(this.callback, req, { mountPath: this.mountPath, origin: this.origin });
+  async bridge(req: HttpRequest): Promise<HttpResponse> {
+    const { callback } = await this.provider();
+    return runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin });
   }
 
   private publicDocument(req: HttpRequest, body: Buffer, etag: string, type = 'application/json; charset=utf-8'): HttpResponse {
@@ -355,12 +347,9 @@ export class TenantActor implements TokenContext {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.flushTimer);
-    this.unsubscribeRotation();
-    this.unsubscribeClients();
-    this.unsubscribeConfig();
     this.backchannel.close();
+    this.built = undefined;
     await this.flushUsage();
-    this.clientCache.clear();
   }
 }
 

@@ -3,11 +3,11 @@
  * answered from a small in-memory cache in front of TenantRepository.
  *
  * Freshness: a change made through this instance (tenants.ts) invalidates the entry at once and is
- * announced on `<prefix>:<tenant>:tenant:changed`; every instance with a live actor for the tenant
- * is subscribed to that channel (watch/unwatch, driven by the actor pool), drops its entry and
- * evicts the actor when the tenant was suspended or deleted. Tenants without a live actor here are
- * only cached for TTL_MS, so a change made elsewhere is seen within that time even if the event
- * was missed (pub/sub is at-most-once; the cache is also cleared when the event bus reconnects).
+ * announced on `<prefix>:<tenant>:tenant:changed`; every instance receives every tenant's
+ * announcements (tenant-events.ts, one pattern subscription), drops its entry and evicts the actor
+ * when the tenant was suspended or deleted. Entries are trusted for ttlMs at most, so a change is
+ * seen within that time even if its event was lost (pub/sub is at-most-once; the cache is also
+ * cleared when the event bus reconnects).
  */
 import { LRUCache } from 'lru-cache';
 import type { EventBus } from '../events/bus.js';
@@ -17,8 +17,8 @@ import type { TenantRecord, TenantRepository } from '../storage/types.js';
 import { DEFAULT_TENANT } from './resolver.js';
 
 /** How long a lookup is trusted without an event (both "exists" and "unknown" answers). */
-export const TTL_MS = 5_000;
-const MAX_ENTRIES = 10_000;
+export const TTL_MS = 60_000;
+const MAX_ENTRIES = 50_000;
 
 /** Channel of a tenant's registry changes (created, updated, suspended, reactivated, deleted). */
 export const tenantChangedChannel = (tenant: string, prefix = 'svc'): string => `${prefix}:${tenant}:tenant:changed`;
@@ -62,7 +62,6 @@ export interface RegistryDeps {
 export class TenantRegistry {
   private readonly cache: LRUCache<string, Entry>;
   private readonly pending = new Map<string, Promise<TenantRecord | undefined>>();
-  private readonly watches = new Map<string, () => void>();
   private readonly listeners = new Set<(event: TenantChangedEvent) => void>();
 
   constructor(private readonly deps: RegistryDeps) {
@@ -126,21 +125,14 @@ export class TenantRegistry {
     }
   }
 
-  /** Subscribes to the tenant's change channel (while it has a live actor here). Idempotent. */
-  watch(slug: string): void {
-    if (this.watches.has(slug)) return;
-    const unsubscribe = this.deps.events.subscribe(tenantChangedChannel(slug, this.deps.prefix), (payload) => {
-      const event = payload as Partial<TenantChangedEvent> | null;
-      // The channel names the tenant; a payload naming another one is not trusted with it.
-      if (event?.tenant !== slug) return;
-      this.apply(event as TenantChangedEvent);
-    });
-    this.watches.set(slug, unsubscribe);
-  }
-
-  unwatch(slug: string): void {
-    this.watches.get(slug)?.();
-    this.watches.delete(slug);
+  /**
+   * A change announced on the event bus (tenant-events.ts routes every tenant's
+   * `<prefix>:<tenant>:tenant:changed` here, including this instance's own announcements, which
+   * apply a second time harmlessly).
+   */
+  received(event: TenantChangedEvent): void {
+    if (typeof event?.tenant !== 'string') return;
+    this.apply(event);
   }
 
   private apply(event: TenantChangedEvent): void {

@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { InProcessBus } from '../../src/events/bus.js';
+import { InProcessBus, channelPattern } from '../../src/events/bus.js';
 import { ProblemError } from '../../src/http/problem.js';
 import type { HttpRequest } from '../../src/http/types.js';
 import type { TenantRecord, TenantRepository } from '../../src/storage/types.js';
 import { RelayState } from '../../src/tenancy/ops.js';
-import { TenantRegistry, tenantChangedChannel } from '../../src/tenancy/registry.js';
+import { TenantRegistry, tenantChangedChannel, type TenantChangedEvent } from '../../src/tenancy/registry.js';
 import { TenantResolver, isValidTenantName } from '../../src/tenancy/resolver.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -178,14 +178,15 @@ describe('TenantRegistry', () => {
     await expect(registry.require('acme')).rejects.toMatchObject({ status: 403 });
   });
 
-  it('applies a change at once here and, through the event bus, on a watching instance', async () => {
+  it('applies a change at once here and, through the event bus, on another instance', async () => {
     const bus = new InProcessBus();
     const { repo, rows } = fakeRepo([record('acme')]);
     const here = new TenantRegistry({ repo, events: bus, log: quiet, prefix: 'p1' });
     const there = new TenantRegistry({ repo, events: bus, log: quiet, prefix: 'p1' });
     const seen: string[] = [];
     there.onChange((e) => seen.push(`${e.tenant}:${e.status}`));
-    there.watch('acme');
+    // What tenant-events.ts does for the other instance.
+    const unsubscribe = bus.subscribePattern(channelPattern('p1', 'tenant:changed'), (_channel, payload) => there.received(payload as TenantChangedEvent));
     await here.require('acme');
     await there.require('acme');
 
@@ -196,9 +197,9 @@ describe('TenantRegistry', () => {
     expect(seen).toEqual(['acme:suspended']);
     await expect(there.require('acme')).rejects.toMatchObject({ status: 403 });
 
-    // A payload naming another tenant on acme's channel is ignored; after unwatch nothing arrives.
-    await bus.publish(tenantChangedChannel('acme', 'p1'), { tenant: 'beta', change: 'deleted', status: null, at: '' });
-    there.unwatch('acme');
+    // Another prefix's channel does not match; after unsubscribing nothing arrives.
+    await bus.publish(tenantChangedChannel('acme', 'p2'), { tenant: 'acme', change: 'deleted', status: null, at: '' });
+    unsubscribe();
     await bus.publish(tenantChangedChannel('acme', 'p1'), { tenant: 'acme', change: 'deleted', status: null, at: '' });
     await tick();
     expect(seen).toEqual(['acme:suspended']);

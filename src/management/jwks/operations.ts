@@ -47,7 +47,7 @@ export function presentKey(k: SigningKeyRecord) {
 }
 
 /** The caller sees its own change at once; other instances follow the jwks:rotated event. */
-const refreshLocal = (call: Call) => call.actor.keyRefresh.run();
+const refreshLocal = (call: Call) => call.actor.reload();
 
 export const jwksOperations: Operation[] = [
   op({

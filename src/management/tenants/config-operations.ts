@@ -61,7 +61,8 @@ function parseSection(section: SectionName, req: HttpRequest, global: Config): J
 async function propagate(call: Call, tenant: string, section: SectionName): Promise<void> {
   const { ctx } = call;
   try {
-    await call.peekActor(tenant)?.configRefresh.run();
+    ctx.tenantStates.invalidate(tenant);
+    await call.peekActor(tenant)?.reload();
   } catch (err) {
     ctx.log.error({ err, tenant }, 'tenant configuration could not be applied to the local actor');
   }

@@ -1,0 +1,109 @@
+/**
+ * What a tenant actor is built from, kept for many more tenants than the actor pool holds:
+ * the tenant's effective configuration, its imported signing keys (KeySet: keys unsealed and
+ * parsed, JWKS serialised) and its client cache. Loading these costs three storage round trips
+ * and key imports; with them cached, a pool miss only builds the actor itself (no I/O), and the
+ * oidc-provider instance — the expensive, pool-bounded part — is built by the actor on first use.
+ *
+ * Freshness does not depend on a live actor: tenant-events.ts receives every tenant's
+ * jwks:rotated / config:changed / client:changed events (one pattern subscription per kind) and
+ * invalidates here; the cache is cleared when the event bus reconnects. A load that was running
+ * when an invalidation arrived is handed to its callers but not cached (the epoch check), so a
+ * rotation can never be undone by a slow load that read the old keys.
+ *
+ * Bounded by `multi_tenancy.tenant_cache.max_size` entries (quick-lru keeps up to twice that in
+ * its two generations) and `ttl_ms` as a safety net for an event lost without a reconnect.
+ */
+import QuickLRU from 'quick-lru';
+import type { AppContext } from '../context.js';
+import { KeySet, ensureKeys } from '../keys/keystore.js';
+import type { ClientRecord } from '../storage/types.js';
+import type { EffectiveConfig } from './config/merge.js';
+import { loadEffectiveConfig } from './config/store.js';
+
+/** How long a cached client record is trusted without a client:changed event. */
+const CLIENT_TTL_MS = 5 * 60_000;
+const CLIENTS_PER_TENANT = 2000;
+
+export interface TenantState {
+  readonly config: EffectiveConfig;
+  readonly keys: KeySet;
+  /** Client records by id; the actor reads through it and the Management API invalidates it. */
+  readonly clients: QuickLRU<string, ClientRecord>;
+}
+
+type Deps = Pick<AppContext, 'config' | 'storage' | 'sealer'>;
+
+export class TenantStateCache {
+  private readonly entries: QuickLRU<string, TenantState>;
+  private readonly loading = new Map<string, Promise<TenantState>>();
+  /** Bumped by every invalidation: a load that started before it is not cached. */
+  private epoch = 0;
+
+  constructor(
+    private readonly deps: Deps,
+    opts: { maxSize: number; ttlMs: number },
+  ) {
+    this.entries = new QuickLRU({ maxSize: Math.max(1, opts.maxSize), maxAge: opts.ttlMs });
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The tenant's state: cached, or loaded from storage (concurrent callers share one load). */
+  get(tenant: string): Promise<TenantState> {
+    const hit = this.entries.get(tenant);
+    if (hit) return Promise.resolve(hit);
+    let load = this.loading.get(tenant);
+    if (!load) {
+      const epoch = this.epoch;
+      load = this.load(tenant)
+        .then((state) => {
+          if (epoch === this.epoch) this.entries.set(tenant, state);
+          return state;
+        })
+        .finally(() => {
+          if (this.loading.get(tenant) === load) this.loading.delete(tenant);
+        });
+      this.loading.set(tenant, load);
+    }
+    return load;
+  }
+
+  /** The cached state without loading (the client cache of a tenant without a live actor). */
+  peek(tenant: string): TenantState | undefined {
+    return this.entries.peek(tenant);
+  }
+
+  /** Keys or configuration changed: the next get reads storage again. */
+  invalidate(tenant: string): void {
+    this.epoch++;
+    this.entries.delete(tenant);
+    this.loading.delete(tenant);
+  }
+
+  /** A client changed: dropped from the tenant's client cache (the rest stays). */
+  invalidateClient(tenant: string, clientId: string): void {
+    this.entries.peek(tenant)?.clients.delete(clientId);
+  }
+
+  /** Forgets everything (the event bus was away and may have missed events). */
+  clear(): void {
+    this.epoch++;
+    this.entries.clear();
+    this.loading.clear();
+  }
+
+  private async load(tenant: string): Promise<TenantState> {
+    const { storage, sealer } = this.deps;
+    const config = await loadEffectiveConfig(this.deps, tenant);
+    const algorithms = config.security.key_store.algorithms;
+    const records = await ensureKeys(storage.keys, tenant, algorithms, sealer);
+    return {
+      config,
+      keys: new KeySet(records, sealer, tenant, algorithms),
+      clients: new QuickLRU({ maxSize: CLIENTS_PER_TENANT, maxAge: CLIENT_TTL_MS }),
+    };
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Every tenant's change events, received once per instance: one pattern subscription per kind
+ * (`<prefix>:*:jwks:rotated`, `:config:changed`, `:client:changed`, `:tenant:changed`) instead
+ * of a subscription per tenant actor. Tenants whose state is cached but that have no live actor
+ * stay fresh this way, and a pool miss or eviction costs no SUBSCRIBE/UNSUBSCRIBE round trip.
+ *
+ * Routing: keys or configuration changed -> the tenant's cached state is dropped and its live
+ * actor (if any) reloads; a client changed -> that client leaves the tenant's client cache; a
+ * tenant changed -> the registry (which evicts the actor of a suspended or deleted tenant).
+ * The tenant is taken from the channel name; a payload naming another tenant is ignored.
+ */
+import { channelPattern, type ClientChangedEvent, type EventBus } from '../events/bus.js';
+import type { Logger } from '../log.js';
+import type { TenantActor } from './actor.js';
+import type { ActorPool } from './pool.js';
+import type { TenantChangedEvent, TenantRegistry } from './registry.js';
+import { isValidTenantName } from './resolver.js';
+import type { TenantStateCache } from './state-cache.js';
+
+export interface TenantEventDeps {
+  events: EventBus;
+  prefix: string;
+  states: TenantStateCache;
+  pool: ActorPool<TenantActor>;
+  registry: TenantRegistry;
+  log: Pick<Logger, 'error'>;
+}
+
+type Kind = 'jwks:rotated' | 'config:changed' | 'client:changed' | 'tenant:changed';
+const KINDS: readonly Kind[] = ['jwks:rotated', 'config:changed', 'client:changed', 'tenant:changed'];
+
+/** Subscribes; returns the function that unsubscribes every pattern. */
+export function routeTenantEvents(deps: TenantEventDeps): () => void {
+  const { events, prefix } = deps;
+  const unsubscribers = KINDS.map((kind) =>
+    events.subscribePattern(channelPattern(prefix, kind), (channel, payload) => {
+      const tenant = tenantOf(channel, prefix, kind);
+      if (!tenant) return;
+      const named = (payload as { tenant?: unknown } | null)?.tenant;
+      if (named !== undefined && named !== tenant) return;
+      deliver(deps, kind, tenant, payload);
+    }),
+  );
+  return () => {
+    for (const unsubscribe of unsubscribers) unsubscribe();
+  };
+}
+
+function deliver(deps: TenantEventDeps, kind: Kind, tenant: string, payload: unknown): void {
+  const { states, pool, registry, log } = deps;
+  switch (kind) {
+    case 'jwks:rotated':
+    case 'config:changed': {
+      states.invalidate(tenant);
+      pool
+        .peek(tenant)
+        ?.reload()
+        .catch((err: unknown) => log.error({ err, tenant, event: kind }, 'tenant actor could not reload after a change event'));
+      return;
+    }
+    case 'client:changed': {
+      const id = (payload as Partial<ClientChangedEvent> | null)?.client_id;
+      if (typeof id === 'string') states.invalidateClient(tenant, id);
+      return;
+    }
+    case 'tenant:changed':
+      registry.received(payload as TenantChangedEvent);
+  }
+}
+
+/** `<prefix>:<tenant>:<kind>` -> tenant, or undefined when the middle is not a tenant slug. */
+function tenantOf(channel: string, prefix: string, kind: Kind): string | undefined {
+  const head = `${prefix}:`;
+  const tail = `:${kind}`;
+  if (!channel.startsWith(head) || !channel.endsWith(tail)) return undefined;
+  const tenant = channel.slice(head.length, channel.length - tail.length);
+  return isValidTenantName(tenant) ? tenant : undefined;
+}

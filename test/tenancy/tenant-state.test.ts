@@ -1,0 +1,125 @@
+/**
+ * The tenant state cache (tenancy/state-cache.ts) on a real SQLite storage, and the routing of
+ * every tenant's change events by pattern subscription (tenancy/tenant-events.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import { InProcessBus, channelPattern, clientChangedChannel, configChangedChannel, patternMatcher, rotationChannel } from '../../src/events/bus.js';
+import { Sealer } from '../../src/keys/sealer.js';
+import type { TenantActor } from '../../src/tenancy/actor.js';
+import type { ActorPool } from '../../src/tenancy/pool.js';
+import { tenantChangedChannel, type TenantChangedEvent, type TenantRegistry } from '../../src/tenancy/registry.js';
+import { TenantStateCache } from '../../src/tenancy/state-cache.js';
+import { routeTenantEvents } from '../../src/tenancy/tenant-events.js';
+import { clientMetadata, openTempStorage, type TempStorage } from '../helpers/storage.js';
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('TenantStateCache (real SQLite)', () => {
+  let temp: TempStorage;
+  let cache: TenantStateCache;
+  const config = loadConfig({ NODE_ENV: 'test' });
+  const sealer = new Sealer(randomBytes(32));
+
+  beforeEach(() => {
+    temp = openTempStorage();
+    cache = new TenantStateCache({ config, storage: temp.storage, sealer }, { maxSize: 10, ttlMs: 60_000 });
+  });
+  afterEach(() => temp.close());
+
+  it('loads config and keys once for concurrent callers, then answers from memory', async () => {
+    const list = vi.spyOn(temp.storage.keys, 'list');
+    const [a, b] = await Promise.all([cache.get('default'), cache.get('default')]);
+    expect(a).toBe(b);
+    expect(a.keys.signing.size).toBe(3);
+    expect(JSON.parse(a.keys.jwksBody.toString()).keys).toHaveLength(3);
+    const reads = list.mock.calls.length;
+    expect(await cache.get('default')).toBe(a);
+    expect(list.mock.calls.length).toBe(reads);
+  });
+
+  it('reads storage again after invalidate, and never caches a load that an invalidation overtook', async () => {
+    const first = await cache.get('default');
+    cache.invalidate('default');
+    const loading = cache.get('default');
+    // The event arrives while the load runs: the load's answer is handed out but not kept.
+    cache.invalidate('default');
+    const raced = await loading;
+    expect(raced).not.toBe(first);
+    expect(cache.peek('default')).toBeUndefined();
+    const fresh = await cache.get('default');
+    expect(fresh).not.toBe(raced);
+    expect(cache.peek('default')).toBe(fresh);
+  });
+
+  it('drops one client from the tenant client cache, leaving keys and the other clients', async () => {
+    const state = await cache.get('default');
+    const meta = clientMetadata();
+    state.clients.set('a', { client_id: 'a', metadata: meta } as never);
+    state.clients.set('b', { client_id: 'b', metadata: meta } as never);
+    cache.invalidateClient('default', 'a');
+    cache.invalidateClient('nobody', 'b');
+    expect(state.clients.has('a')).toBe(false);
+    expect(state.clients.has('b')).toBe(true);
+    expect(cache.peek('default')).toBe(state);
+  });
+
+  it('clear forgets every tenant', async () => {
+    await cache.get('default');
+    cache.clear();
+    expect(cache.size).toBe(0);
+  });
+});
+
+describe('routeTenantEvents', () => {
+  function setup(prefix: string) {
+    const bus = new InProcessBus();
+    const calls: string[] = [];
+    const states = {
+      invalidate: (t: string) => calls.push(`invalidate:${t}`),
+      invalidateClient: (t: string, id: string) => calls.push(`client:${t}:${id}`),
+    } as unknown as TenantStateCache;
+    const live = new Set(['acme']);
+    const pool = {
+      peek: (t: string) => (live.has(t) ? { reload: async () => void calls.push(`reload:${t}`) } : undefined),
+    } as unknown as ActorPool<TenantActor>;
+    const registry = { received: (e: TenantChangedEvent) => calls.push(`tenant:${e.tenant}:${e.status}`) } as unknown as TenantRegistry;
+    const stop = routeTenantEvents({ events: bus, prefix, states, pool, registry, log: { error: () => {} } });
+    return { bus, calls, stop };
+  }
+
+  it('routes each kind of every tenant, with or without a live actor', async () => {
+    const { bus, calls } = setup('svc');
+    await bus.publish(rotationChannel('acme', 'svc'), { tenant: 'acme', kids: [], promoted: 1, at: '' });
+    await bus.publish(configChangedChannel('beta', 'svc'), { tenant: 'beta', section: 'oidc', at: '' });
+    await bus.publish(clientChangedChannel('beta', 'svc'), { tenant: 'beta', client_id: 'c1', at: '' });
+    await bus.publish(tenantChangedChannel('gamma', 'svc'), { tenant: 'gamma', change: 'updated', status: 'suspended', at: '' });
+    await tick();
+    await tick();
+    expect(calls).toEqual(['invalidate:acme', 'reload:acme', 'invalidate:beta', 'client:beta:c1', 'tenant:gamma:suspended']);
+  });
+
+  it('ignores a payload naming another tenant, another prefix, a malformed tenant, and everything after stop', async () => {
+    const { bus, calls, stop } = setup('svc');
+    await bus.publish(rotationChannel('acme', 'svc'), { tenant: 'beta', kids: [], promoted: 1, at: '' });
+    await bus.publish(rotationChannel('acme', 'other'), { tenant: 'acme', kids: [], promoted: 1, at: '' });
+    await bus.publish('svc:ACME/..:jwks:rotated', { tenant: 'ACME/..' });
+    await tick();
+    expect(calls).toEqual([]);
+    stop();
+    await bus.publish(rotationChannel('acme', 'svc'), { tenant: 'acme', kids: [], promoted: 1, at: '' });
+    await tick();
+    expect(calls).toEqual([]);
+  });
+
+  it('matches a prefix holding glob characters literally', async () => {
+    const { bus, calls } = setup('a*b?[x]');
+    await bus.publish(rotationChannel('acme', 'aZZb?[x]'), { tenant: 'acme' });
+    await bus.publish(rotationChannel('acme', 'a*b?[x]'), { tenant: 'acme' });
+    await tick();
+    expect(calls).toEqual(['invalidate:acme', 'reload:acme']);
+    expect(patternMatcher(channelPattern('p', 'jwks:rotated')).test('p:t1:jwks:rotated')).toBe(true);
+    expect(patternMatcher(channelPattern('p', 'jwks:rotated')).test('p:t1:config:changed')).toBe(false);
+  });
+});
