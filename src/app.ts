@@ -10,7 +10,7 @@ import type { AppContext } from './context.js';
 import { InProcessBus } from './events/bus.js';
 import { RedisEventBus } from './events/redis-bus.js';
 import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse } from './http/problem.js';
-import { HttpServer, uwsTransport } from './http/server.js';
+import { HttpServer, uwsTransport, type RequestHead } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
 import { RotationScheduler } from './keys/scheduler.js';
 import { Sealer, loadEncryptionKey } from './keys/sealer.js';
@@ -32,7 +32,7 @@ import { ActorPool } from './tenancy/pool.js';
 import { TenantRegistry } from './tenancy/registry.js';
 import { TenantStateCache } from './tenancy/state-cache.js';
 import { routeTenantEvents } from './tenancy/tenant-events.js';
-import { PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
+import { OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -198,14 +198,52 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     throw notFound(`No route for ${req.method} ${req.path}`);
   }
 
-  function routeLabel(req: HttpRequest): string {
-    if (req.path.startsWith(oidcPath)) return `oidc${req.path.slice(oidcPath.length)}`.slice(0, 64);
+  function routeLabel(req: Pick<HttpRequest, 'method' | 'path'>): string {
+    if (req.path.startsWith(oidcPath)) return oidcRouteLabel(req.path.slice(oidcPath.length));
     if (req.path.startsWith('/api/v1/')) {
       const m = management.router.match(req.method, req.path);
       return m && m !== 'method' ? m.pattern : 'api:unmatched';
     }
     if (req.path.startsWith('/platform/')) return 'platform';
     return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
+  }
+
+  // Label children cached per series: prom-client hashes the label set on every inc()/observe().
+  const series = new Map<string, { requests: { inc(): void }; duration: { observe(v: number): void } }>();
+  function record(req: Pick<HttpRequest, 'id' | 'method' | 'path'>, res: HttpResponse, t0: number, ip: () => string): void {
+    const seconds = (performance.now() - t0) / 1000;
+    const label = routeLabel(req);
+    const key = `${label} ${req.method} ${res.status}`;
+    let s = series.get(key);
+    if (!s) {
+      s = { requests: metrics.httpRequests.labels(label, req.method, String(res.status)), duration: metrics.httpDuration.labels(label, req.method) };
+      series.set(key, s);
+    }
+    s.requests.inc();
+    s.duration.observe(seconds);
+    if (log.isLevelEnabled('info') && req.path !== '/healthz' && req.path !== '/readyz') {
+      log.info({ req_id: req.id, method: req.method, path: req.path, status: res.status, ms: Math.round(seconds * 10000) / 10, ip: ip() }, 'request');
+    }
+  }
+
+  /** The front door's synchronous path: a live tenant's JWKS or rendered discovery document. */
+  const publicPaths = new Set([`${oidcPath}/jwks`, `${oidcPath}/.well-known/openid-configuration`]);
+  function fast(head: RequestHead): HttpResponse | undefined {
+    if ((head.method !== 'GET' && head.method !== 'HEAD') || !publicPaths.has(head.path)) return undefined;
+    const t0 = performance.now();
+    let tenant: string;
+    try {
+      const resolution = ctx.resolver.resolve(head as unknown as HttpRequest);
+      // The fallback warning, `_ops` and everything uncached take the full path.
+      if (resolution.via === 'fallback' || resolution.tenant === OPS_TENANT) return undefined;
+      tenant = resolution.tenant;
+    } catch {
+      return undefined;
+    }
+    if (!ctx.registry.activeNow(tenant)) return undefined;
+    const res = pool.getLive(tenant)?.publicDocumentNow(head);
+    if (res) record(head, res, t0, head.ip);
+    return res;
   }
 
   /** The one place errors become responses. */
@@ -228,13 +266,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         log.info({ req_id: req.id, status: res.status, reason: detail }, 'request refused');
       }
     }
-    const seconds = (performance.now() - t0) / 1000;
-    const label = routeLabel(req);
-    metrics.httpRequests.inc({ route: label, method: req.method, status: String(res.status) });
-    metrics.httpDuration.observe({ route: label, method: req.method }, seconds);
-    if (log.isLevelEnabled('info') && req.path !== '/healthz' && req.path !== '/readyz') {
-      log.info({ req_id: req.id, method: req.method, path: req.path, status: res.status, ms: Math.round(seconds * 10000) / 10, ip: req.ip }, 'request');
-    }
+    record(req, res, t0, () => req.ip);
     return res;
   }
 
@@ -243,6 +275,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     port: config.port,
     log,
     handle,
+    fast,
     onTooLarge: (req) => {
       const err = new ProblemError(413, 'payload-too-large', 'Request bodies are limited to 1 MiB');
       log.info({ req_id: req.id, path: req.path, status: 413 }, 'request refused: body too large');
@@ -291,4 +324,22 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return closing;
     },
   };
+}
+
+/**
+ * The route label of an OIDC path (below the mount path): the endpoint, with interaction ids and
+ * anything unknown folded, so a client cannot grow the metrics' label sets without bound.
+ */
+const OIDC_ROUTES = new Set([
+  '/auth', '/token', '/token/introspection', '/token/revocation', '/me', '/jwks', '/.well-known/openid-configuration',
+  '/session/end', '/session/end/confirm', '/session/end/success', '/device/auth', '/device', '/device/confirm', '/reg',
+  '/register-rp', '/backchannel', '/assets/app.css', '/account/mfa', '/account/mfa/disable',
+]);
+function oidcRouteLabel(sub: string): string {
+  if (OIDC_ROUTES.has(sub)) return `oidc${sub}`;
+  const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);
+  if (interaction) return `oidc/interaction/:uid${interaction[1] ?? ''}`;
+  if (sub.startsWith('/reg/')) return 'oidc/reg/:client_id';
+  if (sub.startsWith('/device/')) return 'oidc/device/:action';
+  return 'oidc:other';
 }

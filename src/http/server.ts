@@ -32,6 +32,22 @@ export interface ServerOptions {
   handle: (req: HttpRequest) => Promise<HttpResponse>;
   /** Called for a request whose body is too large, before the application sees it. */
   onTooLarge?: (req: HttpRequest) => HttpResponse;
+  /**
+   * Synchronous answers for body-less requests that need no I/O (the public JWKS and discovery
+   * documents of a live tenant actor): answered inside uWS's own callback, with no promise, abort
+   * handler or remote-address parsing. Undefined means "not here": the request takes the full path.
+   */
+  fast?: (head: RequestHead) => HttpResponse | undefined;
+}
+
+/** What a fast handler sees of a request: the head, copied, and the remote address on demand. */
+export interface RequestHead {
+  id: string;
+  method: string;
+  path: string;
+  rawQuery: string;
+  headers: Record<string, string>;
+  ip(): string;
 }
 
 const SKIP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'date', 'keep-alive']);
@@ -111,8 +127,17 @@ export class HttpServer {
     ureq.forEach((k, v) => {
       headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
     });
-    const ip = normalizeIp(Buffer.from(res.getRemoteAddressAsText()).toString());
     const id = requestId(headers['x-request-id'] ?? '');
+    const remote = () => normalizeIp(Buffer.from(res.getRemoteAddressAsText()).toString());
+    if (this.opts.fast && !this.draining && !BODY_METHODS.has(method)) {
+      const response = this.opts.fast({ id, method, path, rawQuery, headers, ip: remote });
+      if (response) {
+        // Still inside uWS's callback: the response goes out corked with no extra hop.
+        res.cork(() => this.write(res, response, id));
+        return;
+      }
+    }
+    const ip = remote();
 
     let aborted = false;
     res.onAborted(() => {

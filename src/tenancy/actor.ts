@@ -71,6 +71,8 @@ export class TenantActor implements TokenContext {
    * Dropped whenever keys or config change; the next request builds it again.
    */
   private built: Promise<BuiltProvider> | undefined;
+  /** `built` once it resolved: what a synchronous answer (publicDocumentNow) can use. */
+  private ready: BuiltProvider | undefined;
   private usage = new Map<string, Usage>();
   private readonly flushTimer: NodeJS.Timeout;
   /** Serialised, coalesced reloads: change events and API calls never race to swap the state. */
@@ -125,6 +127,7 @@ export class TenantActor implements TokenContext {
     this.current = state.config;
     this.clientCache = state.clients;
     this.built = undefined;
+    this.ready = undefined;
   }
 
   /** The oidc-provider instance (built now if this actor has none for its current state). */
@@ -132,10 +135,15 @@ export class TenantActor implements TokenContext {
     if (!this.built) {
       const build = this.buildProvider(this.keys, this.current);
       this.built = build;
-      // A failed build is not kept: the next request tries again.
-      build.catch(() => {
-        if (this.built === build) this.built = undefined;
-      });
+      build.then(
+        (done) => {
+          if (this.built === build) this.ready = done;
+        },
+        // A failed build is not kept: the next request tries again.
+        () => {
+          if (this.built === build) this.built = undefined;
+        },
+      );
     }
     return this.built;
   }
@@ -331,13 +339,24 @@ export class TenantActor implements TokenContext {
     }
   }
 
+  /**
+   * JWKS and discovery answered synchronously (the front door's fast path), or undefined when
+   * this is not such a request or the discovery document is not rendered yet.
+   */
+  publicDocumentNow(req: Pick<HttpRequest, 'method' | 'path' | 'headers'>): HttpResponse | undefined {
+    const sub = req.path.slice(this.mountPath.length);
+    if (sub === '/jwks') return this.publicDocument(req, this.keys.jwksBody, this.keys.jwksEtag, 'application/jwk-set+json; charset=utf-8');
+    if (sub === DISCOVERY_PATH && this.ready) return this.publicDocument(req, this.ready.discovery.body, this.ready.discovery.etag);
+    return undefined;
+  }
+
   /** Hands a request to oidc-provider (Koa) through the bridge. */
   async bridge(req: HttpRequest): Promise<HttpResponse> {
     const { callback } = await this.provider();
     return runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin });
   }
 
-  private publicDocument(req: HttpRequest, body: Buffer, etag: string, type = 'application/json; charset=utf-8'): HttpResponse {
+  private publicDocument(req: Pick<HttpRequest, 'method' | 'headers'>, body: Buffer, etag: string, type = 'application/json; charset=utf-8'): HttpResponse {
     const headers = { 'content-type': type, 'cache-control': PUBLIC_CACHE, etag, 'access-control-allow-origin': '*' };
     if (etagMatches(req.headers['if-none-match'], etag)) return { status: 304, headers };
     return { status: 200, headers, body: req.method === 'HEAD' ? '' : body };

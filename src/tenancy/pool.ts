@@ -95,6 +95,13 @@ export class ActorPool<A extends PoolMember> {
     return creation;
   }
 
+  /** The live actor, counted as a use and a hit like get(), or undefined (nothing is created). */
+  getLive(tenant: string): A | undefined {
+    const live = this.cache.get(tenant);
+    if (live) this.opts.onHit?.();
+    return live;
+  }
+
   /** The live actor, without creating one and without counting as use (neither idle age nor LRU order). */
   peek(tenant: string): A | undefined {
     return this.cache.peek(tenant);

@@ -96,6 +96,15 @@ export class TenantRegistry {
     return record;
   }
 
+  /**
+   * Synchronous answer from the cache only: true when the tenant is known to be active, undefined
+   * when the cache cannot tell (not cached, expired, unknown or suspended: the async path decides).
+   */
+  activeNow(slug: string): true | undefined {
+    if (slug === DEFAULT_TENANT) return true;
+    return this.cache.get(slug)?.record?.status === 'active' ? true : undefined;
+  }
+
   invalidate(slug: string): void {
     this.cache.delete(slug);
   }

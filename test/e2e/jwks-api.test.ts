@@ -166,7 +166,9 @@ describe('signing keys API', () => {
   });
 
   it('DELETE marks a key (202), keeps it published until retire-expired, then 409; unknown kid 404', async () => {
-    const [victim] = await listKeys(t, read, 'expiring');
+    // Not the key that signed the tokens used below: once retired, they would stop verifying.
+    const inUse = new Set([decodeProtectedHeader(read).kid, decodeProtectedHeader(admin).kid]);
+    const victim = (await listKeys(t, read, 'expiring')).find((k) => !inUse.has(k.kid));
     const res = await api(t, 'DELETE', `/api/v1/jwks/${victim!.kid}`, { token: admin });
     expect(res.status).toBe(202);
     expect(res.json).toEqual({ data: { message: expect.any(String), kid: victim!.kid, current_status: 'expiring' } });

@@ -34,6 +34,21 @@ describe('metrics endpoint', () => {
     expect(res.text).toMatch(/svc_http_requests_total\{route="\/api\/v1\/clients",method="GET",status="200"\} [1-9]/);
     expect(res.text).toMatch(/svc_tenant_pool_size [1-9]/);
   });
+
+  it('counts JWKS answered on the fast path, and folds unknown OIDC paths into one label', async () => {
+    for (let i = 0; i < 3; i++) expect((await api(t, 'GET', '/oidc/v1/jwks')).status).toBe(200);
+    const probe = `no-such-${Date.now()}`;
+    expect((await api(t, 'GET', `/oidc/v1/${probe}`)).status).toBe(404);
+    expect((await api(t, 'GET', '/oidc/v1/interaction/abcdefgh12345678')).status).toBeGreaterThanOrEqual(400);
+    const text = (await api(t, 'GET', '/metrics')).text;
+    const jwks = /svc_http_requests_total\{route="oidc\/jwks",method="GET",status="200"\} (\d+)/.exec(text);
+    expect(Number(jwks?.[1])).toBeGreaterThanOrEqual(3);
+    expect(text).toMatch(/svc_http_request_duration_seconds_count\{route="oidc\/jwks",method="GET"\} [1-9]/);
+    expect(text).toContain('route="oidc:other"');
+    expect(text).toContain('route="oidc/interaction/:uid"');
+    expect(text).not.toContain(probe);
+    expect(text).not.toContain('abcdefgh12345678');
+  });
 });
 
 describe('metrics disabled (default)', () => {
