@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { rotationChannel, type JwksRotatedEvent } from '../../src/events/bus.js';
+import { channelPattern, rotationChannel, type JwksRotatedEvent } from '../../src/events/bus.js';
 import { RedisEventBus } from '../../src/events/redis-bus.js';
 import { privateRedis, SHARED_REDIS_URL, uniquePrefix, type PrivateRedis } from '../helpers/redis.js';
 
@@ -86,6 +86,33 @@ describe('RedisEventBus', () => {
     expect(await subscribers()).toBe(1);
     offs[1]!();
     expect(await eventually(subscribers, (n) => n === 0, 2000)).toBe(0);
+  });
+
+  it('delivers the channel of every tenant of a kind to one pattern subscription, matching the prefix literally', async () => {
+    const a = bus(SHARED_REDIS_URL);
+    const b = bus(SHARED_REDIS_URL);
+    expect(await a.ready(3000)).toBe(true);
+    expect(await b.ready(3000)).toBe(true);
+    const prefix = `${uniquePrefix('pat')}*?`;
+    const got: Array<[string, unknown]> = [];
+    const off = a.subscribePattern(channelPattern(prefix, 'jwks:rotated'), (channel, payload) => got.push([channel, payload]));
+    await eventually(async () => Number(await observer.pubsub('NUMPAT')), (n) => n > 0, 2000);
+    await sleep(100); // PSUBSCRIBE is asynchronous
+    await b.publish(rotationChannel('t1', prefix), { tenant: 't1' });
+    await b.publish(rotationChannel('t2', prefix), { tenant: 't2' });
+    await b.publish(rotationChannel('t3', prefix.replace('*?', 'xx')), { tenant: 't3' });
+    await b.publish(`${prefix}:t4:config:changed`, { tenant: 't4' });
+    await eventually(() => got.length, (n) => n >= 2, 2000);
+    await sleep(100);
+    expect(got).toEqual([
+      [rotationChannel('t1', prefix), { tenant: 't1' }],
+      [rotationChannel('t2', prefix), { tenant: 't2' }],
+    ]);
+    off();
+    await sleep(100);
+    await b.publish(rotationChannel('t5', prefix), { tenant: 't5' });
+    await sleep(200);
+    expect(got).toHaveLength(2);
   });
 
   it('rejects publishing after close', async () => {
