@@ -143,12 +143,23 @@ export async function checkAccessToken(ctx: TokenContext, token: string): Promis
   if (payload.iss !== ctx.issuer) return { active: false, reason: 'wrong issuer' };
   const clientId = payload.client_id;
   if (typeof clientId !== 'string') return { active: false, reason: 'no client_id claim' };
-  const client = await ctx.loadClient(clientId);
-  if (!client) return { active: false, reason: 'client no longer exists' };
-  if (!client.active) return { active: false, reason: 'client is deactivated' };
-  const generation = typeof payload.sgen === 'number' ? payload.sgen : 0;
-  if (generation !== client.secret_generation) return { active: false, reason: 'client secret was regenerated' };
+  const revoked = await clientRevoked(ctx, clientId, payload.sgen);
+  if (revoked) return { active: false, reason: revoked };
   return { active: true, claims: payload as unknown as AccessTokenClaims };
+}
+
+/**
+ * Why the tokens a client was issued no longer count, or undefined while they do: the client was
+ * deleted or deactivated, or its secret regenerated since the token was issued (`sgen`, the
+ * secret generation at issuance, absent for generation 0). JWT and opaque tokens alike.
+ */
+async function clientRevoked(ctx: TokenContext, clientId: string, sgen: unknown): Promise<string | undefined> {
+  const client = await ctx.loadClient(clientId);
+  if (!client) return 'client no longer exists';
+  if (!client.active) return 'client is deactivated';
+  const generation = typeof sgen === 'number' ? sgen : 0;
+  if (generation !== client.secret_generation) return 'client secret was regenerated';
+  return undefined;
 }
 
 /**
@@ -168,7 +179,14 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
     const auth = await authenticateClient(ctx, req, form, endpoint);
     if (auth === 'fallback') return undefined;
     const body = opaqueIntrospection(row.payload, auth, ctx.issuer);
-    return body && introspectionResponse(body);
+    if (!body) return undefined;
+    // The same client rules as a JWT access token (checkAccessToken): oidc-provider stored the
+    // secret generation with the token's extra claims (provider.ts extraTokenClaims).
+    if (body.active === true) {
+      const extra = row.payload.extra && typeof row.payload.extra === 'object' ? (row.payload.extra as Record<string, unknown>) : {};
+      if (await clientRevoked(ctx, row.payload.clientId as string, extra.sgen)) return introspectionResponse({ active: false });
+    }
+    return introspectionResponse(body);
   }
   const auth = await authenticateClient(ctx, req, form, endpoint);
   if (auth === 'fallback') return undefined;

@@ -1,7 +1,7 @@
 /**
  * What one tenant actor needs to check client assertions itself: the key cache (secrets unsealed
  * with the tenant's sealer, jwks_uri fetched under the product's outbound rule) and the replay
- * store on the tenant's OIDC artefact storage.
+ * store on the tenant's OIDC artefact storage (claims shared through Redis when it is configured).
  */
 import type { AppContext } from '../context.js';
 import type { TenantId } from '../storage/types.js';
@@ -56,5 +56,7 @@ export function assertionServices(ctx: AppContext, tenant: TenantId): AssertionS
     secretOf: (record) => (record.secret_sealed ? ctx.sealer.unseal(record.secret_sealed, `${tenant}:client:${record.client_id}`) : undefined),
     fetchJwks: jwksFetcher(ctx),
   });
-  return { keys, replay: new ReplayStore(ctx.storage.oidc, tenant) };
+  // With Redis, every instance claims a jti in one place (SET NX), not only in its own memory.
+  const shared = ctx.redis ? { client: ctx.redis.client, prefix: ctx.config.redis.key_prefix } : undefined;
+  return { keys, replay: new ReplayStore(ctx.storage.oidc, tenant, shared) };
 }

@@ -10,7 +10,7 @@
  * changed through the Management API never verifies with its old keys.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import QuickLRU from 'quick-lru';
 import type { ClientRecord } from '../storage/types.js';
 
 /** oidc-provider's clientAuthSigningAlgValues in this product (provider.ts enabledJWA). */
@@ -82,9 +82,11 @@ export function importJwks(jwks: unknown): ClientPublicKey[] {
 }
 
 export class ClientKeyCache {
-  private readonly secrets = new LRUCache<string, { sealed: string; secret: Buffer }>({ max: 2000 });
-  private readonly inline = new LRUCache<string, { source: string; keys: ClientPublicKey[] }>({ max: 2000 });
-  private readonly remote = new LRUCache<string, RemoteSet>({ max: 2000 });
+  // quick-lru rather than lru-cache: it grows as used, where lru-cache preallocates `max` slots
+  // for every actor built (most tenants have a handful of clients).
+  private readonly secrets = new QuickLRU<string, { sealed: string; secret: Buffer }>({ maxSize: 2000 });
+  private readonly inline = new QuickLRU<string, { source: string; keys: ClientPublicKey[] }>({ maxSize: 2000 });
+  private readonly remote = new QuickLRU<string, RemoteSet>({ maxSize: 2000 });
   private readonly now: () => number;
 
   constructor(private readonly opts: ClientKeyOptions) {

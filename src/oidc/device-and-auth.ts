@@ -5,7 +5,7 @@
  * - `offline_access` is honoured without the caller adding prompt=consent: OIDC Core 11 wants a
  *   consent step for it, so the request gets one (first-party clients consent implicitly).
  */
-import { LRUCache } from 'lru-cache';
+import QuickLRU from 'quick-lru';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 
@@ -28,7 +28,9 @@ interface PollHost {
 }
 
 export function devicePollGuard() {
-  const polls = new LRUCache<string, { last: number; interval: number }>({ max: 50000, ttl: 3600_000 });
+  // quick-lru: grows as used (lru-cache preallocates `max` slots per actor); an entry expires 1 h
+  // after its last set, as with lru-cache's ttl (get does not refresh it).
+  const polls = new QuickLRU<string, { last: number; interval: number }>({ maxSize: 50000, maxAge: 3600_000 });
   return {
     /** A slow_down answer when a pending device code is polled too fast; undefined otherwise. */
     async check(host: PollHost, req: HttpRequest): Promise<HttpResponse | undefined> {

@@ -173,6 +173,55 @@ describe('introspection', () => {
       expect((await api(t, 'GET', '/api/v1/clients', { token })).status).toBe(401);
     });
   });
+
+  describe('an opaque client_credentials token (no resource) stops being active, as a JWT one does', () => {
+    let c: Credentials;
+    let opaque: string;
+    let jwt: string;
+    beforeAll(async () => {
+      c = await serviceClient(t, admin, 'svc:clients:read');
+    });
+    /** An opaque token (oidc-provider's ClientCredentials) and a JWT one of the client, both active. */
+    const fresh = async () => {
+      const res = await postForm(t, '/token', { grant_type: 'client_credentials' }, c);
+      expect(res.status).toBe(200);
+      opaque = res.json.access_token;
+      expect(() => peekJwt(opaque)).toThrow();
+      jwt = await tokenFor(t, c, 'svc:clients:read');
+      expect((await introspect(t, opaque)).json).toMatchObject({ active: true, client_id: c.id, token_type: 'Bearer' });
+      expect((await introspect(t, jwt)).json.active).toBe(true);
+    };
+
+    it('after its secret is regenerated', async () => {
+      await fresh();
+      const regen = await api(t, 'POST', `/api/v1/clients/${c.id}/secret`, { token: admin });
+      expect(regen.status).toBe(200);
+      expect((await introspect(t, opaque)).json).toEqual({ active: false });
+      expect((await introspect(t, jwt)).json).toEqual({ active: false });
+      c = { ...c, secret: regen.json.data.client_secret };
+      await fresh(); // tokens under the new secret are active
+    });
+
+    it('after the client is deactivated, also once it is activated again', async () => {
+      await fresh();
+      expect((await api(t, 'POST', `/api/v1/clients/${c.id}/deactivate`, { token: admin })).status).toBe(200);
+      expect((await introspect(t, opaque)).json).toEqual({ active: false });
+      expect((await introspect(t, jwt)).json).toEqual({ active: false });
+      // Deactivation ends the tokens issued so far (it bumps the secret generation): reactivating
+      // does not bring them back, for either format.
+      expect((await api(t, 'POST', `/api/v1/clients/${c.id}/activate`, { token: admin })).status).toBe(200);
+      expect((await introspect(t, opaque)).json).toEqual({ active: false });
+      expect((await introspect(t, jwt)).json).toEqual({ active: false });
+      await fresh(); // new tokens are active
+    });
+
+    it('after the client is deleted', async () => {
+      await fresh();
+      expect((await api(t, 'DELETE', `/api/v1/clients/${c.id}`, { token: admin })).status).toBe(204);
+      expect((await introspect(t, opaque)).json).toEqual({ active: false });
+      expect((await introspect(t, jwt)).json).toEqual({ active: false });
+    });
+  });
 });
 
 describe('token endpoint errors', () => {

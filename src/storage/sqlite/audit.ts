@@ -1,5 +1,5 @@
 import type { AuditEntry, AuditFilter, AuditRepository, AuditStats, Page, PageRequest, TenantId } from '../types.js';
-import { keysetPage, type Db } from './db.js';
+import { keysetPage, prepared, type Db } from './db.js';
 
 interface Row extends Omit<AuditEntry, 'details' | 'tenant_id'> {
   tenant_id: string;
@@ -58,16 +58,15 @@ export class SqliteAudit implements AuditRepository {
   }
 
   async stats(tenant: TenantId, todayStartIso: string): Promise<AuditStats> {
-    const row = this.db
-      .prepare<[string, string], { total: number; users: number; today: number; ok: number; failed: number }>(
-        `SELECT count(*) AS total,
-                count(DISTINCT coalesce(user_id, username)) AS users,
-                sum(CASE WHEN timestamp >= ? THEN 1 ELSE 0 END) AS today,
-                sum(CASE WHEN type = 'login' AND status = 'success' THEN 1 ELSE 0 END) AS ok,
-                sum(CASE WHEN type = 'failed_login' OR (type = 'login' AND status = 'failed') THEN 1 ELSE 0 END) AS failed
-         FROM audit_entries WHERE tenant_id = ?`,
-      )
-      .get(todayStartIso, tenant)!;
+    const row = prepared<[string, string], { total: number; users: number; today: number; ok: number; failed: number }>(
+      this.db,
+      `SELECT count(*) AS total,
+              count(DISTINCT coalesce(user_id, username)) AS users,
+              sum(CASE WHEN timestamp >= ? THEN 1 ELSE 0 END) AS today,
+              sum(CASE WHEN type = 'login' AND status = 'success' THEN 1 ELSE 0 END) AS ok,
+              sum(CASE WHEN type = 'failed_login' OR (type = 'login' AND status = 'failed') THEN 1 ELSE 0 END) AS failed
+       FROM audit_entries WHERE tenant_id = ?`,
+    ).get(todayStartIso, tenant)!;
     return { totalActivities: row.total, uniqueUsers: row.users, todayCount: row.today ?? 0, successfulLogins: row.ok ?? 0, failedLogins: row.failed ?? 0 };
   }
 }

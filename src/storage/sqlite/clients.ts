@@ -1,5 +1,5 @@
 import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId } from '../types.js';
-import { keysetPage, likePattern, type Db } from './db.js';
+import { keysetPage, likePattern, prepared, type Db } from './db.js';
 
 interface Row {
   client_id: string;
@@ -121,7 +121,7 @@ export class SqliteClients implements ClientRepository {
       params.secret_sealed = change.secret_sealed;
     }
     if (change.bump_generation) sets.push('secret_generation = secret_generation + 1');
-    const info = this.db.prepare(`UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = @tenant AND client_id = @clientId`).run(params);
+    const info = prepared(this.db, `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = @tenant AND client_id = @clientId`).run(params);
     if (info.changes === 0) return undefined;
     return this.get(tenant, clientId);
   }

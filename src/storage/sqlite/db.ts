@@ -37,6 +37,37 @@ export function migrate(db: Db): string[] {
   return done;
 }
 
+/** Distinct SQL texts kept prepared per connection (list filters combine into a few dozen). */
+export const STATEMENT_CACHE_SIZE = 256;
+
+const statements = new WeakMap<Db, Map<string, Database.Statement<unknown[], unknown>>>();
+
+/**
+ * `db.prepare(sql)`, prepared once per connection and SQL text and reused afterwards (a
+ * better-sqlite3 statement is reusable; preparing is a good part of a short query's cost). For the
+ * statements whose text is built per call (list filters, partial updates); fixed ones are prepared
+ * in the repositories' constructors. Least recently used texts beyond STATEMENT_CACHE_SIZE are
+ * dropped. A reader comes back with pluck off: a caller wanting it calls `.pluck()` each time.
+ */
+export function prepared<BindParameters extends unknown[] | {} = unknown[], Result = unknown>(
+  db: Db,
+  sql: string,
+): BindParameters extends unknown[] ? Database.Statement<BindParameters, Result> : Database.Statement<[BindParameters], Result> {
+  let cache = statements.get(db);
+  if (!cache) statements.set(db, (cache = new Map()));
+  let stmt = cache.get(sql);
+  if (stmt) {
+    // Most recently used last: the first key is the one to drop.
+    cache.delete(sql);
+    if (stmt.reader) stmt.pluck(false);
+  } else {
+    stmt = db.prepare(sql);
+    if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  }
+  cache.set(sql, stmt);
+  return stmt as never;
+}
+
 /** Escapes LIKE wildcards so user search text matches literally. */
 export function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -68,12 +99,12 @@ export function keysetPage<R>(db: Db, q: KeysetQuery, page: PageRequest): Page<R
     pageParams.after_t = page.after.created_at;
     pageParams.after_id = page.after.id;
   }
-  const rows = db
-    .prepare<Record<string, unknown>, R>(`SELECT ${q.columns} FROM ${q.table} WHERE ${where} ORDER BY ${time} ${dir}, ${id} ${dir} LIMIT ${page.limit + 1}`)
-    .all(pageParams);
+  // The limit is a parameter, so one statement serves every page size of a filter.
+  pageParams.keyset_limit = page.limit + 1;
+  const rows = prepared<Record<string, unknown>, R>(db, `SELECT ${q.columns} FROM ${q.table} WHERE ${where} ORDER BY ${time} ${dir}, ${id} ${dir} LIMIT @keyset_limit`).all(pageParams);
   const result: Page<R> = { items: rows.slice(0, page.limit), has_more: rows.length > page.limit };
   if (page.include_count) {
-    result.total_count = db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM ${q.table} WHERE ${q.where}`).pluck().get(q.params) ?? 0;
+    result.total_count = prepared<Record<string, unknown>, number>(db, `SELECT count(*) FROM ${q.table} WHERE ${q.where}`).pluck().get(q.params) ?? 0;
   }
   return result;
 }

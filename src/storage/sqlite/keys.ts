@@ -1,5 +1,5 @@
 import type { KeyRepository, SigningKeyRecord, TenantId } from '../types.js';
-import type { Db } from './db.js';
+import { prepared, type Db } from './db.js';
 
 interface Row {
   kid: string;
@@ -71,7 +71,7 @@ export class SqliteKeys implements KeyRepository {
       params[k] = BOOL_COLUMNS.has(k) ? (v ? 1 : 0) : v;
       return `${k} = @${k}`;
     });
-    this.db.prepare(`UPDATE signing_keys SET ${sets.join(', ')} WHERE tenant_id = @tenant AND kid = @kid`).run(params);
+    prepared(this.db, `UPDATE signing_keys SET ${sets.join(', ')} WHERE tenant_id = @tenant AND kid = @kid`).run(params);
   }
 
   async transaction<T>(_tenant: TenantId, fn: () => Promise<T>): Promise<T> {

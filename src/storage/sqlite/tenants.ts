@@ -5,7 +5,7 @@
 import { UniqueViolation } from '../errors.js';
 import { REGISTRY_OWNER, REGISTRY_TABLE } from '../registry.js';
 import type { Page, PageRequest, TenantFilter, TenantRecord, TenantRepository } from '../types.js';
-import { keysetPage, type Db } from './db.js';
+import { keysetPage, prepared, type Db } from './db.js';
 
 const COLUMNS = 'id, slug, display_name, domain, status, created_at, updated_at';
 
@@ -25,16 +25,17 @@ export class SqliteTenants implements TenantRepository {
 
   async create(r: TenantRecord): Promise<void> {
     try {
-      this.db
-        .prepare(`INSERT INTO tenants (tenant_id, ${COLUMNS}) VALUES (@owner, @id, @slug, @display_name, @domain, @status, @created_at, @updated_at)`)
-        .run({ ...r, owner: REGISTRY_OWNER });
+      prepared(this.db, `INSERT INTO tenants (tenant_id, ${COLUMNS}) VALUES (@owner, @id, @slug, @display_name, @domain, @status, @created_at, @updated_at)`).run({
+        ...r,
+        owner: REGISTRY_OWNER,
+      });
     } catch (err) {
       throw translate(err);
     }
   }
 
   async get(slug: string): Promise<TenantRecord | undefined> {
-    return this.db.prepare<[string, string], TenantRecord>(`SELECT ${COLUMNS} FROM tenants WHERE tenant_id = ? AND slug = ?`).get(REGISTRY_OWNER, slug);
+    return prepared<[string, string], TenantRecord>(this.db, `SELECT ${COLUMNS} FROM tenants WHERE tenant_id = ? AND slug = ?`).get(REGISTRY_OWNER, slug);
   }
 
   async list(filter: TenantFilter, page: PageRequest): Promise<Page<TenantRecord>> {
@@ -56,9 +57,8 @@ export class SqliteTenants implements TenantRepository {
       params[key] = change[key];
     }
     try {
-      return this.db
-        .prepare<Record<string, unknown>, TenantRecord>(`UPDATE tenants SET ${sets.join(', ')} WHERE tenant_id = @owner AND slug = @slug RETURNING ${COLUMNS}`)
-        .get(params);
+      const sql = `UPDATE tenants SET ${sets.join(', ')} WHERE tenant_id = @owner AND slug = @slug RETURNING ${COLUMNS}`;
+      return prepared<Record<string, unknown>, TenantRecord>(this.db, sql).get(params);
     } catch (err) {
       throw translate(err);
     }
@@ -68,10 +68,10 @@ export class SqliteTenants implements TenantRepository {
   async delete(slug: string): Promise<boolean> {
     if (slug === REGISTRY_OWNER) throw new Error('the platform tenant cannot be deleted');
     return this.db.transaction(() => {
-      const gone = this.db.prepare('DELETE FROM tenants WHERE tenant_id = ? AND slug = ?').run(REGISTRY_OWNER, slug).changes > 0;
+      const gone = prepared(this.db, 'DELETE FROM tenants WHERE tenant_id = ? AND slug = ?').run(REGISTRY_OWNER, slug).changes > 0;
       if (!gone) return false;
-      const tables = this.db.prepare<[string], string>(TENANT_TABLES).pluck().all(REGISTRY_TABLE);
-      for (const table of tables) this.db.prepare(`DELETE FROM "${table.replaceAll('"', '""')}" WHERE tenant_id = ?`).run(slug);
+      const tables = prepared<[string], string>(this.db, TENANT_TABLES).pluck().all(REGISTRY_TABLE);
+      for (const table of tables) prepared(this.db, `DELETE FROM "${table.replaceAll('"', '""')}" WHERE tenant_id = ?`).run(slug);
       return true;
     })();
   }

@@ -1,6 +1,6 @@
 import type { Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
 import { UniqueViolation } from '../errors.js';
-import { keysetPage, likePattern, type Db } from './db.js';
+import { keysetPage, likePattern, prepared, type Db } from './db.js';
 
 interface Row {
   id: string;
@@ -142,7 +142,7 @@ export class SqliteUsers implements UserRepository {
     }
     let changes: number;
     try {
-      changes = this.db.prepare(`UPDATE users SET ${[...sets].join(', ')} WHERE tenant_id = @tenant AND id = @id`).run(params).changes;
+      changes = prepared(this.db, `UPDATE users SET ${[...sets].join(', ')} WHERE tenant_id = @tenant AND id = @id`).run(params).changes;
     } catch (err) {
       throw translate(err);
     }
