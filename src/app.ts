@@ -32,6 +32,7 @@ import { ActorPool } from './tenancy/pool.js';
 import { TenantRegistry } from './tenancy/registry.js';
 import { TenantStateCache } from './tenancy/state-cache.js';
 import { routeTenantEvents } from './tenancy/tenant-events.js';
+import { UsageRecorder } from './tenancy/usage.js';
 import { OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
@@ -80,6 +81,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     resolver: new TenantResolver(config),
     registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix }),
     tenantStates: new TenantStateCache({ config, storage, sealer }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
+    usage: new UsageRecorder(storage.clients, log),
     metrics,
     events,
     redis,
@@ -313,6 +315,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await sweeper?.stop();
         await server.close();
         await pool.close();
+        await ctx.usage.close();
         stopEvents();
         await ctx.events.close();
         await ctx.passwords.close();

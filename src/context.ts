@@ -10,6 +10,7 @@ import type { Storage } from './storage/types.js';
 import type { TenantRegistry } from './tenancy/registry.js';
 import type { TenantResolver } from './tenancy/resolver.js';
 import type { TenantStateCache } from './tenancy/state-cache.js';
+import type { UsageRecorder } from './tenancy/usage.js';
 import type { PasswordHasher } from './workers/password-hasher.js';
 
 export interface AppContext {
@@ -23,6 +24,8 @@ export interface AppContext {
   readonly registry: TenantRegistry;
   /** Loaded tenant state (config, keys, clients) that actors are built from; see tenancy/state-cache.ts. */
   readonly tenantStates: TenantStateCache;
+  /** Client usage counters, written behind once a second for every tenant at once. */
+  readonly usage: UsageRecorder;
   readonly metrics: Metrics;
   /** In-process, or Redis pub/sub across instances (key rotation events). */
   readonly events: EventBus;

@@ -36,7 +36,7 @@ export class Metrics {
     this.poolCreateDuration = new client.Histogram({
       name: `${p}tenant_actor_create_seconds`,
       help: 'Time to build a tenant actor on a pool miss',
-      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
       registers,
     });
     this.workerQueueDepth = new client.Gauge({ name: `${p}worker_pool_queue_depth`, help: 'Tasks waiting for a worker', registers });

@@ -69,6 +69,14 @@ export interface ClientFilter {
   q?: string;
 }
 
+/** Tokens a client was issued since the last write, and when the last one was. */
+export interface UsageEntry {
+  tenant: TenantId;
+  clientId: string;
+  tokens: number;
+  lastUsedAt: string;
+}
+
 export interface ClientRepository {
   create(tenant: TenantId, record: ClientRecord): Promise<void>;
   get(tenant: TenantId, clientId: string): Promise<ClientRecord | undefined>;
@@ -84,6 +92,8 @@ export interface ClientRepository {
   delete(tenant: TenantId, clientId: string): Promise<boolean>;
   /** Adds issued-token counts (batched by the caller). */
   recordUsage(tenant: TenantId, clientId: string, tokens: number, lastUsedAt: string): Promise<void>;
+  /** Many recordUsage calls, of any tenants, in one transaction (one round trip on PostgreSQL). */
+  recordUsageBatch(entries: readonly UsageEntry[]): Promise<void>;
 }
 
 /** oidc-provider artefacts (sessions, grants, codes, tokens, interactions...). */

@@ -42,11 +42,6 @@ export interface AccessTokenOwner {
 }
 const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
 
-interface Usage {
-  count: number;
-  last: string;
-}
-
 /** The oidc-provider instance of the actor's current keys and config, and what was rendered with it. */
 interface BuiltProvider {
   provider: Provider;
@@ -73,8 +68,6 @@ export class TenantActor implements TokenContext {
   private built: Promise<BuiltProvider> | undefined;
   /** `built` once it resolved: what a synchronous answer (publicDocumentNow) can use. */
   private ready: BuiltProvider | undefined;
-  private usage = new Map<string, Usage>();
-  private readonly flushTimer: NodeJS.Timeout;
   /** Serialised, coalesced reloads: change events and API calls never race to swap the state. */
   private readonly refresh: SerialTask;
   private closed = false;
@@ -94,8 +87,6 @@ export class TenantActor implements TokenContext {
     this.issuer = ctx.resolver.issuerOf(tenant);
     this.origin = new URL(this.issuer);
     this.mountPath = ctx.config.oidc.path;
-    this.flushTimer = setInterval(() => void this.flushUsage(), 1000);
-    this.flushTimer.unref();
     this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
     this.guard = new LoginGuard(ctx);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
@@ -231,32 +222,18 @@ export class TenantActor implements TokenContext {
   }
 
   tokenIssued(clientId: string, grantType: string): void {
-    const now = new Date().toISOString();
-    const u = this.usage.get(clientId);
-    if (u) {
-      u.count++;
-      u.last = now;
-    } else this.usage.set(clientId, { count: 1, last: now });
+    this.ctx.usage.record(this.tenant, clientId);
     this.ctx.metrics.tokensIssued.inc({ grant_type: grantType });
   }
 
-  /** Writes the batched token counts (every second, and on close). */
-  async flushUsage(): Promise<void> {
-    if (!this.usage.size) return;
-    const batch = this.usage;
-    this.usage = new Map();
-    for (const [clientId, u] of batch) {
-      try {
-        await this.ctx.storage.clients.recordUsage(this.tenant, clientId, u.count, u.last);
-      } catch (err) {
-        this.ctx.log.warn({ err, tenant: this.tenant, clientId }, 'client usage could not be recorded');
-      }
-    }
+  /** Writes the counted token usage now (it is written every second anyway; see tenancy/usage.ts). */
+  flushUsage(): Promise<void> {
+    return this.ctx.usage.flush();
   }
 
-  /** Pending (not yet flushed) token count of a client, so stats are exact at any moment. */
+  /** Pending (not yet written) token count of a client, so stats are exact at any moment. */
   pendingUsage(clientId: string): number {
-    return this.usage.get(clientId)?.count ?? 0;
+    return this.ctx.usage.pending(this.tenant, clientId);
   }
 
   checkAccessToken(token: string): Promise<TokenCheck> {
@@ -365,10 +342,8 @@ export class TenantActor implements TokenContext {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.flushTimer);
     this.backchannel.close();
     this.built = undefined;
-    await this.flushUsage();
   }
 }
 

@@ -149,6 +149,25 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         await s.clients.recordUsage(tenant, 'unknown', 1, at(1)); // no row, no error
       });
 
+      it('records usage of many tenants in one batch, each only in its own tenant, values escaped', async () => {
+        const other = `${tenant}-usage`;
+        await s.clients.create(tenant, clientRecord("it's"));
+        await s.clients.create(other, clientRecord('c-other'));
+        await s.clients.create(other, clientRecord("it's"));
+        await s.clients.recordUsageBatch([
+          { tenant, clientId: "it's", tokens: 4, lastUsedAt: at(200) },
+          { tenant: other, clientId: 'c-other', tokens: 7, lastUsedAt: at(300) },
+          // A client id of another tenant, and an injection attempt: no row, no error, nothing else touched.
+          { tenant, clientId: 'c-other', tokens: 100, lastUsedAt: at(999) },
+          { tenant, clientId: "x' OR '1'='1", tokens: 100, lastUsedAt: at(999) },
+        ]);
+        expect((await s.clients.get(tenant, "it's"))!.tokens_issued).toBe(4);
+        expect((await s.clients.get(tenant, "it's"))!.last_used_at).toBe(at(200));
+        expect((await s.clients.get(other, 'c-other'))!.tokens_issued).toBe(7);
+        expect((await s.clients.get(other, "it's"))!.tokens_issued).toBe(0);
+        await s.clients.recordUsageBatch([]);
+      });
+
       it('deletes', async () => {
         await s.clients.create(tenant, clientRecord('to-delete'));
         expect(await s.clients.delete(tenant, 'to-delete')).toBe(true);

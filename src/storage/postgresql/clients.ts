@@ -1,4 +1,5 @@
-import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId } from '../types.js';
+import pg from 'pg';
+import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId, UsageEntry } from '../types.js';
 import { Params, json, likePattern } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 
@@ -75,6 +76,16 @@ export class PgClients implements ClientRepository {
   async delete(tenant: TenantId, clientId: string): Promise<boolean> {
     const { rowCount } = await this.db.withTenant(tenant, (q) => q('DELETE FROM clients WHERE tenant_id = $1 AND client_id = $2', [tenant, clientId]));
     return rowCount > 0;
+  }
+
+  async recordUsageBatch(entries: readonly UsageEntry[]): Promise<void> {
+    const lit = (v: string) => pg.escapeLiteral(v);
+    await this.db.acrossTenants(
+      entries.map((e) => ({
+        tenant: e.tenant,
+        sql: `UPDATE clients SET tokens_issued = tokens_issued + ${Math.trunc(e.tokens)}, last_used_at = GREATEST(last_used_at, ${lit(e.lastUsedAt)}::timestamptz) WHERE tenant_id = ${lit(e.tenant)} AND client_id = ${lit(e.clientId)}`,
+      })),
+    );
   }
 
   async recordUsage(tenant: TenantId, clientId: string, tokens: number, lastUsedAt: string): Promise<void> {

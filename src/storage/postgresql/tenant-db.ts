@@ -12,7 +12,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
-import type { Pool, PoolClient, Queryable } from 'pg';
+import pg, { type Pool, type PoolClient, type Queryable } from 'pg';
 import { isReadTimeout, storageError } from './errors.js';
 import { pgParam, statementSummary } from './sql.js';
 
@@ -35,7 +35,10 @@ interface Scope {
   open: boolean;
 }
 
-const BIND_TENANT = "SELECT set_config('app.tenant_id', $1, true)";
+/** The statement that binds a tenant for the rest of the transaction (SET LOCAL), as literal SQL. */
+const bindTenant = (tenant: string) => `SELECT set_config('app.tenant_id', ${escapeLiteral(tenant)}, true)`;
+const escapeLiteral = (value: string) => pg.escapeLiteral(value);
+
 /** Two-key form: the first key names what is locked, so unrelated advisory locks never collide. */
 const TENANT_LOCK = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
 
@@ -73,6 +76,39 @@ export class TenantDb {
     return this.scope.getStore()?.open ? this.withTenant(tenant, body) : this.run(tenant, body, true);
   }
 
+  /**
+   * One transaction, one round trip, over many tenants: each statement runs bound to its own
+   * tenant (row-level security applies to each as usual). For write-behind batches (client usage
+   * counters), where a transaction per tenant would cost more than the writes. The statements are
+   * literal SQL: callers escape every value with escapeLiteral.
+   */
+  async acrossTenants(statements: ReadonlyArray<{ tenant: string; sql: string }>): Promise<void> {
+    if (!statements.length) return;
+    const text = ['BEGIN', ...statements.flatMap((s) => [bindTenant(s.tenant), s.sql]), 'COMMIT'].join(';\n');
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw storageError(err);
+    }
+    let broken: Error | undefined;
+    try {
+      await this.timed(client, undefined)(text);
+    } catch (err) {
+      if (isReadTimeout(err)) broken = err as Error; // as in run(): a ROLLBACK would time out too
+      else {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackErr) {
+          broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+        }
+      }
+      throw storageError(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
   /** A statement outside any tenant (maintenance, ping): autocommit, still timed. */
   unscoped<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Rows<R>> {
     return this.timed(this.pool, undefined)<R>(sql, params).catch((err: unknown) => {
@@ -92,8 +128,9 @@ export class TenantDb {
     const scope: Scope = { tenant, query: this.timed(client, tenant), open: true };
     let broken: Error | undefined;
     try {
-      await scope.query('BEGIN');
-      await scope.query(BIND_TENANT, [tenant]);
+      // One round trip for both: a parameterless query goes over the simple protocol, which
+      // runs several statements (the tenant is a validated slug, and escaped anyway).
+      await scope.query(`BEGIN; ${bindTenant(tenant)}`);
       const result = shareScope ? await this.scope.run(scope, () => fn(scope.query)) : await fn(scope.query);
       await scope.query('COMMIT');
       return result;

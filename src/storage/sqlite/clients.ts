@@ -1,4 +1,4 @@
-import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId } from '../types.js';
+import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId, UsageEntry } from '../types.js';
 import { keysetPage, likePattern, prepared, type Db } from './db.js';
 
 interface Row {
@@ -132,5 +132,11 @@ export class SqliteClients implements ClientRepository {
 
   async recordUsage(tenant: TenantId, clientId: string, tokens: number, lastUsedAt: string): Promise<void> {
     this.usageStmt.run(tokens, lastUsedAt, tenant, clientId);
+  }
+
+  async recordUsageBatch(entries: readonly UsageEntry[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const e of entries) this.usageStmt.run(e.tokens, e.lastUsedAt, e.tenant, e.clientId);
+    })();
   }
 }
