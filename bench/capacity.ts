@@ -110,6 +110,8 @@ interface Options {
   /** Decode one answer in this many (1 = every answer). */
   checkEvery: number;
   seedConcurrency: number;
+  /** Request every tenant once before the warm-up (steady state of a long-running instance). */
+  prime: boolean;
   smoke: boolean;
   keepDb: boolean;
   resultsDir: string;
@@ -128,6 +130,11 @@ const USAGE = `usage: node dist/bench/capacity.js [options]        (npm run benc
   --rss-budget-mb <mb>      memory budget of the recommendation (default 600)
   --check-every <n>         decode and check one answer in n (iss, client_id; default 10)
   --seed-concurrency <n>    parallel seeding transactions (default 16)
+  --no-prime                skip the priming pass: by default every tenant is requested once
+                            before the warm-up, so the window measures the steady state of an
+                            instance that has served every tenant before (its tenant state cache
+                            warm, MULTI_TENANCY_TENANT_CACHE_*); the pass's own rate is reported
+                            (first requests of tenants after a restart)
   --smoke                   quick check: 50 tenants, pool 10, 2 s (explicit flags still win)
   --keep-db                 keep the PostgreSQL database (its name is printed)
   --results <dir>           where capacity-<timestamp>.json and .html go (default bench/results)
@@ -165,6 +172,7 @@ function parseOptions(argv: string[]): Options | 'help' {
       'rss-budget-mb': { type: 'string' },
       'check-every': { type: 'string' },
       'seed-concurrency': { type: 'string' },
+      'no-prime': { type: 'boolean', default: false },
       smoke: { type: 'boolean', default: false },
       'keep-db': { type: 'boolean', default: false },
       results: { type: 'string' },
@@ -186,6 +194,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     rssBudgetMb: numberOpt('rss-budget-mb', values['rss-budget-mb'], 600),
     checkEvery: numberOpt('check-every', values['check-every'], 10),
     seedConcurrency: numberOpt('seed-concurrency', values['seed-concurrency'], 16),
+    prime: values['no-prime'] !== true,
     smoke,
     keepDb: values['keep-db'] === true,
     resultsDir: values.results ?? join(PROJECT_ROOT, 'bench', 'results'),
@@ -531,6 +540,8 @@ interface SettingResult extends Setting {
   eventLoopP99Ms: number | null;
   rss: { idleBytes: number | null; windowMaxBytes: number | null; peakBytes: number | null; endBytes: number | null };
   tenantsTouched: number;
+  /** The priming pass (every tenant once, before the warm-up), or null when skipped. */
+  prime: { tenants: number; seconds: number; rps: number } | null;
   failures: {
     connectionErrors: number;
     timeouts: number;
@@ -604,6 +615,21 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
     const recent = new RecentTenants(s.pool);
     const base = { port, pid: server.pid, tenants: ctx.tenants, pick, recent, connections: opts.connections, checkEvery: opts.checkEvery };
     let warmupFailures = 0;
+    let prime: SettingResult['prime'] = null;
+    if (opts.prime && !s.single) {
+      const t0 = performance.now();
+      let next = 0;
+      const worker = async () => {
+        for (let i = next++; i < ctx.tenants.length; i = next++) {
+          const t = ctx.tenants[i]!;
+          const r = await send(port, 'POST', TOKEN_PATH, { tenant: t.slug, auth: t.authorization, form: { grant_type: 'client_credentials', resource: FLEET_RESOURCE, scope: FLEET_SCOPE } }).catch(() => undefined);
+          if (r?.status !== 200) warmupFailures++;
+        }
+      };
+      await Promise.all(Array.from({ length: opts.connections }, worker));
+      const seconds = (performance.now() - t0) / 1000;
+      prime = { tenants: ctx.tenants.length, seconds: round(seconds, 2), rps: round(ctx.tenants.length / seconds, 1) };
+    }
     if (opts.warmup > 0) {
       const w = await drive({ ...base, seconds: opts.warmup });
       warmupFailures = w.errors + w.unexpected + w.wrong;
@@ -670,6 +696,7 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
       eventLoopP99Ms: eventLoopP99(after),
       rss: { idleBytes: idle?.rss ?? null, windowMaxBytes: m.maxRssBytes, peakBytes: end?.peak ?? null, endBytes: end?.rss ?? null },
       tenantsTouched: m.tenantsTouched,
+      prime,
       failures: {
         connectionErrors: m.errors,
         timeouts: m.timeouts,
@@ -748,9 +775,10 @@ function renderResults(results: readonly SettingResult[]): string {
 }
 
 function renderDetails(results: readonly SettingResult[]): string {
-  const header = ['setting', 'misses (actor creations)', 'evictions', 'joined in-flight', 'pool size at end', 'tenants touched', 'cold reqs (cli)', 'cold p99 ms (cli)', 'creation mean ms', 'creations <=1 ms / >50 ms', 'event-loop p99 ms', 'PostgreSQL CPU µs/req', 'PG xacts/req', 'PG rows updated/s', 'RSS idle MB', 'other CPU % of core'];
+  const header = ['setting', 'priming pass (every tenant once)', 'misses (actor creations)', 'evictions', 'joined in-flight', 'pool size at end', 'tenants touched', 'cold reqs (cli)', 'cold p99 ms (cli)', 'creation mean ms', 'creations <=1 ms / >50 ms', 'event-loop p99 ms', 'PostgreSQL CPU µs/req', 'PG xacts/req', 'PG rows updated/s', 'RSS idle MB', 'other CPU % of core'];
   const rows = results.map((r) => [
     r.label,
+    r.prime ? `${r.prime.tenants} in ${r.prime.seconds} s (${r.prime.rps} req/s)` : '-',
     `${r.pool_.misses} (${r.coldServer.creations})`,
     Object.entries(r.pool_.evictions).map(([k, v]) => `${k} ${v}`).join(', ') || '0',
     String(r.pool_.joinedInFlight),

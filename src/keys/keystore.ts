@@ -101,14 +101,48 @@ export interface SigningKey {
   privateKey: KeyObject;
 }
 
+/**
+ * One published key, unsealed and imported on first use: a tenant whose state is cached
+ * (tenancy/state-cache.ts) but that only ever signs RS256 never pays for, nor holds in memory,
+ * its other private keys. Imported key objects are kept (OpenSSL caches its precomputations in them).
+ */
+class StoredKey implements SigningKey, VerifyKey {
+  readonly kid: string;
+  readonly alg: SigningAlg;
+  private priv: KeyObject | undefined;
+  private pub: KeyObject | undefined;
+
+  constructor(
+    private readonly record: SigningKeyRecord,
+    private readonly sealer: Sealer,
+    private readonly tenant: TenantId,
+  ) {
+    this.kid = record.kid;
+    this.alg = record.alg as SigningAlg;
+  }
+
+  /** The private JWK (oidc-provider's configuration wants JWKs). */
+  privateJwk(): JWK {
+    return JSON.parse(this.sealer.unseal(this.record.private_sealed, `${this.tenant}:${this.kid}`)) as JWK;
+  }
+
+  get privateKey(): KeyObject {
+    this.priv ??= createPrivateKey({ key: this.privateJwk() as never, format: 'jwk' });
+    return this.priv;
+  }
+
+  get publicKey(): KeyObject {
+    this.pub ??= createPublicKey({ key: this.record.public_jwk as JWK as never, format: 'jwk' });
+    return this.pub;
+  }
+}
+
 /** What an actor holds in memory; rebuilt from storage whenever keys change. */
 export class KeySet {
   /** Current signing key per algorithm (active and promoted). */
   readonly signing = new Map<SigningAlg, SigningKey>();
   /** Keys that verify: active and expiring (overlap window). */
   readonly verifying = new Map<string, VerifyKey>();
-  /** Private JWKs for oidc-provider, current keys first so it signs with them. */
-  readonly providerJwks: { keys: JWK[] };
   /** The published JWKS document, serialised once. */
   readonly jwksBody: Buffer;
   readonly jwksEtag: string;
@@ -117,6 +151,7 @@ export class KeySet {
    * used: lru-cache would preallocate its whole capacity for every tenant's key set.
    */
   readonly verifiedTokens = new QuickLRU<string, Record<string, unknown>>({ maxSize: 5000 });
+  private readonly published: StoredKey[];
 
   constructor(records: SigningKeyRecord[], sealer: Sealer, tenant: TenantId, algorithms: readonly SigningAlg[]) {
     // Published and verifying until retired. A key marked by DELETE /api/v1/jwks/:kid stays until
@@ -124,19 +159,19 @@ export class KeySet {
     const published = records.filter((r) => r.status !== 'retired');
     // Active before expiring, newest first: oidc-provider picks the first key of an algorithm.
     published.sort((a, b) => (a.status === b.status ? b.created_at.localeCompare(a.created_at) : a.status === 'active' ? -1 : 1));
-    const privateJwks: JWK[] = [];
-    for (const r of published) {
-      const jwk = JSON.parse(sealer.unseal(r.private_sealed, `${tenant}:${r.kid}`)) as JWK;
-      const alg = r.alg as SigningAlg;
-      privateJwks.push(jwk);
-      this.verifying.set(r.kid, { alg, publicKey: createPublicKey({ key: r.public_jwk as JWK as never, format: 'jwk' }) });
-      if (r.status === 'active' && r.promoted && !this.signing.has(alg) && algorithms.includes(alg)) {
-        this.signing.set(alg, { kid: r.kid, alg, privateKey: createPrivateKey({ key: jwk as never, format: 'jwk' }) });
-      }
+    this.published = published.map((r) => new StoredKey(r, sealer, tenant));
+    for (const [i, r] of published.entries()) {
+      const key = this.published[i]!;
+      this.verifying.set(r.kid, key);
+      if (r.status === 'active' && r.promoted && !this.signing.has(key.alg) && algorithms.includes(key.alg)) this.signing.set(key.alg, key);
     }
-    this.providerJwks = { keys: privateJwks };
     this.jwksBody = Buffer.from(JSON.stringify({ keys: published.map((r) => r.public_jwk) }));
     this.jwksEtag = `"${createHash('sha256').update(this.jwksBody).digest('base64url').slice(0, 27)}"`;
+  }
+
+  /** Private JWKs for oidc-provider, current keys first so it signs with them (unsealed on each call). */
+  providerJwks(): { keys: JWK[] } {
+    return { keys: this.published.map((k) => k.privateJwk()) };
   }
 
   /** The key for `alg`, or the first configured algorithm's key. */

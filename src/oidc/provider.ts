@@ -53,7 +53,7 @@ export function createProvider(opts: ProviderOptions): Provider {
   const configuration: Configuration = {
     adapter: adapterFactory(opts.oidcRepo, opts.tenant, opts.loadClient),
     clients: [],
-    jwks: keys.providerJwks as Configuration['jwks'],
+    jwks: keys.providerJwks() as Configuration['jwks'],
     cookies: { keys: opts.cookieKeys, long: { signed: true }, short: { signed: true } },
     routes: OIDC_ROUTES,
     responseTypes: ['code', 'none'],

@@ -11,9 +11,11 @@
  * when an invalidation arrived is handed to its callers but not cached (the epoch check), so a
  * rotation can never be undone by a slow load that read the old keys.
  *
- * Bounded by `multi_tenancy.tenant_cache.max_size` entries (quick-lru keeps up to twice that in
- * its two generations) and `ttl_ms` as a safety net for an event lost without a reconnect.
+ * Bounded by `multi_tenancy.tenant_cache.max_size` entries (lru-cache: an exact bound, allocated
+ * once per process) and `ttl_ms` as a safety net for an event lost without a reconnect. An entry is
+ * ~5 KB plus ~5 KB per private key the tenant has used (keys are imported on first use, KeySet).
  */
+import { LRUCache } from 'lru-cache';
 import QuickLRU from 'quick-lru';
 import type { AppContext } from '../context.js';
 import { KeySet, ensureKeys } from '../keys/keystore.js';
@@ -35,7 +37,7 @@ export interface TenantState {
 type Deps = Pick<AppContext, 'config' | 'storage' | 'sealer'>;
 
 export class TenantStateCache {
-  private readonly entries: QuickLRU<string, TenantState>;
+  private readonly entries: LRUCache<string, TenantState>;
   private readonly loading = new Map<string, Promise<TenantState>>();
   /** Bumped by every invalidation: a load that started before it is not cached. */
   private epoch = 0;
@@ -44,7 +46,7 @@ export class TenantStateCache {
     private readonly deps: Deps,
     opts: { maxSize: number; ttlMs: number },
   ) {
-    this.entries = new QuickLRU({ maxSize: Math.max(1, opts.maxSize), maxAge: opts.ttlMs });
+    this.entries = new LRUCache({ max: Math.max(1, opts.maxSize), ttl: opts.ttlMs });
   }
 
   get size(): number {
