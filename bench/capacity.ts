@@ -30,22 +30,18 @@
  */
 import autocannon from 'autocannon';
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../src/config/index.js';
-import { newKeyRecord } from '../src/keys/keystore.js';
+import { loadConfig } from '../src/config/index.js';
 import { Sealer } from '../src/keys/sealer.js';
-import { buildMetadata } from '../src/management/clients/rules.js';
-import { hashSecret, newClientSecret } from '../src/oidc/client-metadata.js';
 import { PgStorage } from '../src/storage/postgresql/index.js';
-import { REGISTRY_OWNER } from '../src/storage/registry.js';
-import type { ClientRecord, SigningKeyRecord, TenantRecord } from '../src/storage/types.js';
+import { seed, type FleetTenant, type SeedReport } from './capacity-seed.js';
+import { OTHER_CPU_WARNING, failureCount, coldCell, goals, mb, recommend, renderDetails, renderGoals, renderHtml, renderResults, renderTables, table, ttlLabel } from './capacity-report.js';
 import { machineBusyMicros, processCpuMicros, selfCpuMicros } from './cpu.js';
-import { basicAuth } from './http.js';
 import { EVENT_LOOP_RESOLUTION_MS, memoryOf } from './probes.js';
 import { killAllChildren, removeDir, startServer, type ServerProcess } from './processes.js';
 import { PRODUCT_BENCH_SETTINGS, PRODUCT_ENV_PREFIX } from './targets.js';
@@ -87,17 +83,11 @@ import {
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ACTOR_CREATE_HISTOGRAM = 'svc_tenant_actor_create_seconds';
-/** Key triples generated once and shared by the tenants (see the module comment). */
-const KEY_POOL = 16;
-/** Percent of one core used by other processes above which a window is flagged. */
-const OTHER_CPU_WARNING = 10;
-/** The recommendation: req/s within this fraction of the best setting counts as "as fast". */
-const WITHIN_BEST = 0.05;
 
 // ---------------------------------------------------------------------------------------------
 // Options.
 
-interface Options {
+export interface Options {
   tenants: number;
   pools: number[];
   idleTtls: number[];
@@ -202,108 +192,9 @@ function parseOptions(argv: string[]): Options | 'help' {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Seeding through the product's storage layer.
-
-interface FleetTenant {
-  slug: string;
-  clientId: string;
-  /** The whole Authorization header (client_secret_basic). */
-  authorization: string;
-}
-
-interface SeedReport {
-  tenants: FleetTenant[];
-  keyPoolSeconds: number;
-  /** The tenant records. */
-  registrySeconds: number;
-  seconds: number;
-  keyPool: number;
-}
-
-/** A key pair of the pool: the stored record of a throw-away owner and its private JWK in clear. */
-interface KeyTemplate {
-  record: SigningKeyRecord;
-  privateJson: string;
-}
-
-async function keyPool(config: Config, sealer: Sealer, size: number): Promise<KeyTemplate[][]> {
-  return Promise.all(
-    Array.from({ length: size }, async (_, i) => {
-      const owner = `keypool-${i}`;
-      const records = await Promise.all(config.security.key_store.algorithms.map((alg) => newKeyRecord(alg, sealer, owner)));
-      return records.map((record) => ({ record, privateJson: sealer.unseal(record.private_sealed, `${owner}:${record.kid}`) }));
-    }),
-  );
-}
-
-/** Runs fn over items with at most `limit` in flight. */
-async function parallel<T>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-/**
- * N tenants, each with: its registry record (bound to `_platforms`, as the tenants API writes it),
- * one key of every configured algorithm (a pooled pair sealed for this tenant) and one confidential
- * client_credentials client whose secret is stored hashed as the clients API stores it
- * (buildMetadata for the metadata, hashSecret for the hash). Records go in in batches per
- * transaction; keys and client of a tenant in one transaction of that tenant.
- */
-async function seed(storage: PgStorage, config: Config, sealer: Sealer, n: number, concurrency: number): Promise<SeedReport> {
-  const t0 = performance.now();
-  const pool = await keyPool(config, sealer, Math.min(KEY_POOL, n));
-  const keyPoolSeconds = (performance.now() - t0) / 1000;
-  const metadata = buildMetadata({ client_name: 'bench capacity cc', grant_types: ['client_credentials'], scope: FLEET_SCOPE }, undefined, config);
-  const now = new Date().toISOString();
-  const tenants: FleetTenant[] = [];
-  const records: TenantRecord[] = [];
-  for (let i = 0; i < n; i++) records.push({ id: randomUUID(), slug: `t${i}`, display_name: `Capacity bench ${i}`, domain: null, status: 'active', created_at: now, updated_at: now });
-
-  // The registry: 250 records per transaction. KeyRepository.transaction is the storage layer's
-  // one way to share a transaction between calls; bound to `_platforms` it covers the registry rows.
-  // Its advisory lock (one per tenant, here `_platforms`) serialises the batches: one at a time.
-  for (let i = 0; i < records.length; i += 250) {
-    const batch = records.slice(i, i + 250);
-    await storage.keys.transaction(REGISTRY_OWNER, async () => {
-      for (const r of batch) await storage.tenants.create(r);
-    });
-  }
-  const registrySeconds = (performance.now() - t0) / 1000 - keyPoolSeconds;
-
-  await parallel(records, concurrency, async (r, i) => {
-    const keys = pool[i % pool.length]!.map(({ record, privateJson }) => ({ ...record, created_at: now, private_sealed: sealer.seal(privateJson, `${r.slug}:${record.kid}`) }));
-    const secret = newClientSecret();
-    const client: ClientRecord = {
-      client_id: randomBytes(16).toString('base64url'),
-      secret_hash: hashSecret(secret),
-      secret_sealed: null,
-      secret_generation: 0,
-      metadata,
-      active: true,
-      created_at: now,
-      updated_at: now,
-      last_used_at: null,
-      tokens_issued: 0,
-    };
-    await storage.keys.transaction(r.slug, async () => {
-      await storage.keys.insert(r.slug, keys);
-      await storage.clients.create(r.slug, client);
-    });
-    tenants[i] = { slug: r.slug, clientId: client.client_id, authorization: basicAuth({ client_id: client.client_id, client_secret: secret }) };
-  });
-  return { tenants, keyPoolSeconds, registrySeconds, seconds: (performance.now() - t0) / 1000, keyPool: pool.length };
-}
-
-// ---------------------------------------------------------------------------------------------
 // One load window.
 
-interface Latency {
+export interface Latency {
   mean: number;
   p50: number;
   p99: number;
@@ -311,7 +202,7 @@ interface Latency {
   max: number;
 }
 
-interface WindowStats {
+export interface WindowStats {
   /** Completed responses (any status). */
   requests: number;
   seconds: number;
@@ -496,7 +387,7 @@ async function drive(o: DriveOptions): Promise<WindowStats> {
 // ---------------------------------------------------------------------------------------------
 // One setting: a product process, warm-up, measured window, readings.
 
-interface Setting {
+export interface Setting {
   label: string;
   single: boolean;
   pool: number;
@@ -504,7 +395,7 @@ interface Setting {
   cleanupIntervalMs: number;
 }
 
-interface SettingResult extends Setting {
+export interface SettingResult extends Setting {
   readyMs: number;
   requests: number;
   seconds: number;
@@ -557,10 +448,6 @@ interface SettingResult extends Setting {
   serverLogTail?: string[];
 }
 
-function failureCount(r: SettingResult): number {
-  const f = r.failures;
-  return f.connectionErrors + f.unexpectedStatus + f.wrongAnswers + f.warmup + (f.preCheck ? 1 : 0);
-}
 
 function productOverrides(): Record<string, string> {
   const out: Record<string, string> = {};
@@ -718,253 +605,6 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
     // The next server may get the same port: a kept-alive socket to this one would hang up.
     closeHttpAgent();
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Report.
-
-const mb = (bytes: number | null) => (bytes === null ? '-' : (bytes / 1048576).toFixed(0));
-const num = (n: number | null, digits = 1) => (n === null ? '-' : n.toFixed(digits));
-const msCell = (n: number | null, over = false) => (n === null ? '-' : `${over ? '>' : ''}${n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : n.toFixed(0)}`);
-/** A server-side cold-start quantile: "<0.5" inside the first bucket, ">1000" beyond the last. */
-function coldCell(r: SettingResult, q: 'p50' | 'p99'): string {
-  const c = r.coldServer;
-  const below = q === 'p50' ? c.p50Below : c.p99Below;
-  if (below !== null) return `<${below}`;
-  return msCell(q === 'p50' ? c.p50Ms : c.p99Ms, q === 'p50' ? c.p50Over : c.p99Over);
-}
-/** Share of the actor creations of the window at most 1 ms and over 50 ms (fast cached builds vs storage loads). */
-function creationSplit(r: SettingResult): string {
-  const total = r.coldServer.creations;
-  if (total <= 0) return '-';
-  const upTo = (le: number) => r.coldServer.buckets.find((b) => Math.abs(b.le - le) < 1e-9)?.count ?? NaN;
-  const pctOf = (n: number) => `${((n / total) * 100).toFixed(0)}%`;
-  return `${pctOf(upTo(0.001))} / ${pctOf(total - upTo(0.05))}`;
-}
-const ttlLabel = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
-
-function table(header: string[], rows: string[][], alignLeft = 1): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => (i < alignLeft ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w)}:`)).join('|')}|`;
-  return [line(header), rule, ...rows.map(line)].join('\n');
-}
-
-function renderResults(results: readonly SettingResult[]): string {
-  const header = ['setting', 'pool', 'idle TTL', 'token req/s', '% of single', '% of single (CPU)', 'hit rate', 'cold p50 ms (srv)', 'cold p99 ms (srv)', 'cold p50 ms (cli)', 'p50 ms', 'p99 ms', 'p99.9 ms', 'CPU µs/req', 'RSS peak MB', 'RSS end MB', 'errors'];
-  const rows = results.map((r) => [
-    r.label,
-    String(r.pool),
-    ttlLabel(r.idleTtlMs),
-    Math.round(r.rps).toLocaleString('en-US'),
-    r.single ? 'base' : num(r.percentOfSingle, 0),
-    r.single ? 'base' : num(r.percentOfSingleCpu, 0),
-    r.pool_.hitRate === null ? '-' : `${r.pool_.hitRate.toFixed(1)}%`,
-    coldCell(r, 'p50'),
-    coldCell(r, 'p99'),
-    msCell(r.coldClient.p50),
-    msCell(r.latency.p50),
-    msCell(r.latency.p99),
-    msCell(r.latency.p999),
-    num(r.cpuMicrosPerRequest, 0),
-    mb(r.rss.peakBytes),
-    mb(r.rss.endBytes),
-    String(failureCount(r)),
-  ]);
-  return table(header, rows);
-}
-
-function renderDetails(results: readonly SettingResult[]): string {
-  const header = ['setting', 'priming pass (every tenant once)', 'misses (actor creations)', 'evictions', 'joined in-flight', 'pool size at end', 'tenants touched', 'cold reqs (cli)', 'cold p99 ms (cli)', 'creation mean ms', 'creations <=1 ms / >50 ms', 'event-loop p99 ms', 'PostgreSQL CPU µs/req', 'PG xacts/req', 'PG rows updated/s', 'RSS idle MB', 'other CPU % of core'];
-  const rows = results.map((r) => [
-    r.label,
-    r.prime ? `${r.prime.tenants} in ${r.prime.seconds} s (${r.prime.rps} req/s)` : '-',
-    `${r.pool_.misses} (${r.coldServer.creations})`,
-    Object.entries(r.pool_.evictions).map(([k, v]) => `${k} ${v}`).join(', ') || '0',
-    String(r.pool_.joinedInFlight),
-    String(r.pool_.sizeAtEnd),
-    String(r.tenantsTouched),
-    String(r.coldClient.requests),
-    msCell(r.coldClient.p99),
-    msCell(r.coldServer.meanMs),
-    creationSplit(r),
-    msCell(r.eventLoopP99Ms),
-    num(r.pgCpuMicrosPerRequest, 0),
-    num(r.pg.xactsPerRequest, 2),
-    r.pg.updatedPerSecond.toFixed(0),
-    mb(r.rss.idleBytes),
-    r.otherCpuPercentOfCore.toFixed(0),
-  ]);
-  return table(header, rows);
-}
-
-/** Per setting, the PostgreSQL tables the product touched, per request (pg_stat_user_tables). */
-function renderTables(results: readonly SettingResult[]): string {
-  const lines = ['PostgreSQL per request (scans / rows updated / rows inserted by table, pg_stat_user_tables, flushed by PostgreSQL within ~1 s):'];
-  for (const r of results) {
-    const parts = Object.entries(r.pg.perRequestByTable)
-      .sort(([, a], [, b]) => b.scans + b.updated + b.inserted - (a.scans + a.updated + a.inserted))
-      .map(([name, t]) => `${name} ${t.scans}/${t.updated}/${t.inserted}`);
-    lines.push(`  ${r.label}: ${parts.join(', ') || 'none'}`);
-  }
-  return lines.join('\n');
-}
-
-interface Goal {
-  goal: string;
-  target: string;
-  measured: string;
-  met: boolean | null;
-}
-
-function goals(results: readonly SettingResult[], opts: Options): { heading: string; goals: Goal[] } | null {
-  const at50 = results.filter((r) => !r.single && r.pool === 50);
-  if (!at50.length) return null;
-  const same = opts.tenants === 10_000 && opts.zipfS === 1.1;
-  const heading = `issue 7 target row: 10,000 tenants, pool 50, Zipf s=1.1${same ? '' : ` (this run: ${opts.tenants.toLocaleString('en-US')} tenants, s=${opts.zipfS}: indicative only)`}`;
-  const out: Goal[] = [];
-  for (const r of at50) {
-    const tag = at50.length > 1 ? ` [${r.label}]` : '';
-    out.push({ goal: `token req/s vs single-tenant${tag}`, target: '>= 60%', measured: r.percentOfSingle === null ? '-' : `${r.percentOfSingle.toFixed(0)}% (${Math.round(r.rps)} req/s; by CPU µs/req ${num(r.percentOfSingleCpu, 0)}%)`, met: r.percentOfSingle === null ? null : r.percentOfSingle >= 60 });
-    out.push({ goal: `RSS (peak)${tag}`, target: '< 600 MB', measured: `${mb(r.rss.peakBytes)} MB`, met: r.rss.peakBytes === null ? null : r.rss.peakBytes < 600 * 1048576 });
-    const p50 = r.coldServer.p50Ms;
-    out.push({
-      goal: `cold actor p50 (svc_tenant_actor_create_seconds)${tag}`,
-      target: '< 20 ms',
-      measured: p50 === null ? 'no cold start in the window' : `${coldCell(r, 'p50')} ms server-side (${r.coldServer.creations} creations); client-side ${msCell(r.coldClient.p50)} ms`,
-      met: p50 === null ? null : !r.coldServer.p50Over && p50 < 20,
-    });
-  }
-  return { heading, goals: out };
-}
-
-function renderGoals(g: { heading: string; goals: Goal[] }): string {
-  return `${g.heading}\n${table(['goal', 'target', 'measured', 'met'], g.goals.map((x) => [x.goal, x.target, x.measured, x.met === null ? '-' : x.met ? 'yes' : 'NO']))}`;
-}
-
-interface Recommendation {
-  pool: number | null;
-  idleTtlMs: number | null;
-  lines: string[];
-}
-
-function recommend(results: readonly SettingResult[], opts: Options): Recommendation {
-  const lines: string[] = [];
-  const candidates = results.filter((r) => !r.single && failureCount(r) === 0);
-  if (!candidates.length) return { pool: null, idleTtlMs: null, lines: ['no recommendation: every setting had failures'] };
-  const budget = opts.rssBudgetMb * 1048576;
-  // req/s when the machine was quiet; on shared cores (other processes above the warning level in
-  // any window) requests per server CPU second, which other load disturbs far less.
-  const quiet = results.every((r) => r.otherCpuPercentOfCore <= OTHER_CPU_WARNING);
-  const speed = (r: SettingResult) => (quiet ? r.rps : r.cpuMicrosPerRequest ? 1e6 / r.cpuMicrosPerRequest : 0);
-  const measure = quiet ? 'token req/s' : 'requests per server CPU second (the machine was busy: req/s is unreliable)';
-  const best = Math.max(...candidates.map(speed));
-  const fast = candidates.filter((r) => speed(r) >= best * (1 - WITHIN_BEST));
-  const fits = fast.filter((r) => r.rss.peakBytes !== null && r.rss.peakBytes <= budget);
-  const order = (a: SettingResult, b: SettingResult) => a.pool - b.pool || b.idleTtlMs - a.idleTtlMs;
-  let chosen: SettingResult | undefined = [...fits].sort(order)[0];
-  if (chosen) {
-    lines.push(
-      `MULTI_TENANCY_PROVIDER_POOL_MAX_SIZE=${chosen.pool}: the smallest pool within ${WITHIN_BEST * 100}% of the best ${measure} (${Math.round(best)}) whose RSS peak (${mb(chosen.rss.peakBytes)} MB) stays under the ${opts.rssBudgetMb} MB budget; ` +
-        `${Math.round(chosen.rps)} req/s = ${chosen.percentOfSingle?.toFixed(0) ?? '-'}% of single-tenant (${chosen.percentOfSingleCpu?.toFixed(0) ?? '-'}% by CPU µs/req), hit rate ${chosen.pool_.hitRate?.toFixed(1) ?? '-'}%, cold p50 ${coldCell(chosen, 'p50')} ms.`,
-    );
-  } else {
-    const withinBudget = candidates.filter((r) => r.rss.peakBytes !== null && r.rss.peakBytes <= budget).sort((a, b) => speed(b) - speed(a));
-    chosen = withinBudget[0];
-    if (chosen) {
-      lines.push(
-        `MULTI_TENANCY_PROVIDER_POOL_MAX_SIZE=${chosen.pool}: the fastest setting under the ${opts.rssBudgetMb} MB budget (${Math.round(chosen.rps)} req/s, RSS peak ${mb(chosen.rss.peakBytes)} MB); ` +
-          `the faster ones exceed the budget: raise --rss-budget-mb (or the instance's memory) to use them.`,
-      );
-    } else {
-      chosen = [...candidates].sort((a, b) => (a.rss.peakBytes ?? Infinity) - (b.rss.peakBytes ?? Infinity))[0]!;
-      lines.push(`no setting stays under the ${opts.rssBudgetMb} MB budget; the leanest was pool ${chosen.pool} at ${mb(chosen.rss.peakBytes)} MB RSS peak: try smaller pools.`);
-    }
-  }
-  // Idle TTL: only shorter TTLs than the idle gaps of real traffic evict anything; in a window of
-  // a few seconds under constant load, a TTL longer than the run never fires.
-  const samePool = candidates.filter((r) => r.pool === chosen!.pool).sort((a, b) => a.idleTtlMs - b.idleTtlMs);
-  if (samePool.length > 1) {
-    lines.push(
-      `idle TTL at pool ${chosen.pool}: ` +
-        samePool.map((r) => `${ttlLabel(r.idleTtlMs)}: hit rate ${r.pool_.hitRate?.toFixed(1) ?? '-'}%, ${Math.round(r.rps)} req/s, RSS end ${mb(r.rss.endBytes)} MB, idle evictions ${r.pool_.evictions.idle ?? 0}`).join('; ') +
-        '.',
-    );
-    const shortest = samePool[0]!;
-    if ((shortest.pool_.evictions.idle ?? 0) === 0 && (shortest.pool_.evictions.lru ?? 0) > 0) {
-      lines.push(
-        `even the ${ttlLabel(shortest.idleTtlMs)} TTL evicted nothing as idle: the pool was full and the LRU evicted actors sooner (${shortest.pool_.evictions.lru} LRU evictions in ${shortest.seconds.toFixed(0)} s); the idle TTL only matters when the pool is not full (quiet hours, pool >= active tenants).`,
-      );
-    }
-    const fitting = samePool.filter((r) => r.rss.peakBytes !== null && r.rss.peakBytes <= budget);
-    const longest = fitting[fitting.length - 1];
-    if (longest) lines.push(`MULTI_TENANCY_PROVIDER_POOL_IDLE_TTL_MS=${longest.idleTtlMs}: the longest idle TTL tried that fits the budget; a longer TTL only costs memory while tenants are idle (the pool size caps it anyway), a shorter one gives memory back between bursts at the price of cold starts when an idle tenant returns.`);
-    return { pool: chosen.pool, idleTtlMs: longest?.idleTtlMs ?? chosen.idleTtlMs, lines };
-  }
-  const window = opts.seconds + opts.warmup;
-  lines.push(
-    `MULTI_TENANCY_PROVIDER_POOL_IDLE_TTL_MS=${chosen.idleTtlMs} (the only idle TTL tried). A longer TTL only costs memory while tenants are idle (the pool size caps it anyway); a shorter one gives memory back between bursts at the price of cold starts when an idle tenant returns. ` +
-      (chosen.idleTtlMs > window * 1000
-        ? `It is longer than this run (${window} s per setting), so it evicted nothing here: compare e.g. --idle-ttl 5000,${chosen.idleTtlMs} --cleanup-interval 1000 on a pool that does not fill up (a full pool evicts by LRU first) to see the hit rate move.`
-        : `Idle evictions in the window: ${chosen.pool_.evictions.idle ?? 0}.`),
-  );
-  return { pool: chosen.pool, idleTtlMs: chosen.idleTtlMs, lines };
-}
-
-// ---------------------------------------------------------------------------------------------
-// HTML: the same tables, and bar charts per setting (inline SVG, no scripts or external assets,
-// like html-report.ts).
-
-const esc = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-function barChart(title: string, unit: string, bars: Array<{ label: string; value: number | null; base: boolean }>, format: (n: number) => string): string {
-  const rows = bars.filter((b): b is { label: string; value: number; base: boolean } => b.value !== null && Number.isFinite(b.value));
-  if (!rows.length) return '';
-  const labelWidth = 200;
-  const chartWidth = 480;
-  const rowHeight = 22;
-  const max = Math.max(...rows.map((b) => b.value), 1e-9);
-  const parts = rows.map((b, i) => {
-    const y = 8 + i * rowHeight;
-    const w = Math.max(1, (b.value / max) * chartWidth);
-    return (
-      `<text x="${labelWidth - 8}" y="${y + 13}" text-anchor="end" class="l">${esc(b.label)}</text>` +
-      `<rect x="${labelWidth}" y="${y}" width="${w.toFixed(1)}" height="16" fill="${b.base ? '#9ca3af' : '#2563eb'}"><title>${esc(format(b.value))} ${esc(unit)}</title></rect>` +
-      `<text x="${(labelWidth + w + 4).toFixed(1)}" y="${y + 13}" class="v">${esc(format(b.value))}</text>`
-    );
-  });
-  return `<figure><figcaption>${esc(title)} <span class="unit">(${esc(unit)})</span></figcaption>
-<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + chartWidth + 80}" height="${rows.length * rowHeight + 12}" role="img" aria-label="${esc(title)}">${parts.join('')}</svg></figure>`;
-}
-
-function renderHtml(title: string, text: string, results: readonly SettingResult[]): string {
-  const bars = (pick: (r: SettingResult) => number | null) => results.map((r) => ({ label: r.label, value: pick(r), base: r.single }));
-  const charts = [
-    barChart('Token requests per second', 'req/s', bars((r) => r.rps), (n) => Math.round(n).toLocaleString('en-US')),
-    barChart('Share of single-tenant capacity by server CPU per request', '%', bars((r) => (r.single ? 100 : r.percentOfSingleCpu)), (n) => n.toFixed(0)),
-    barChart('Actor pool hit rate', '%', bars((r) => (r.single ? null : r.pool_.hitRate)), (n) => n.toFixed(1)),
-    barChart('Server CPU per request', 'µs', bars((r) => r.cpuMicrosPerRequest), (n) => n.toFixed(0)),
-    barChart('PostgreSQL CPU per request', 'µs', bars((r) => r.pgCpuMicrosPerRequest), (n) => n.toFixed(0)),
-    barChart('Latency p99', 'ms', bars((r) => r.latency.p99), (n) => msCell(n)),
-    barChart('Cold requests p99, client-side', 'ms', bars((r) => r.coldClient.p99), (n) => msCell(n)),
-    barChart('Resident memory, peak', 'MB', bars((r) => (r.rss.peakBytes === null ? null : r.rss.peakBytes / 1048576)), (n) => n.toFixed(0)),
-  ].join('\n');
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#111;max-width:1500px}
-h1{font-size:20px}h2{font-size:16px;margin-top:28px}
-figure{margin:12px 0}figcaption{font-weight:600}.unit{font-weight:400;color:#555}
-svg text.l{font-size:12px}svg text.v{font-size:11px;fill:#333}
-pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
-</style></head><body>
-<h1>${esc(title)}</h1>
-<p>Grey: the single-tenant baseline runs; blue: the settings.</p>
-${charts}
-<h2>Output</h2>
-<pre>${esc(text)}</pre>
-</body></html>
-`;
 }
 
 function gitInfo(): { commit?: string; dirty?: boolean } {
