@@ -6,7 +6,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type Provider from 'oidc-provider';
-import type { InteractionResults } from 'oidc-provider';
+import { errors, type InteractionResults } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { withNodeObjects, type BridgeTarget } from '../http/koa-bridge.js';
 import { ProblemError, isUnavailable } from '../http/problem.js';
@@ -90,6 +90,28 @@ function pendingMfaAccount(details: Interaction): string | undefined {
   return pending.exp > Date.now() / 1000 ? pending.accountId : undefined;
 }
 
+/**
+ * What `provider.interactionResult(req, res, result, { mergeWithLastSubmission: false })` does,
+ * minus its first step: that one reads the interaction cookie again (a Koa context, a signed-cookie
+ * check: three HMACs) only to find the uid this request's interactionDetails already resolved from
+ * the same cookie (and `interaction()` checked against the URL). The rest is the same, in the same
+ * order: the interaction read afresh from storage (a sign-in resumed or expired in the meantime is
+ * SessionNotFound, as before), its session still there under the same account, the result stored
+ * for what is left of its lifetime, the resume URL returned.
+ */
+async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
+  const interaction = await provider.Interaction.find(uid);
+  if (!interaction) throw new errors.SessionNotFound('interaction session not found');
+  if (interaction.session?.uid) {
+    const session = await provider.Session.findByUid(interaction.session.uid);
+    if (!session) throw new errors.SessionNotFound('session not found');
+    if (interaction.session.accountId !== session.accountId) throw new errors.SessionNotFound('session principal changed');
+  }
+  interaction.result = result;
+  await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+  return interaction.returnTo;
+}
+
 /** The grant a consent (explicit or implied for first-party clients) stores. */
 async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
   const { Grant } = host.provider;
@@ -138,25 +160,25 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
     const clientId = String(details.params.client_id ?? '');
     const client = await host.loadClient(clientId);
     const clientName = client?.metadata.client_name ?? clientId;
-    const formTargets = formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);
+    // Only pages need it (a URL parse): not the redirect that ends a successful sign-in.
+    const formTargets = () => formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);
     const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
-    const finish = async (result: InteractionResults) =>
-      redirect(await provider.interactionResult(nreq as never, nres as never, result, { mergeWithLastSubmission: false }));
+    const finish = async (result: InteractionResults) => redirect(await saveInteractionResult(provider, details.uid, result));
 
     if (action === 'show') {
       if (details.prompt.name === 'login') {
         if (pendingMfaAccount(details)) {
           const recovery = new URLSearchParams(req.rawQuery).get('method') === 'recovery';
-          return page(200, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets);
+          return page(200, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
         }
-        return page(200, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }), formTargets);
+        return page(200, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }), formTargets());
       }
       if (details.prompt.name === 'consent') {
         const accountId = details.session?.accountId;
         if (client?.metadata.first_party && accountId) return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
         const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
         const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
-        return page(200, consentPage({ stylesheet: host.stylesheet, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets);
+        return page(200, consentPage({ stylesheet: host.stylesheet, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets());
       }
       return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unsupported request', message: `The requested step (${details.prompt.name}) is not supported.`, error: true }));
     }
@@ -180,7 +202,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
     if (details.prompt.name !== 'login') return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unexpected step', message: 'You are already signed in.', error: true }));
     const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
     const loginForm = (status: number, error: string, email = '') =>
-      page(status, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error }), formTargets);
+      page(status, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error }), formTargets());
     const tooMany = 'Too many sign-in attempts from your network. Wait a minute and try again.';
     const cannotSignIn = 'This account cannot sign in right now. Contact your administrator.';
 
@@ -202,7 +224,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       const recovery = form.has('recovery_code');
       const given = (form.get(recovery ? 'recovery_code' : 'code') ?? '').trim();
       const again = (status: number, error: string) =>
-        page(status, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery`, error }), formTargets);
+        page(status, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery`, error }), formTargets());
       if (!host.guard.allowIp(tenant, req.ip)) {
         ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
         return again(429, tooMany);
@@ -276,7 +298,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       // The failure count is deliberately not cleared here: otherwise re-entering the password
       // would buy unlimited guesses at the second factor. Post/redirect/get to the code page.
       ctx.metrics.loginAttempts.inc({ result: 'mfa_required' });
-      await provider.interactionResult(nreq as never, nres as never, { [MFA_PENDING]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } }, { mergeWithLastSubmission: false });
+      await saveInteractionResult(provider, details.uid, { [MFA_PENDING]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } });
       return redirect(base);
     }
     return complete(user, ['pwd'], 'password');
