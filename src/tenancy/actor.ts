@@ -75,6 +75,8 @@ export class TenantActor implements TokenContext {
   private readonly backchannel: BackchannelLogout;
   private readonly devicePolls = devicePollGuard();
   private readonly stylesheetPath: string;
+  /** Derived on the first sign-in page, then kept (an HMAC per request otherwise). */
+  private csrfKey: Buffer | undefined;
   /** Client assertion keys and jti replay store of the token endpoint fast paths. */
   readonly assertions: AssertionServices;
 
@@ -195,7 +197,7 @@ export class TenantActor implements TokenContext {
       target: { mountPath: this.mountPath, origin: this.origin },
       provider: (await this.provider()).provider,
       guard: this.guard,
-      csrfKey: this.ctx.sealer.derive(`csrf:${this.tenant}`),
+      csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       stylesheet: this.stylesheetPath,
       loadClient: (id) => this.loadClient(id),
     };
