@@ -150,7 +150,12 @@ export class KeySet {
    * Access tokens whose signature these keys verified (see checkAccessToken). quick-lru grows as
    * used: lru-cache would preallocate its whole capacity for every tenant's key set.
    */
-  readonly verifiedTokens = new QuickLRU<string, Record<string, unknown>>({ maxSize: 5000 });
+  get verifiedTokens(): QuickLRU<string, Record<string, unknown>> {
+    // Created on first use: most cached tenants never verify a token (see tenancy/state-cache.ts).
+    this.verified ??= new QuickLRU({ maxSize: 5000 });
+    return this.verified;
+  }
+  private verified: QuickLRU<string, Record<string, unknown>> | undefined;
   private readonly published: StoredKey[];
 
   constructor(records: SigningKeyRecord[], sealer: Sealer, tenant: TenantId, algorithms: readonly SigningAlg[]) {
