@@ -1,0 +1,44 @@
+/**
+ * The Argon2id ceiling of this machine at this moment: verifications per second with nothing but
+ * Argon2 running, on as many threads as the product's worker pool has by default
+ * (os.availableParallelism()), with the contract's parameters. Printed next to the password-login
+ * figure: on this VM the ceiling itself moves by ±30% during a day, and a login is ~85-90% Argon2,
+ * so logins/s only means something next to the ceiling measured in the same run.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { loadConfig } from '../src/config/index.js';
+
+export interface Argon2Ceiling {
+  threads: number;
+  seconds: number;
+  verifiesPerSecond: number;
+  /** CPU (user + system, all threads of this process) per verification. */
+  cpuMsEach: number;
+}
+
+export async function argon2Ceiling(seconds = 3, threads = availableParallelism()): Promise<Argon2Ceiling> {
+  const params = loadConfig({}).security.password.argon2;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const counts = await Promise.all(
+    Array.from(
+      { length: threads },
+      () =>
+        new Promise<number>((resolve, reject) => {
+          const worker = new Worker(new URL('./argon2-ceiling-worker.js', import.meta.url), { workerData: { seconds, params } });
+          worker.once('message', (n: number) => resolve(n));
+          worker.once('error', reject);
+        }),
+    ),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const total = counts.reduce((a, b) => a + b, 0);
+  return {
+    threads,
+    seconds: Math.round(elapsed * 100) / 100,
+    verifiesPerSecond: Math.round((total / elapsed) * 10) / 10,
+    cpuMsEach: total ? Math.round(((cpu.user + cpu.system) / total / 1000) * 100) / 100 : 0,
+  };
+}
