@@ -235,7 +235,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     const t0 = performance.now();
     let tenant: string;
     try {
-      const resolution = ctx.resolver.resolve(head as unknown as HttpRequest);
+      const resolution = ctx.resolver.resolve(head);
       // The fallback warning, `_ops` and everything uncached take the full path.
       if (resolution.via === 'fallback' || resolution.tenant === OPS_TENANT) return undefined;
       tenant = resolution.tenant;

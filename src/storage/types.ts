@@ -91,8 +91,11 @@ export interface ClientRepository {
   ): Promise<ClientRecord | undefined>;
   delete(tenant: TenantId, clientId: string): Promise<boolean>;
   /** Adds issued-token counts (batched by the caller). */
-  recordUsage(tenant: TenantId, clientId: string, tokens: number, lastUsedAt: string): Promise<void>;
-  /** Many recordUsage calls, of any tenants, in one transaction (one round trip on PostgreSQL). */
+  /**
+   * Adds token counts and moves last_used_at forward (never back: a late batch keeps the newer
+   * time), for clients of any tenants, in one transaction (one round trip on PostgreSQL). A client
+   * that no longer exists is skipped.
+   */
   recordUsageBatch(entries: readonly UsageEntry[]): Promise<void>;
 }
 

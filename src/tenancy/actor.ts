@@ -1,8 +1,9 @@
 /**
- * TenantActor: everything one tenant needs at run time, built from storage on first use and
- * dropped on eviction without losing anything (it holds no state storage cannot rebuild).
- * Owns the tenant's merged config, key set, oidc-provider instance, precomputed discovery/JWKS
- * bytes, a client cache and the batched client usage counters.
+ * TenantActor: everything one tenant needs at run time, built from the tenant's state
+ * (tenancy/state-cache.ts: merged config, key set, client cache) on a pool miss and dropped on
+ * eviction without losing anything (it holds no state storage cannot rebuild). Owns the tenant's
+ * oidc-provider instance (built on first use), the rendered discovery document and the sign-in,
+ * back-channel and client-assertion services.
  */
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';

@@ -30,7 +30,10 @@ export function isValidTenantName(name: string): boolean {
   return name === PLATFORM_TENANT || name === OPS_TENANT || SLUG_PATTERN.test(name);
 }
 
-function hostName(req: HttpRequest): string {
+/** Resolution reads the headers only (the front door's synchronous path has no full request). */
+type RequestHeaders = Pick<HttpRequest, 'headers'>;
+
+function hostName(req: RequestHeaders): string {
   const host = (req.headers.host ?? '').toLowerCase();
   return host.startsWith('[') ? host : host.replace(/:\d+$/, '');
 }
@@ -43,14 +46,14 @@ export class TenantResolver {
   }
 
   /** The tenant named by the host's left-most label when the host is `<tenant>.<base host>`. */
-  subdomainOf(req: HttpRequest): string | undefined {
+  subdomainOf(req: RequestHeaders): string | undefined {
     const host = hostName(req);
     if (!host.endsWith(`.${this.baseHost}`)) return undefined;
     const label = host.slice(0, -(this.baseHost.length + 1));
     return label.includes('.') ? label.split('.')[0] : label;
   }
 
-  resolve(req: HttpRequest): Resolution {
+  resolve(req: RequestHeaders): Resolution {
     const mt = this.config.multi_tenancy;
     if (!mt.enabled) return { tenant: DEFAULT_TENANT, via: 'single' };
     for (const strategy of mt.extraction_priority) {
@@ -69,7 +72,7 @@ export class TenantResolver {
   }
 
   /** The tenant a strategy names (normalised), undefined when it names none; 400 when malformed. */
-  private candidate(req: HttpRequest, strategy: 'header' | 'subdomain'): string | undefined {
+  private candidate(req: RequestHeaders, strategy: 'header' | 'subdomain'): string | undefined {
     const raw = strategy === 'header' ? req.headers[this.config.multi_tenancy.tenant_header] : this.subdomainOf(req);
     if (raw === undefined || raw.trim() === '') return undefined;
     const name = raw.trim().toLowerCase();
@@ -80,7 +83,7 @@ export class TenantResolver {
   }
 
   /** The host's tenant label when it is a well-formed name (a malformed one cannot overrule the header). */
-  private validSubdomain(req: HttpRequest): string | undefined {
+  private validSubdomain(req: RequestHeaders): string | undefined {
     const label = this.subdomainOf(req);
     return label && isValidTenantName(label) ? label : undefined;
   }

@@ -51,11 +51,10 @@ function deliver(deps: TenantEventDeps, kind: Kind, tenant: string, payload: unk
   switch (kind) {
     case 'jwks:rotated':
     case 'config:changed': {
-      states.invalidate(tenant);
-      pool
-        .peek(tenant)
-        ?.reload()
-        .catch((err: unknown) => log.error({ err, tenant, event: kind }, 'tenant actor could not reload after a change event'));
+      // A live actor reloads (which invalidates first); otherwise the cached state is dropped.
+      const actor = pool.peek(tenant);
+      if (!actor) states.invalidate(tenant);
+      else actor.reload().catch((err: unknown) => log.error({ err, tenant, event: kind }, 'tenant actor could not reload after a change event'));
       return;
     }
     case 'client:changed': {

@@ -141,12 +141,12 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
       });
 
       it('records usage: adds counts and keeps the latest last_used_at', async () => {
-        await s.clients.recordUsage(tenant, 'c1', 3, at(100));
-        await s.clients.recordUsage(tenant, 'c1', 2, at(50)); // an older batch does not move last_used_at back
+        await s.clients.recordUsageBatch([{ tenant, clientId: 'c1', tokens: 3, lastUsedAt: at(100) }]);
+        await s.clients.recordUsageBatch([{ tenant, clientId: 'c1', tokens: 2, lastUsedAt: at(50) }]); // an older batch does not move last_used_at back
         const r = (await s.clients.get(tenant, 'c1'))!;
         expect(r.tokens_issued).toBe(5);
         expect(r.last_used_at).toBe(at(100));
-        await s.clients.recordUsage(tenant, 'unknown', 1, at(1)); // no row, no error
+        await s.clients.recordUsageBatch([{ tenant, clientId: 'unknown', tokens: 1, lastUsedAt: at(1) }]); // no row, no error
       });
 
       it('records usage of many tenants in one batch, each only in its own tenant, values escaped', async () => {
@@ -271,7 +271,7 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await s.clients.count(b)).toBe(0);
         expect(await s.clients.update(b, 'a-only', { active: false, metadata: { ...snapshot!.metadata, client_name: 'hijacked' } })).toBeUndefined();
         expect(await s.clients.delete(b, 'a-only')).toBe(false);
-        await s.clients.recordUsage(b, 'a-only', 99, at(999));
+        await s.clients.recordUsageBatch([{ tenant: b, clientId: 'a-only', tokens: 99, lastUsedAt: at(999) }]);
 
         expect(await s.clients.get(a, 'a-only')).toEqual(snapshot);
         expect(await s.clients.count(a)).toBe(2);

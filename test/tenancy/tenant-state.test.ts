@@ -82,7 +82,16 @@ describe('routeTenantEvents', () => {
     } as unknown as TenantStateCache;
     const live = new Set(['acme']);
     const pool = {
-      peek: (t: string) => (live.has(t) ? { reload: async () => void calls.push(`reload:${t}`) } : undefined),
+      // Like TenantActor.reload: drops the cached state, then reloads.
+      peek: (t: string) =>
+        live.has(t)
+          ? {
+              reload: async () => {
+                states.invalidate(t);
+                calls.push(`reload:${t}`);
+              },
+            }
+          : undefined,
     } as unknown as ActorPool<TenantActor>;
     const registry = { received: (e: TenantChangedEvent) => calls.push(`tenant:${e.tenant}:${e.status}`) } as unknown as TenantRegistry;
     const stop = routeTenantEvents({ events: bus, prefix, states, pool, registry, log: { error: () => {} } });

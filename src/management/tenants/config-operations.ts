@@ -61,8 +61,9 @@ function parseSection(section: SectionName, req: HttpRequest, global: Config): J
 async function propagate(call: Call, tenant: string, section: SectionName): Promise<void> {
   const { ctx } = call;
   try {
-    ctx.tenantStates.invalidate(tenant);
-    await call.peekActor(tenant)?.reload();
+    const actor = call.peekActor(tenant);
+    if (actor) await actor.reload(); // invalidates the cached state first
+    else ctx.tenantStates.invalidate(tenant);
   } catch (err) {
     ctx.log.error({ err, tenant }, 'tenant configuration could not be applied to the local actor');
   }

@@ -79,24 +79,13 @@ export class PgClients implements ClientRepository {
   }
 
   async recordUsageBatch(entries: readonly UsageEntry[]): Promise<void> {
-    const lit = (v: string) => pg.escapeLiteral(v);
+    const lit = pg.escapeLiteral;
+    // GREATEST ignores NULL, and an older batch arriving late does not move last_used_at back.
     await this.db.acrossTenants(
       entries.map((e) => ({
         tenant: e.tenant,
         sql: `UPDATE clients SET tokens_issued = tokens_issued + ${Math.trunc(e.tokens)}, last_used_at = GREATEST(last_used_at, ${lit(e.lastUsedAt)}::timestamptz) WHERE tenant_id = ${lit(e.tenant)} AND client_id = ${lit(e.clientId)}`,
       })),
-    );
-  }
-
-  async recordUsage(tenant: TenantId, clientId: string, tokens: number, lastUsedAt: string): Promise<void> {
-    // GREATEST ignores NULL, and an older batch arriving late does not move last_used_at back.
-    await this.db.withTenant(tenant, (q) =>
-      q('UPDATE clients SET tokens_issued = tokens_issued + $1, last_used_at = GREATEST(last_used_at, $2::timestamptz) WHERE tenant_id = $3 AND client_id = $4', [
-        tokens,
-        lastUsedAt,
-        tenant,
-        clientId,
-      ]),
     );
   }
 }

@@ -36,8 +36,7 @@ interface Scope {
 }
 
 /** The statement that binds a tenant for the rest of the transaction (SET LOCAL), as literal SQL. */
-const bindTenant = (tenant: string) => `SELECT set_config('app.tenant_id', ${escapeLiteral(tenant)}, true)`;
-const escapeLiteral = (value: string) => pg.escapeLiteral(value);
+const bindTenant = (tenant: string) => `SELECT set_config('app.tenant_id', ${pg.escapeLiteral(tenant)}, true)`;
 
 /** Two-key form: the first key names what is locked, so unrelated advisory locks never collide. */
 const TENANT_LOCK = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
@@ -80,29 +79,17 @@ export class TenantDb {
    * One transaction, one round trip, over many tenants: each statement runs bound to its own
    * tenant (row-level security applies to each as usual). For write-behind batches (client usage
    * counters), where a transaction per tenant would cost more than the writes. The statements are
-   * literal SQL: callers escape every value with escapeLiteral.
+   * literal SQL: callers escape every value with pg.escapeLiteral.
    */
   async acrossTenants(statements: ReadonlyArray<{ tenant: string; sql: string }>): Promise<void> {
     if (!statements.length) return;
     const text = ['BEGIN', ...statements.flatMap((s) => [bindTenant(s.tenant), s.sql]), 'COMMIT'].join(';\n');
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw storageError(err);
-    }
+    const client = await this.connect();
     let broken: Error | undefined;
     try {
       await this.timed(client, undefined)(text);
     } catch (err) {
-      if (isReadTimeout(err)) broken = err as Error; // as in run(): a ROLLBACK would time out too
-      else {
-        try {
-          await client.query('ROLLBACK');
-        } catch (rollbackErr) {
-          broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
-        }
-      }
+      broken = await abort(client, err);
       throw storageError(err);
     } finally {
       client.release(broken);
@@ -119,12 +106,7 @@ export class TenantDb {
   private async run<T>(tenant: string, fn: (query: Query) => Promise<T>, shareScope: boolean): Promise<T> {
     // An empty tenant would bind '' and match nothing; it is a caller bug worth a clear message.
     if (!tenant) throw new Error('storage call without a tenant');
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw storageError(err);
-    }
+    const client = await this.connect();
     const scope: Scope = { tenant, query: this.timed(client, tenant), open: true };
     let broken: Error | undefined;
     try {
@@ -135,22 +117,19 @@ export class TenantDb {
       await scope.query('COMMIT');
       return result;
     } catch (err) {
-      if (isReadTimeout(err)) {
-        // The server stopped answering: a ROLLBACK would queue behind the unanswered statement and
-        // time out too. Destroying the connection ends the transaction on the server as well.
-        broken = err as Error;
-      } else {
-        try {
-          await client.query('ROLLBACK');
-        } catch (rollbackErr) {
-          // The connection is unusable (server gone, protocol error): destroy it, do not pool it.
-          broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
-        }
-      }
+      broken = await abort(client, err);
       throw storageError(err);
     } finally {
       scope.open = false;
       client.release(broken);
+    }
+  }
+
+  private async connect(): Promise<PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (err) {
+      throw storageError(err);
     }
   }
 
@@ -172,5 +151,22 @@ export class TenantDb {
         }
       }
     };
+  }
+}
+
+/**
+ * Ends a failed transaction; returns the error to destroy the connection with (instead of pooling
+ * it) when it is unusable.
+ */
+async function abort(client: PoolClient, err: unknown): Promise<Error | undefined> {
+  // The server stopped answering: a ROLLBACK would queue behind the unanswered statement and time
+  // out too. Destroying the connection ends the transaction on the server as well.
+  if (isReadTimeout(err)) return err as Error;
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (rollbackErr) {
+    // The connection is unusable (server gone, protocol error): destroy it, do not pool it.
+    return rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
   }
 }

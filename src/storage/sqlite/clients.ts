@@ -130,10 +130,6 @@ export class SqliteClients implements ClientRepository {
     return this.deleteStmt.run(tenant, clientId).changes > 0;
   }
 
-  async recordUsage(tenant: TenantId, clientId: string, tokens: number, lastUsedAt: string): Promise<void> {
-    this.usageStmt.run(tokens, lastUsedAt, tenant, clientId);
-  }
-
   async recordUsageBatch(entries: readonly UsageEntry[]): Promise<void> {
     this.db.transaction(() => {
       for (const e of entries) this.usageStmt.run(e.tokens, e.lastUsedAt, e.tenant, e.clientId);
