@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
+import { isSystemClientId, systemClient } from '../clients/system-clients.js';
 import type { AppContext } from '../context.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { OAuthError, isUnavailable, oauthResponse } from '../http/problem.js';
@@ -78,6 +79,8 @@ export class TenantActor implements TokenContext {
   private readonly stylesheetPath: string;
   /** Derived on the first sign-in page, then kept (an HMAC per request otherwise). */
   private csrfKey: Buffer | undefined;
+  /** The tenant's built-in first-party clients (clients/system-clients.ts), made on first use. */
+  private readonly systemClients: Record<string, ClientRecord | undefined> = {};
   /** Client assertion keys and jti replay store of the token endpoint fast paths. */
   readonly assertions: AssertionServices;
 
@@ -206,6 +209,7 @@ export class TenantActor implements TokenContext {
 
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
+    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin));
     const cache = this.clientCache;
     const cached = cache.get(clientId);
     if (cached) return cached;
