@@ -160,8 +160,9 @@ export class TenantActor implements TokenContext {
           conf,
           signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, stylesheet: this.stylesheetPath, pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
         );
-        const discovery = discoveryMetadata(config);
-        if (Object.keys(discovery).length) conf.discovery = { ...conf.discovery, ...discovery };
+        // RFC 7591 clients find dynamic registration here (it is served by oidc/register-rp.ts,
+        // not by oidc-provider's own registration feature, so oidc-provider would not announce it).
+        conf.discovery = { ...conf.discovery, registration_endpoint: `${this.issuer}/register-rp`, ...discoveryMetadata(config) };
       },
       backchannelLogout: (client, sub, sid) => this.backchannel.send(client, sub, sid),
     });
