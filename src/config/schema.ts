@@ -162,6 +162,8 @@ export const configSchema = z.object({
           require_lowercase: bool.default(false),
           require_digit: bool.default(false),
           require_symbol: bool.default(false),
+          /** Refuse the 10,000 most common breached passwords (assets/breached-passwords.txt). */
+          check_breached: bool.default(false),
         })
         .prefault({}),
       mfa: z.object({ required: bool.default(false) }).prefault({}),

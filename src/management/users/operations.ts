@@ -1,4 +1,5 @@
 /** The users resource (spec 4.4). Passwords are hashed on the Argon2 worker pool, never here. */
+import { ruleMessage, unmetPasswordRules, type PasswordPolicy } from '../../users/password-policy.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { conflict, notFound, validation } from '../../http/problem.js';
@@ -157,6 +158,7 @@ export const userOperations: Operation[] = [
       checkRole(b.role, call.tenant);
       // Before hashing: a duplicate should not cost an Argon2 run.
       await checkEmailFree(call, b.email);
+      checkPasswordPolicy(call.actor.config.security.password_policy, b.password, b.email, 'password');
       const passwordHash = await call.ctx.passwords.hash(b.password);
       const now = new Date().toISOString();
       const user: UserRecord = {
@@ -239,6 +241,7 @@ export const userOperations: Operation[] = [
     errors: [404, 409, 422, 503],
     handler: async (call) => {
       const existing = await mustGetLive(call, call.params.user_id!);
+      checkPasswordPolicy(call.actor.config.security.password_policy, call.body.new_password, existing.email, 'new_password');
       const passwordHash = await call.ctx.passwords.hash(call.body.new_password);
       const updated = await call.ctx.storage.users.update(call.tenant, existing.id, { password_hash: passwordHash });
       if (!updated) throw notFound(`User ${existing.id} not found`);
@@ -281,3 +284,9 @@ export const userOperations: Operation[] = [
     },
   }),
 ];
+
+/** The tenant's password policy (users domain): a 422 naming each unmet rule on `field`. */
+function checkPasswordPolicy(policy: PasswordPolicy, password: string, email: string | null | undefined, field: string): void {
+  const unmet = unmetPasswordRules(password, policy, email);
+  if (unmet.length) throw validation(unmet.map((rule) => ({ field, message: ruleMessage(rule, policy) })));
+}

@@ -62,6 +62,7 @@ export const securitySection = z.strictObject({
       require_lowercase: bool.optional(),
       require_digit: bool.optional(),
       require_symbol: bool.optional(),
+      check_breached: bool.optional(),
     })
     .optional(),
   mfa: z.strictObject({ required: bool.optional(), totp_enabled: bool.optional(), webauthn_enabled: bool.optional() }).optional(),
