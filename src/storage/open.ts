@@ -27,6 +27,7 @@ export function withOidcRepository(storage: Storage, oidc: OidcPayloadRepository
     users: storage.users,
     loginAttempts: storage.loginAttempts,
     registrationTokens: storage.registrationTokens,
+    accountTokens: storage.accountTokens,
     tenants: storage.tenants,
     tenantConfig: storage.tenantConfig,
     ping: () => storage.ping(),

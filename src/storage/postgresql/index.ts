@@ -14,6 +14,7 @@ import { SchemaNotCurrentError, assertSchemaCurrent } from './migrate.js';
 import { PgOidcPayloads } from './oidc.js';
 import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
+import { PgAccountTokens } from './account-tokens.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
@@ -36,6 +37,7 @@ export class PgStorage implements Storage {
   readonly users: PgUsers;
   readonly loginAttempts: PgLoginAttempts;
   readonly registrationTokens: PgRegistrationTokens;
+  readonly accountTokens: PgAccountTokens;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
   private closed = false;
@@ -51,6 +53,7 @@ export class PgStorage implements Storage {
     this.users = new PgUsers(db);
     this.loginAttempts = new PgLoginAttempts(db);
     this.registrationTokens = new PgRegistrationTokens(db);
+    this.accountTokens = new PgAccountTokens(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
   }

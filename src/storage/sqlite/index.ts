@@ -6,6 +6,7 @@ import { SqliteKeys } from './keys.js';
 import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
+import { SqliteAccountTokens } from './account-tokens.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
@@ -19,6 +20,7 @@ export class SqliteStorage implements Storage {
   readonly users: SqliteUsers;
   readonly loginAttempts: SqliteLoginAttempts;
   readonly registrationTokens: SqliteRegistrationTokens;
+  readonly accountTokens: SqliteAccountTokens;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
 
@@ -30,6 +32,7 @@ export class SqliteStorage implements Storage {
     this.users = new SqliteUsers(db);
     this.loginAttempts = new SqliteLoginAttempts(db);
     this.registrationTokens = new SqliteRegistrationTokens(db);
+    this.accountTokens = new SqliteAccountTokens(db);
     this.tenantConfig = new SqliteTenantConfig(db);
     this.tenants = new SqliteTenants(db);
   }
