@@ -2,6 +2,7 @@
  * Composition root: builds the shared services from the parsed config, the actor pool, the
  * routes, and the front door. `startApp` is what main.ts, the CLI and the tests call.
  */
+import { Mailer } from './mail/mailer.js';
 import { performance } from 'node:perf_hooks';
 import { AuditLog } from './audit/audit-log.js';
 import { ensureBootstrapAdmin, ensureBootstrapClient, ensurePlatformTenant } from './bootstrap.js';
@@ -72,12 +73,14 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   if (redisBus && !(await redisBus.ready(1000))) log.warn('redis event bus is not connected yet');
   const storage = redis ? withOidcRepository(baseStorage, redis.oidc) : baseStorage;
   const cache = config.multi_tenancy.tenant_cache;
+  const audit = new AuditLog(storage, log);
   return {
     config,
     log,
     storage,
     sealer,
-    audit: new AuditLog(storage, log),
+    audit,
+    mailer: new Mailer(log, audit),
     resolver: new TenantResolver(config),
     registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix }),
     tenantStates: new TenantStateCache({ config, storage, sealer }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
@@ -197,6 +200,11 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return target.actor.handleOidc(target.req);
     }
     if (req.path.startsWith('/api/v1/')) return management.handle(req);
+    // The tenant's self-service pages (password reset, e-mail verification, the account page).
+    if (req.path === '/account' || req.path.startsWith('/account/')) {
+      const target = await actorFor(req);
+      return target.actor.handleAccount(target.req);
+    }
     throw notFound(`No route for ${req.method} ${req.path}`);
   }
 
@@ -207,6 +215,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return m && m !== 'method' ? m.pattern : 'api:unmatched';
     }
     if (req.path.startsWith('/platform/')) return 'platform';
+    if (req.path === '/account' || req.path.startsWith('/account/')) return ACCOUNT_ROUTE_LABELS.has(req.path) ? req.path : 'account:other';
     return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
   }
 
@@ -319,6 +328,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await ctx.usage.close();
         stopEvents();
         await ctx.events.close();
+        await ctx.mailer.close();
         await ctx.passwords.close();
         await ctx.storage.close();
         await ctx.redis?.close();
@@ -339,6 +349,8 @@ const OIDC_ROUTES = new Set([
   '/session/end', '/session/end/confirm', '/session/end/success', '/device/auth', '/device', '/device/confirm', '/reg',
   '/register-rp', '/backchannel', '/assets/app.css', '/account/mfa', '/account/mfa/disable',
 ]);
+/** Route labels of the /account pages (anything else folds into one label). */
+const ACCOUNT_ROUTE_LABELS = new Set(['/account', '/account/callback', '/account/password/forgot', '/account/password/reset', '/account/verify']);
 function oidcRouteLabel(sub: string): string {
   if (OIDC_ROUTES.has(sub)) return `oidc${sub}`;
   const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);

@@ -14,6 +14,10 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
+import { signupSettings, type AccountHost } from '../ui/account/host.js';
+import type { WindowLimiter } from '../ui/account/limiter.js';
+import { loginExtras } from '../ui/account/links.js';
+import { SIGNUP_PENDING, checkEmailView, handleSignupStep, newPending, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
 import { canSignIn } from './accounts.js';
 import type { LoginGuard } from './login-guard.js';
@@ -29,10 +33,13 @@ export interface SignInHost {
   readonly stylesheet: string;
   /** What every page of this tenant needs (stylesheet, languages, brand). */
   readonly ui: UiSettings;
+  /** The self-service account surface of the tenant (sign-up, reset links, verification). */
+  readonly account: AccountHost;
+  readonly limiter: WindowLimiter;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
 }
 
-export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort';
+export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' | 'signup' | 'resend' | 'continue';
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -181,14 +188,55 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const formTargets = () => formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);
     const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
     const finish = async (result: InteractionResults) => redirect(await saveInteractionResult(provider, details.uid, result));
+    const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
+    const loginForm = (status: number, error: string, email = '') =>
+      page(status, loginPage({ ui, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error, extras: loginExtras(host.account, uid, ui) }), formTargets());
+    const tooMany = t('signin.too_many');
+    const cannotSignIn = t('signin.cannot');
+
+    /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
+    const complete = async (user: UserRecord, amr: string[], method: string) => {
+      ctx.metrics.loginAttempts.inc({ result: 'success' });
+      await host.guard.recordSuccess(tenant, user);
+      await ctx.storage.users.update(tenant, user.id, { last_login_at: new Date().toISOString() });
+      await ctx.audit.record(tenant, { type: 'login', status: 'success', username: user.email, user_id: user.id, ...who, details: { method } });
+      await ctx.audit.record(tenant, { type: 'session.created', status: 'info', username: user.email, user_id: user.id, ...who, details: { user_id: user.id } });
+      const result: InteractionResults = { login: { accountId: user.id, amr, remember: true } };
+      if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
+      return finish(result);
+    };
+    /** Sign-up, confirmation of the address, resend (src/ui/account/signup.ts). */
+    const signupStep = (): SignupStep => ({
+      account: host.account,
+      req,
+      uid,
+      base,
+      ui,
+      csrf: csrfFor(host, uid),
+      clientName,
+      formTargets: formTargets(),
+      limiter: host.limiter,
+      pending: signupPendingOf(details.result),
+      savePending: async (pending) => {
+        await saveInteractionResult(provider, details.uid, { [SIGNUP_PENDING]: pending });
+      },
+      complete: (user) => complete(user, ['pwd'], 'password'),
+    });
 
     if (action === 'show') {
       if (details.prompt.name === 'login') {
+        const signup = signupStep();
+        if (signup.pending) {
+          const pendingUser = signup.pending.accountId ? await ctx.storage.users.get(tenant, signup.pending.accountId) : undefined;
+          // Confirmed in the meantime (the mailed link, any browser): the sign-in completes.
+          if (pendingUser?.email_verified && canSignIn(pendingUser)) return complete(pendingUser, ['pwd'], 'password');
+          return checkEmailView(signup, 200);
+        }
         if (pendingMfaAccount(details)) {
           const recovery = new URLSearchParams(req.rawQuery).get('method') === 'recovery';
           return page(200, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
         }
-        return page(200, loginPage({ ui, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }), formTargets());
+        return page(200, loginPage({ ui, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined, extras: loginExtras(host.account, uid, ui) }), formTargets());
       }
       if (details.prompt.name === 'consent') {
         const accountId = details.session?.accountId;
@@ -198,6 +246,11 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets());
       }
       return page(400, messagePage({ ui, title: t('signin.unsupported.title'), message: t('signin.unsupported.message', { step: details.prompt.name }), error: true }));
+    }
+
+    if (action === 'signup' && req.method === 'GET') {
+      if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
+      return handleSignupStep(signupStep(), 'signup', undefined);
     }
 
     const form = readForm(req);
@@ -217,23 +270,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     }
 
     if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
-    const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
-    const loginForm = (status: number, error: string, email = '') =>
-      page(status, loginPage({ ui, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error }), formTargets());
-    const tooMany = t('signin.too_many');
-    const cannotSignIn = t('signin.cannot');
-
-    /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
-    const complete = async (user: UserRecord, amr: string[], method: string) => {
-      ctx.metrics.loginAttempts.inc({ result: 'success' });
-      await host.guard.recordSuccess(tenant, user);
-      await ctx.storage.users.update(tenant, user.id, { last_login_at: new Date().toISOString() });
-      await ctx.audit.record(tenant, { type: 'login', status: 'success', username: user.email, user_id: user.id, ...who, details: { method } });
-      await ctx.audit.record(tenant, { type: 'session.created', status: 'info', username: user.email, user_id: user.id, ...who, details: { user_id: user.id } });
-      const result: InteractionResults = { login: { accountId: user.id, amr, remember: true } };
-      if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
-      return finish(result);
-    };
+    if (action === 'signup' || action === 'resend' || action === 'continue') return handleSignupStep(signupStep(), action, action === 'signup' ? form : undefined);
 
     if (action === 'mfa') {
       const accountId = pendingMfaAccount(details);
@@ -310,6 +347,12 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const reason = user.account_enabled ? 'account_locked' : 'account_disabled';
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
       return relogin(403, cannotSignIn);
+    }
+    if (!user.email_verified && signupSettings(host.account).requireVerification) {
+      // Password right, address unconfirmed and the tenant requires it: wait on the check-your-e-mail page.
+      ctx.metrics.loginAttempts.inc({ result: 'refused' });
+      await saveInteractionResult(provider, details.uid, { [SIGNUP_PENDING]: newPending(user.email ?? email, user.id) });
+      return redirect(base);
     }
     if (user.mfa_enabled) {
       // The failure count is deliberately not cleared here: otherwise re-entering the password

@@ -29,6 +29,9 @@ import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
+import type { AccountHost } from '../ui/account/host.js';
+import { WindowLimiter } from '../ui/account/limiter.js';
+import { handleAccountRequest } from '../ui/account/routes.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
@@ -77,6 +80,8 @@ export class TenantActor implements TokenContext {
   private readonly guard: LoginGuard;
   private readonly backchannel: BackchannelLogout;
   private readonly devicePolls = devicePollGuard();
+  /** Per-address and per-IP limits of the self-service forms. */
+  private readonly limiter: WindowLimiter;
   private readonly stylesheetPath: string;
   /** Derived on the first sign-in page, then kept (an HMAC per request otherwise). */
   private csrfKey: Buffer | undefined;
@@ -99,6 +104,7 @@ export class TenantActor implements TokenContext {
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
     this.assertions = assertionServices(ctx, tenant);
+    this.limiter = new WindowLimiter(ctx.redis?.client, `${ctx.config.redis.key_prefix}:${tenant}:limits`);
   }
 
   /**
@@ -206,8 +212,30 @@ export class TenantActor implements TokenContext {
       csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       stylesheet: this.stylesheetPath,
       ui: this.uiSettings(this.current),
+      account: this.accountHost(),
+      limiter: this.limiter,
       loadClient: (id) => this.loadClient(id),
     };
+  }
+
+  /** The tenant as the self-service account surface sees it (src/ui/account/host.ts). */
+  private accountHost(): AccountHost {
+    return {
+      tenant: this.tenant,
+      ctx: this.ctx,
+      config: this.current,
+      origin: this.origin,
+      mountPath: this.mountPath,
+      ui: this.uiSettings(this.current),
+      csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
+      guard: this.guard,
+      provider: async () => (await this.provider()).provider,
+    };
+  }
+
+  /** Every request under /account on the tenant's origin (password reset, verification, the account page). */
+  async handleAccount(req: HttpRequest): Promise<HttpResponse> {
+    return handleAccountRequest(this.accountHost(), req, this.limiter);
   }
 
   /** What the tenant's end-user pages are rendered with (stylesheet, languages, brand). */
@@ -298,10 +326,12 @@ export class TenantActor implements TokenContext {
         const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
         return etagMatches(req.headers['if-none-match'], STYLESHEET_ETAG) ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
       }
-      const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort))?$/.exec(sub);
+      const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|signup|resend|continue))?$/.exec(sub);
       if (interaction) {
         const action = (interaction[2] ?? 'show') as InteractionAction;
-        if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
+        // show: GET only; signup: the form (GET) and its submission (POST); the rest: POST only.
+        const allow = action === 'show' ? 'GET' : action === 'signup' ? 'GET, POST' : 'POST';
+        if (!allow.split(', ').includes(req.method)) return { status: 405, headers: { allow, ...pageHeaders() }, body: 'Method Not Allowed' };
         return await handleInteraction(await this.signInHost(), req, interaction[1]!, action);
       }
       if (sub === '/account/mfa' || sub === '/account/mfa/disable') return await handleAccountMfa(await this.signInHost(), req, sub === '/account/mfa' ? 'manage' : 'disable');

@@ -25,6 +25,9 @@ nav.languages{margin:16px 24px;text-align:center}
 nav.languages ul{list-style:none;margin:0;padding:0;display:flex;gap:16px;justify-content:center;flex-wrap:wrap}
 nav.languages a{color:var(--fg)}
 nav.languages a[aria-current]{font-weight:700;text-decoration:none}
+p.hint{font-size:.875rem;margin:6px 0 0}
+p.aside{margin:8px 0 0;font-size:.9375rem}
+a{color:var(--accent)}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 `;
 

@@ -39,7 +39,7 @@ export class PgAccountTokens implements AccountTokenRepository {
 
   async countSince(tenant: TenantId, kind: AccountTokenKind, email: string, sinceIso: string): Promise<number> {
     const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<{ n: number }>('SELECT count(*)::int AS n FROM account_tokens WHERE tenant_id = $1 AND kind = $2 AND email = $3 AND created_at > $4', [tenant, kind, email.toLowerCase(), sinceIso]),
+      q<{ n: number }>('SELECT count(*)::int AS n FROM account_tokens WHERE tenant_id = $1 AND kind = $2 AND lower(email) = lower($3) AND created_at > $4', [tenant, kind, email, sinceIso]),
     );
     return rows[0]!.n;
   }

@@ -23,7 +23,7 @@ export class SqliteAccountTokens implements AccountTokenRepository {
     this.findStmt = db.prepare<[string, string, string, string], Row>(`SELECT ${COLUMNS} FROM account_tokens WHERE ${usable}`);
     // One statement: the check and the mark under SQLite's write lock (single use across processes).
     this.consumeStmt = db.prepare<[string, string, string, string, string], Row>(`UPDATE account_tokens SET used_at = ? WHERE ${usable} RETURNING ${COLUMNS}`);
-    this.countStmt = db.prepare<[string, string, string, string], { n: number }>('SELECT count(*) AS n FROM account_tokens WHERE tenant_id = ? AND kind = ? AND email = ? AND created_at > ?');
+    this.countStmt = db.prepare<[string, string, string, string], { n: number }>('SELECT count(*) AS n FROM account_tokens WHERE tenant_id = ? AND kind = ? AND lower(email) = lower(?) AND created_at > ?');
     this.expireStmt = db.prepare('UPDATE account_tokens SET used_at = ? WHERE tenant_id = ? AND kind = ? AND user_id = ? AND used_at IS NULL');
   }
 
@@ -42,7 +42,7 @@ export class SqliteAccountTokens implements AccountTokenRepository {
   }
 
   async countSince(tenant: TenantId, kind: AccountTokenKind, email: string, sinceIso: string): Promise<number> {
-    return this.countStmt.get(tenant, kind, email.toLowerCase(), sinceIso)!.n;
+    return this.countStmt.get(tenant, kind, email, sinceIso)!.n;
   }
 
   async expireForUser(tenant: TenantId, kind: AccountTokenKind, userId: string, nowIso: string): Promise<void> {
