@@ -73,6 +73,7 @@ export class ManagementApi {
       });
     }
 
+    const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null };
     try {
       const call: Call = {
         req,
@@ -85,8 +86,9 @@ export class ManagementApi {
         body: o.body ? parseBody(o.body, req) : undefined,
         cursors: this.deps.cursors,
         peekActor: (t) => this.deps.peekActor?.(t),
+        by,
         audit: async (event) => {
-          await this.deps.ctx.audit.record(tenant, { ...event, client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null });
+          await this.deps.ctx.audit.record(tenant, { ...event, ...by });
         },
       };
       const res = await o.handler(call);
