@@ -19,6 +19,9 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
+/** Who acted, as an audit entry names them: the calling client or user, its address and agent. */
+export type Attribution = Pick<AuditEvent, 'client_id' | 'ip_address' | 'user_agent' | 'user_id' | 'username'>;
+
 /**
  * Random bytes for the ids, drawn from the CSPRNG a page at a time: one randomBytes() call per id
  * (two, with the sequence) cost more than the rest of an audit entry's preparation.
