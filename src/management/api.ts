@@ -4,7 +4,8 @@
  * lookup.
  */
 import type { AppContext } from '../context.js';
-import { ProblemError, insufficientScope, isUnavailable, notFound } from '../http/problem.js';
+import { isUnavailable } from '../errors.js';
+import { ProblemError, insufficientScope, notFound, toProblem } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { TenantActor } from '../tenancy/actor.js';
@@ -92,8 +93,11 @@ export class ManagementApi {
       res.headers = { ...limitHeaders, ...res.headers };
       return res;
     } catch (err) {
-      if (err instanceof ProblemError) err.extra.headers = { ...limitHeaders, ...(err.extra.headers ?? {}) };
-      throw err;
+      // Neutral errors of the lower floors become problems here, so they carry the rate headers too.
+      const problem = toProblem(err);
+      if (!problem) throw err;
+      problem.extra.headers = { ...limitHeaders, ...(problem.extra.headers ?? {}) };
+      throw problem;
     }
   }
 }
