@@ -8,7 +8,7 @@ import { isUnavailable } from '../errors.js';
 import { ProblemError, insufficientScope, notFound, toProblem } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { TenantActor } from '../tenancy/actor.js';
+import type { TenantHandle } from '../tenancy/handle.js';
 import { authenticate, type AuthDeps } from './authenticate.js';
 import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
@@ -18,7 +18,7 @@ import { parseBody, parseQuery } from './validation.js';
 export interface ManagementDeps extends AuthDeps {
   ctx: AppContext;
   /** A tenant's live actor on this instance, without creating one (pool.peek). */
-  peekActor?: (tenant: string) => TenantActor | undefined;
+  peekActor?: (tenant: string) => TenantHandle | undefined;
   limiter: RateLimiter;
   cursors: Cursors;
 }
