@@ -9,7 +9,7 @@
  *                                      audit `password_reset`, a security alert.
  */
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
-import { revokeAccount } from '../../management/sessions/store.js';
+import { revokeAccount } from '../../sessions/store.js';
 import type { UserRecord } from '../../storage/types.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
 import { html } from '../escape.js';

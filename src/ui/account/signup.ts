@@ -11,10 +11,11 @@
  * mail saying so with a reset link: the page never tells whether an account exists (with
  * required verification; without it, a new account signs in at once, which a taken one cannot).
  */
-import { randomUUID } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import type { UserRecord } from '../../storage/types.js';
-import { UniqueViolation } from '../../storage/errors.js';
+import { ProblemError } from '../../http/problem.js';
+import { createUser } from '../../users/operations.js';
+import type { UserCreateInput } from '../../users/schema.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
 import { existingAccountMail, verifyEmailMail } from '../mail-templates.js';
 import { messagePage } from '../pages.js';
@@ -122,42 +123,21 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
   const existing = await ctx.storage.users.findByEmail(tenant, email);
   if (existing) return taken(s, existing, email);
 
-  const passwordHash = await ctx.passwords.hash(password);
-  const now = new Date().toISOString();
-  const user: UserRecord = {
-    id: randomUUID(),
-    email,
-    email_verified: false,
-    username: null,
-    given_name: null,
-    family_name: null,
-    name: name || null,
-    nickname: null,
-    role: 'user',
-    account_enabled: true,
-    locked: false,
-    locked_until: null,
-    auth_provider: 'local',
-    password_hash: passwordHash,
-    mfa_enabled: false,
-    mfa_methods: [],
-    mfa_secret_sealed: null,
-    mfa_recovery_sealed: null,
-    deleted_at: null,
-    created_at: now,
-    updated_at: now,
-    last_login_at: null,
-  };
+  // Through the users domain (the same rules and audit entry as every other way of creating a user).
+  let user: UserRecord;
   try {
-    await ctx.storage.users.create(tenant, user);
+    user = await createUser(
+      { ctx, tenant, config: account.config, by: { username: email, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null } },
+      { email, password, email_verified: false, ...(name ? { name } : {}) } as UserCreateInput,
+    );
   } catch (err) {
-    if (!(err instanceof UniqueViolation)) throw err;
+    // The address was taken in the meantime (the domain answers 409): the same page as any taken address.
+    if (!(err instanceof ProblemError && err.status === 409)) throw err;
     const winner = await ctx.storage.users.findByEmail(tenant, email);
     if (winner) return taken(s, winner, email);
     throw err;
   }
-  await ctx.audit.record(tenant, { type: 'signup', status: 'success', username: email, user_id: user.id, ...who(req), details: { user_id: user.id, method: 'password', client_id: null } });
-  await ctx.audit.record(tenant, { type: 'user.created', status: 'success', username: email, user_id: user.id, ...who(req), details: { user_id: user.id, role: 'user', by: 'signup' } });
+  await ctx.audit.record(tenant, { type: 'signup', status: 'success', username: email, user_id: user.id, ...who(req), details: { user_id: user.id, method: 'password' } });
 
   if (mailAvailable(account)) await sendVerification(s, user, email);
   if (!settings.requireVerification) return s.complete(user);
