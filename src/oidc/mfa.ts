@@ -78,3 +78,10 @@ export async function enableTotp(deps: MfaDeps, tenant: TenantId, userId: string
 export async function disableMfa(deps: MfaDeps, tenant: TenantId, userId: string): Promise<void> {
   await deps.storage.users.update(tenant, userId, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null });
 }
+
+/** New recovery codes for an enrolled user (the old ones stop working); shown once, stored hashed. */
+export async function regenerateRecoveryCodes(deps: MfaDeps, tenant: TenantId, userId: string): Promise<string[]> {
+  const codes = generateRecoveryCodes();
+  await deps.storage.users.update(tenant, userId, { mfa_recovery_sealed: deps.sealer.seal(JSON.stringify(codes.map(hashRecoveryCode)), recoveryAad(tenant, userId)) });
+  return codes;
+}

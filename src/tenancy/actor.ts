@@ -226,6 +226,11 @@ export class TenantActor implements TokenContext, TenantHandle {
       csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       guard: this.guard,
       provider: async () => (await this.provider()).provider,
+      exchange: (body) => {
+        const bytes = Buffer.from(body.toString());
+        const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(bytes.length), host: this.origin.host };
+        return this.bridge({ id: 'account-code-exchange', method: 'POST', path: `${this.mountPath}/token`, rawQuery: '', headers, ip: '127.0.0.1', body: bytes, params: {} });
+      },
     };
   }
 

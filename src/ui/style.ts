@@ -28,6 +28,11 @@ nav.languages a[aria-current]{font-weight:700;text-decoration:none}
 p.hint{font-size:.875rem;margin:6px 0 0}
 p.aside{margin:8px 0 0;font-size:.9375rem}
 a{color:var(--accent)}
+section{border-top:1px solid var(--border);margin-top:24px;padding-top:8px}
+h2{font-size:1.15rem;margin:8px 0}
+p.notice{color:var(--fg);font-weight:600}
+ul.sessions{list-style:none;padding:0}
+.qr svg{width:200px;height:200px;background:#fff}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 `;
 

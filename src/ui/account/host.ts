@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AppContext } from '../../context.js';
+import type { HttpResponse } from '../../http/types.js';
 import type { SmtpSettings, MailKind, MailMessage } from '../../mail/types.js';
 import { resolveSmtp } from '../../mail/settings.js';
 import type { LoginGuard } from '../../oidc/login-guard.js';
@@ -30,6 +31,8 @@ export interface AccountHost {
   readonly csrfKey: Buffer;
   readonly guard: LoginGuard;
   provider(): Promise<Provider>;
+  /** A token request to the tenant's own token endpoint, in process (the account page's code exchange). */
+  exchange(body: URLSearchParams): Promise<HttpResponse>;
 }
 
 /** The tenant's SMTP server, or undefined (no host configured anywhere). */

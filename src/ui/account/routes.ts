@@ -11,6 +11,8 @@ import type { WindowLimiter } from './limiter.js';
 import { FORGOT_PATH, RESET_PATH, handlePasswordReset } from './password-reset.js';
 import { htmlPage } from './respond.js';
 import { VERIFY_PATH, handleVerify } from './verify.js';
+import { handleAccountPage } from './account-page.js';
+import { ACCOUNT_PATH, CALLBACK_PATH } from './session.js';
 
 /**
  * Further /account routes (the account page, passkeys, linked accounts) register here: a path
@@ -18,7 +20,11 @@ import { VERIFY_PATH, handleVerify } from './verify.js';
  */
 export type AccountRoute = { path: string; handle: (host: AccountHost, req: HttpRequest, limiter: WindowLimiter) => Promise<HttpResponse> };
 
+const accountPage: AccountRoute['handle'] = (host, req) => handleAccountPage(host, req, host.exchange);
+
 export const ACCOUNT_ROUTES: AccountRoute[] = [
+  { path: ACCOUNT_PATH, handle: accountPage },
+  { path: CALLBACK_PATH, handle: accountPage },
   { path: FORGOT_PATH, handle: handlePasswordReset },
   { path: RESET_PATH, handle: handlePasswordReset },
   { path: VERIFY_PATH, handle: handleVerify },
