@@ -30,6 +30,7 @@ import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
+import { brandOf, brandStylesheet, brandStylesheetEtag } from '../ui/branding.js';
 import type { AccountHost } from '../ui/account/host.js';
 import { WindowLimiter } from '../ui/account/limiter.js';
 import { handleAccountRequest } from '../ui/account/routes.js';
@@ -241,8 +242,25 @@ export class TenantActor implements TokenContext, TenantHandle {
 
   /** What the tenant's end-user pages are rendered with (stylesheet, languages, brand). */
   uiSettings(config: EffectiveConfig = this.current): UiSettings {
-    return { stylesheet: this.stylesheetPath, application: config.overrides.application };
+    const brand = brandOf(config.overrides.branding, config.overrides.application?.title ?? config.application.title);
+    const css = this.brandCss(config);
+    return {
+      stylesheet: this.stylesheetPath,
+      application: { ...withoutEmpty(config.application), ...config.overrides.application },
+      brand,
+      brandStylesheet: css.body ? `${this.mountPath}/assets/brand.css?v=${css.etag.slice(1, 9)}` : undefined,
+    };
   }
+
+  /** The tenant's brand stylesheet (palettes, font), rendered once per configuration. */
+  private brandCss(config: EffectiveConfig): { body: string; etag: string } {
+    if (this.brandCssCache?.config !== config) {
+      const body = brandStylesheet(brandOf(config.overrides.branding, undefined));
+      this.brandCssCache = { config, body, etag: brandStylesheetEtag(body) };
+    }
+    return this.brandCssCache;
+  }
+  private brandCssCache: { config: EffectiveConfig; body: string; etag: string } | undefined;
 
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
@@ -313,6 +331,11 @@ export class TenantActor implements TokenContext, TenantHandle {
         if (sub === '/jwks') return this.publicDocument(req, this.keys.jwksBody, this.keys.jwksEtag, 'application/jwk-set+json; charset=utf-8');
       }
       if (req.method === 'POST' && sub === '/register-rp') return await registerRp({ ctx: this.ctx, tenant: this.tenant }, req);
+      if (sub === '/assets/brand.css' && (req.method === 'GET' || req.method === 'HEAD')) {
+        const css = this.brandCss(this.current);
+        const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=300', etag: css.etag, 'x-content-type-options': 'nosniff' };
+        return etagMatches(req.headers['if-none-match'], css.etag) ? { status: 304, headers } : { status: 200, headers, body: css.body };
+      }
       if (sub === '/assets/app.css' && (req.method === 'GET' || req.method === 'HEAD')) {
         const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
         return etagMatches(req.headers['if-none-match'], STYLESHEET_ETAG) ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
@@ -414,4 +437,9 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 
 function syntheticGet(path: string): HttpRequest {
   return { id: 'startup', method: 'GET', path, rawQuery: '', headers: {}, ip: '127.0.0.1', body: Buffer.alloc(0), params: {} };
+}
+
+/** The global application settings without their empty defaults (an empty list means "all languages"). */
+function withoutEmpty(app: EffectiveConfig['application']): { default_locale?: string; available_locales?: string[] } {
+  return { default_locale: app.default_locale, ...(app.available_locales.length ? { available_locales: app.available_locales } : {}) };
 }

@@ -65,15 +65,35 @@ const VARS: Array<[keyof Palette, string]> = [
 ];
 
 /** Only what the tenant sets; hex colours and the font list are safe by their validation, re-checked here. */
+const HEX = /^#[0-9a-fA-F]{3,8}$/;
+
+/**
+ * A palette whose text would be hard to read on its own surface (WCAG AA, 4.5:1) gets black or
+ * white text instead: a tenant can choose its colours, not make its sign-in page unreadable.
+ */
+export function readablePalette(p: Palette, defaultSurface: string): Palette {
+  const surface = p.surface && HEX.test(p.surface) ? p.surface : p.background && HEX.test(p.background) ? p.background : defaultSurface;
+  const out = { ...p };
+  if (out.text && HEX.test(out.text) && contrastRatio(out.text, surface) < 4.5) out.text = readableOn(surface);
+  if (!out.text && (p.surface || p.background) && contrastRatio(defaultSurface === '#ffffff' ? '#1d2433' : '#e6e9ef', surface) < 4.5) out.text = readableOn(surface);
+  return out;
+}
+
+/** Links in the brand colour when it reads on the surface, else in the text colour. */
+function linkColour(p: Palette): string {
+  const surface = p.surface ?? p.background ?? '#ffffff';
+  return contrastRatio(p.primary!, surface) >= 4.5 ? p.primary! : (p.text ?? readableOn(surface));
+}
+
 export function brandStylesheet(brand: Brand): string {
   const decl = (p: Palette) =>
     VARS.filter(([k]) => p[k] && /^#[0-9a-fA-F]{3,8}$/.test(p[k]!))
       .map(([k, v]) => `${v}:${p[k]}`)
-      .concat(p.primary && /^#[0-9a-fA-F]{3,8}$/.test(p.primary) ? [`--accent-fg:${readableOn(p.primary)}`] : [])
+      .concat(p.primary && /^#[0-9a-fA-F]{3,8}$/.test(p.primary) ? [`--accent-fg:${readableOn(p.primary)}`, `--link:${linkColour(p)}`] : [])
       .join(';');
   const parts: string[] = [];
-  const light = decl(brand.light);
-  const dark = decl(brand.dark);
+  const light = decl(readablePalette(brand.light, '#ffffff'));
+  const dark = decl(readablePalette(brand.dark, '#1b212b'));
   if (light) parts.push(`:root{${light}}`);
   if (dark) parts.push(`@media (prefers-color-scheme:dark){:root{${dark}}}`);
   if (brand.font && /^[A-Za-z0-9 ,'"-]+$/.test(brand.font)) parts.push(`body{font-family:${brand.font},system-ui,sans-serif}`);
