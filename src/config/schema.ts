@@ -197,6 +197,10 @@ export const configSchema = z.object({
           require_email_verification: bool.optional(),
         })
         .prefault({}),
+      /** Recognising returning devices; a tenant may override (src/ui/account/devices.ts). */
+      device_matching: z
+        .object({ enabled: bool.default(false), trusted_device_days: posInt.max(365).default(30), notify_new_device: bool.default(true) })
+        .prefault({}),
       /** Password reset by e-mail: lifetime of the mailed link. */
       password_reset: z.object({ ttl_seconds: posInt.min(300).max(86400).default(3600) }).prefault({}),
     })

@@ -17,6 +17,7 @@ import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/pag
 import { signupSettings, type AccountHost } from '../ui/account/host.js';
 import type { WindowLimiter } from '../ui/account/limiter.js';
 import { loginExtras } from '../ui/account/links.js';
+import { recogniseDevice } from '../ui/account/devices.js';
 import { SIGNUP_PENDING, checkEmailView, handleSignupStep, newPending, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
 import { canSignIn } from './accounts.js';
@@ -202,7 +203,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       await ctx.audit.record(tenant, { type: 'session.created', status: 'info', username: user.email, user_id: user.id, ...who, details: { user_id: user.id } });
       const result: InteractionResults = { login: { accountId: user.id, amr, remember: true } };
       if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
-      return finish(result);
+      // Device matching (new-device alert); `user` is as read before this sign-in (its previous last_login_at).
+      return withCookie(await finish(result), recogniseDevice(host.account, req, user, ui.t.lang));
     };
     /** Sign-up, confirmation of the address, resend (src/ui/account/signup.ts). */
     const signupStep = (): SignupStep => ({

@@ -9,7 +9,11 @@ export class LoginGuard {
   private perIp = new Map<string, { start: number; count: number }>();
   private dummy: Promise<string> | undefined;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(
+    private readonly ctx: AppContext,
+    /** Told when an account gets locked (the security alert mail). */
+    private readonly onLocked?: (tenant: TenantId, user: UserRecord) => void,
+  ) {}
 
   /** False when this IP has used up its attempts for the current minute. */
   allowIp(tenant: TenantId, ip: string): boolean {
@@ -67,6 +71,7 @@ export class LoginGuard {
       user_agent: userAgent,
       details: { user_id: user.id, reason: 'too_many_failed_logins', failures, locked_until: until },
     });
+    this.onLocked?.(tenant, user);
     return true;
   }
 

@@ -28,6 +28,7 @@ export function withOidcRepository(storage: Storage, oidc: OidcPayloadRepository
     loginAttempts: storage.loginAttempts,
     registrationTokens: storage.registrationTokens,
     accountTokens: storage.accountTokens,
+    userPreferences: storage.userPreferences,
     tenants: storage.tenants,
     tenantConfig: storage.tenantConfig,
     ping: () => storage.ping(),

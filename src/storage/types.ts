@@ -220,6 +220,7 @@ export interface Storage {
   readonly registrationTokens: RegistrationTokenRepository;
   /** Password-reset and e-mail verification tokens (issue 13). */
   readonly accountTokens: AccountTokenRepository;
+  readonly userPreferences: UserPreferencesRepository;
   /** The tenant registry (multi-tenant mode): platform data, not scoped by a caller's tenant. */
   readonly tenants: TenantRepository;
   /** Per-tenant configuration overrides (src/tenancy/config). */
@@ -337,6 +338,12 @@ export interface AccountTokenRepository {
   countSince(tenant: TenantId, kind: AccountTokenKind, email: string, sinceIso: string): Promise<number>;
   /** Marks every unused token of the user of this kind used (a newer one, or a password set, ends them). */
   expireForUser(tenant: TenantId, kind: AccountTokenKind, userId: string, nowIso: string): Promise<void>;
+}
+
+/** An end user's own preferences (the account page's security-alert choices), as one JSON object. */
+export interface UserPreferencesRepository {
+  get(tenant: TenantId, userId: string): Promise<Record<string, unknown> | undefined>;
+  put(tenant: TenantId, userId: string, data: Record<string, unknown>, atIso: string): Promise<void>;
 }
 
 /** A tenant of multi-tenant mode (CONTRACT.md tenant object). `default` is never stored. */

@@ -34,6 +34,7 @@ import { brandOf, brandStylesheet, brandStylesheetEtag } from '../ui/branding.js
 import type { AccountHost } from '../ui/account/host.js';
 import { WindowLimiter } from '../ui/account/limiter.js';
 import { handleAccountRequest } from '../ui/account/routes.js';
+import { securityAlert } from '../ui/account/alerts.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
@@ -97,7 +98,7 @@ export class TenantActor implements TokenContext, TenantHandle {
     this.origin = new URL(this.issuer);
     this.mountPath = ctx.config.oidc.path;
     this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
-    this.guard = new LoginGuard(ctx);
+    this.guard = new LoginGuard(ctx, (_tenant, user) => securityAlert(this.accountHost(), user, 'account_locked'));
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
     this.assertions = assertionServices(ctx, tenant);

@@ -34,6 +34,8 @@ h2{font-size:1.15rem;margin:8px 0}
 p.notice{color:var(--fg);font-weight:600}
 ul.sessions{list-style:none;padding:0}
 .qr svg{width:200px;height:200px;background:#fff}
+fieldset{border:0;margin:0;padding:0}
+.check{display:flex;gap:8px;align-items:center;margin:8px 0}.check label{margin:0;font-weight:400}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 `;
 

@@ -884,6 +884,18 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
       });
     });
 
+    describe('user preferences', () => {
+      it('stores one object per user, replaced on put, scoped by tenant', async () => {
+        const repo = s.userPreferences;
+        expect(await repo.get('prefs-a', 'u1')).toBeUndefined();
+        await repo.put('prefs-a', 'u1', { alerts: { password_changed: false } }, new Date().toISOString());
+        await repo.put('prefs-a', 'u1', { alerts: { password_changed: true, mfa_changed: false } }, new Date().toISOString());
+        expect(await repo.get('prefs-a', 'u1')).toEqual({ alerts: { password_changed: true, mfa_changed: false } });
+        expect(await repo.get('prefs-b', 'u1')).toBeUndefined();
+        expect(await repo.get('prefs-a', 'u2')).toBeUndefined();
+      });
+    });
+
     describe('tenant config', () => {
       const acme = 'config-acme';
       const globex = 'config-globex';

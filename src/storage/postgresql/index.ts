@@ -15,6 +15,7 @@ import { PgOidcPayloads } from './oidc.js';
 import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
 import { PgAccountTokens } from './account-tokens.js';
+import { PgUserPreferences } from './user-preferences.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
@@ -38,6 +39,7 @@ export class PgStorage implements Storage {
   readonly loginAttempts: PgLoginAttempts;
   readonly registrationTokens: PgRegistrationTokens;
   readonly accountTokens: PgAccountTokens;
+  readonly userPreferences: PgUserPreferences;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
   private closed = false;
@@ -54,6 +56,7 @@ export class PgStorage implements Storage {
     this.loginAttempts = new PgLoginAttempts(db);
     this.registrationTokens = new PgRegistrationTokens(db);
     this.accountTokens = new PgAccountTokens(db);
+    this.userPreferences = new PgUserPreferences(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
   }

@@ -7,6 +7,7 @@ import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
 import { SqliteAccountTokens } from './account-tokens.js';
+import { SqliteUserPreferences } from './user-preferences.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
@@ -21,6 +22,7 @@ export class SqliteStorage implements Storage {
   readonly loginAttempts: SqliteLoginAttempts;
   readonly registrationTokens: SqliteRegistrationTokens;
   readonly accountTokens: SqliteAccountTokens;
+  readonly userPreferences: SqliteUserPreferences;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
 
@@ -33,6 +35,7 @@ export class SqliteStorage implements Storage {
     this.loginAttempts = new SqliteLoginAttempts(db);
     this.registrationTokens = new SqliteRegistrationTokens(db);
     this.accountTokens = new SqliteAccountTokens(db);
+    this.userPreferences = new SqliteUserPreferences(db);
     this.tenantConfig = new SqliteTenantConfig(db);
     this.tenants = new SqliteTenants(db);
   }

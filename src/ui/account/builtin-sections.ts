@@ -14,7 +14,7 @@ import type { UserUpdateInput } from '../../users/schema.js';
 import { Html, html } from '../escape.js';
 import { verifyEmailMail } from '../mail-templates.js';
 import { mfaEnrollPage, recoveryCodesPage } from '../pages.js';
-import { securityAlert } from './alerts.js';
+import { ALERT_KINDS, alertChoices, securityAlert } from './alerts.js';
 import { VERIFY_TTL_SECONDS, issueToken, mailAvailable, sendMail } from './host.js';
 import { passwordRulesMessage } from './password-messages.js';
 import { htmlPage } from './respond.js';
@@ -302,6 +302,30 @@ ${s.client_ids.length ? html`<p>${t('account.sessions.apps', { apps: s.client_id
       await host.ctx.audit.record(host.tenant, { type: 'session.revoked', status: 'success', ...who(v), details: { user_id: v.session.user.id, session_id: target.jti, by: 'user' } });
       if (target.jti === v.session.sessionJti) return { page: { status: 303, headers: { location: ACCOUNT_PATH, 'cache-control': 'no-store' } } };
       return { notice: v.ui.t('account.sessions.ended') };
+    },
+  },
+});
+
+registerAccountSection({
+  id: 'alerts',
+  async render(v) {
+    const { t } = v.ui;
+    if (!mailAvailable(v.host)) return undefined;
+    const choices = await alertChoices(v.host, v.session.user.id);
+    const boxes = ALERT_KINDS.map(
+      (k) => html`<div class="check"><input type="checkbox" id="alert-${k}" name="${k}" value="on"${choices[k] ? html` checked` : html``}>
+<label for="alert-${k}">${t(`account.alerts.${k}`)}</label></div>`,
+    );
+    return section('alerts', t('account.alerts.heading'), form(v, 'alerts.save', html`<fieldset><legend class="visually-hidden">${t('account.alerts.heading')}</legend>${boxes}</fieldset>`, t('account.alerts.save'), false));
+  },
+  actions: {
+    async save(v, f) {
+      const { host } = v;
+      const alerts = Object.fromEntries(ALERT_KINDS.map((k) => [k, f.get(k) === 'on']));
+      const current = (await host.ctx.storage.userPreferences.get(host.tenant, v.session.user.id)) ?? {};
+      await host.ctx.storage.userPreferences.put(host.tenant, v.session.user.id, { ...current, alerts }, new Date().toISOString());
+      await host.ctx.audit.record(host.tenant, { type: 'user.preferences_updated', status: 'success', ...who(v), details: { user_id: v.session.user.id, alerts } });
+      return { notice: v.ui.t('account.saved') };
     },
   },
 });
