@@ -69,8 +69,12 @@ export class AuditLog {
     private readonly log: Logger,
   ) {}
 
-  async record(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
-    const entry: AuditEntry = {
+  /**
+   * The entry of an event, not written: for a domain write that stores it in its own transaction
+   * (storage/types.ts, ClientRepository and UserRepository).
+   */
+  entry(tenant: TenantId, event: AuditEvent): AuditEntry {
+    return {
       id: timeOrderedId(),
       type: event.type,
       status: event.status ?? 'success',
@@ -83,6 +87,10 @@ export class AuditLog {
       details: event.details ?? {},
       timestamp: new Date().toISOString(),
     };
+  }
+
+  async record(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
+    const entry = this.entry(tenant, event);
     try {
       await this.storage.audit.insert(tenant, entry);
       return entry;
