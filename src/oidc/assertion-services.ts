@@ -4,6 +4,7 @@
  * store on the tenant's OIDC artefact storage (claims shared through Redis when it is configured).
  */
 import type { AppContext } from '../context.js';
+import { parseJson } from '../http/json.js';
 import type { TenantId } from '../storage/types.js';
 import { outboundFetch, outboundPolicy } from '../outbound/index.js';
 import type { AssertionServices } from './client-assertion.js';
@@ -28,7 +29,7 @@ export function jwksFetcher(ctx: AppContext): (uri: string) => Promise<JwksFetch
     const raw = res.body;
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = parseJson(raw.toString('utf8'));
     } catch {
       body = undefined;
     }
