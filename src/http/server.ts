@@ -27,6 +27,8 @@ export function uwsTransport(): 'native' | 'node-fallback' {
 export interface ServerOptions {
   host: string;
   port: number;
+  /** SO_REUSEPORT (config http.reuse_port); otherwise the port is held exclusively. */
+  reusePort?: boolean;
   log: Logger;
   /** Application entry: never throws (errors are turned into responses before they get here). */
   handle: (req: HttpRequest) => Promise<HttpResponse>;
@@ -67,6 +69,20 @@ function requestId(header: string): string {
   return /^[A-Za-z0-9._-]{8,128}$/.test(header) ? header : randomUUID();
 }
 
+/** uSockets' listen option that leaves SO_REUSEPORT off (the binary exports it; the typings do not). */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
+/** The listen socket could not be opened; the message names the address and the likely cause. */
+export class ListenError extends Error {
+  constructor(host: string, port: number, reusePort: boolean) {
+    super(
+      `cannot listen on ${host}:${port}: the address is in use by another process or not available on this machine` +
+        (reusePort ? '' : ' (set HTTP_REUSE_PORT=true to share the port with another instance on purpose)'),
+    );
+    this.name = 'ListenError';
+  }
+}
+
 export class HttpServer {
   private app: uWS.TemplatedApp;
   private listenSocket: uWS.us_listen_socket | null = null;
@@ -86,8 +102,11 @@ export class HttpServer {
 
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.app.listen(this.opts.host, this.opts.port, (socket) => {
-        if (!socket) return reject(new Error(`cannot listen on ${this.opts.host}:${this.opts.port}`));
+      // The typings lack the options overload of the native listen (host, port, options, cb).
+      const listen = this.app.listen as unknown as (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+      const options = this.opts.reusePort ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT;
+      listen.call(this.app, this.opts.host, this.opts.port, options, (socket) => {
+        if (!socket) return reject(new ListenError(this.opts.host, this.opts.port, this.opts.reusePort === true));
         this.listenSocket = socket;
         this.boundPort = uWS.us_socket_local_port(socket);
         resolve(this.boundPort);

@@ -114,3 +114,39 @@ describe('HttpServer', () => {
     });
   });
 });
+
+describe('HttpServer listen', () => {
+  function server(port: number, reusePort?: boolean): HttpServer {
+    const s = new HttpServer({ host: '127.0.0.1', port, reusePort, log: pino({ level: 'silent' }), handle: async () => ({ status: 204 }) });
+    servers.push(s);
+    return s;
+  }
+
+  it('refuses a port another process already holds, naming the address and the cause', async () => {
+    const port = await server(0).listen();
+    await expect(server(port).listen()).rejects.toThrow(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use`));
+  });
+
+  it('refuses a port held by a plain Node.js server too', async () => {
+    const { createServer } = await import('node:net');
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const port = (other.address() as { port: number }).port;
+    try {
+      await expect(server(port).listen()).rejects.toThrow(/address is in use/);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('shares the port only when both sides ask for it (HTTP_REUSE_PORT)', async () => {
+    // A port of our choosing: uSockets sets SO_REUSEPORT only on a fixed port, not on port 0.
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    await expect(server(port, true).listen()).resolves.toBe(port);
+    await expect(server(port, true).listen()).resolves.toBe(port);
+  });
+});
