@@ -13,6 +13,8 @@ import { applyTheme } from './theme';
 import './style.css';
 
 const root = document.getElementById('app')!;
+// The static "Loading…" of the shell is replaced, not kept beside the application.
+root.textContent = '';
 
 function Message({ title, text, action }: { title: string; text: string; action?: { label: string; run(): void } }) {
   return (
