@@ -11,9 +11,8 @@ import { buildContext } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { ProblemError } from './http/problem.js';
 import { ensureKeys } from './keys/keystore.js';
-import { buildMetadata } from './management/clients/rules.js';
-import { createClient, presentClient } from './management/clients/operations.js';
-import { clientCreateSchema } from './management/clients/schema.js';
+import { clientMetadata, createClient, presentClient } from './clients/operations.js';
+import { clientCreateSchema } from './clients/schema.js';
 import { migratePostgres } from './storage/postgresql/migrate.js';
 import { DEFAULT_TENANT } from './tenancy/resolver.js';
 
@@ -111,10 +110,10 @@ async function clientsCreate(args: string[]): Promise<void> {
   if (!input.success) fail(input.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   await withContext(async (ctx) => {
     try {
-      const metadata = buildMetadata(input.data, undefined, ctx.config);
-      const tenant = values.tenant!;
-      const { record, secret } = await createClient({ ctx, tenant }, metadata);
-      await ctx.audit.record(tenant, { type: 'client.created', details: { client_id: record.client_id, source: 'cli' } });
+      const scope = { ctx, tenant: values.tenant! };
+      const { record, secret } = await createClient(scope, clientMetadata(scope, input.data), {
+        audit: (r) => ({ type: 'client.created', details: { client_id: r.client_id, source: 'cli' } }),
+      });
       process.stdout.write(JSON.stringify(presentClient(record, secret), null, 2) + '\n');
     } catch (err) {
       if (err instanceof ProblemError) fail(`${err.detail}`);

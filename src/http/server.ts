@@ -69,6 +69,10 @@ function requestId(header: string): string {
   return /^[A-Za-z0-9._-]{8,128}$/.test(header) ? header : randomUUID();
 }
 
+/** A too-large body is read and discarded up to this many bytes, for at most LINGER_MS, before the 413. */
+const LINGER_BYTES = 16 * 1024 * 1024;
+const LINGER_MS = 2000;
+
 /** uSockets' listen option that leaves SO_REUSEPORT off (the binary exports it; the typings do not). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
@@ -192,13 +196,27 @@ export class HttpServer {
       });
     };
 
-    const tooLarge = () => {
+    // Lingering close: a too-large body is read and thrown away (bounded in bytes and time) before
+    // the 413 goes out with `connection: close`, so a client still sending (Node's fetch, curl)
+    // reads the answer instead of a reset connection.
+    let lingering = false;
+    let discarded = 0;
+    let lingerTimer: NodeJS.Timeout | undefined;
+    const answerTooLarge = () => {
+      if (lingerTimer === undefined && lingering) return; // answered already
+      clearTimeout(lingerTimer);
+      lingerTimer = undefined;
       const req: HttpRequest = { id, method, path, rawQuery, headers, ip, body: Buffer.alloc(0), params: {} };
       const response = this.opts.onTooLarge?.(req) ??
         problemResponse(new ProblemError(413, 'payload-too-large', `Request bodies are limited to ${MAX_BODY_BYTES} bytes`), path, id);
       response.headers = { ...(response.headers ?? {}), connection: 'close' };
-      // The rest of the body is not read: the response closes the connection.
       finish(response);
+    };
+    const tooLarge = (rest: number) => {
+      lingering = true;
+      lingerTimer = setTimeout(answerTooLarge, LINGER_MS);
+      // Nothing (more) to wait for, or more than we are willing to read: answer now.
+      if (rest <= 0 || rest > LINGER_BYTES) answerTooLarge();
     };
 
     if (!BODY_METHODS.has(method)) {
@@ -206,19 +224,20 @@ export class HttpServer {
       return;
     }
     const declared = Number(headers['content-length'] ?? '0');
-    if (declared > MAX_BODY_BYTES) {
-      tooLarge();
-      return;
-    }
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
     res.onData((ab, isLast) => {
+      if (lingering) {
+        discarded += ab.byteLength;
+        if (isLast || discarded > LINGER_BYTES) answerTooLarge();
+        return;
+      }
       if (done) return;
       size += ab.byteLength;
       if (size > MAX_BODY_BYTES) {
         done = true;
-        tooLarge();
+        tooLarge(isLast ? 0 : Number.isFinite(declared) && declared > size ? declared - size : 1);
         return;
       }
       // The ArrayBuffer is freed after this callback: copy it.
@@ -228,6 +247,10 @@ export class HttpServer {
         dispatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
       }
     });
+    if (declared > MAX_BODY_BYTES) {
+      done = true;
+      tooLarge(declared);
+    }
   }
 
   /**

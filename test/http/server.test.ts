@@ -48,7 +48,7 @@ describe('HttpServer', () => {
     expect(req.id).toBe(res.headers.get('x-request-id'));
   });
 
-  it('answers 413 before reading a body declared over 1 MiB, closing the connection', async () => {
+  it('answers 413 to a body declared over 1 MiB that never comes (after the linger time), closing the connection', async () => {
     const { port, seen } = await serve(async () => ({ status: 200 }));
     const conn = await openRaw(port);
     await conn.write(head('POST', '/upload', port, { 'content-type': 'application/json', 'content-length': MAX_BODY_BYTES + 1 }));
@@ -58,6 +58,39 @@ describe('HttpServer', () => {
     expect(JSON.parse(res.body)).toMatchObject({ type: 'urn:svc:error:payload-too-large', status: 413, instance: '/upload' });
     await conn.closed;
     expect(seen).toHaveLength(0); // the application never saw it
+  });
+
+  it('lets ordinary clients read the 413 of a body over 1 MiB (lingering close, no reset)', async () => {
+    const { port, seen } = await serve(async () => ({ status: 200 }));
+    // Node's fetch (undici) and node:http both keep writing the body; before the lingering close
+    // they often saw ECONNRESET/EPIPE instead of the answer.
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/upload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Uint8Array(12 * MAX_BODY_BYTES) });
+      expect(res.status).toBe(413);
+      expect((await res.json()).type).toBe('urn:svc:error:payload-too-large');
+    }
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/upload', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      // Chunked, no content-length: the limit is found while reading.
+      for (let i = 0; i < 20; i++) req.write(Buffer.alloc(MAX_BODY_BYTES / 2));
+      req.end(Buffer.alloc(MAX_BODY_BYTES));
+    });
+    expect(status).toBe(413);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('does not wait for a body declared far beyond what it would discard', async () => {
+    const { port } = await serve(async () => ({ status: 200 }));
+    const conn = await openRaw(port);
+    await conn.write(head('POST', '/upload', port, { 'content-type': 'application/json', 'content-length': 17 * MAX_BODY_BYTES }));
+    const res = await conn.response;
+    expect(res.status).toBe(413);
+    await conn.closed;
   });
 
   it('reads a body of exactly 1 MiB', async () => {
