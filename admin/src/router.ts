@@ -58,7 +58,8 @@ export function useRoute(): Route {
 export function onLinkClick(e: MouseEvent): void {
   if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
   const a = (e.target as Element | null)?.closest?.('a');
-  if (!a || a.target || a.hasAttribute('download')) return;
+  // In-page anchors (the skip link) keep the browser's own behaviour: scroll and focus the target.
+  if (!a || a.target || a.hasAttribute('download') || a.getAttribute('href')?.startsWith('#')) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith(BASE)) return;
   e.preventDefault();

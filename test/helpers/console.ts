@@ -3,12 +3,12 @@
  * axe-core checks, screenshots under test-artifacts/ (gitignored), CSP violations collected.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { PROJECT_ROOT } from '../../src/paths.js';
+import { seriousViolations } from './axe.js';
 
 export const ARTIFACTS = join(PROJECT_ROOT, 'test-artifacts', 'admin-console');
 
@@ -18,24 +18,9 @@ export function ensureConsoleBuilt(): void {
   execFileSync('npm', ['run', 'build:admin', '--silent'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
 }
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-/** axe-core on the current page: no serious or critical violation (evaluated over CDP, so the page's CSP stays on). */
+/** axe-core on the current page (test/helpers/axe.ts): no serious or critical violation. */
 export async function expectAccessible(page: Page, label: string): Promise<void> {
-  await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe;
-    const res = await axe.run(document, { resultTypes: ['violations'] });
-    return res.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
-  });
-  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  const bad = await seriousViolations(page);
   expect(bad, `${label}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
 }
 
