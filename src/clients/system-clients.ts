@@ -35,7 +35,7 @@ const SPECS: Record<string, SystemClientSpec> = {
   [ADMIN_CLIENT_ID]: {
     name: 'Administration console',
     callbackPath: '/admin/callback',
-    postLogoutPaths: ['/admin/', '/admin'],
+    postLogoutPaths: ['/admin/', '/admin', '/admin/signed-out'],
     scope: ['openid', 'profile', 'email', 'offline_access', ...MANAGEMENT_SCOPES].join(' '),
   },
 };

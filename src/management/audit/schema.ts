@@ -41,14 +41,20 @@ const instant = (edge: 'start' | 'end') =>
     .refine((v) => z.iso.datetime({ offset: true }).safeParse(v).success || z.iso.date().safeParse(v).success, INSTANT_MESSAGE)
     .transform((v) => (DATE_ONLY.test(v) ? `${v}T${edge === 'start' ? '00:00:00.000' : '23:59:59.999'}Z` : new Date(v).toISOString()));
 
+const auditFilterFields = {
+  type: z.string().min(1).max(100).optional(),
+  status: z.enum(AUDIT_STATUSES).optional(),
+  username: z.string().min(1).max(255).optional(),
+  client_id: z.string().min(1).max(255).optional(),
+  from: instant('start').optional(),
+  to: instant('end').optional(),
+};
+
 export const auditListQuery = z
-  .object({
-    ...pageQuery,
-    type: z.string().min(1).max(100).optional(),
-    status: z.enum(AUDIT_STATUSES).optional(),
-    username: z.string().min(1).max(255).optional(),
-    client_id: z.string().min(1).max(255).optional(),
-    from: instant('start').optional(),
-    to: instant('end').optional(),
-  })
+  .object({ ...pageQuery, ...auditFilterFields })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { path: ['from'], message: 'must not be later than to' });
+
+/** The list's filters without paging: the CSV export (export.ts). */
+export const auditFilterQuery = z
+  .object(auditFilterFields)
   .refine((q) => !q.from || !q.to || q.from <= q.to, { path: ['from'], message: 'must not be later than to' });
