@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
 import { isSystemClientId, systemClient } from '../clients/system-clients.js';
+import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
 import type { AppContext } from '../context.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { isUnavailable } from '../errors.js';
@@ -213,7 +214,7 @@ export class TenantActor implements TokenContext, TenantHandle {
 
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
-    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin));
+    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin, MANAGEMENT_SCOPES));
     const cache = this.clientCache;
     const cached = cache.get(clientId);
     if (cached) return cached;
