@@ -31,8 +31,15 @@ export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount 
     if (!user || !canSignIn(user)) return undefined;
     return {
       accountId: user.id,
-      // oidc-provider filters these by the granted scopes (claims configuration in provider.ts).
-      claims: async () => userClaims(user) as { sub: string },
+      // Read by the roles claim of access tokens (resources/roles-claim.ts).
+      role: user.role,
+      // oidc-provider filters these by the granted scopes (claims configuration in provider.ts);
+      // `roles` only with the roles scope, since it is listed under openid for the ID token.
+      claims: async (_use: string, scope: string) => {
+        const claims = userClaims(user) as { sub: string; roles?: string[] };
+        if ((scope ?? '').split(' ').includes('roles')) claims.roles = [user.role];
+        return claims;
+      },
     };
   };
 }

@@ -9,12 +9,12 @@
  * never holds one of the token's uses, not even for a moment.
  */
 import type { AppContext } from '../context.js';
-import { OAuthError } from '../http/problem.js';
+import { OAuthError, ProblemError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { createClient, presentClient } from '../management/clients/operations.js';
+import { checkClientScopes, createClient, presentClient } from '../management/clients/operations.js';
 import type { RegistrationTokenRecord } from '../storage/types.js';
 import { hashSecret } from './client-metadata.js';
-import { REGISTRATION_FIELDS, registrationMetadata } from './registration-metadata.js';
+import { REGISTRATION_FIELDS, registrationError, registrationMetadata } from './registration-metadata.js';
 
 export interface RegisterDeps {
   ctx: AppContext;
@@ -78,6 +78,12 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   const tokens = ctx.storage.registrationTokens;
   const token = await authenticate(deps, req);
   const metadata = registrationMetadata(readBody(req), token.policies, ctx.config);
+  try {
+    await checkClientScopes(deps, metadata.scope);
+  } catch (err) {
+    if (err instanceof ProblemError && err.status === 422) throw registrationError(err.extra.errors ?? []);
+    throw err;
+  }
 
   if (!(await tokens.consumeUse(tenant, token.jti, new Date().toISOString()))) {
     // Lost a race (another registration took the last use) or revoked/expired meanwhile.

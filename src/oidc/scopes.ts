@@ -10,6 +10,7 @@ export const MANAGEMENT_SCOPES = [
   'svc:registration-tokens:read', 'svc:registration-tokens:write', 'svc:registration-tokens:delete',
   'svc:tenants:read', 'svc:tenants:write', 'svc:tenants:delete',
   'svc:cross-tenant:read', 'svc:cross-tenant:write',
+  'svc:resources:read', 'svc:resources:write', 'svc:resources:delete',
 ] as const;
 
 export type ManagementScope = (typeof MANAGEMENT_SCOPES)[number];

@@ -30,6 +30,8 @@ import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import { ResourceIndex } from '../resources/index-cache.js';
+import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantState } from './state-cache.js';
 
@@ -80,6 +82,8 @@ export class TenantActor implements TokenContext {
   private csrfKey: Buffer | undefined;
   /** Client assertion keys and jti replay store of the token endpoint fast paths. */
   readonly assertions: AssertionServices;
+  /** The tenant's API resources, read on first use; dropped with the state (a resource write reloads). */
+  private resources: Promise<ResourceIndex> | undefined;
 
   private constructor(
     readonly tenant: string,
@@ -120,6 +124,7 @@ export class TenantActor implements TokenContext {
     this.keys = state.keys;
     this.current = state.config;
     this.clientCache = state.clients;
+    this.resources = undefined;
     this.built = undefined;
     this.ready = undefined;
   }
@@ -142,9 +147,23 @@ export class TenantActor implements TokenContext {
     return this.built;
   }
 
+  /** The tenant's API resources (issue 19), loaded once per state; a failed load is not kept. */
+  resourceIndex(): Promise<ResourceIndex> {
+    if (!this.resources) {
+      const load = ResourceIndex.load(this.ctx.storage.resources, this.tenant);
+      this.resources = load;
+      load.catch(() => {
+        if (this.resources === load) this.resources = undefined;
+      });
+    }
+    return this.resources;
+  }
+
   private async buildProvider(keys: KeySet, config: EffectiveConfig): Promise<BuiltProvider> {
     const { storage, sealer } = this.ctx;
+    const resources = await this.resourceIndex();
     const provider = createProvider({
+      resources,
       tenant: this.tenant,
       issuer: this.issuer,
       config,
@@ -221,7 +240,9 @@ export class TenantActor implements TokenContext {
   private async loadProviderClient(clientId: string): Promise<AdapterPayload | undefined> {
     const record = await this.loadClient(clientId);
     if (!record || !record.active) return undefined;
-    return toProviderMetadata(record, this.ctx.sealer, this.tenant);
+    const metadata = toProviderMetadata(record, this.ctx.sealer, this.tenant);
+    // A scope of a since-deleted resource would make oidc-provider refuse the whole client.
+    return knownScopesOnly(metadata, await this.resourceIndex());
   }
 
   tokenIssued(clientId: string, grantType: string): void {

@@ -7,6 +7,8 @@ import { hashSecret, newClientSecret } from '../../oidc/client-metadata.js';
 import type { ClientMetadata, ClientRecord } from '../../storage/types.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
+import { assertKnownScopes } from '../../clients/scope-names.js';
+import { ResourceIndex } from '../../resources/index-cache.js';
 import { buildMetadata } from './rules.js';
 import { clientCreateSchema, clientListQuery, clientPatchSchema, clientPutSchema, clientResponse, clientStatsResponse } from './schema.js';
 
@@ -48,6 +50,12 @@ async function clientChanged(call: Call, clientId: string): Promise<void> {
   }
 }
 
+/** 422 on `scope` when it names a scope nobody defines (issue 19): checked against storage, not a cache. */
+export async function checkClientScopes(deps: Pick<Call, 'ctx' | 'tenant'>, scope: string | undefined): Promise<void> {
+  if (!scope) return;
+  assertKnownScopes(scope, (await ResourceIndex.load(deps.ctx.storage.resources, deps.tenant)).scopeNames);
+}
+
 async function mustGet(call: Call, clientId: string): Promise<ClientRecord> {
   const record = await call.ctx.storage.clients.get(call.tenant, clientId);
   if (!record) throw notFound(`Client ${clientId} not found`);
@@ -60,6 +68,7 @@ export async function createClient(
   metadata: ClientMetadata,
   opts: { clientId?: string; secret?: string } = {},
 ): Promise<{ record: ClientRecord; secret?: string }> {
+  await checkClientScopes(deps, metadata.scope);
   const clientId = opts.clientId ?? randomBytes(16).toString('base64url');
   const secret = isConfidential(metadata) ? (opts.secret ?? newClientSecret()) : undefined;
   const now = new Date().toISOString();
@@ -81,6 +90,8 @@ export async function createClient(
 async function replace(call: Call<unknown, z.output<typeof clientPatchSchema>>, mode: 'put' | 'patch') {
   const existing = await mustGet(call, call.params.client_id!);
   const metadata = buildMetadata(call.body, mode === 'patch' ? existing.metadata : undefined, call.ctx.config);
+  // PATCH checks a scope it sets; one it keeps may name a resource deleted since, which is harmless.
+  if (mode === 'put' || call.body.scope !== undefined) await checkClientScopes(call, metadata.scope);
   const change: Parameters<typeof call.ctx.storage.clients.update>[2] = { metadata };
   // A client that became confidential has no secret until POST /secret; one that became public loses it.
   if (!isConfidential(metadata)) Object.assign(change, { secret_hash: null, secret_sealed: null });
