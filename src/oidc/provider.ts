@@ -14,6 +14,7 @@ import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './sco
 import type { ResourceIndex } from '../resources/index-cache.js';
 import { tenantResourceServer } from '../resources/resource-server.js';
 import { rolesClaimFor } from '../resources/roles-claim.js';
+import { preciseErrorCodes } from './error-codes.js';
 
 export interface ProviderOptions {
   tenant: TenantId;
@@ -153,6 +154,7 @@ export function createProvider(opts: ProviderOptions): Provider {
 
   const provider = new Provider(opts.issuer, configuration);
   provider.proxy = true;
+  provider.use(preciseErrorCodes);
 
   // Stored secrets are hashes (see client-metadata.ts): compare the hash of what was presented.
   const ClientClass = provider.Client as unknown as { prototype: { compareClientSecret(this: { clientSecret?: string }, actual: string): Promise<boolean> } };
