@@ -3,6 +3,7 @@
  * rate limit -> query/body validation -> handler. Order matters: the scope check comes before any
  * lookup.
  */
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { ProblemError, insufficientScope, isUnavailable, notFound } from '../http/problem.js';
 import { Router } from '../http/router.js';
@@ -13,6 +14,8 @@ import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
 import { rateHeaders, type RateDecision, type RateLimiter } from './rate-limit.js';
 import { parseBody, parseQuery } from './validation.js';
+
+const NO_QUERY = z.object({});
 
 export interface ManagementDeps {
   ctx: AppContext;
@@ -81,7 +84,8 @@ export class ManagementApi {
         actor,
         claims,
         params: req.params,
-        query: o.query ? parseQuery(o.query, req) : {},
+        // An operation without query parameters still refuses unknown ones (422), never ignores them.
+        query: parseQuery(o.query ?? NO_QUERY, req),
         body: o.body ? parseBody(o.body, req) : undefined,
         cursors: this.deps.cursors,
         peekActor: (t) => this.deps.peekActor?.(t),

@@ -189,6 +189,8 @@ export interface AuditFilter {
   username?: string;
   user_id?: string;
   client_id?: string;
+  /** Exact address as stored (normalised by src/http/ip.ts). */
+  ip_address?: string;
   from?: string;
   to?: string;
 }

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 
 export interface ResourceServerOptions {
   issuer: string;
@@ -14,6 +14,8 @@ export interface ResourceServerOptions {
   requiredScope: string;
   /** The server's clock (a clock ahead of ours proves expired tokens are refused). */
   now?: () => Date;
+  /** Where the keys come from (default: the issuer's /jwks). */
+  keys?: JWTVerifyGetKey;
 }
 
 export interface ProtectedApi {
@@ -24,7 +26,7 @@ export interface ProtectedApi {
 }
 
 export async function startProtectedApi(opts: ResourceServerOptions): Promise<ProtectedApi> {
-  const jwks = createRemoteJWKSet(new URL(`${opts.issuer}/jwks`));
+  const jwks = opts.keys ?? createRemoteJWKSet(new URL(`${opts.issuer}/jwks`));
   const server: Server = createServer((req, res) => {
     void (async () => {
       const send = (status: number, body: Record<string, unknown>, challenge?: string) => {

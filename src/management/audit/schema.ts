@@ -1,6 +1,7 @@
 /** Audit API shapes (spec 2.6, 4.7; CONTRACT.md audit entry). */
 import { z } from 'zod';
 import { pageQuery } from '../pagination.js';
+import { canonicalIp } from './scope.js';
 
 export const AUDIT_STATUSES = ['success', 'failed', 'info', 'warning'] as const;
 
@@ -48,6 +49,13 @@ export const auditListQuery = z
     status: z.enum(AUDIT_STATUSES).optional(),
     username: z.string().min(1).max(255).optional(),
     client_id: z.string().min(1).max(255).optional(),
+    ip_address: z
+      .string()
+      .max(64)
+      .transform((v, ctx) => canonicalIp(v) ?? (ctx.addIssue({ code: 'custom', message: 'must be an IPv4 or IPv6 address' }), z.NEVER))
+      .optional(),
+    // Cross-tenant reading with a _platforms token (scope.ts).
+    tenant: z.string().min(1).max(63).optional(),
     from: instant('start').optional(),
     to: instant('end').optional(),
   })
