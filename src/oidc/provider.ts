@@ -14,6 +14,8 @@ import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './sco
 import type { ResourceIndex } from '../resources/index-cache.js';
 import { tenantResourceServer } from '../resources/resource-server.js';
 import { rolesClaimFor } from '../resources/roles-claim.js';
+import { customAccessTokenClaims, withCustomClaims } from '../resources/claims-provider.js';
+import type { CustomClaim } from '../resources/custom-claims.js';
 import { preciseErrorCodes } from './error-codes.js';
 
 export interface ProviderOptions {
@@ -29,6 +31,8 @@ export interface ProviderOptions {
   extend?: (conf: Configuration) => void;
   /** The tenant's own API resources (issue 19): more token audiences and scopes. */
   resources?: ResourceIndex;
+  /** The tenant's custom claims (issue 19). */
+  customClaims?: readonly CustomClaim[];
   /** Replaces oidc-provider's back-channel logout delivery (ours retries and audits). */
   backchannelLogout?: (client: { clientId: string; backchannelLogoutUri: string; idTokenSignedResponseAlg?: string }, sub: string, sid: string | undefined) => Promise<void>;
 }
@@ -67,7 +71,7 @@ export function createProvider(opts: ProviderOptions): Provider {
     claims: {
       // `roles` under openid too: the account returns it only when the roles scope was granted
       // (accounts.ts), and the ID token of a code flow carries openid's claims only.
-      openid: ['sub', 'amr', 'roles'],
+      openid: ['sub', 'amr', 'roles', ...(opts.customClaims ?? []).map((c) => c.name)],
       roles: ['roles'],
       profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'updated_at'],
       email: ['email', 'email_verified'],
@@ -115,6 +119,7 @@ export function createProvider(opts: ProviderOptions): Provider {
       const extra: Record<string, unknown> = typeof gen === 'number' && gen > 0 ? { sgen: gen } : {};
       const roles = rolesClaimFor(ctx, token, opts.resources);
       if (roles) extra.roles = roles;
+      Object.assign(extra, customAccessTokenClaims(ctx, token, opts.customClaims ?? []));
       return Object.keys(extra).length ? extra : undefined;
     },
     features: {
@@ -151,6 +156,7 @@ export function createProvider(opts: ProviderOptions): Provider {
     },
   };
   opts.extend?.(configuration);
+  if (configuration.findAccount && opts.customClaims?.length) configuration.findAccount = withCustomClaims(configuration.findAccount, opts.customClaims);
 
   const provider = new Provider(opts.issuer, configuration);
   provider.proxy = true;

@@ -33,6 +33,7 @@ import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
 import { ResourceIndex } from '../resources/index-cache.js';
 import { knownScopesOnly } from '../resources/provider-scopes.js';
+import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantState } from './state-cache.js';
 
@@ -164,9 +165,10 @@ export class TenantActor implements TokenContext {
 
   private async buildProvider(keys: KeySet, config: EffectiveConfig): Promise<BuiltProvider> {
     const { storage, sealer } = this.ctx;
-    const resources = await this.resourceIndex();
+    const [resources, customClaims] = await Promise.all([this.resourceIndex(), loadCustomClaims(storage.tenantConfig, this.tenant)]);
     const provider = createProvider({
       resources,
+      customClaims,
       tenant: this.tenant,
       issuer: this.issuer,
       config,

@@ -273,3 +273,45 @@ describe('client_credentials for a tenant API', () => {
     expect((await ccToken(c, ORDERS, 'read:orders')).status).toBe(200);
   });
 });
+
+describe('/api/v1/claims (custom claims)', () => {
+  it('reads [] before any PUT, replaces the list, and reads it back', async () => {
+    expect((await api(t, 'GET', '/api/v1/claims', { token: admin })).json.data).toEqual({ claims: [] });
+    const body = { claims: [{ name: 'tenant', value: 'acme' }, { name: 'https://acme.example/username', from: 'username' }, { name: 'level', value: 3 }] };
+    const put = await api(t, 'PUT', '/api/v1/claims', { token: admin, body });
+    expect(put.status).toBe(200);
+    expect(put.json.data).toEqual(body);
+    expect((await api(t, 'GET', '/api/v1/claims', { token: admin })).json.data).toEqual(body);
+    const weak = await t.token('svc:resources:read');
+    expect((await api(t, 'PUT', '/api/v1/claims', { token: weak, body })).status).toBe(403);
+  });
+
+  it.each([
+    ['iss'], ['sub'], ['aud'], ['exp'], ['nbf'], ['iat'], ['jti'], ['nonce'], ['azp'], ['scope'], ['client_id'], ['roles'], ['email'], ['preferred_username'], ['__proto__'],
+  ])('refuses the reserved claim %s', async (name) => {
+    const res = await api(t, 'PUT', '/api/v1/claims', { token: admin, body: { claims: [{ name, value: 'x' }] } });
+    expect(res.status).toBe(422);
+    expect(res.json.errors[0].field).toBe('claims.0.name');
+  });
+
+  it('refuses bad names, unknown or secret sources, both or neither of from/value, duplicates, too many, and changes nothing', async () => {
+    const bad = [
+      { claims: [{ name: 'has space', value: 'x' }] },
+      { claims: [{ name: 'ctl\u0001', value: 'x' }] },
+      { claims: [{ name: '<script>', value: 'x' }] },
+      { claims: [{ name: 'x', from: 'password_hash' }] },
+      { claims: [{ name: 'x', from: 'mfa_secret_sealed' }] },
+      { claims: [{ name: 'x', from: 'username', value: 'y' }] },
+      { claims: [{ name: 'x' }] },
+      { claims: [{ name: 'x', value: { nested: true } }] },
+      { claims: [{ name: 'x', value: 'a' }, { name: 'x', value: 'b' }] },
+      { claims: Array.from({ length: 21 }, (_, i) => ({ name: `c${i}`, value: i })) },
+      { claims: [], extra: true },
+    ];
+    for (const body of bad) {
+      const res = await api(t, 'PUT', '/api/v1/claims', { token: admin, body });
+      expect(res.status, JSON.stringify(body)).toBe(422);
+    }
+    expect((await api(t, 'GET', '/api/v1/claims', { token: admin })).json.data.claims.map((c: { name: string }) => c.name)).toEqual(['tenant', 'https://acme.example/username', 'level']);
+  });
+});

@@ -122,3 +122,28 @@ describe('authorization code with a resource indicator', () => {
     expect(location.searchParams.get('error')).toBe('invalid_target');
   });
 });
+
+describe('custom claims in tokens', () => {
+  it('puts the configured claims in the ID token, userinfo and the access token, and never replaces reserved ones', async () => {
+    const admin = await t.token('svc:resources:write');
+    const put = await api(t, 'PUT', '/api/v1/claims', {
+      token: admin,
+      body: { claims: [{ name: 'tenant', value: 'acme' }, { name: 'https://acme.example/uid', from: 'id' }, { name: 'provider', from: 'auth_provider' }, { name: 'nick', from: 'nickname' }] },
+    });
+    expect(put.status).toBe(200);
+    const tokens = await signIn({ scope: 'openid profile read:orders', resource: ORDERS });
+    const id = tokens.claims()!;
+    expect(id).toMatchObject({ sub: user.id, tenant: 'acme', 'https://acme.example/uid': user.id, provider: 'local', iss: t.issuer });
+    // The user has no nickname: no claim rather than null.
+    expect('nick' in id).toBe(false);
+    const at = decodeJwt(tokens.access_token);
+    expect(at).toMatchObject({ aud: ORDERS, sub: user.id, tenant: 'acme', provider: 'local' });
+    const plain = await signIn({ scope: 'openid profile' });
+    const info = await oidc.fetchUserInfo(config, plain.access_token, user.id);
+    expect(info).toMatchObject({ sub: user.id, tenant: 'acme', 'https://acme.example/uid': user.id });
+    // Clearing the list removes them at once.
+    expect((await api(t, 'PUT', '/api/v1/claims', { token: admin, body: { claims: [] } })).status).toBe(200);
+    const after = await signIn({ scope: 'openid', resource: ORDERS });
+    expect(after.claims()!.tenant).toBeUndefined();
+  });
+});
