@@ -316,6 +316,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await sweeper?.stop();
         await server.close();
         await pool.close();
+        // Audit entries of the last requests (some are written after their answer went out).
+        await ctx.audit.drain();
         await ctx.usage.close();
         stopEvents();
         await ctx.events.close();

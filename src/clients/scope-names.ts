@@ -5,8 +5,10 @@
  * the creator may grant them is the separate privilege rule), and the tenant's resources' scopes.
  */
 import { validation } from '../http/problem.js';
-import { isManagementScope } from '../oidc/scopes.js';
+import { isManagementScope } from '../resources/management-api.js';
+import { ResourceIndex } from '../resources/index-cache.js';
 import { STANDARD_SCOPES } from '../resources/names.js';
+import type { Storage, TenantId } from '../storage/types.js';
 
 /** The names in `scope` that no one defines, in the order given. */
 export function unknownScopes(scope: string | undefined, resourceScopes: ReadonlySet<string>): string[] {
@@ -20,4 +22,10 @@ export function assertKnownScopes(scope: string | undefined, resourceScopes: Rea
   if (unknown.length) {
     throw validation([{ field: 'scope', message: `unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(' ')} (define them on an API resource first)` }]);
   }
+}
+
+/** The check against the tenant's resources as stored now (not a cache: a resource just created counts). */
+export async function checkClientScopes(scope: { ctx: { storage: Pick<Storage, 'resources'> }; tenant: TenantId }, value: string | undefined): Promise<void> {
+  if (!value) return;
+  assertKnownScopes(value, (await ResourceIndex.load(scope.ctx.storage.resources, scope.tenant)).scopeNames);
 }

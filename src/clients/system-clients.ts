@@ -8,7 +8,7 @@
  * What a token of `svc-admin` may do is decided by the user's role when the token is issued and
  * used (the authorization model), not by this list: the list only says what the client may ask for.
  */
-import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
+import { MANAGEMENT_SCOPES } from '../resources/management-api.js';
 import type { ClientRecord } from '../storage/types.js';
 
 export const ACCOUNT_CLIENT_ID = 'svc-account';

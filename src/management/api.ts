@@ -9,7 +9,7 @@ import { ProblemError, insufficientScope, isUnavailable, notFound } from '../htt
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { TenantActor } from '../tenancy/actor.js';
-import { authenticate } from './authenticate.js';
+import { authenticate, type AuthDeps } from './authenticate.js';
 import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
 import { rateHeaders, type RateDecision, type RateLimiter } from './rate-limit.js';
@@ -17,11 +17,8 @@ import { parseBody, parseQuery } from './validation.js';
 
 const NO_QUERY = z.object({});
 
-export interface ManagementDeps {
+export interface ManagementDeps extends AuthDeps {
   ctx: AppContext;
-  actorFor: (req: HttpRequest) => Promise<{ tenant: string; actor: TenantActor }>;
-  /** The `_platforms` actor (multi-tenant mode): platform operations and cross-tenant tokens. */
-  platformActor?: () => Promise<TenantActor>;
   /** A tenant's live actor on this instance, without creating one (pool.peek). */
   peekActor?: (tenant: string) => TenantActor | undefined;
   limiter: RateLimiter;
@@ -76,6 +73,7 @@ export class ManagementApi {
       });
     }
 
+    const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null };
     try {
       const call: Call = {
         req,
@@ -89,8 +87,9 @@ export class ManagementApi {
         body: o.body ? parseBody(o.body, req) : undefined,
         cursors: this.deps.cursors,
         peekActor: (t) => this.deps.peekActor?.(t),
+        by,
         audit: async (event) => {
-          await this.deps.ctx.audit.record(tenant, { ...event, client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null });
+          await this.deps.ctx.audit.record(tenant, { ...event, ...by });
         },
       };
       const res = await o.handler(call);

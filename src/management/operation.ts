@@ -3,7 +3,7 @@
  * declaration drives dispatch, validation and (later) the OpenAPI document.
  */
 import type { z } from 'zod';
-import type { AuditEvent } from '../audit/audit-log.js';
+import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { AccessTokenClaims } from '../oidc/access-tokens.js';
@@ -24,6 +24,8 @@ export interface Call<Q = unknown, B = unknown> {
   cursors: Cursors;
   /** Another tenant's live actor on this instance, if any (never creates one): tenant config updates reload it. */
   peekActor(tenant: string): TenantActor | undefined;
+  /** The calling client and request, as domain operations name them in their audit entries. */
+  by: Attribution;
   /** Records an audit entry attributed to the calling client and request. */
   audit(event: Omit<AuditEvent, 'client_id' | 'ip_address' | 'user_agent'>): Promise<void>;
 }

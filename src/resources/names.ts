@@ -2,7 +2,7 @@
  * The rules of API resource names (issue 19): what an identifier and a scope name may be. The
  * Management API, the client scope check and the token endpoint all ask here.
  */
-import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
+import { MANAGEMENT_RESOURCE } from './management-api.js';
 
 /**
  * OIDC scopes the provider itself defines. A resource may not define them (a token's scope would

@@ -1,6 +1,6 @@
 /** How a tenant's API resources show in oidc-provider's view of scopes and clients. */
 import type { AdapterPayload } from 'oidc-provider';
-import { isManagementScope } from '../oidc/scopes.js';
+import { isManagementScope } from '../resources/management-api.js';
 import type { ResourceIndex } from './index-cache.js';
 import { STANDARD_SCOPES } from './names.js';
 

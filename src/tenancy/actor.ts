@@ -28,6 +28,7 @@ import { LoginGuard } from '../oidc/login-guard.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
+import type { UiSettings } from '../ui/page-ui.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
@@ -179,7 +180,7 @@ export class TenantActor implements TokenContext {
       extend: (conf) => {
         mergeConfiguration(
           conf,
-          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, stylesheet: this.stylesheetPath, pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
+          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
         );
         // RFC 7591 clients find dynamic registration here (it is served by oidc/register-rp.ts,
         // not by oidc-provider's own registration feature, so oidc-provider would not announce it).
@@ -225,8 +226,14 @@ export class TenantActor implements TokenContext {
       guard: this.guard,
       csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       stylesheet: this.stylesheetPath,
+      ui: this.uiSettings(this.current),
       loadClient: (id) => this.loadClient(id),
     };
+  }
+
+  /** What the tenant's end-user pages are rendered with (stylesheet, languages, brand). */
+  uiSettings(config: EffectiveConfig = this.current): UiSettings {
+    return { stylesheet: this.stylesheetPath, application: config.overrides.application };
   }
 
   /** Client record, cached; writes through the Management API invalidate it. */
