@@ -64,6 +64,9 @@ export function timeOrderedId(now = Date.now()): string {
 }
 
 export class AuditLog {
+  /** Writes under way, so a shutdown can wait for them before storage closes (drain()). */
+  private readonly pending = new Set<Promise<AuditEntry | undefined>>();
+
   constructor(
     private readonly storage: Storage,
     private readonly log: Logger,
@@ -89,7 +92,19 @@ export class AuditLog {
     };
   }
 
-  async record(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
+  record(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
+    const write = this.write(tenant, event);
+    this.pending.add(write);
+    void write.finally(() => this.pending.delete(write));
+    return write;
+  }
+
+  /** Resolves once every entry recorded so far is written (or has failed and been logged). */
+  async drain(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
+  private async write(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
     const entry = this.entry(tenant, event);
     try {
       await this.storage.audit.insert(tenant, entry);

@@ -7,6 +7,8 @@
  */
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
+import { isSystemClientId, systemClient } from '../clients/system-clients.js';
+import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
 import type { AppContext } from '../context.js';
 import { isUnavailable } from '../errors.js';
 import { etagOf } from '../http/etag.js';
@@ -25,8 +27,12 @@ import type { SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
+import type { UiSettings } from '../ui/page-ui.js';
 import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import { ResourceIndex } from '../resources/index-cache.js';
+import { knownScopesOnly } from '../resources/provider-scopes.js';
+import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantHandle } from './handle.js';
 import { DISCOVERY_PATH, documentResponse, jwksResponse, routeOidc, type OidcRouteHost } from './oidc-routes.js';
@@ -69,8 +75,12 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private readonly stylesheetPath: string;
   /** Derived on the first sign-in page, then kept (an HMAC per request otherwise). */
   private csrfKey: Buffer | undefined;
+  /** The tenant's built-in first-party clients (clients/system-clients.ts), made on first use. */
+  private readonly systemClients: Record<string, ClientRecord | undefined> = {};
   /** Client assertion keys and jti replay store of the token endpoint fast paths. */
   readonly assertions: AssertionServices;
+  /** The tenant's API resources, read on first use; dropped with the state (a resource write reloads). */
+  private resources: Promise<ResourceIndex> | undefined;
 
   private constructor(
     readonly tenant: string,
@@ -111,6 +121,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.keys = state.keys;
     this.current = state.config;
     this.clientCache = state.clients;
+    this.resources = undefined;
     this.built = undefined;
     this.ready = undefined;
   }
@@ -133,9 +144,24 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     return this.built;
   }
 
+  /** The tenant's API resources (issue 19), loaded once per state; a failed load is not kept. */
+  resourceIndex(): Promise<ResourceIndex> {
+    if (!this.resources) {
+      const load = ResourceIndex.load(this.ctx.storage.resources, this.tenant);
+      this.resources = load;
+      load.catch(() => {
+        if (this.resources === load) this.resources = undefined;
+      });
+    }
+    return this.resources;
+  }
+
   private async buildProvider(keys: KeySet, config: EffectiveConfig): Promise<BuiltProvider> {
     const { storage, sealer } = this.ctx;
+    const [resources, customClaims] = await Promise.all([this.resourceIndex(), loadCustomClaims(storage.tenantConfig, this.tenant)]);
     const provider = createProvider({
+      resources,
+      customClaims,
       tenant: this.tenant,
       issuer: this.issuer,
       config,
@@ -146,10 +172,11 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       extend: (conf) => {
         mergeConfiguration(
           conf,
-          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, stylesheet: this.stylesheetPath, pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
+          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
         );
-        const discovery = discoveryMetadata(config);
-        if (Object.keys(discovery).length) conf.discovery = { ...conf.discovery, ...discovery };
+        // RFC 7591 clients find dynamic registration here (it is served by oidc/register-rp.ts,
+        // not by oidc-provider's own registration feature, so oidc-provider would not announce it).
+        conf.discovery = { ...conf.discovery, registration_endpoint: `${this.issuer}/register-rp`, ...discoveryMetadata(config) };
       },
       backchannelLogout: (client, sub, sid) => this.backchannel.send(client, sub, sid),
     });
@@ -191,12 +218,19 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       guard: this.guard,
       csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       stylesheet: this.stylesheetPath,
+      ui: this.uiSettings(this.current),
       loadClient: (id) => this.loadClient(id),
     };
   }
 
+  /** What the tenant's end-user pages are rendered with (stylesheet, languages, brand). */
+  uiSettings(config: EffectiveConfig = this.current): UiSettings {
+    return { stylesheet: this.stylesheetPath, application: config.overrides.application };
+  }
+
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
+    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin, MANAGEMENT_SCOPES));
     const cache = this.clientCache;
     const cached = cache.get(clientId);
     if (cached) return cached;
@@ -212,7 +246,9 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private async loadProviderClient(clientId: string): Promise<AdapterPayload | undefined> {
     const record = await this.loadClient(clientId);
     if (!record || !record.active) return undefined;
-    return toProviderMetadata(record, this.ctx.sealer, this.tenant);
+    const metadata = toProviderMetadata(record, this.ctx.sealer, this.tenant);
+    // A scope of a since-deleted resource would make oidc-provider refuse the whole client.
+    return knownScopesOnly(metadata, await this.resourceIndex());
   }
 
   tokenIssued(clientId: string, grantType: string): void {
