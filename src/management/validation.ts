@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ProblemError, badRequest, validation } from '../http/problem.js';
 import { zodFieldErrors } from '../http/zod-errors.js';
+import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest } from '../http/types.js';
 
 /** Parses a JSON object body: 415 unless declared application/json, 400 when malformed, 422 when not an object. */
@@ -12,8 +13,9 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
-  } catch {
+    value = parseJson(req.body.toString('utf8'));
+  } catch (err) {
+    if (err instanceof JsonTooDeep) throw badRequest(`The request body is ${err.message}`);
     throw badRequest('The request body is not valid JSON');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

@@ -9,7 +9,7 @@ import type Provider from 'oidc-provider';
 import { errors, type InteractionResults } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { withNodeObjects, type BridgeTarget } from '../http/koa-bridge.js';
-import { ProblemError, isUnavailable } from '../http/problem.js';
+import { Unavailable, isUnavailable } from '../errors.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
@@ -40,11 +40,10 @@ function page(status: number, body: string, formTargets: string[] = []): HttpRes
   return { status, headers: pageHeaders(formTargets), body };
 }
 
-/** Retry-After of a 503 problem (the Argon2 queue is full, storage is down), at least 1 s. */
+/** Retry-After of an Unavailable (the Argon2 queue is full, storage is down), at least 1 s. */
 function retryAfterOf(err: unknown): string {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const value = e instanceof ProblemError ? e.extra.headers?.['retry-after'] : undefined;
-    if (typeof value === 'string' && /^\d+$/.test(value)) return value;
+    if (e instanceof Unavailable) return String(Math.max(1, Math.ceil(e.retryAfterSeconds)));
   }
   return '1';
 }

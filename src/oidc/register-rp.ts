@@ -10,6 +10,7 @@
  */
 import type { AppContext } from '../context.js';
 import { OAuthError, ProblemError } from '../http/problem.js';
+import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createClient, presentClient } from '../clients/operations.js';
 import { checkClientScopes } from '../clients/scope-names.js';
@@ -50,8 +51,9 @@ function readBody(req: HttpRequest): Record<string, unknown> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
-  } catch {
+    value = parseJson(req.body.toString('utf8'));
+  } catch (err) {
+    if (err instanceof JsonTooDeep) throw new OAuthError(400, 'invalid_client_metadata', `the request body is ${err.message}`);
     throw new OAuthError(400, 'invalid_client_metadata', 'the request body is not valid JSON');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

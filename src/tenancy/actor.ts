@@ -9,14 +9,16 @@ import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
 import { isSystemClientId, systemClient } from '../clients/system-clients.js';
+import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
 import type { AppContext } from '../context.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
-import { OAuthError, isUnavailable, oauthResponse } from '../http/problem.js';
+import { isUnavailable } from '../errors.js';
+import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { SerialTask } from '../events/serial-task.js';
-import { decodeJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, type TokenContext } from '../oidc/access-tokens.js';
+import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
+import { accessTokenOwner, checkAccessToken, type AccessTokenOwner, type TokenCheck } from '../oidc/token-verification.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
 import { assertionServices } from '../oidc/assertion-services.js';
@@ -36,16 +38,11 @@ import { ResourceIndex } from '../resources/index-cache.js';
 import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
+import type { TenantHandle } from './handle.js';
 import type { TenantState } from './state-cache.js';
 
 const DISCOVERY_PATH = '/.well-known/openid-configuration';
 
-/** Who an end user's access token belongs to (TenantActor.accessTokenOwner). */
-export interface AccessTokenOwner {
-  accountId: string;
-  clientId: string;
-  scope: string;
-}
 const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
 
 /** The oidc-provider instance of the actor's current keys and config, and what was rendered with it. */
@@ -55,7 +52,7 @@ interface BuiltProvider {
   discovery: { body: Buffer; etag: string };
 }
 
-export class TenantActor implements TokenContext {
+export class TenantActor implements TokenContext, TenantHandle {
   readonly issuer: string;
   readonly origin: URL;
   readonly mountPath: string;
@@ -238,7 +235,7 @@ export class TenantActor implements TokenContext {
 
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
-    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin));
+    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin, MANAGEMENT_SCOPES));
     const cache = this.clientCache;
     const cached = cache.get(clientId);
     if (cached) return cached;
@@ -286,23 +283,13 @@ export class TenantActor implements TokenContext {
     this.ctx.log.info({ tenant: this.tenant, client_id: clientId, reason }, 'client authentication failed');
   }
 
-  /**
-   * The end user an access token of this tenant was issued to (authorization code or device flow),
-   * or undefined when it is not a live user token: opaque tokens through oidc-provider's own store
-   * (expiry and session binding checked), JWTs through checkAccessToken. A client_credentials
-   * token has no user (its `sub` is the client) and is refused.
-   */
-  async accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined> {
-    if (decodeJwt(token)) {
-      const check = await this.checkAccessToken(token);
-      if (!check.active || check.claims.sub === check.claims.client_id) return undefined;
-      return { accountId: check.claims.sub, clientId: check.claims.client_id, scope: check.claims.scope ?? '' };
-    }
-    const stored = await (await this.provider()).provider.AccessToken.find(token);
-    if (!stored?.accountId || !stored.clientId || stored.isExpired) return undefined;
-    const client = await this.loadClient(stored.clientId);
-    if (!client?.active) return undefined;
-    return { accountId: stored.accountId, clientId: stored.clientId, scope: stored.scope ?? '' };
+  accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined> {
+    return accessTokenOwner(this, token);
+  }
+
+  /** oidc-provider's stored opaque access token (its own expiry and session binding rules). */
+  async findOpaqueAccessToken(token: string) {
+    return (await (await this.provider()).provider.AccessToken.find(token)) ?? undefined;
   }
 
   /** Every request under the OIDC path of this tenant. */

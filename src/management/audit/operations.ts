@@ -5,6 +5,7 @@ import type { AuditEntry } from '../../storage/types.js';
 import { op, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, sendJson, serializer } from '../respond.js';
 import { auditEntryResponse, auditListQuery, auditStatsResponse } from './schema.js';
+import { auditExportOperation } from './export.js';
 import { auditTenantOf } from './scope.js';
 import { statsOperations, utcDayStart } from './stats.js';
 
@@ -54,6 +55,7 @@ export const auditOperations: Operation[] = [
     success: { status: 200, schema: dataEnvelope(auditStatsResponse) },
     handler: async (call) => sendJson(200, statsOut({ data: await call.ctx.storage.audit.stats(call.tenant, utcDayStart()) })),
   }),
+  auditExportOperation,
   op({
     method: 'GET', path: '/api/v1/audit/:id', scope: 'svc:audit:read', rateClass: 'read', tag: 'audit', summary: 'Get an audit entry',
     success: { status: 200, schema: dataEnvelope(auditEntryResponse) },
