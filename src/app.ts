@@ -35,6 +35,7 @@ import { routeTenantEvents } from './tenancy/tenant-events.js';
 import { UsageRecorder } from './tenancy/usage.js';
 import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
 import { metricsAccessCheck } from './metrics/access.js';
+import { clientIpResolver } from './http/client-ip.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -283,6 +284,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     reusePort: config.http.reuse_port,
     log,
     handle,
+    clientIp: clientIpResolver(config.http.trusted_proxies),
     fast,
     onTooLarge: (req) => {
       const err = new ProblemError(413, 'payload-too-large', 'Request bodies are limited to 1 MiB');

@@ -59,7 +59,7 @@ export async function handleAccountMfa(host: SignInHost, req: HttpRequest, actio
     if (!form || given.length !== csrf.length || !timingSafeEqual(given, Buffer.from(csrf))) {
       return message(403, 'Form expired', 'This form could not be verified. Go back, reload the page and try again.');
     }
-    if (!host.guard.allowIp(host.tenant, req.ip)) return message(429, 'Too many attempts', 'Too many attempts from your network. Wait a minute and try again.');
+    if (!(await host.guard.allowIp(host.tenant, req.ip))) return message(429, 'Too many attempts', 'Too many attempts from your network. Wait a minute and try again.');
     return action === 'disable' ? disable(visit, form) : confirmEnrollment(visit, form);
   });
 }
