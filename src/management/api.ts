@@ -4,10 +4,11 @@
  * lookup.
  */
 import type { AppContext } from '../context.js';
-import { ProblemError, insufficientScope, isUnavailable, notFound } from '../http/problem.js';
+import { isUnavailable } from '../errors.js';
+import { ProblemError, insufficientScope, notFound, toProblem } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { TenantActor } from '../tenancy/actor.js';
+import type { TenantHandle } from '../tenancy/handle.js';
 import { authenticate, type AuthDeps } from './authenticate.js';
 import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
@@ -17,7 +18,7 @@ import { parseBody, parseQuery } from './validation.js';
 export interface ManagementDeps extends AuthDeps {
   ctx: AppContext;
   /** A tenant's live actor on this instance, without creating one (pool.peek). */
-  peekActor?: (tenant: string) => TenantActor | undefined;
+  peekActor?: (tenant: string) => TenantHandle | undefined;
   limiter: RateLimiter;
   cursors: Cursors;
 }
@@ -92,8 +93,11 @@ export class ManagementApi {
       res.headers = { ...limitHeaders, ...res.headers };
       return res;
     } catch (err) {
-      if (err instanceof ProblemError) err.extra.headers = { ...limitHeaders, ...(err.extra.headers ?? {}) };
-      throw err;
+      // Neutral errors of the lower floors become problems here, so they carry the rate headers too.
+      const problem = toProblem(err);
+      if (!problem) throw err;
+      problem.extra.headers = { ...limitHeaders, ...(problem.extra.headers ?? {}) };
+      throw problem;
     }
   }
 }

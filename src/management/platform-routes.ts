@@ -23,7 +23,7 @@ import { userListQuery, userResponse } from './users/schema.js';
 import { parseBody, parseQuery } from './validation.js';
 import { canSignIn } from '../oidc/accounts.js';
 import type { UserRecord } from '../storage/types.js';
-import type { TenantActor } from '../tenancy/actor.js';
+import type { TenantHandle } from '../tenancy/handle.js';
 import { PLATFORM_TENANT } from '../tenancy/resolver.js';
 import { createTenant, getTenant, presentTenant, updateTenant } from '../tenants/operations.js';
 
@@ -36,7 +36,7 @@ const manyUsers = serializer(listEnvelope(userResponse));
 
 export interface PlatformDeps {
   ctx: AppContext;
-  platformActor: () => Promise<TenantActor>;
+  platformActor: () => Promise<TenantHandle>;
   cursors: Cursors;
 }
 

@@ -7,7 +7,7 @@
  * newcomer's own address): that address gets 429; only when no other address holds more does the
  * newcomer get 503 (the pool is simply busy).
  */
-import { ProblemError } from '../http/problem.js';
+import { Unavailable } from '../errors.js';
 
 interface Waiter {
   grant: () => void;
@@ -90,10 +90,19 @@ export class FairAdmission {
   }
 }
 
-export function overShare(): ProblemError {
-  return new ProblemError(429, 'rate-limited', 'Too many sign-ins in progress from this address; retry shortly', { headers: { 'retry-after': '1' } });
+/** This source holds more than its share of the pool right now (the surface answers 429). */
+export class SourceOverShare extends Error {
+  readonly retryAfterSeconds = 1;
+  constructor() {
+    super('Too many sign-ins in progress from this address; retry shortly');
+    this.name = 'SourceOverShare';
+  }
 }
 
-function busy(): ProblemError {
-  return new ProblemError(503, 'unavailable', 'Too many password operations in progress; retry shortly', { headers: { 'retry-after': '1' } });
+function overShare(): SourceOverShare {
+  return new SourceOverShare();
+}
+
+function busy(): Unavailable {
+  return new Unavailable('Too many password operations in progress; retry shortly');
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
-import type { TenantActor } from '../../tenancy/actor.js';
+import type { TenantHandle } from '../../tenancy/handle.js';
 import type { EffectiveConfig } from '../../tenancy/config/merge.js';
 import { op, type Operation } from '../operation.js';
 import { sendJson } from '../respond.js';
@@ -75,7 +75,7 @@ async function check(run: () => Promise<CheckStatus>): Promise<{ status: CheckSt
 }
 
 /** Health of what this tenant's requests depend on. */
-export async function healthChecks(ctx: AppContext, actor: TenantActor) {
+export async function healthChecks(ctx: AppContext, actor: TenantHandle) {
   const [database, oidc, config, redis] = await Promise.all([
     check(async () => {
       await ctx.storage.ping();
