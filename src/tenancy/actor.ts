@@ -26,6 +26,7 @@ import { devicePollGuard, offlineAccessNeedsConsent, withDeviceInterval } from '
 import { handleAccountMfa } from '../oidc/account-mfa.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
+import { AuthThrottle } from '../oidc/auth-throttle.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
@@ -71,6 +72,7 @@ export class TenantActor implements TokenContext, TenantHandle {
   private readonly refresh: SerialTask;
   private closed = false;
   private readonly guard: LoginGuard;
+  private readonly authThrottle: AuthThrottle;
   private readonly backchannel: BackchannelLogout;
   private readonly devicePolls = devicePollGuard();
   private readonly stylesheetPath: string;
@@ -92,6 +94,7 @@ export class TenantActor implements TokenContext, TenantHandle {
     this.mountPath = ctx.config.oidc.path;
     this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
     this.guard = new LoginGuard(ctx);
+    this.authThrottle = new AuthThrottle(ctx, tenant);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
     this.assertions = assertionServices(ctx, tenant);
@@ -271,6 +274,15 @@ export class TenantActor implements TokenContext, TenantHandle {
   /** Every request under the OIDC path of this tenant. */
   async handleOidc(req: HttpRequest): Promise<HttpResponse> {
     const sub = req.path.slice(this.mountPath.length) || '/';
+    // Failed client authentications and wrong device codes are throttled (oidc/auth-throttle.ts).
+    try {
+      return await this.authThrottle.around(req, sub, () => this.routeOidc(req, sub));
+    } catch (err) {
+      return this.oidcFailure(req, err);
+    }
+  }
+
+  private async routeOidc(req: HttpRequest, sub: string): Promise<HttpResponse> {
     try {
       if (req.method === 'GET' || req.method === 'HEAD') {
         if (sub === DISCOVERY_PATH) {
@@ -306,15 +318,19 @@ export class TenantActor implements TokenContext, TenantHandle {
       }
       return secureHtml(await this.bridge(req));
     } catch (err) {
-      if (err instanceof OAuthError) return oauthResponse(err);
-      if (isUnavailable(err)) {
-        // Storage (Redis) is down: fail fast with the OAuth error a client can retry on.
-        this.ctx.log.warn({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request refused: storage unavailable');
-        return oauthResponse(new OAuthError(503, 'temporarily_unavailable', 'the service is temporarily unavailable; retry shortly', { 'retry-after': '1' }));
-      }
-      this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');
-      return oauthResponse(new OAuthError(500, 'server_error', 'an unexpected error occurred'));
+      return this.oidcFailure(req, err);
     }
+  }
+
+  private oidcFailure(req: HttpRequest, err: unknown): HttpResponse {
+    if (err instanceof OAuthError) return oauthResponse(err);
+    if (isUnavailable(err)) {
+      // Storage (Redis) is down: fail fast with the OAuth error a client can retry on.
+      this.ctx.log.warn({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request refused: storage unavailable');
+      return oauthResponse(new OAuthError(503, 'temporarily_unavailable', 'the service is temporarily unavailable; retry shortly', { 'retry-after': '1' }));
+    }
+    this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');
+    return oauthResponse(new OAuthError(500, 'server_error', 'an unexpected error occurred'));
   }
 
   /**
