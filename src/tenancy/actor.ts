@@ -11,7 +11,7 @@ import type { AdapterPayload } from 'oidc-provider';
 import { isSystemClientId, systemClient } from '../clients/system-clients.js';
 import type { AppContext } from '../context.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
-import { isUnavailable } from '../errors.js';
+import { Unavailable, isUnavailable } from '../errors.js';
 import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { SerialTask } from '../events/serial-task.js';
@@ -27,6 +27,7 @@ import { handleAccountMfa } from '../oidc/account-mfa.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
+import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
@@ -177,21 +178,25 @@ export class TenantActor implements TokenContext, TenantHandle {
   /** Audit and metrics from oidc-provider's events. */
   private observe(provider: Provider): void {
     const { log, audit } = this.ctx;
-    provider.on('server_error', (_ctx: unknown, err: Error) => log.error({ err, tenant: this.tenant }, 'oidc-provider server_error'));
+    provider.on('server_error', (_ctx: unknown, err: Error) => {
+      noteServerError(err);
+      log.error({ err, tenant: this.tenant }, 'oidc-provider server_error');
+    });
     provider.on('grant.success', (kctx: { oidc: { client?: { clientId: string }; params?: { grant_type?: unknown } } }) => {
       const clientId = kctx.oidc.client?.clientId;
       if (clientId) this.tokenIssued(clientId, String(kctx.oidc.params?.grant_type ?? 'unknown'));
     });
     provider.on('end_session.success', (kctx: { ip?: string; get?: (h: string) => string; oidc: { session?: { accountId?: string }; client?: { clientId: string } } }) => {
       const accountId = kctx.oidc.session?.accountId;
-      void audit.record(this.tenant, {
+      // Awaited before the answer leaves (request-scope.ts): a logout is never accepted unaudited.
+      noteAudit(audit.record(this.tenant, {
         type: 'logout',
         user_id: accountId ?? null,
         client_id: kctx.oidc.client?.clientId ?? null,
         ip_address: kctx.ip ?? null,
         user_agent: kctx.get?.('user-agent') ?? null,
         details: { user_id: accountId ?? null, method: 'rp_initiated' },
-      });
+      }));
     });
   }
 
@@ -347,7 +352,19 @@ export class TenantActor implements TokenContext, TenantHandle {
   /** Hands a request to oidc-provider (Koa) through the bridge. */
   async bridge(req: HttpRequest): Promise<HttpResponse> {
     const { callback } = await this.provider();
-    return runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin });
+    // The logout confirmation writes an audit entry: refused up front while storage is down.
+    if (req.method === 'POST' && req.path === `${this.mountPath}/session/end/confirm`) {
+      await this.ctx.storage.ping().catch((err: unknown) => {
+        throw new Unavailable('storage is unavailable', 1, { cause: err });
+      });
+    }
+    return inRequestScope(
+      () => runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin }),
+      () => {
+        this.ctx.log.error({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request answered 503: its audit entry could not be written');
+        return { status: 503, headers: { ...pageHeaders(), 'retry-after': '1' }, body: '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Try again</title></head><body><main><h1>Try again</h1><p>This could not be completed. Try again in a moment.</p></main></body></html>' };
+      },
+    );
   }
 
   private publicDocument(req: Pick<HttpRequest, 'method' | 'headers'>, body: Buffer, etag: string, type = 'application/json; charset=utf-8'): HttpResponse {
