@@ -60,7 +60,7 @@ export class ManagementApi {
   private async run(o: Operation, req: HttpRequest): Promise<HttpResponse> {
     // Tenant, actor and verified token (own tenant, `_platforms` for platform operations, or a
     // cross-tenant `_platforms` token): authenticate.ts.
-    const { tenant, actor, claims } = await authenticate(this.deps, o, req);
+    const { tenant, actor, claims, user } = await authenticate(this.deps, o, req);
     const scopes = new Set((claims.scope ?? '').split(' '));
     if (!scopes.has(o.scope)) throw insufficientScope(o.scope);
 
@@ -80,13 +80,15 @@ export class ManagementApi {
         tenant,
         actor,
         claims,
+        ...(user ? { user } : {}),
         params: req.params,
         query: o.query ? parseQuery(o.query, req) : {},
         body: o.body ? parseBody(o.body, req) : undefined,
         cursors: this.deps.cursors,
         peekActor: (t) => this.deps.peekActor?.(t),
         audit: async (event) => {
-          await this.deps.ctx.audit.record(tenant, { ...event, client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null });
+          const who = user ? { user_id: user.id, username: user.email } : {};
+          await this.deps.ctx.audit.record(tenant, { ...event, ...who, client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null });
         },
       };
       const res = await o.handler(call);

@@ -13,7 +13,9 @@ import { OAuthError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { JwtError, decodeJwt, signJwt, verifyJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
+import { narrowToRole } from '../users/roles.js';
+import { canSignIn } from './accounts.js';
 import { authenticateClient, type AuthenticatedClient, type ClientAuthHost } from './client-auth.js';
 import { parseForm } from './form.js';
 import { opaqueIntrospection } from './opaque-introspection.js';
@@ -27,6 +29,17 @@ export interface TokenContext extends ClientAuthHost {
   tokenIssued(clientId: string, grantType: string): void;
   /** oidc-provider's stored `ClientCredentials` artefact with this id (an opaque token), if any. */
   findClientCredentials(id: string): Promise<OidcPayloadRow | undefined>;
+  /** The user a user token's `sub` names in this tenant (any state; checked here). */
+  findTokenUser(sub: string): Promise<UserRecord | undefined>;
+  /** True for the `_platforms` tenant, whose platform roles grant the tenant and cross-tenant scopes. */
+  readonly platformTenant: boolean;
+}
+
+/** Who a user token belongs to, as checked when it is used (TokenCheck). */
+export interface TokenUser {
+  id: string;
+  email: string | null;
+  role: string;
 }
 
 export interface AccessTokenClaims {
@@ -121,7 +134,17 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   return { status: 200, headers: { 'content-type': JSON_TYPE, ...NO_STORE }, body: JSON.stringify(body) };
 }
 
-export type TokenCheck = { active: true; claims: AccessTokenClaims } | { active: false; reason: string };
+/**
+ * `user` is set for a user's token (authorization code, refresh, device flow), absent for a
+ * client's own (client_credentials: `sub` is the client). For a Management API token of a user,
+ * `claims.scope` is already narrowed to what the user's role grants NOW (users/roles.ts).
+ */
+export type TokenCheck = { active: true; claims: AccessTokenClaims; user?: TokenUser } | { active: false; reason: string };
+
+/** A client's own token names the client as its subject; anything else is a user's token. */
+export function isUserToken(claims: { sub?: unknown; client_id?: unknown }): boolean {
+  return claims.sub !== claims.client_id;
+}
 
 /** Verifies a JWT access token of this tenant and the current state of its client. */
 export async function checkAccessToken(ctx: TokenContext, token: string): Promise<TokenCheck> {
@@ -145,7 +168,28 @@ export async function checkAccessToken(ctx: TokenContext, token: string): Promis
   if (typeof clientId !== 'string') return { active: false, reason: 'no client_id claim' };
   const revoked = await clientRevoked(ctx, clientId, payload.sgen);
   if (revoked) return { active: false, reason: revoked };
-  return { active: true, claims: payload as unknown as AccessTokenClaims };
+  const claims = payload as unknown as AccessTokenClaims;
+  if (!isUserToken(claims)) return { active: true, claims };
+  return checkTokenUser(ctx, claims);
+}
+
+/**
+ * The user half of a user token's check, at every use (issue 12): the user must still exist and be
+ * able to sign in (not deleted, disabled or locked), and a Management API token holds only what
+ * the user's current role grants, whatever it held when issued. A `sub` that names no user of this
+ * tenant (a pairwise subject, a forged token) is not active.
+ */
+async function checkTokenUser(ctx: TokenContext, claims: AccessTokenClaims): Promise<TokenCheck> {
+  const user = typeof claims.sub === 'string' ? await ctx.findTokenUser(claims.sub) : undefined;
+  if (!user) return { active: false, reason: 'the user of the token does not exist' };
+  if (!canSignIn(user)) return { active: false, reason: 'the user of the token can no longer sign in' };
+  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  const who = { id: user.id, email: user.email, role: user.role };
+  if (!aud.includes(MANAGEMENT_RESOURCE)) return { active: true, claims, user: who };
+  // A copy: `claims` is the verified-token cache's entry.
+  const { scope: _held, ...rest } = claims;
+  const scope = narrowToRole(claims.scope ?? '', user.role, ctx.platformTenant);
+  return { active: true, claims: scope ? { ...rest, scope } : rest, user: who };
 }
 
 /**

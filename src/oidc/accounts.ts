@@ -31,6 +31,8 @@ export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount 
     if (!user || !canSignIn(user)) return undefined;
     return {
       accountId: user.id,
+      // Read by the resource-server policy (provider.ts): a Management token carries what the role grants.
+      role: user.role,
       // oidc-provider filters these by the granted scopes (claims configuration in provider.ts).
       claims: async () => userClaims(user) as { sub: string },
     };

@@ -11,6 +11,10 @@ import { adapterFactory, type ClientLoader } from './adapter.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
 import { HASH_PREFIX, hashSecret } from './client-metadata.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
+import { narrowToRole } from '../users/roles.js';
+
+/** The platform tenant's name (tenancy/resolver.ts PLATFORM_TENANT; not imported: a surface does not reach up to the wiring). */
+const PLATFORM = '_platforms';
 
 export interface ProviderOptions {
   tenant: TenantId;
@@ -120,9 +124,15 @@ export function createProvider(opts: ProviderOptions): Provider {
           return scope.split(' ').some(isManagementScope) ? MANAGEMENT_RESOURCE : (undefined as unknown as string);
         },
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resource, client) => {
+        getResourceServerInfo: (ctx, resource, client) => {
           if (resource !== MANAGEMENT_RESOURCE) throw new errors.InvalidTarget();
-          const allowed = (client.scope ?? '').split(' ').filter(isManagementScope);
+          let allowed = (client.scope ?? '').split(' ').filter(isManagementScope);
+          // A user's token (authorization code, refresh, device flow: oidc-provider has loaded the
+          // account by now) carries no more than the user's role grants (users/roles.ts). Without
+          // an account (the authorization request, client_credentials) the client's list applies;
+          // the token endpoint narrows it, and the Management API checks the role again at use.
+          const account = ctx.oidc.account as { role?: unknown } | undefined;
+          if (account) allowed = narrowToRole(allowed.join(' '), typeof account.role === 'string' ? account.role : '', opts.tenant === PLATFORM).split(' ').filter(Boolean);
           const alg = algs.includes(client.idTokenSignedResponseAlg as (typeof algs)[number]) ? client.idTokenSignedResponseAlg : algs[0];
           return {
             scope: allowed.join(' '),

@@ -15,7 +15,8 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { SerialTask } from '../events/serial-task.js';
 import { decodeJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, type TokenContext } from '../oidc/access-tokens.js';
+import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, type TokenContext, type TokenUser } from '../oidc/access-tokens.js';
+import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
 import { assertionServices } from '../oidc/assertion-services.js';
@@ -29,18 +30,17 @@ import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
-import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
+import { PLATFORM_TENANT } from './resolver.js';
 import type { TenantState } from './state-cache.js';
 
 const DISCOVERY_PATH = '/.well-known/openid-configuration';
 
-/** Who an end user's access token belongs to (TenantActor.accessTokenOwner). */
-export interface AccessTokenOwner {
-  accountId: string;
-  clientId: string;
-  scope: string;
-}
+/** Who an end user's Management token belongs to (TenantActor.accessTokenOwner), or why it does not qualify. */
+export type AccessTokenOwner =
+  | { ok: true; user: TokenUser; clientId: string; scope: string }
+  | { ok: false; status: 401 | 403; reason: string; scope?: string };
 const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
 
 /** The oidc-provider instance of the actor's current keys and config, and what was rendered with it. */
@@ -251,23 +251,36 @@ export class TenantActor implements TokenContext {
     this.ctx.log.info({ tenant: this.tenant, client_id: clientId, reason }, 'client authentication failed');
   }
 
+  findTokenUser(sub: string): Promise<UserRecord | undefined> {
+    return this.ctx.storage.users.get(this.tenant, sub);
+  }
+
+  get platformTenant(): boolean {
+    return this.tenant === PLATFORM_TENANT;
+  }
+
   /**
-   * The end user an access token of this tenant was issued to (authorization code or device flow),
-   * or undefined when it is not a live user token: opaque tokens through oidc-provider's own store
-   * (expiry and session binding checked), JWTs through checkAccessToken. A client_credentials
-   * token has no user (its `sub` is the client) and is refused.
+   * The end user a Management API access token of this tenant was issued to, checked for what a
+   * route needs (issue 12, hole 1): a JWT of this issuer for the Management API audience, issued to
+   * a user (not a client's own token) who can still sign in, through a client that is still active
+   * and first-party when `firstParty`, holding `scopes` after the narrowing to the user's current role
+   * (access-tokens.ts checkTokenUser). Opaque tokens carry no audience and never qualify.
    */
-  async accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined> {
-    if (decodeJwt(token)) {
-      const check = await this.checkAccessToken(token);
-      if (!check.active || check.claims.sub === check.claims.client_id) return undefined;
-      return { accountId: check.claims.sub, clientId: check.claims.client_id, scope: check.claims.scope ?? '' };
+  async accessTokenOwner(token: string, need: { scopes: readonly string[]; firstParty: boolean }): Promise<AccessTokenOwner> {
+    if (!decodeJwt(token)) return { ok: false, status: 401, reason: 'the access token is not a Management API token' };
+    const check = await this.checkAccessToken(token);
+    if (!check.active) return { ok: false, status: 401, reason: `the access token is not valid: ${check.reason}` };
+    const aud = Array.isArray(check.claims.aud) ? check.claims.aud : [check.claims.aud];
+    if (!aud.includes(MANAGEMENT_RESOURCE)) return { ok: false, status: 401, reason: `the access token's audience is not ${MANAGEMENT_RESOURCE}` };
+    if (!check.user) return { ok: false, status: 401, reason: 'the access token was not issued to a user' };
+    if (need.firstParty && !(await this.loadClient(check.claims.client_id))?.metadata.first_party) {
+      return { ok: false, status: 403, reason: 'the access token was not issued to a first-party client' };
     }
-    const stored = await (await this.provider()).provider.AccessToken.find(token);
-    if (!stored?.accountId || !stored.clientId || stored.isExpired) return undefined;
-    const client = await this.loadClient(stored.clientId);
-    if (!client?.active) return undefined;
-    return { accountId: stored.accountId, clientId: stored.clientId, scope: stored.scope ?? '' };
+    const scope = check.claims.scope ?? '';
+    const held = new Set(scope.split(' '));
+    const missing = need.scopes.filter((s) => !held.has(s));
+    if (missing.length) return { ok: false, status: 403, reason: `the access token lacks the scope ${missing.join(' ')}`, scope: missing.join(' ') };
+    return { ok: true, user: check.user, clientId: check.claims.client_id, scope };
   }
 
   /** Every request under the OIDC path of this tenant. */
