@@ -275,6 +275,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const server = new HttpServer({
     host: config.host,
     port: config.port,
+    reusePort: config.http.reuse_port,
     log,
     handle,
     fast,

@@ -11,6 +11,7 @@ import { adapterFactory, type ClientLoader } from './adapter.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
 import { HASH_PREFIX, hashSecret } from './client-metadata.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
+import { preciseErrorCodes } from './error-codes.js';
 import { narrowToRole } from '../users/roles.js';
 
 /** The platform tenant's name (tenancy/resolver.ts PLATFORM_TENANT; not imported: a surface does not reach up to the wiring). */
@@ -149,6 +150,7 @@ export function createProvider(opts: ProviderOptions): Provider {
 
   const provider = new Provider(opts.issuer, configuration);
   provider.proxy = true;
+  provider.use(preciseErrorCodes);
 
   // Stored secrets are hashes (see client-metadata.ts): compare the hash of what was presented.
   const ClientClass = provider.Client as unknown as { prototype: { compareClientSecret(this: { clientSecret?: string }, actual: string): Promise<boolean> } };

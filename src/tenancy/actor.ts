@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
+import { isSystemClientId, systemClient } from '../clients/system-clients.js';
 import type { AppContext } from '../context.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { OAuthError, isUnavailable, oauthResponse } from '../http/problem.js';
@@ -78,6 +79,8 @@ export class TenantActor implements TokenContext {
   private readonly stylesheetPath: string;
   /** Derived on the first sign-in page, then kept (an HMAC per request otherwise). */
   private csrfKey: Buffer | undefined;
+  /** The tenant's built-in first-party clients (clients/system-clients.ts), made on first use. */
+  private readonly systemClients: Record<string, ClientRecord | undefined> = {};
   /** Client assertion keys and jti replay store of the token endpoint fast paths. */
   readonly assertions: AssertionServices;
 
@@ -157,8 +160,9 @@ export class TenantActor implements TokenContext {
           conf,
           signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, stylesheet: this.stylesheetPath, pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
         );
-        const discovery = discoveryMetadata(config);
-        if (Object.keys(discovery).length) conf.discovery = { ...conf.discovery, ...discovery };
+        // RFC 7591 clients find dynamic registration here (it is served by oidc/register-rp.ts,
+        // not by oidc-provider's own registration feature, so oidc-provider would not announce it).
+        conf.discovery = { ...conf.discovery, registration_endpoint: `${this.issuer}/register-rp`, ...discoveryMetadata(config) };
       },
       backchannelLogout: (client, sub, sid) => this.backchannel.send(client, sub, sid),
     });
@@ -206,6 +210,7 @@ export class TenantActor implements TokenContext {
 
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
+    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin));
     const cache = this.clientCache;
     const cached = cache.get(clientId);
     if (cached) return cached;

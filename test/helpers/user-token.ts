@@ -48,7 +48,24 @@ export async function signInForToken(
   const config = await rpConfig(opts.issuer ?? t.issuer, client);
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.route(`${new URL(redirect).origin}/**`, (route) => route.fulfill({ status: 200, body: 'rp' }));
+  const serviceOrigin = new URL(opts.issuer ?? t.issuer).origin;
+  let callback: string | undefined;
+  if (new URL(redirect).origin === serviceOrigin) {
+    // A built-in client's callback is the service's own page, which would redeem the code: follow
+    // the sign-in's redirects with the page's cookies instead and stop before the callback.
+    await page.route('**/interaction/*/login', async (route) => {
+      let res = await route.fetch({ maxRedirects: 0 });
+      let location = res.headers().location;
+      while (location && !location.startsWith(redirect)) {
+        res = await page.request.get(new URL(location, serviceOrigin).href, { maxRedirects: 0 });
+        location = res.headers().location;
+      }
+      callback = location;
+      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'signed in' });
+    });
+  } else {
+    await page.route(`${new URL(redirect).origin}/**`, (route) => route.fulfill({ status: 200, body: 'rp' }));
+  }
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const params: Record<string, string> = {
@@ -64,8 +81,9 @@ export async function signInForToken(
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   if (opts.consent) await page.getByRole('button', { name: /allow|continue/i }).click();
-  await page.waitForURL(`${redirect}**`);
-  const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: state });
+  if (new URL(redirect).origin === serviceOrigin) await page.getByText('signed in').waitFor();
+  else await page.waitForURL(`${redirect}**`);
+  const tokens = await oidc.authorizationCodeGrant(config, new URL(callback ?? page.url()), { pkceCodeVerifier: verifier, expectedState: state });
   return { config, tokens, context, page };
 }
 

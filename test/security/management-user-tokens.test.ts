@@ -14,6 +14,7 @@ import { expectInsufficientScope, expectUnauthorized } from '../helpers/problem.
 import { REDIRECT, claimsOf, signInForToken } from '../helpers/user-token.js';
 import { createUser, type TestUser } from '../helpers/users.js';
 import * as oidc from 'openid-client';
+import { ADMIN_CLIENT_ID } from '../../src/clients/system-clients.js';
 
 const ALL_TENANT_SCOPES = [
   'svc:clients:read', 'svc:clients:write', 'svc:clients:delete', 'svc:users:read', 'svc:users:write', 'svc:users:delete',
@@ -134,6 +135,22 @@ describe('Management API: user tokens', () => {
       }
       await s.context.close();
     }
+  });
+
+  it('the built-in console client svc-admin gets an admin every tenant-level scope, a plain user none', async () => {
+    const svcAdmin = { client_id: ADMIN_CLIENT_ID, redirect: `${new URL(t.issuer).origin}/admin/callback` };
+    const everything = `openid ${ALL_TENANT_SCOPES.join(' ')} svc:tenants:read svc:tenants:write svc:cross-tenant:read svc:cross-tenant:write`;
+    const s = await signInForToken(t, browser, svcAdmin, admin, { scope: everything });
+    const at = claimsOf(s.tokens.access_token);
+    expect(at).toMatchObject({ aud: 'urn:svc:api:v1', sub: admin.id, client_id: ADMIN_CLIENT_ID });
+    // Not the tenant or cross-tenant scopes: those need a platform role in `_platforms`.
+    expect(at.scope.split(' ').sort()).toEqual([...ALL_TENANT_SCOPES].sort());
+    expect((await api(t, 'GET', '/api/v1/clients', { token: s.tokens.access_token })).status).toBe(200);
+    await s.context.close();
+    const p = await signInForToken(t, browser, svcAdmin, plain, { scope: everything });
+    expect(claimsOf(p.tokens.access_token).scope).toBeUndefined();
+    expectInsufficientScope(await api(t, 'GET', '/api/v1/clients', { token: p.tokens.access_token }), '/api/v1/clients', 'svc:clients:read');
+    await p.context.close();
   });
 
   it('client-credentials tokens keep working as before', async () => {
