@@ -77,7 +77,7 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   const { ctx, tenant } = deps;
   const tokens = ctx.storage.registrationTokens;
   const token = await authenticate(deps, req);
-  const metadata = registrationMetadata(readBody(req), token.policies, ctx.config);
+  const metadata = registrationMetadata(readBody(req), token.policies, ctx.config, token.creator_scopes);
 
   if (!(await tokens.consumeUse(tenant, token.jti, new Date().toISOString()))) {
     // Lost a race (another registration took the last use) or revoked/expired meanwhile.

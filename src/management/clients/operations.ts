@@ -7,6 +7,7 @@ import { hashSecret, newClientSecret } from '../../oidc/client-metadata.js';
 import type { ClientMetadata, ClientRecord } from '../../storage/types.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
+import { assertMayConfigureClient, heldScopes } from '../../clients/escalation.js';
 import { buildMetadata } from './rules.js';
 import { clientCreateSchema, clientListQuery, clientPatchSchema, clientPutSchema, clientResponse, clientStatsResponse } from './schema.js';
 
@@ -81,6 +82,9 @@ export async function createClient(
 async function replace(call: Call<unknown, z.output<typeof clientPatchSchema>>, mode: 'put' | 'patch') {
   const existing = await mustGet(call, call.params.client_id!);
   const metadata = buildMetadata(call.body, mode === 'patch' ? existing.metadata : undefined, call.ctx.config);
+  // Hole 3: changing a client (even fields other than scope: its redirect URIs, its keys) is
+  // taking it over; the caller must hold every svc:* scope the client is and will be allowed.
+  assertMayConfigureClient(`${existing.metadata.scope ?? ''} ${metadata.scope ?? ''}`, heldScopes(call.claims.scope));
   const change: Parameters<typeof call.ctx.storage.clients.update>[2] = { metadata };
   // A client that became confidential has no secret until POST /secret; one that became public loses it.
   if (!isConfidential(metadata)) Object.assign(change, { secret_hash: null, secret_sealed: null });
@@ -120,6 +124,7 @@ export const clientOperations: Operation[] = [
     success: { status: 201, schema: dataEnvelope(clientResponse) },
     handler: async (call) => {
       const metadata = buildMetadata(call.body, undefined, call.ctx.config);
+      assertMayConfigureClient(metadata.scope, heldScopes(call.claims.scope));
       const { record, secret } = await createClient(call, metadata);
       await call.audit({ type: 'client.created', details: { client_id: record.client_id, client_name: metadata.client_name } });
       return sendJson(201, one({ data: presentClient(record, secret) }));
@@ -169,6 +174,8 @@ export const clientOperations: Operation[] = [
     errors: [422],
     handler: async (call) => {
       const existing = await mustGet(call, call.params.client_id!);
+      // The new secret is handed to the caller: as good as creating the client (hole 3).
+      assertMayConfigureClient(existing.metadata.scope, heldScopes(call.claims.scope));
       if (!isConfidential(existing.metadata)) {
         throw validation([{ field: 'token_endpoint_auth_method', message: 'public clients have no secret' }]);
       }
