@@ -14,6 +14,7 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
+import { refusalMessage } from '../users/lockout.js';
 import { canSignIn } from './accounts.js';
 import type { LoginGuard } from './login-guard.js';
 import { useRecoveryCode, verifyUserTotp } from './mfa.js';
@@ -233,7 +234,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
       if (!user || !canSignIn(user)) {
         ctx.metrics.loginAttempts.inc({ result: 'refused' });
-        return loginForm(403, cannotSignIn);
+        return loginForm(403, user ? refusalMessage(user) : cannotSignIn);
       }
       // MFA reset by an administrator since the password step: the password is all there is.
       if (!user.mfa_enabled) return complete(user, ['pwd'], 'password');
@@ -251,7 +252,10 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
         // A wrong second factor is a failed sign-in for the brute-force guard, like a wrong password.
         ctx.metrics.loginAttempts.inc({ result: 'failure' });
         await ctx.audit.record(tenant, { type: 'mfa_failed', status: 'failed', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, reason: outcome === 'replayed' ? 'code_already_used' : 'invalid_code' } });
-        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
+        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) {
+          const until = new Date(Date.now() + ctx.config.security.login.lockout_seconds * 1000).toISOString();
+          return loginForm(403, refusalMessage({ ...user, locked: true, locked_until: until }));
+        }
         if (outcome === 'replayed') return again(401, 'That code was already used. Wait for the next code from your app.');
         return again(401, recovery ? 'That recovery code is not valid.' : 'That code is not valid. Check your authenticator app and try again.');
       }
@@ -282,17 +286,24 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       ctx.metrics.loginAttempts.inc({ result: 'unavailable' });
       return unavailable(relogin(503, 'Too many sign-ins are in progress. Wait a moment and try again.'), err);
     }
+    // Hole 6 (issue 12): a locked or disabled account gets one answer whatever the password, so the
+    // lock is no password oracle; decided before `ok` is looked at (the hash was verified anyway,
+    // so the time taken does not tell either).
+    if (user && !canSignIn(user)) {
+      ctx.metrics.loginAttempts.inc({ result: 'refused' });
+      const reason = user.account_enabled && !user.deleted_at ? 'account_locked' : 'account_disabled';
+      await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
+      return relogin(403, refusalMessage(user));
+    }
     if (!user || !user.password_hash || !ok) {
       ctx.metrics.loginAttempts.inc({ result: 'failure' });
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: email.slice(0, 320), user_id: user?.id ?? null, ...who, details: { reason: user ? 'wrong_password' : 'unknown_account' } });
-      if (user) await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']);
+      if (user && (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']))) {
+        // Locked by this very attempt: from now on every password gets the lock's answer.
+        const until = new Date(Date.now() + ctx.config.security.login.lockout_seconds * 1000).toISOString();
+        return relogin(403, refusalMessage({ ...user, locked: true, locked_until: until }));
+      }
       return relogin(401, GENERIC_FAILURE);
-    }
-    if (!canSignIn(user)) {
-      ctx.metrics.loginAttempts.inc({ result: 'refused' });
-      const reason = user.account_enabled ? 'account_locked' : 'account_disabled';
-      await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
-      return relogin(403, cannotSignIn);
     }
     if (user.mfa_enabled) {
       // The failure count is deliberately not cleared here: otherwise re-entering the password

@@ -183,7 +183,8 @@ describe('multi-tenant mode', () => {
 
   /** A client in `tenant`, created with a cross-tenant `_platforms` token. */
   async function createClientIn(tenant: string, body: Record<string, unknown>): Promise<{ client_id: string; client_secret: string }> {
-    const token = await platformToken(port, 'svc:cross-tenant:write svc:clients:write');
+    // Holding whatever the client will be allowed (issue 12, hole 3).
+    const token = await platformToken(port, 'svc:cross-tenant:write svc:clients:write svc:clients:read svc:tenants:read');
     const res = await send(port, 'POST', '/api/v1/clients', { tenant, token, body });
     expect(res.status, res.text).toBe(201);
     return res.json.data;

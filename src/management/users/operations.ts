@@ -48,6 +48,16 @@ export function presentUser(u: UserRecord, now = new Date().toISOString()) {
 
 const accountKey = (id: string) => `account:${id}`;
 
+/**
+ * Hole 8 (issue 12): an administrator's password reset, MFA reset, lock, disable and delete end
+ * everything the account holds (sessions, grants, refresh and access tokens), so an attacker who
+ * held the old password or a stolen session is out at once and stays out after an unlock.
+ * Returns how many sessions ended (for the audit entry).
+ */
+function endSessions(call: Call, userId: string): Promise<number> {
+  return revokeAccount(call.ctx.storage.oidc, call.tenant, userId, sessionTtl(call.actor));
+}
+
 async function mustGet(call: Call, id: string): Promise<UserRecord> {
   const user = await call.ctx.storage.users.get(call.tenant, id);
   if (!user) throw notFound(`User ${id} not found`);
@@ -112,7 +122,9 @@ async function update(call: Call<unknown, UserUpdateInput>, mode: 'put' | 'patch
   const updated = await call.ctx.storage.users.update(call.tenant, existing.id, change).catch(uniqueToConflict);
   if (!updated) throw notFound(`User ${existing.id} not found`);
   const fields = MUTABLE_USER_FIELDS.filter((k) => call.body[k] !== undefined);
-  await call.audit({ type: 'user.updated', user_id: updated.id, details: { user_id: updated.id, fields, method: mode.toUpperCase() } });
+  const disabled = existing.account_enabled && !updated.account_enabled;
+  const ended = disabled ? { sessions_revoked: await endSessions(call, existing.id) } : {};
+  await call.audit({ type: 'user.updated', user_id: updated.id, details: { user_id: updated.id, fields, method: mode.toUpperCase(), ...ended } });
   return sendJson(200, one({ data: presentUser(updated) }));
 }
 
@@ -122,7 +134,8 @@ async function setLock(call: Call, locked: boolean) {
   if (!updated) throw notFound(`User ${existing.id} not found`);
   // Unlocking also forgets earlier failures, or the next wrong password would lock again at once.
   if (!locked) await call.ctx.storage.loginAttempts.clear(call.tenant, accountKey(existing.id));
-  await call.audit({ type: locked ? 'user.locked' : 'user.unlocked', user_id: existing.id, details: { user_id: existing.id } });
+  const ended = locked ? { sessions_revoked: await endSessions(call, existing.id) } : {};
+  await call.audit({ type: locked ? 'user.locked' : 'user.unlocked', user_id: existing.id, details: { user_id: existing.id, ...ended } });
   return sendJson(200, one({ data: presentUser(updated) }));
 }
 
@@ -216,7 +229,7 @@ export const userOperations: Operation[] = [
       if (existing.deleted_at) return noContent(); // already anonymised: nothing left to erase
       const updated = await call.ctx.storage.users.update(call.tenant, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() });
       if (!updated) throw notFound(`User ${existing.id} not found`);
-      const revoked = await revokeAccount(call.ctx.storage.oidc, call.tenant, existing.id, sessionTtl(call.actor));
+      const revoked = await endSessions(call, existing.id);
       await call.ctx.storage.loginAttempts.clear(call.tenant, accountKey(existing.id));
       await call.audit({ type: 'user.deleted', user_id: existing.id, details: { user_id: existing.id, anonymised: true, sessions_revoked: revoked } });
       return noContent();
@@ -242,7 +255,8 @@ export const userOperations: Operation[] = [
       const passwordHash = await call.ctx.passwords.hash(call.body.new_password);
       const updated = await call.ctx.storage.users.update(call.tenant, existing.id, { password_hash: passwordHash });
       if (!updated) throw notFound(`User ${existing.id} not found`);
-      await call.audit({ type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin' } });
+      const revoked = await endSessions(call, existing.id);
+      await call.audit({ type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin', sessions_revoked: revoked } });
       return sendJson(200, messageOut({ data: { message: 'The password has been reset' } }));
     },
   }),
@@ -255,7 +269,8 @@ export const userOperations: Operation[] = [
         mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null,
       });
       if (!updated) throw notFound(`User ${existing.id} not found`);
-      await call.audit({ type: 'user.mfa_reset', user_id: existing.id, details: { user_id: existing.id, methods: existing.mfa_methods } });
+      const revoked = await endSessions(call, existing.id);
+      await call.audit({ type: 'user.mfa_reset', user_id: existing.id, details: { user_id: existing.id, methods: existing.mfa_methods, sessions_revoked: revoked } });
       return sendJson(200, messageOut({ data: { message: 'MFA has been reset' } }));
     },
   }),
