@@ -3,12 +3,12 @@
  * declaration drives dispatch, validation and (later) the OpenAPI document.
  */
 import type { z } from 'zod';
-import type { AuditEvent } from '../audit/audit-log.js';
+import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { AccessTokenClaims, TokenUser } from '../oidc/access-tokens.js';
+import type { AccessTokenClaims, TokenUser } from '../oidc/token-verification.js';
 import type { ManagementScope } from '../oidc/scopes.js';
-import type { TenantActor } from '../tenancy/actor.js';
+import type { TenantHandle } from '../tenancy/handle.js';
 import type { Cursors } from './pagination.js';
 import type { RateClass } from './rate-limit.js';
 
@@ -16,7 +16,7 @@ export interface Call<Q = unknown, B = unknown> {
   req: HttpRequest;
   ctx: AppContext;
   tenant: string;
-  actor: TenantActor;
+  actor: TenantHandle;
   /** The bearer's claims; for a user token `scope` is narrowed to the user's current role. */
   claims: AccessTokenClaims;
   /** The user who acts (a user token), absent for a client's own token. */
@@ -26,11 +26,13 @@ export interface Call<Q = unknown, B = unknown> {
   body: B;
   cursors: Cursors;
   /** Another tenant's live actor on this instance, if any (never creates one): tenant config updates reload it. */
-  peekActor(tenant: string): TenantActor | undefined;
+  peekActor(tenant: string): TenantHandle | undefined;
   /**
-   * Records an audit entry attributed to the calling client and request; with a user token also to
-   * the user who acted (`user_id`, `username`: the affected id stays in `details`).
+   * The calling client and request, as domain operations name them in their audit entries; with a
+   * user token also the user who acted (`user_id`, `username`: the affected id stays in `details`).
    */
+  by: Attribution;
+  /** Records an audit entry attributed to the calling client and request (and user, as `by`). */
   audit(event: Omit<AuditEvent, 'client_id' | 'ip_address' | 'user_agent'>): Promise<void>;
 }
 

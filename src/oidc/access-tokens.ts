@@ -1,7 +1,7 @@
 /**
  * The actor's hot paths for access tokens: client_credentials issuance for the Management API
- * resource, validation of its JWT access tokens (shared by introspection and the Management API
- * guard), and introspection of opaque client_credentials tokens. Output is the same as
+ * resource and introspection (JWT access tokens through token-verification.ts, opaque
+ * client_credentials tokens through opaque-introspection.ts). Output is the same as
  * oidc-provider's for these tokens (JWT header typ at+jwt, claims iss/sub/aud/iat/exp/jti/scope/
  * client_id; introspection members and their order), so either path may serve a request.
  * Client authentication (all five methods) is client-auth.ts.
@@ -11,47 +11,23 @@ import type { Config } from '../config/index.js';
 import type { SigningAlg } from '../config/schema.js';
 import { OAuthError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { JwtError, decodeJwt, signJwt, verifyJwt } from '../keys/jwt.js';
+import { decodeJwt, signJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
-import { narrowToRole } from '../users/roles.js';
-import { canSignIn } from './accounts.js';
+import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
 import { authenticateClient, type AuthenticatedClient, type ClientAuthHost } from './client-auth.js';
 import { parseForm } from './form.js';
 import { opaqueIntrospection } from './opaque-introspection.js';
 import { OIDC_ROUTES } from './provider.js';
 import { MANAGEMENT_RESOURCE, isManagementScope } from './scopes.js';
+import { checkAccessToken, clientRevoked, type AccessTokenClaims, type VerifierHost } from './token-verification.js';
 
-export interface TokenContext extends ClientAuthHost {
+export interface TokenContext extends ClientAuthHost, VerifierHost {
   readonly config: Config;
   readonly keys: KeySet;
   /** Counts an issued token for client stats and metrics. */
   tokenIssued(clientId: string, grantType: string): void;
   /** oidc-provider's stored `ClientCredentials` artefact with this id (an opaque token), if any. */
   findClientCredentials(id: string): Promise<OidcPayloadRow | undefined>;
-  /** The user a user token's `sub` names in this tenant (any state; checked here). */
-  findTokenUser(sub: string): Promise<UserRecord | undefined>;
-  /** True for the `_platforms` tenant, whose platform roles grant the tenant and cross-tenant scopes. */
-  readonly platformTenant: boolean;
-}
-
-/** Who a user token belongs to, as checked when it is used (TokenCheck). */
-export interface TokenUser {
-  id: string;
-  email: string | null;
-  role: string;
-}
-
-export interface AccessTokenClaims {
-  iss: string;
-  sub: string;
-  aud: string | string[];
-  iat: number;
-  exp: number;
-  jti: string;
-  scope?: string;
-  client_id: string;
-  sgen?: number;
 }
 
 /** oidc-provider's noCache middleware sets exactly this. */
@@ -132,78 +108,6 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   const body: Record<string, unknown> = { access_token: token, expires_in: ttl, token_type: 'Bearer' };
   if (scope) body.scope = scope;
   return { status: 200, headers: { 'content-type': JSON_TYPE, ...NO_STORE }, body: JSON.stringify(body) };
-}
-
-/**
- * `user` is set for a user's token (authorization code, refresh, device flow), absent for a
- * client's own (client_credentials: `sub` is the client). For a Management API token of a user,
- * `claims.scope` is already narrowed to what the user's role grants NOW (users/roles.ts).
- */
-export type TokenCheck = { active: true; claims: AccessTokenClaims; user?: TokenUser } | { active: false; reason: string };
-
-/** A client's own token names the client as its subject; anything else is a user's token. */
-export function isUserToken(claims: { sub?: unknown; client_id?: unknown }): boolean {
-  return claims.sub !== claims.client_id;
-}
-
-/** Verifies a JWT access token of this tenant and the current state of its client. */
-export async function checkAccessToken(ctx: TokenContext, token: string): Promise<TokenCheck> {
-  // Signature checks are the expensive part (RSA ~50 µs): a token verified once is remembered by
-  // the key set that verified it, so a key change (rotation, retirement) forgets it.
-  let payload = ctx.keys.verifiedTokens.get(token);
-  if (payload) {
-    if (typeof payload.exp !== 'number' || payload.exp <= Date.now() / 1000) return { active: false, reason: 'token expired' };
-  } else {
-    try {
-      const decoded = verifyJwt(token, (kid) => (kid ? ctx.keys.verifying.get(kid) : undefined));
-      if (decoded.header.typ !== 'at+jwt') return { active: false, reason: 'not an access token' };
-      payload = decoded.payload;
-    } catch (err) {
-      return { active: false, reason: err instanceof JwtError ? err.message : 'invalid token' };
-    }
-    ctx.keys.verifiedTokens.set(token, payload);
-  }
-  if (payload.iss !== ctx.issuer) return { active: false, reason: 'wrong issuer' };
-  const clientId = payload.client_id;
-  if (typeof clientId !== 'string') return { active: false, reason: 'no client_id claim' };
-  const revoked = await clientRevoked(ctx, clientId, payload.sgen);
-  if (revoked) return { active: false, reason: revoked };
-  const claims = payload as unknown as AccessTokenClaims;
-  if (!isUserToken(claims)) return { active: true, claims };
-  return checkTokenUser(ctx, claims);
-}
-
-/**
- * The user half of a user token's check, at every use (issue 12): the user must still exist and be
- * able to sign in (not deleted, disabled or locked), and a Management API token holds only what
- * the user's current role grants, whatever it held when issued. A `sub` that names no user of this
- * tenant (a pairwise subject, a forged token) is not active.
- */
-async function checkTokenUser(ctx: TokenContext, claims: AccessTokenClaims): Promise<TokenCheck> {
-  const user = typeof claims.sub === 'string' ? await ctx.findTokenUser(claims.sub) : undefined;
-  if (!user) return { active: false, reason: 'the user of the token does not exist' };
-  if (!canSignIn(user)) return { active: false, reason: 'the user of the token can no longer sign in' };
-  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-  const who = { id: user.id, email: user.email, role: user.role };
-  if (!aud.includes(MANAGEMENT_RESOURCE)) return { active: true, claims, user: who };
-  // A copy: `claims` is the verified-token cache's entry.
-  const { scope: _held, ...rest } = claims;
-  const scope = narrowToRole(claims.scope ?? '', user.role, ctx.platformTenant);
-  return { active: true, claims: scope ? { ...rest, scope } : rest, user: who };
-}
-
-/**
- * Why the tokens a client was issued no longer count, or undefined while they do: the client was
- * deleted or deactivated, or its secret regenerated since the token was issued (`sgen`, the
- * secret generation at issuance, absent for generation 0). JWT and opaque tokens alike.
- */
-async function clientRevoked(ctx: TokenContext, clientId: string, sgen: unknown): Promise<string | undefined> {
-  const client = await ctx.loadClient(clientId);
-  if (!client) return 'client no longer exists';
-  if (!client.active) return 'client is deactivated';
-  const generation = typeof sgen === 'number' ? sgen : 0;
-  if (generation !== client.secret_generation) return 'client secret was regenerated';
-  return undefined;
 }
 
 /**

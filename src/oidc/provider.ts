@@ -9,7 +9,7 @@ import type { KeySet } from '../keys/keystore.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import { adapterFactory, type ClientLoader } from './adapter.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
-import { HASH_PREFIX, hashSecret } from './client-metadata.js';
+import { HASH_PREFIX, hashSecret } from '../clients/secrets.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
 import { preciseErrorCodes } from './error-codes.js';
 import { narrowToRole } from '../users/roles.js';

@@ -11,13 +11,13 @@ import type { AdapterPayload } from 'oidc-provider';
 import { isSystemClientId, systemClient } from '../clients/system-clients.js';
 import type { AppContext } from '../context.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
-import { OAuthError, isUnavailable, oauthResponse } from '../http/problem.js';
+import { isUnavailable } from '../errors.js';
+import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { SerialTask } from '../events/serial-task.js';
-import { decodeJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, type TokenContext, type TokenUser } from '../oidc/access-tokens.js';
-import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
+import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
+import { accessTokenOwner, checkAccessToken, type AccessTokenOwner, type TokenCheck } from '../oidc/token-verification.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
 import { assertionServices } from '../oidc/assertion-services.js';
@@ -29,19 +29,17 @@ import { LoginGuard } from '../oidc/login-guard.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
+import type { UiSettings } from '../ui/page-ui.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
+import type { TenantHandle } from './handle.js';
 import { PLATFORM_TENANT } from './resolver.js';
 import type { TenantState } from './state-cache.js';
 
 const DISCOVERY_PATH = '/.well-known/openid-configuration';
 
-/** Who an end user's Management token belongs to (TenantActor.accessTokenOwner), or why it does not qualify. */
-export type AccessTokenOwner =
-  | { ok: true; user: TokenUser; clientId: string; scope: string }
-  | { ok: false; status: 401 | 403; reason: string; scope?: string };
 const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
 
 /** The oidc-provider instance of the actor's current keys and config, and what was rendered with it. */
@@ -51,7 +49,7 @@ interface BuiltProvider {
   discovery: { body: Buffer; etag: string };
 }
 
-export class TenantActor implements TokenContext {
+export class TenantActor implements TokenContext, TenantHandle {
   readonly issuer: string;
   readonly origin: URL;
   readonly mountPath: string;
@@ -158,7 +156,7 @@ export class TenantActor implements TokenContext {
       extend: (conf) => {
         mergeConfiguration(
           conf,
-          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, stylesheet: this.stylesheetPath, pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
+          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
         );
         // RFC 7591 clients find dynamic registration here (it is served by oidc/register-rp.ts,
         // not by oidc-provider's own registration feature, so oidc-provider would not announce it).
@@ -204,8 +202,14 @@ export class TenantActor implements TokenContext {
       guard: this.guard,
       csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       stylesheet: this.stylesheetPath,
+      ui: this.uiSettings(this.current),
       loadClient: (id) => this.loadClient(id),
     };
+  }
+
+  /** What the tenant's end-user pages are rendered with (stylesheet, languages, brand). */
+  uiSettings(config: EffectiveConfig = this.current): UiSettings {
+    return { stylesheet: this.stylesheetPath, application: config.overrides.application };
   }
 
   /** Client record, cached; writes through the Management API invalidate it. */
@@ -264,28 +268,9 @@ export class TenantActor implements TokenContext {
     return this.tenant === PLATFORM_TENANT;
   }
 
-  /**
-   * The end user a Management API access token of this tenant was issued to, checked for what a
-   * route needs (issue 12, hole 1): a JWT of this issuer for the Management API audience, issued to
-   * a user (not a client's own token) who can still sign in, through a client that is still active
-   * and first-party when `firstParty`, holding `scopes` after the narrowing to the user's current role
-   * (access-tokens.ts checkTokenUser). Opaque tokens carry no audience and never qualify.
-   */
-  async accessTokenOwner(token: string, need: { scopes: readonly string[]; firstParty: boolean }): Promise<AccessTokenOwner> {
-    if (!decodeJwt(token)) return { ok: false, status: 401, reason: 'the access token is not a Management API token' };
-    const check = await this.checkAccessToken(token);
-    if (!check.active) return { ok: false, status: 401, reason: `the access token is not valid: ${check.reason}` };
-    const aud = Array.isArray(check.claims.aud) ? check.claims.aud : [check.claims.aud];
-    if (!aud.includes(MANAGEMENT_RESOURCE)) return { ok: false, status: 401, reason: `the access token's audience is not ${MANAGEMENT_RESOURCE}` };
-    if (!check.user) return { ok: false, status: 401, reason: 'the access token was not issued to a user' };
-    if (need.firstParty && !(await this.loadClient(check.claims.client_id))?.metadata.first_party) {
-      return { ok: false, status: 403, reason: 'the access token was not issued to a first-party client' };
-    }
-    const scope = check.claims.scope ?? '';
-    const held = new Set(scope.split(' '));
-    const missing = need.scopes.filter((s) => !held.has(s));
-    if (missing.length) return { ok: false, status: 403, reason: `the access token lacks the scope ${missing.join(' ')}`, scope: missing.join(' ') };
-    return { ok: true, user: check.user, clientId: check.claims.client_id, scope };
+  /** The user behind a Management token, checked for what a route needs (token-verification.ts). */
+  accessTokenOwner(token: string, need: { scopes: readonly string[]; firstParty: boolean }): Promise<AccessTokenOwner> {
+    return accessTokenOwner(this, token, need);
   }
 
   /** Every request under the OIDC path of this tenant. */

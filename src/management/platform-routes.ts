@@ -18,17 +18,17 @@ import type { AppContext } from '../context.js';
 import { ProblemError, insufficientScope, notFound, unauthorized } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { Cursors } from '../management/pagination.js';
-import { dataEnvelope, listEnvelope, sendJson, serializer } from '../management/respond.js';
-import { tenantCreateSchema, tenantListQuery, tenantPatchSchema, tenantResponse } from '../management/tenants/schema.js';
-import { presentUser } from '../management/users/operations.js';
-import { userListQuery, userResponse } from '../management/users/schema.js';
-import { parseBody, parseQuery } from '../management/validation.js';
-import type { TokenUser } from '../oidc/access-tokens.js';
+import type { Cursors } from './pagination.js';
+import { dataEnvelope, listEnvelope, sendJson, serializer } from './respond.js';
+import { tenantCreateSchema, tenantListQuery, tenantPatchSchema, tenantResponse } from './tenants/schema.js';
+import { presentUser } from '../users/operations.js';
+import { userListQuery, userResponse } from './users/schema.js';
+import { parseBody, parseQuery } from './validation.js';
+import type { TokenUser } from '../oidc/token-verification.js';
 import { PLATFORM_ADMIN_ROLES } from '../users/roles.js';
-import type { TenantActor } from './actor.js';
-import { PLATFORM_TENANT } from './resolver.js';
-import { createTenant, getTenant, presentTenant, updateTenant } from './tenants.js';
+import type { TenantHandle } from '../tenancy/handle.js';
+import { PLATFORM_TENANT } from '../tenancy/resolver.js';
+import { createTenant, getTenant, presentTenant, updateTenant } from '../tenants/operations.js';
 
 /** The platform administrator behind a request, and the client they act through (audit). */
 interface PlatformAdmin {
@@ -42,7 +42,7 @@ const manyUsers = serializer(listEnvelope(userResponse));
 
 export interface PlatformDeps {
   ctx: AppContext;
-  platformActor: () => Promise<TenantActor>;
+  platformActor: () => Promise<TenantHandle>;
   cursors: Cursors;
 }
 
