@@ -158,4 +158,22 @@ describe('hole 1: /platform/* needs a first-party Management token of a platform
     expect(claimsOf(plainTokens.access_token).scope).toBeUndefined();
     expectProblem(await get('/platform/tenants', plainTokens.access_token), 403, 'forbidden', '/platform/tenants');
   });
+
+  it('in `_platforms`, registration never hands out svc:tenants:* or svc:cross-tenant:* its creator lacked (hole 3)', async () => {
+    const policies = ['allow-management-scopes', 'allow-client-credentials'];
+    const make = async (scope: string) =>
+      send(port, 'POST', '/api/v1/registration-tokens', { tenant: P, token: await machineToken(scope), body: { expires_in: 3600, max_usage_count: 3, policies } });
+    const weak = await make('svc:registration-tokens:write');
+    expectInsufficientScope(weak, '/api/v1/registration-tokens', 'svc:clients:write');
+    const made = await make('svc:registration-tokens:write svc:clients:write');
+    expect(made.status, made.text).toBe(201);
+    const register = (scope: string) =>
+      send(port, 'POST', '/oidc/v1/register-rp', { tenant: P, token: made.json.data.token, body: { client_name: 'Automation', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic', scope } });
+    for (const scope of ['svc:tenants:write', 'svc:cross-tenant:write svc:clients:write', 'svc:tenants:read']) {
+      const res = await register(scope);
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.error).toBe('invalid_client_metadata');
+    }
+    expect((await register('svc:clients:write')).status).toBe(201);
+  });
 });
