@@ -40,7 +40,7 @@ describe('hole 1: /platform/* needs a first-party Management token of a platform
   }
 
   async function apiClient(body: Record<string, unknown>): Promise<{ client_id: string; client_secret: string }> {
-    const token = await machineToken(`svc:clients:write ${TENANT_SCOPES}`);
+    const token = await machineToken(`svc:clients:write ${TENANT_SCOPES} svc:users:read`);
     const res = await send(port, 'POST', '/api/v1/clients', { tenant: P, token, body: { application_type: 'web', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], ...body } });
     expect(res.status, res.text).toBe(201);
     return res.json.data;
@@ -175,5 +175,21 @@ describe('hole 1: /platform/* needs a first-party Management token of a platform
       expect(res.json.error).toBe('invalid_client_metadata');
     }
     expect((await register('svc:clients:write')).status).toBe(201);
+  });
+
+  it("a `_platforms` user token crosses into a tenant only with a platform role's cross-tenant scope; an admin's does not", async () => {
+    const slug = `x-${randomBytes(3).toString('hex')}`;
+    const made = await send(port, 'POST', '/api/v1/tenants', { tenant: P, token: await machineToken('svc:tenants:write'), body: { slug, display_name: 'Crossed' } });
+    expect(made.status, made.text).toBe(201);
+    const firstParty = await apiClient({ client_name: 'Platform console 2', first_party: true, scope: 'openid svc:cross-tenant:read svc:users:read' });
+    const want = { scope: 'openid svc:cross-tenant:read svc:users:read', resource: RESOURCE };
+    const superToken = (await signIn(firstParty, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, want)).access_token;
+    expect((await send(port, 'GET', '/api/v1/users', { tenant: slug, token: superToken })).status).toBe(200);
+    // A `_platforms` admin is a tenant-level role there: no cross-tenant scope, so no crossing.
+    const admin = await userIn('admin');
+    const adminToken = (await signIn(firstParty, admin, want)).access_token;
+    expect(claimsOf(adminToken).scope).toBe('svc:users:read');
+    expectInsufficientScope(await send(port, 'GET', '/api/v1/users', { tenant: slug, token: adminToken }), '/api/v1/users', 'svc:cross-tenant:read');
+    expect((await send(port, 'GET', '/api/v1/users', { tenant: P, token: adminToken })).status).toBe(200);
   });
 });
