@@ -37,6 +37,8 @@ export const de: Messages = {
   'signin.invalid': 'E-Mail-Adresse oder Passwort ist falsch.',
   'signin.too_many': 'Zu viele Anmeldeversuche aus Ihrem Netzwerk. Warten Sie eine Minute und versuchen Sie es erneut.',
   'signin.cannot': 'Dieses Konto kann sich derzeit nicht anmelden. Wenden Sie sich an Ihren Administrator.',
+  'signin.locked_one': 'Dieses Konto kann sich derzeit nicht anmelden: Zu viele fehlgeschlagene Anmeldeversuche haben es für 1 weitere Minute gesperrt. Versuchen Sie es danach erneut.',
+  'signin.locked_for': 'Dieses Konto kann sich derzeit nicht anmelden: Zu viele fehlgeschlagene Anmeldeversuche haben es für {minutes} weitere Minuten gesperrt. Versuchen Sie es danach erneut.',
   'signin.missing': 'Geben Sie Ihre E-Mail-Adresse und Ihr Passwort ein.',
   'signin.busy': 'Gerade laufen zu viele Anmeldungen. Warten Sie einen Moment und versuchen Sie es erneut.',
   'signin.mfa_timeout': 'Ihre Anmeldung hat zu lange gedauert. Geben Sie Ihre E-Mail-Adresse und Ihr Passwort erneut ein.',

@@ -43,6 +43,8 @@ export const en = {
   'signin.invalid': 'Invalid e-mail or password.',
   'signin.too_many': 'Too many sign-in attempts from your network. Wait a minute and try again.',
   'signin.cannot': 'This account cannot sign in right now. Contact your administrator.',
+  'signin.locked_one': 'This account cannot sign in right now: too many failed sign-in attempts locked it for 1 more minute. Try again after that.',
+  'signin.locked_for': 'This account cannot sign in right now: too many failed sign-in attempts locked it for {minutes} more minutes. Try again after that.',
   'signin.missing': 'Enter your e-mail and password.',
   'signin.busy': 'Too many sign-ins are in progress. Wait a moment and try again.',
   'signin.mfa_timeout': 'Your sign-in took too long. Enter your e-mail and password again.',

@@ -37,6 +37,8 @@ export const es: Messages = {
   'signin.invalid': 'Correo electrónico o contraseña incorrectos.',
   'signin.too_many': 'Demasiados intentos de inicio de sesión desde su red. Espere un minuto e inténtelo de nuevo.',
   'signin.cannot': 'Esta cuenta no puede iniciar sesión en este momento. Póngase en contacto con su administrador.',
+  'signin.locked_one': 'Esta cuenta no puede iniciar sesión en este momento: demasiados intentos fallidos la han bloqueado durante 1 minuto más. Inténtelo de nuevo después.',
+  'signin.locked_for': 'Esta cuenta no puede iniciar sesión en este momento: demasiados intentos fallidos la han bloqueado durante {minutes} minutos más. Inténtelo de nuevo después.',
   'signin.missing': 'Introduzca su correo electrónico y su contraseña.',
   'signin.busy': 'Hay demasiados inicios de sesión en curso. Espere un momento e inténtelo de nuevo.',
   'signin.mfa_timeout': 'Su inicio de sesión tardó demasiado. Introduzca de nuevo su correo electrónico y su contraseña.',

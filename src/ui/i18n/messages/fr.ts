@@ -37,6 +37,8 @@ export const fr: Messages = {
   'signin.invalid': 'Adresse e-mail ou mot de passe incorrect.',
   'signin.too_many': 'Trop de tentatives de connexion depuis votre réseau. Patientez une minute et réessayez.',
   'signin.cannot': 'Ce compte ne peut pas se connecter pour le moment. Contactez votre administrateur.',
+  'signin.locked_one': 'Ce compte ne peut pas se connecter pour le moment : trop de tentatives échouées l’ont verrouillé pour encore 1 minute. Réessayez ensuite.',
+  'signin.locked_for': 'Ce compte ne peut pas se connecter pour le moment : trop de tentatives échouées l’ont verrouillé pour encore {minutes} minutes. Réessayez ensuite.',
   'signin.missing': 'Saisissez votre adresse e-mail et votre mot de passe.',
   'signin.busy': 'Trop de connexions sont en cours. Patientez un instant et réessayez.',
   'signin.mfa_timeout': 'Votre connexion a pris trop de temps. Saisissez à nouveau votre adresse e-mail et votre mot de passe.',
