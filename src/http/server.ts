@@ -96,6 +96,8 @@ export class HttpServer {
   boundPort = 0;
 
   constructor(private readonly opts: ServerOptions) {
+    // No `uWebSockets: 20` header on every response (it only advertises the server software).
+    uWS._cfg('silent');
     this.app = uWS.App();
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
