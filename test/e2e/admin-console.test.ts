@@ -295,4 +295,22 @@ describe('administration console', () => {
     await page.getByLabel('Langue').selectOption('en');
     expect(watch.problems).toEqual([]);
   });
+
+  it('renews an expired token silently (hidden iframe, prompt=none) without showing the sign-in page', async () => {
+    const key = (await page.evaluate(() => Object.keys(sessionStorage).find((k) => k.startsWith('oidc.user:'))))!;
+    const before = JSON.parse((await page.evaluate((k) => sessionStorage.getItem(k), key))!) as { access_token: string; expires_at: number };
+    await page.evaluate(([k, v]) => sessionStorage.setItem(k!, v!), [key, JSON.stringify({ ...before, expires_at: Math.floor(Date.now() / 1000) - 10 })]);
+    const signInPages: string[] = [];
+    page.on('framenavigated', (f) => {
+      if (f === page.mainFrame() && f.url().includes('/interaction/')) signInPages.push(f.url());
+    });
+    await page.goto(`${origin}/admin/keys`);
+    await page.getByRole('heading', { level: 1, name: 'Signing keys' }).waitFor();
+    await page.getByRole('table').waitFor();
+    const after = JSON.parse((await page.evaluate((k) => sessionStorage.getItem(k), key))!) as { access_token: string; expires_at: number };
+    expect(after.access_token).not.toBe(before.access_token);
+    expect(after.expires_at).toBeGreaterThan(Date.now() / 1000);
+    expect(signInPages).toEqual([]);
+    expect(watch.problems).toEqual([]);
+  });
 });
