@@ -4,6 +4,7 @@
  */
 import { Mailer } from './mail/mailer.js';
 import { performance } from 'node:perf_hooks';
+import { CONSOLE_PATH, StaticConsole } from './admin/static-console.js';
 import { AuditLog } from './audit/audit-log.js';
 import { ensureBootstrapAdmin, ensureBootstrapClient, ensurePlatformTenant } from './bootstrap.js';
 import { multiTenancyProblem, type Config } from './config/index.js';
@@ -34,7 +35,14 @@ import { TenantRegistry } from './tenancy/registry.js';
 import { TenantStateCache } from './tenancy/state-cache.js';
 import { routeTenantEvents } from './tenancy/tenant-events.js';
 import { UsageRecorder } from './tenancy/usage.js';
-import { OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
+import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
+import { metricsAccessCheck } from './metrics/access.js';
+import { PROJECT_ROOT } from './paths.js';
+import { join } from 'node:path';
+
+import { clientIpResolver } from './http/client-ip.js';
+import { GLOBAL_STYLESHEET_PATH, problemPage, wantsErrorPage } from './ui/error-page.js';
+import { STYLESHEET, STYLESHEET_ETAG } from './ui/style.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -82,7 +90,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     audit,
     mailer: new Mailer(log, audit),
     resolver: new TenantResolver(config),
-    registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix }),
+    registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix, defaultServes: defaultTenantServes(config) }),
     tenantStates: new TenantStateCache({ config, storage, sealer }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
     usage: new UsageRecorder(storage.clients, log),
     metrics,
@@ -160,10 +168,15 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   const oidcPath = config.oidc.path;
   const metricsPath = config.features.metrics.enabled ? config.features.metrics.path : null;
+  const metricsAccess = metricsAccessCheck(config, (req) => ctx.resolver.subdomainOf(req));
   let ready = false;
   let openapiBody: string | undefined;
 
   async function route(req: HttpRequest): Promise<HttpResponse> {
+    // The base stylesheet without a tenant: the error pages of requests no tenant could answer.
+    if (req.path === GLOBAL_STYLESHEET_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      return { status: 200, headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' }, body: STYLESHEET };
+    }
     if (req.path === '/healthz') return json(200, { status: 'ok' }, { 'cache-control': 'no-store' });
     if (req.path === '/readyz') {
       const checks: Record<string, string> = {};
@@ -185,6 +198,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return json(ok ? 200 : 503, { status: ok ? 'ready' : 'not_ready', checks }, { 'cache-control': 'no-store' });
     }
     if (metricsPath && req.path === metricsPath) {
+      const access = metricsAccess(req);
+      if (access === 'unauthorized') throw new ProblemError(401, 'unauthorized', 'Metrics need the configured bearer token', { headers: { 'www-authenticate': 'Bearer' } });
+      if (access === 'not-found') throw notFound(`No route for ${req.method} ${req.path}`);
       metrics.poolSize.set(pool.size);
       return { status: 200, headers: { 'content-type': metrics.registry.contentType }, body: await metrics.registry.metrics() };
     }
@@ -205,7 +221,18 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       const target = await actorFor(req);
       return target.actor.handleAccount(target.req);
     }
+    // The administration console (issue 16): static files on the tenant's origin.
+    if (req.path === CONSOLE_PATH || req.path.startsWith(`${CONSOLE_PATH}/`)) return serveConsole(req);
     throw notFound(`No route for ${req.method} ${req.path}`);
+  }
+
+  const adminConsole = new StaticConsole(join(PROJECT_ROOT, 'dist', 'admin'));
+  async function serveConsole(req: HttpRequest): Promise<HttpResponse> {
+    const { tenant } = ctx.resolver.resolve(req);
+    if (tenant === OPS_TENANT) throw notFound(`No route for ${req.method} ${req.path} on ${OPS_TENANT}`);
+    await ctx.registry.require(tenant);
+    const multiTenant = config.multi_tenancy.enabled;
+    return adminConsole.handle(req, { tenant, issuer: ctx.resolver.issuerOf(tenant), platform: multiTenant && tenant === PLATFORM_TENANT, multiTenant });
   }
 
   function routeLabel(req: Pick<HttpRequest, 'method' | 'path'>): string {
@@ -216,6 +243,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     }
     if (req.path.startsWith('/platform/')) return 'platform';
     if (req.path === '/account' || req.path.startsWith('/account/')) return ACCOUNT_ROUTE_LABELS.has(req.path) ? req.path : 'account:other';
+    if (req.path === CONSOLE_PATH || req.path.startsWith(`${CONSOLE_PATH}/`)) return req.path.startsWith(`${CONSOLE_PATH}/assets/`) ? 'admin/assets' : 'admin';
     return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
   }
 
@@ -260,6 +288,12 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   /** The one place errors become responses. */
   function errorResponse(err: unknown, req: HttpRequest): HttpResponse {
     const problem = toProblem(err);
+    // A person navigating to a page gets a page (ui/error-page.ts); API clients get problem+json.
+    if (problem && problem.status < 500 && wantsErrorPage(req, oidcPath)) return problemPage(req, problem.status, problem.code);
+    if (problem && problem.status === 503 && wantsErrorPage(req, oidcPath)) {
+      const page = problemPage(req, 503, 'unavailable');
+      return { ...page, headers: { ...page.headers, ...(problem.extra.headers ?? {}) } };
+    }
     if (problem) return problemResponse(problem, req.path, req.id);
     if (err instanceof OAuthError) return oauthResponse(err);
     log.error({ err, req_id: req.id, method: req.method, path: req.path }, 'request failed');
@@ -288,6 +322,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     reusePort: config.http.reuse_port,
     log,
     handle,
+    clientIp: clientIpResolver(config.http.trusted_proxies),
     fast,
     onTooLarge: (req) => {
       const err = new ProblemError(413, 'payload-too-large', 'Request bodies are limited to 1 MiB');

@@ -28,6 +28,8 @@ export const configSchema = z.object({
        * them). Off by default: a second instance on a taken port refuses to start.
        */
       reuse_port: bool.default(false),
+      /** Reverse proxies whose X-Forwarded-For is believed (CIDR list, default none; src/http/client-ip.ts). */
+      trusted_proxies: z.array(z.string()).default([]),
     })
     .prefault({}),
 
@@ -255,6 +257,8 @@ export const configSchema = z.object({
           path: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/metrics'),
           include_default_metrics: bool.default(true),
           prefix: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/).default('svc_'),
+          /** When set, scrapes need `Authorization: Bearer <it>` (src/metrics/access.ts). */
+          bearer_token: z.string().min(16, 'must be at least 16 characters').max(512).optional(),
         })
         .prefault({}),
     })

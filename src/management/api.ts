@@ -3,6 +3,7 @@
  * rate limit -> query/body validation -> handler. Order matters: the scope check comes before any
  * lookup.
  */
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { isUnavailable } from '../errors.js';
 import { ProblemError, insufficientScope, notFound, toProblem } from '../http/problem.js';
@@ -14,6 +15,8 @@ import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
 import { rateHeaders, type RateDecision, type RateLimiter } from './rate-limit.js';
 import { parseBody, parseQuery } from './validation.js';
+
+const NO_QUERY = z.object({});
 
 export interface ManagementDeps extends AuthDeps {
   ctx: AppContext;
@@ -58,7 +61,7 @@ export class ManagementApi {
   private async run(o: Operation, req: HttpRequest): Promise<HttpResponse> {
     // Tenant, actor and verified token (own tenant, `_platforms` for platform operations, or a
     // cross-tenant `_platforms` token): authenticate.ts.
-    const { tenant, actor, claims } = await authenticate(this.deps, o, req);
+    const { tenant, actor, claims, user } = await authenticate(this.deps, o, req);
     const scopes = new Set((claims.scope ?? '').split(' '));
     if (!scopes.has(o.scope)) throw insufficientScope(o.scope);
 
@@ -71,7 +74,8 @@ export class ManagementApi {
       });
     }
 
-    const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null };
+    // With a user token the entry names the user who acted (issue 12); the affected id is in details.
+    const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, ...(user ? { user_id: user.id, username: user.email } : {}) };
     try {
       const call: Call = {
         req,
@@ -79,8 +83,10 @@ export class ManagementApi {
         tenant,
         actor,
         claims,
+        ...(user ? { user } : {}),
         params: req.params,
-        query: o.query ? parseQuery(o.query, req) : {},
+        // An operation without query parameters still refuses unknown ones (422), never ignores them.
+        query: parseQuery(o.query ?? NO_QUERY, req),
         body: o.body ? parseBody(o.body, req) : undefined,
         cursors: this.deps.cursors,
         peekActor: (t) => this.deps.peekActor?.(t),

@@ -13,21 +13,24 @@ import { OAuthError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { decodeJwt, signJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import type { ResourceIndex } from '../resources/index-cache.js';
+import type { ClientRecord, OidcPayloadRow, ResourceRecord } from '../storage/types.js';
 import { authenticateClient, type AuthenticatedClient, type ClientAuthHost } from './client-auth.js';
 import { parseForm } from './form.js';
 import { opaqueIntrospection } from './opaque-introspection.js';
 import { OIDC_ROUTES } from './provider.js';
 import { MANAGEMENT_RESOURCE, isManagementScope } from './scopes.js';
-import { checkAccessToken, clientRevoked, type AccessTokenClaims } from './token-verification.js';
+import { checkAccessToken, clientRevoked, type AccessTokenClaims, type VerifierHost } from './token-verification.js';
 
-export interface TokenContext extends ClientAuthHost {
+export interface TokenContext extends ClientAuthHost, VerifierHost {
   readonly config: Config;
   readonly keys: KeySet;
   /** Counts an issued token for client stats and metrics. */
   tokenIssued(clientId: string, grantType: string): void;
   /** oidc-provider's stored `ClientCredentials` artefact with this id (an opaque token), if any. */
   findClientCredentials(id: string): Promise<OidcPayloadRow | undefined>;
+  /** The tenant's own API resources (issue 19). */
+  resourceIndex(): Promise<ResourceIndex>;
 }
 
 /** oidc-provider's noCache middleware sets exactly this. */
@@ -56,8 +59,8 @@ function newJti(): string {
   return id;
 }
 
-function signingAlg(ctx: TokenContext, client: ClientRecord): SigningAlg {
-  const wanted = client.metadata.id_token_signed_response_alg as SigningAlg | undefined;
+function signingAlg(ctx: TokenContext, client: ClientRecord, resource?: ResourceRecord): SigningAlg {
+  const wanted = (resource?.signing_alg ?? client.metadata.id_token_signed_response_alg) as SigningAlg | undefined;
   return wanted && ctx.keys.signing.has(wanted) ? wanted : ctx.config.security.key_store.algorithms[0]!;
 }
 
@@ -74,7 +77,16 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   const requested = (form.get('scope') ?? '').split(' ').filter(Boolean);
   if (resources.length > 1) return undefined;
   const resource = resources[0] ?? (requested.some(isManagementScope) ? MANAGEMENT_RESOURCE : undefined);
-  if (resource !== MANAGEMENT_RESOURCE) return undefined;
+  if (resource === undefined) return undefined;
+  // A tenant's own API (issue 19) with JWT tokens is served here too; unknown resources
+  // (invalid_target) and opaque tokens (stored by oidc-provider for introspection) are not.
+  let index: ResourceIndex | undefined;
+  let target: ResourceRecord | undefined;
+  if (resource !== MANAGEMENT_RESOURCE) {
+    index = await ctx.resourceIndex();
+    target = index.get(resource);
+    if (!target || target.token_format !== 'jwt') return undefined;
+  }
 
   const auth = await authenticateClient(ctx, req, form, ctx.issuer + OIDC_ROUTES.token);
   if (auth === 'fallback') return undefined;
@@ -83,17 +95,17 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   if (auth.method === 'none' || !client.metadata.grant_types.includes('client_credentials')) {
     throw new OAuthError(400, 'unauthorized_client', 'requested grant type is not allowed for this client');
   }
-  const allowed = managementScopesOf(client);
+  const allowed = target && index ? new Set(index.allowedFor(target, client.metadata.scope)) : managementScopesOf(client);
   const denied = requested.filter((s) => !allowed.has(s));
   if (denied.length) throw new OAuthError(400, 'invalid_scope', `requested scope is not allowed: ${denied.join(' ')}`);
   const scope = [...new Set(requested)].join(' ');
 
   const now = Math.floor(Date.now() / 1000);
-  const ttl = ctx.config.oidc.ttl.access_token;
+  const ttl = target ? target.access_token_ttl : ctx.config.oidc.ttl.access_token;
   const claims: AccessTokenClaims = {
     iss: ctx.issuer,
     sub: client.client_id,
-    aud: MANAGEMENT_RESOURCE,
+    aud: target ? target.identifier : MANAGEMENT_RESOURCE,
     iat: now,
     exp: now + ttl,
     jti: newJti(),
@@ -101,7 +113,7 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   };
   if (scope) claims.scope = scope;
   if (client.secret_generation > 0) claims.sgen = client.secret_generation;
-  const key = ctx.keys.signingKey(signingAlg(ctx, client));
+  const key = ctx.keys.signingKey(signingAlg(ctx, client, target));
   const token = await signJwt(claims as unknown as Record<string, unknown>, key, 'at+jwt');
   ctx.tokenIssued(client.client_id, 'client_credentials');
 
@@ -133,13 +145,26 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
     if (body.active === true) {
       const extra = row.payload.extra && typeof row.payload.extra === 'object' ? (row.payload.extra as Record<string, unknown>) : {};
       if (await clientRevoked(ctx, row.payload.clientId as string, extra.sgen)) return introspectionResponse({ active: false });
+      if (!(await audienceLive(ctx, row.payload.aud))) return introspectionResponse({ active: false });
     }
     return introspectionResponse(body);
   }
   const auth = await authenticateClient(ctx, req, form, endpoint);
   if (auth === 'fallback') return undefined;
   const check = await checkAccessToken(ctx, token);
-  return introspectionResponse(check.active && allowedPolicy(auth, check.claims.client_id) ? jwtIntrospection(check.claims) : { active: false });
+  const live = check.active && allowedPolicy(auth, check.claims.client_id) && (await audienceLive(ctx, check.claims.aud));
+  return introspectionResponse(live && check.active ? jwtIntrospection(check.claims) : { active: false });
+}
+
+/**
+ * Whether a token's audience still exists: the Management API, no audience (oidc-provider's own
+ * userinfo tokens), or a resource the tenant has now. A deleted resource's tokens introspect as
+ * inactive (issue 19); self-contained JWTs stay verifiable by signature until they expire.
+ */
+async function audienceLive(ctx: TokenContext, aud: unknown): Promise<boolean> {
+  const list = Array.isArray(aud) ? aud : aud === undefined || aud === null ? [] : [aud];
+  const index = list.some((a) => a !== MANAGEMENT_RESOURCE) ? await ctx.resourceIndex() : undefined;
+  return list.every((a) => a === MANAGEMENT_RESOURCE || (typeof a === 'string' && index?.get(a) !== undefined));
 }
 
 /** oidc-provider's default introspection policy: a public client only learns about its own tokens. */
