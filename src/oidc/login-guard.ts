@@ -4,16 +4,24 @@
  */
 import type { AppContext } from '../context.js';
 import type { TenantId, UserRecord } from '../storage/types.js';
+import type { EffectiveConfig } from '../tenancy/config/merge.js';
+
+/** The guard's services; its settings come from the tenant's effective configuration instead. */
+type GuardDeps = Pick<AppContext, 'storage' | 'passwords' | 'audit'>;
 
 export class LoginGuard {
   private perIp = new Map<string, { start: number; count: number }>();
   private dummy: Promise<string> | undefined;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(
+    private readonly ctx: GuardDeps,
+    /** The tenant's effective configuration as it is now (it changes with a reload), never the global one. */
+    private readonly config: () => EffectiveConfig,
+  ) {}
 
   /** False when this IP has used up its attempts for the current minute. */
   allowIp(tenant: TenantId, ip: string): boolean {
-    const limit = this.ctx.config.security.login.per_ip_per_minute;
+    const limit = this.config().security.login.per_ip_per_minute;
     const now = Date.now();
     const start = now - (now % 60000);
     const key = `${tenant}|${ip}`;
@@ -50,7 +58,7 @@ export class LoginGuard {
 
   /** Records a failed password for an existing account; locks it at the threshold. Returns true if it locked now. */
   async recordFailure(tenant: TenantId, user: UserRecord, ip: string, userAgent: string | undefined): Promise<boolean> {
-    const { max_failed_attempts, failure_window_seconds, lockout_seconds } = this.ctx.config.security.login;
+    const { max_failed_attempts, failure_window_seconds, lockout_seconds } = this.config().security.login;
     const now = new Date();
     const since = new Date(now.getTime() - failure_window_seconds * 1000).toISOString();
     const failures = await this.ctx.storage.loginAttempts.recordFailure(tenant, `account:${user.id}`, now.toISOString(), since);
