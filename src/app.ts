@@ -28,6 +28,7 @@ import { ExpirySweeper } from './storage/sweeper.js';
 import { openRedis } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
 import { TenantActor } from './tenancy/actor.js';
+import { oidcRouteLabel } from './tenancy/oidc-routes.js';
 import { TenantFrontDoor } from './tenancy/front-door.js';
 import { ActorPool } from './tenancy/pool.js';
 import { TenantRegistry } from './tenancy/registry.js';
@@ -368,20 +369,3 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   };
 }
 
-/**
- * The route label of an OIDC path (below the mount path): the endpoint, with interaction ids and
- * anything unknown folded, so a client cannot grow the metrics' label sets without bound.
- */
-const OIDC_ROUTES = new Set([
-  '/auth', '/token', '/token/introspection', '/token/revocation', '/me', '/jwks', '/.well-known/openid-configuration',
-  '/session/end', '/session/end/confirm', '/session/end/success', '/device/auth', '/device', '/device/confirm', '/reg',
-  '/register-rp', '/backchannel', '/assets/app.css', '/account/mfa', '/account/mfa/disable',
-]);
-function oidcRouteLabel(sub: string): string {
-  if (OIDC_ROUTES.has(sub)) return `oidc${sub}`;
-  const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);
-  if (interaction) return `oidc/interaction/:uid${interaction[1] ?? ''}`;
-  if (sub.startsWith('/reg/')) return 'oidc/reg/:client_id';
-  if (sub.startsWith('/device/')) return 'oidc/device/:action';
-  return 'oidc:other';
-}
