@@ -36,6 +36,7 @@ import { UsageRecorder } from './tenancy/usage.js';
 import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
 import { metricsAccessCheck } from './metrics/access.js';
 import { clientIpResolver } from './http/client-ip.js';
+import { setSecretHashKey } from './clients/secrets.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -63,6 +64,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   const log = opts.log ?? createLogger(config);
   const baseStorage = opts.storage ?? (await openStorage(config, log));
   const sealer = new Sealer(loadEncryptionKey(config, log));
+  setSecretHashKey(sealer.derive('client-secret-hash'));
   const metrics = new Metrics(config);
   const onBusError = (err: unknown, channel: string) => log.error({ err, channel }, 'event subscriber failed');
   // With REDIS_URL: the event bus and oidc-provider's short-lived artefacts live in Redis.

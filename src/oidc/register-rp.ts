@@ -13,7 +13,7 @@ import { OAuthError } from '../http/problem.js';
 import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createClient, presentClient } from '../clients/operations.js';
-import { hashSecret } from '../clients/secrets.js';
+import { hashRandomToken } from '../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../storage/types.js';
 import { REGISTRATION_FIELDS, registrationMetadata } from './registration-metadata.js';
 
@@ -37,7 +37,7 @@ function unusable(record: RegistrationTokenRecord | undefined, nowIso: string): 
 async function authenticate(deps: RegisterDeps, req: HttpRequest): Promise<RegistrationTokenRecord> {
   const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(req.headers.authorization ?? '');
   if (!m) throw invalidToken('a Bearer registration token is required');
-  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashSecret(m[1]!));
+  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashRandomToken(m[1]!));
   const reason = unusable(record, new Date().toISOString());
   if (reason) throw invalidToken(reason);
   return record!;

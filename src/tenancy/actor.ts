@@ -27,6 +27,7 @@ import { handleAccountMfa } from '../oidc/account-mfa.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
+import { protectBearerIds } from '../oidc/bearer-at-rest.js';
 import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
@@ -153,7 +154,8 @@ export class TenantActor implements TokenContext, TenantHandle {
       issuer: this.issuer,
       config,
       keys,
-      oidcRepo: storage.oidc,
+      // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
+      oidcRepo: protectBearerIds(storage.oidc, sealer),
       loadClient: (id) => this.loadProviderClient(id),
       cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
       extend: (conf) => {
