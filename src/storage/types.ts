@@ -77,8 +77,13 @@ export interface UsageEntry {
   lastUsedAt: string;
 }
 
+/**
+ * The writes of clients and users take the audit entry that records them (`audit`): it is written in
+ * the same transaction when the write changed a row, so an accepted change is never unaudited and
+ * a refused one leaves no entry (the domains, src/clients and src/users, always pass one).
+ */
 export interface ClientRepository {
-  create(tenant: TenantId, record: ClientRecord): Promise<void>;
+  create(tenant: TenantId, record: ClientRecord, audit?: AuditEntry): Promise<void>;
   get(tenant: TenantId, clientId: string): Promise<ClientRecord | undefined>;
   list(tenant: TenantId, filter: ClientFilter, page: PageRequest): Promise<Page<ClientRecord>>;
   count(tenant: TenantId): Promise<number>;
@@ -88,8 +93,9 @@ export interface ClientRepository {
     clientId: string,
     /** `bump_generation` raises secret_generation atomically (concurrent bumps never collapse into one). */
     change: Partial<Pick<ClientRecord, 'metadata' | 'active' | 'secret_hash' | 'secret_sealed'>> & { bump_generation?: boolean },
+    audit?: AuditEntry,
   ): Promise<ClientRecord | undefined>;
-  delete(tenant: TenantId, clientId: string): Promise<boolean>;
+  delete(tenant: TenantId, clientId: string, audit?: AuditEntry): Promise<boolean>;
   /** Adds issued-token counts (batched by the caller). */
   /**
    * Adds token counts and moves last_used_at forward (never back: a late batch keeps the newer
@@ -189,6 +195,8 @@ export interface AuditFilter {
   username?: string;
   user_id?: string;
   client_id?: string;
+  /** Exact address as stored (normalised by src/http/ip.ts). */
+  ip_address?: string;
   from?: string;
   to?: string;
 }
@@ -222,6 +230,8 @@ export interface Storage {
   readonly tenants: TenantRepository;
   /** Per-tenant configuration overrides (src/tenancy/config). */
   readonly tenantConfig: TenantConfigRepository;
+  /** API resources of each tenant (issue 19). */
+  readonly resources: ResourceRepository;
   /** Cheap round trip for readiness and health checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -265,13 +275,13 @@ export interface UserFilter {
 }
 
 export interface UserRepository {
-  create(tenant: TenantId, user: UserRecord): Promise<void>;
+  create(tenant: TenantId, user: UserRecord, audit?: AuditEntry): Promise<void>;
   get(tenant: TenantId, id: string): Promise<UserRecord | undefined>;
   /** Case-insensitive e-mail lookup (sign-in); anonymised users are never found. */
   findByEmail(tenant: TenantId, email: string): Promise<UserRecord | undefined>;
   list(tenant: TenantId, filter: UserFilter, page: PageRequest): Promise<Page<UserRecord>>;
   count(tenant: TenantId): Promise<number>;
-  update(tenant: TenantId, id: string, change: Partial<Omit<UserRecord, 'id' | 'created_at'>>): Promise<UserRecord | undefined>;
+  update(tenant: TenantId, id: string, change: Partial<Omit<UserRecord, 'id' | 'created_at'>>, audit?: AuditEntry): Promise<UserRecord | undefined>;
 }
 
 /** Failed sign-in attempts, for the brute-force guard (CONTRACT.md). */
@@ -341,4 +351,41 @@ export interface TenantConfigRepository {
   /** Every stored section of the tenant ({} when none). */
   get(tenant: TenantId): Promise<Record<string, Record<string, unknown>>>;
   put(tenant: TenantId, section: string, data: Record<string, unknown>): Promise<void>;
+}
+
+/** A scope an API resource defines (issue 19). */
+export interface ResourceScope {
+  name: string;
+  description: string;
+}
+
+/** A tenant's own API (CONTRACT.md "API resources"): a token audience besides urn:svc:api:v1. */
+export interface ResourceRecord {
+  id: string;
+  /** Absolute URI, unique within the tenant; the `aud` of its access tokens. */
+  identifier: string;
+  name: string;
+  scopes: ResourceScope[];
+  token_format: 'jwt' | 'opaque';
+  /** Seconds; never above the tenant ceiling (86400). */
+  access_token_ttl: number;
+  signing_alg: string;
+  /** Puts the user's `roles` claim in this resource's access tokens even without the `roles` scope. */
+  include_roles: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export type ResourceChange = Partial<Pick<ResourceRecord, 'name' | 'scopes' | 'token_format' | 'access_token_ttl' | 'signing_alg' | 'include_roles'>> & { updated_at: string };
+
+export interface ResourceRepository {
+  /** Throws UniqueViolation('identifier') when the tenant already has a resource with that identifier. */
+  create(tenant: TenantId, record: ResourceRecord): Promise<void>;
+  get(tenant: TenantId, id: string): Promise<ResourceRecord | undefined>;
+  list(tenant: TenantId, page: PageRequest): Promise<Page<ResourceRecord>>;
+  /** Every resource of the tenant, oldest first (the token endpoint's index; bounded by the API). */
+  all(tenant: TenantId): Promise<ResourceRecord[]>;
+  count(tenant: TenantId): Promise<number>;
+  update(tenant: TenantId, id: string, change: ResourceChange): Promise<ResourceRecord | undefined>;
+  delete(tenant: TenantId, id: string): Promise<boolean>;
 }

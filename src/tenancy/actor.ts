@@ -5,44 +5,44 @@
  * oidc-provider instance (built on first use), the rendered discovery document and the sign-in,
  * back-channel and client-assertion services.
  */
-import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
 import { isSystemClientId, systemClient } from '../clients/system-clients.js';
+import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
 import type { AppContext } from '../context.js';
-import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { Unavailable, isUnavailable } from '../errors.js';
+import { etagOf } from '../http/etag.js';
+import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { SerialTask } from '../events/serial-task.js';
 import type { KeySet } from '../keys/keystore.js';
-import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
 import { accessTokenOwner, checkAccessToken, type AccessTokenOwner, type TokenCheck } from '../oidc/token-verification.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
 import { assertionServices } from '../oidc/assertion-services.js';
 import type { AssertionServices } from '../oidc/client-assertion.js';
-import { devicePollGuard, offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
-import { handleAccountMfa } from '../oidc/account-mfa.js';
-import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
+import { devicePollGuard } from '../oidc/device-and-auth.js';
+import type { SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
 import { protectBearerIds } from '../oidc/bearer-at-rest.js';
 import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
-import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
-import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import { ResourceIndex } from '../resources/index-cache.js';
+import { knownScopesOnly } from '../resources/provider-scopes.js';
+import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantHandle } from './handle.js';
+import { DISCOVERY_PATH, documentResponse, jwksResponse, routeOidc, type OidcRouteHost } from './oidc-routes.js';
 import type { TenantState } from './state-cache.js';
 
-const DISCOVERY_PATH = '/.well-known/openid-configuration';
 
-const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
 
 /** The oidc-provider instance of the actor's current keys and config, and what was rendered with it. */
 interface BuiltProvider {
@@ -51,7 +51,7 @@ interface BuiltProvider {
   discovery: { body: Buffer; etag: string };
 }
 
-export class TenantActor implements TokenContext, TenantHandle {
+export class TenantActor implements OidcRouteHost, TenantHandle {
   readonly issuer: string;
   readonly origin: URL;
   readonly mountPath: string;
@@ -84,6 +84,8 @@ export class TenantActor implements TokenContext, TenantHandle {
   private readonly systemClients: Record<string, ClientRecord | undefined> = {};
   /** Client assertion keys and jti replay store of the token endpoint fast paths. */
   readonly assertions: AssertionServices;
+  /** The tenant's API resources, read on first use; dropped with the state (a resource write reloads). */
+  private resources: Promise<ResourceIndex> | undefined;
 
   private constructor(
     readonly tenant: string,
@@ -125,6 +127,7 @@ export class TenantActor implements TokenContext, TenantHandle {
     this.keys = state.keys;
     this.current = state.config;
     this.clientCache = state.clients;
+    this.resources = undefined;
     this.built = undefined;
     this.ready = undefined;
   }
@@ -147,9 +150,24 @@ export class TenantActor implements TokenContext, TenantHandle {
     return this.built;
   }
 
+  /** The tenant's API resources (issue 19), loaded once per state; a failed load is not kept. */
+  resourceIndex(): Promise<ResourceIndex> {
+    if (!this.resources) {
+      const load = ResourceIndex.load(this.ctx.storage.resources, this.tenant);
+      this.resources = load;
+      load.catch(() => {
+        if (this.resources === load) this.resources = undefined;
+      });
+    }
+    return this.resources;
+  }
+
   private async buildProvider(keys: KeySet, config: EffectiveConfig): Promise<BuiltProvider> {
     const { storage, sealer } = this.ctx;
+    const [resources, customClaims] = await Promise.all([this.resourceIndex(), loadCustomClaims(storage.tenantConfig, this.tenant)]);
     const provider = createProvider({
+      resources,
+      customClaims,
       tenant: this.tenant,
       issuer: this.issuer,
       config,
@@ -174,7 +192,7 @@ export class TenantActor implements TokenContext, TenantHandle {
     const discoveryResponse = await runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin });
     if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
-    return { provider, callback, discovery: { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` } };
+    return { provider, callback, discovery: { body, etag: etagOf(body) } };
   }
 
   /** Audit and metrics from oidc-provider's events. */
@@ -202,7 +220,7 @@ export class TenantActor implements TokenContext, TenantHandle {
     });
   }
 
-  private async signInHost(): Promise<SignInHost> {
+  async signInHost(): Promise<SignInHost> {
     return {
       tenant: this.tenant,
       ctx: this.ctx,
@@ -223,7 +241,7 @@ export class TenantActor implements TokenContext, TenantHandle {
 
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
-    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin));
+    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin, MANAGEMENT_SCOPES));
     const cache = this.clientCache;
     const cached = cache.get(clientId);
     if (cached) return cached;
@@ -239,7 +257,9 @@ export class TenantActor implements TokenContext, TenantHandle {
   private async loadProviderClient(clientId: string): Promise<AdapterPayload | undefined> {
     const record = await this.loadClient(clientId);
     if (!record || !record.active) return undefined;
-    return toProviderMetadata(record, this.ctx.sealer, this.tenant);
+    const metadata = toProviderMetadata(record, this.ctx.sealer, this.tenant);
+    // A scope of a since-deleted resource would make oidc-provider refuse the whole client.
+    return knownScopesOnly(metadata, await this.resourceIndex());
   }
 
   tokenIssued(clientId: string, grantType: string): void {
@@ -278,57 +298,18 @@ export class TenantActor implements TokenContext, TenantHandle {
     return (await (await this.provider()).provider.AccessToken.find(token)) ?? undefined;
   }
 
-  /** Every request under the OIDC path of this tenant. */
+  /** Every request under the OIDC path of this tenant: the route table (oidc-routes.ts), then oidc-provider. */
   async handleOidc(req: HttpRequest): Promise<HttpResponse> {
     const sub = req.path.slice(this.mountPath.length) || '/';
     // Failed client authentications and wrong device codes are throttled (oidc/auth-throttle.ts).
     try {
-      return await this.authThrottle.around(req, sub, () => this.routeOidc(req, sub));
+      return await this.authThrottle.around(req, sub, () => routeOidc(this, req, sub));
     } catch (err) {
       return this.oidcFailure(req, err);
     }
   }
 
-  private async routeOidc(req: HttpRequest, sub: string): Promise<HttpResponse> {
-    try {
-      if (req.method === 'GET' || req.method === 'HEAD') {
-        if (sub === DISCOVERY_PATH) {
-          const { discovery } = await this.provider();
-          return this.publicDocument(req, discovery.body, discovery.etag);
-        }
-        if (sub === '/jwks') return this.publicDocument(req, this.keys.jwksBody, this.keys.jwksEtag, 'application/jwk-set+json; charset=utf-8');
-      }
-      if (req.method === 'POST' && sub === '/register-rp') return await registerRp({ ctx: this.ctx, tenant: this.tenant }, req);
-      if (sub === '/assets/app.css' && (req.method === 'GET' || req.method === 'HEAD')) {
-        const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
-        return etagMatches(req.headers['if-none-match'], STYLESHEET_ETAG) ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
-      }
-      const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort))?$/.exec(sub);
-      if (interaction) {
-        const action = (interaction[2] ?? 'show') as InteractionAction;
-        if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
-        return await handleInteraction(await this.signInHost(), req, interaction[1]!, action);
-      }
-      if (sub === '/account/mfa' || sub === '/account/mfa/disable') return await handleAccountMfa(await this.signInHost(), req, sub === '/account/mfa' ? 'manage' : 'disable');
-      if (req.method === 'POST' && sub === '/token') {
-        const fast = await clientCredentialsGrant(this, req);
-        if (fast) return fast;
-        const slow = await this.devicePolls.check({ tenant: this.tenant, config: this.config, ctx: this.ctx }, req);
-        if (slow) return slow;
-      } else if (req.method === 'POST' && sub === '/token/introspection') {
-        const fast = await introspect(this, req);
-        if (fast) return fast;
-      } else if (sub === '/auth') {
-        return secureHtml(await this.bridge(offlineAccessNeedsConsent(req)));
-      } else if (req.method === 'POST' && sub === '/device/auth') {
-        return withDeviceInterval(await this.bridge(req), this.config.oidc.device_poll_interval);
-      }
-      return secureHtml(await this.bridge(req));
-    } catch (err) {
-      return this.oidcFailure(req, err);
-    }
-  }
-
+  /** The one place OIDC errors become answers: OAuth errors as they are, neutral ones mapped. */
   private oidcFailure(req: HttpRequest, err: unknown): HttpResponse {
     if (err instanceof OAuthError) return oauthResponse(err);
     if (isUnavailable(err)) {
@@ -340,14 +321,27 @@ export class TenantActor implements TokenContext, TenantHandle {
     return oauthResponse(new OAuthError(500, 'server_error', 'an unexpected error occurred'));
   }
 
+  /** The rendered discovery document of the current provider (built now if needed). */
+  async discovery(): Promise<{ body: Buffer; etag: string }> {
+    return (await this.provider()).discovery;
+  }
+
+  devicePoll(req: HttpRequest): Promise<HttpResponse | undefined> {
+    return this.devicePolls.check({ tenant: this.tenant, config: this.config, ctx: this.ctx }, req);
+  }
+
+  registerClient(req: HttpRequest): Promise<HttpResponse> {
+    return registerRp({ ctx: this.ctx, tenant: this.tenant }, req);
+  }
+
   /**
    * JWKS and discovery answered synchronously (the front door's fast path), or undefined when
    * this is not such a request or the discovery document is not rendered yet.
    */
   publicDocumentNow(req: Pick<HttpRequest, 'method' | 'path' | 'headers'>): HttpResponse | undefined {
     const sub = req.path.slice(this.mountPath.length);
-    if (sub === '/jwks') return this.publicDocument(req, this.keys.jwksBody, this.keys.jwksEtag, 'application/jwk-set+json; charset=utf-8');
-    if (sub === DISCOVERY_PATH && this.ready) return this.publicDocument(req, this.ready.discovery.body, this.ready.discovery.etag);
+    if (sub === '/jwks') return jwksResponse(this, req);
+    if (sub === DISCOVERY_PATH && this.ready) return documentResponse(req, this.ready.discovery);
     return undefined;
   }
 
@@ -369,47 +363,12 @@ export class TenantActor implements TokenContext, TenantHandle {
     );
   }
 
-  private publicDocument(req: Pick<HttpRequest, 'method' | 'headers'>, body: Buffer, etag: string, type = 'application/json; charset=utf-8'): HttpResponse {
-    const headers = { 'content-type': type, 'cache-control': PUBLIC_CACHE, etag, 'access-control-allow-origin': '*' };
-    if (etagMatches(req.headers['if-none-match'], etag)) return { status: 304, headers };
-    return { status: 200, headers, body: req.method === 'HEAD' ? '' : body };
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.backchannel.close();
     this.built = undefined;
   }
-}
-
-/**
- * HTML that oidc-provider rendered without our page headers (its error paths, the form_post
- * response mode) still gets them; form_post's auto-submit script is allowed by its hash.
- */
-function secureHtml(res: HttpResponse): HttpResponse {
-  const type = res.headers?.['content-type'];
-  // Redirects carry a tiny HTML body nobody renders: framing headers there would only get in the way.
-  if (res.status >= 300 && res.status < 400) return res;
-  if (typeof type !== 'string' || !type.startsWith('text/html') || res.headers?.['content-security-policy']) return res;
-  const body = res.body?.toString() ?? '';
-  const action = /<form method="post" action="([^"]+)"/.exec(body)?.[1]?.replace(/&amp;/g, '&');
-  const headers: Record<string, string> = { ...pageHeaders(formTargetOf(action)), 'content-type': type };
-  const script = /<script>([\s\S]*?)<\/script>/.exec(body)?.[1];
-  if (script !== undefined) {
-    headers['content-security-policy'] += `; script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`;
-  }
-  res.headers = { ...res.headers, ...headers };
-  return res;
-}
-
-/** If-None-Match semantics (RFC 9110 13.1.2): a list, weak tags and `*` all count. */
-function etagMatches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((tag) => {
-    const t = tag.trim();
-    return t === '*' || t.replace(/^W\//, '') === etag;
-  });
 }
 
 function syntheticGet(path: string): HttpRequest {

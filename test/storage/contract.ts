@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../src/storage/errors.js';
-import type { ClientRecord, PageRequest, RegistrationTokenRecord, Storage, UserRecord } from '../../src/storage/types.js';
+import type { ClientRecord, PageRequest, RegistrationTokenRecord, ResourceRecord, Storage, UserRecord } from '../../src/storage/types.js';
 import { at, auditEntry, clientRecord, keyRecord } from '../helpers/storage.js';
 
 export interface ContractBackend {
@@ -558,6 +558,55 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
       });
     });
 
+    describe('writes with their audit entry (one transaction)', () => {
+      const T = 'audited-t';
+      const entriesOf = async (type: string) => (await s.audit.list(T, { type }, page())).items;
+
+      it('stores a client write and its entry together, for create, update and delete', async () => {
+        await s.clients.create(T, clientRecord('ac1'), auditEntry('a-create', { type: 'client.created', client_id: 'ac1' }));
+        expect(await s.clients.get(T, 'ac1')).toBeDefined();
+        expect(await s.audit.get(T, 'a-create')).toMatchObject({ type: 'client.created', tenant_id: T });
+        await s.clients.update(T, 'ac1', { active: false }, auditEntry('a-update', { type: 'client.deactivated' }));
+        expect(await s.audit.get(T, 'a-update')).toMatchObject({ type: 'client.deactivated' });
+        expect(await s.clients.delete(T, 'ac1', auditEntry('a-delete', { type: 'client.deleted' }))).toBe(true);
+        expect(await s.audit.get(T, 'a-delete')).toMatchObject({ type: 'client.deleted' });
+      });
+
+      it('writes no entry when the client write changes nothing or is refused', async () => {
+        expect(await s.clients.update(T, 'missing', { active: false }, auditEntry('a-none-1', { type: 'client.ghost' }))).toBeUndefined();
+        expect(await s.clients.delete(T, 'missing', auditEntry('a-none-2', { type: 'client.ghost' }))).toBe(false);
+        await s.clients.create(T, clientRecord('ac2'));
+        await expect(s.clients.create(T, clientRecord('ac2'), auditEntry('a-none-3', { type: 'client.ghost' }))).rejects.toThrow();
+        expect(await entriesOf('client.ghost')).toEqual([]);
+      });
+
+      it('stores a user write and its entry together, and none for an unknown id or a refused duplicate', async () => {
+        const u = user();
+        await s.users.create(T, u, auditEntry('u-create', { type: 'user.created', user_id: u.id }));
+        expect(await s.audit.get(T, 'u-create')).toMatchObject({ type: 'user.created', user_id: u.id });
+        await s.users.update(T, u.id, { locked: true }, auditEntry('u-lock', { type: 'user.locked' }));
+        expect(await s.audit.get(T, 'u-lock')).toMatchObject({ type: 'user.locked' });
+        expect(await s.users.update(T, 'missing', { locked: true }, auditEntry('u-none-1', { type: 'user.ghost' }))).toBeUndefined();
+        await expect(s.users.create(T, { ...user(), email: u.email }, auditEntry('u-none-2', { type: 'user.ghost' }))).rejects.toEqual(new UniqueViolation('email'));
+        const other = user();
+        await s.users.create(T, other);
+        await expect(s.users.update(T, other.id, { email: u.email }, auditEntry('u-none-3', { type: 'user.ghost' }))).rejects.toEqual(new UniqueViolation('email'));
+        expect(await entriesOf('user.ghost')).toEqual([]);
+      });
+
+      it('leaves no change behind when the entry cannot be written (a duplicate entry id)', async () => {
+        await s.audit.insert(T, auditEntry('taken-id', { type: 'seed' }));
+        await expect(s.clients.create(T, clientRecord('ac3'), auditEntry('taken-id', { type: 'client.created' }))).rejects.toThrow();
+        expect(await s.clients.get(T, 'ac3')).toBeUndefined();
+        const u = user();
+        await expect(s.users.create(T, u, auditEntry('taken-id', { type: 'user.created' }))).rejects.toThrow();
+        expect(await s.users.get(T, u.id)).toBeUndefined();
+        await s.users.create(T, u);
+        await expect(s.users.update(T, u.id, { nickname: 'changed' }, auditEntry('taken-id', { type: 'user.updated' }))).rejects.toThrow();
+        expect((await s.users.get(T, u.id))?.nickname).toBe(u.nickname);
+      });
+    });
+
     describe('login attempts', () => {
       const lt = 'login-t';
 
@@ -818,6 +867,75 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         } finally {
           for (const o of others) await o.close();
         }
+      });
+    });
+
+    describe('resources', () => {
+      const acme = 'res-acme';
+      const globex = 'res-globex';
+      let seq = 0;
+      const resource = (over: Partial<ResourceRecord> = {}): ResourceRecord => {
+        seq++;
+        const created = new Date(Date.UTC(2024, 1, 1, 0, 0, seq)).toISOString();
+        return {
+          id: `r-${String(seq).padStart(3, '0')}`,
+          identifier: `https://api${seq}.example.com/`,
+          name: `API ${seq}`,
+          scopes: [{ name: 'read:orders', description: 'Read orders' }],
+          token_format: 'jwt',
+          access_token_ttl: 900,
+          signing_alg: 'RS256',
+          include_roles: false,
+          created_at: created,
+          updated_at: created,
+          ...over,
+        };
+      };
+
+      it('creates, reads back every field, and refuses a second identifier in the same tenant', async () => {
+        const r = resource({ scopes: [{ name: 'read:orders', description: 'Lire les commandes ☃' }, { name: 'write:orders', description: '' }], include_roles: true, token_format: 'opaque' });
+        await s.resources.create(acme, r);
+        expect(await s.resources.get(acme, r.id)).toEqual(r);
+        await expect(s.resources.create(acme, resource({ identifier: r.identifier }))).rejects.toEqual(new UniqueViolation('identifier'));
+        // Unique per tenant only: another tenant may use the same identifier (its tokens have another issuer).
+        await s.resources.create(globex, resource({ identifier: r.identifier }));
+      });
+
+      it('keeps tenants apart on get, list, update and delete', async () => {
+        const mine = resource();
+        await s.resources.create(acme, mine);
+        expect(await s.resources.get(globex, mine.id)).toBeUndefined();
+        expect((await s.resources.all(globex)).some((x) => x.id === mine.id)).toBe(false);
+        expect(await s.resources.update(globex, mine.id, { name: 'stolen', updated_at: iso() })).toBeUndefined();
+        expect(await s.resources.delete(globex, mine.id)).toBe(false);
+        expect((await s.resources.get(acme, mine.id))?.name).toBe(mine.name);
+      });
+
+      it('pages in creation order with cursors and counts', async () => {
+        const tenant = 'res-paging';
+        const made = [resource(), resource(), resource()];
+        for (const r of made) await s.resources.create(tenant, r);
+        const first = await s.resources.list(tenant, page({ limit: 2, include_count: true }));
+        expect(first.items.map((r) => r.id)).toEqual([made[0]!.id, made[1]!.id]);
+        expect(first).toMatchObject({ has_more: true, total_count: 3 });
+        const last = first.items[1]!;
+        const second = await s.resources.list(tenant, page({ limit: 2, after: { created_at: last.created_at, id: last.id } }));
+        expect(second.items.map((r) => r.id)).toEqual([made[2]!.id]);
+        expect(second.has_more).toBe(false);
+        expect(await s.resources.count(tenant)).toBe(3);
+        expect((await s.resources.all(tenant)).map((r) => r.id)).toEqual(made.map((r) => r.id));
+      });
+
+      it('updates the given fields only and deletes once', async () => {
+        const r = resource();
+        await s.resources.create(acme, r);
+        const later = iso(HOUR);
+        const updated = await s.resources.update(acme, r.id, { scopes: [{ name: 'admin', description: 'Everything' }], include_roles: true, updated_at: later });
+        expect(updated).toEqual({ ...r, scopes: [{ name: 'admin', description: 'Everything' }], include_roles: true, updated_at: later });
+        expect(await s.resources.update(acme, 'missing', { name: 'x', updated_at: later })).toBeUndefined();
+        expect(await s.resources.delete(acme, r.id)).toBe(true);
+        expect(await s.resources.delete(acme, r.id)).toBe(false);
+        expect(await s.resources.get(acme, r.id)).toBeUndefined();
       });
     });
 

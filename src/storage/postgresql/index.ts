@@ -14,6 +14,7 @@ import { SchemaNotCurrentError, assertSchemaCurrent } from './migrate.js';
 import { PgOidcPayloads } from './oidc.js';
 import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
+import { PgResources } from './resources.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
@@ -38,21 +39,23 @@ export class PgStorage implements Storage {
   readonly registrationTokens: PgRegistrationTokens;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
+  readonly resources: PgResources;
   private closed = false;
 
   private constructor(
     private readonly pool: Pool,
     db: TenantDb,
   ) {
-    this.clients = new PgClients(db);
+    this.audit = new PgAudit(db);
+    this.clients = new PgClients(db, this.audit);
     this.oidc = new PgOidcPayloads(db);
     this.keys = new PgKeys(db);
-    this.audit = new PgAudit(db);
-    this.users = new PgUsers(db);
+    this.users = new PgUsers(db, this.audit);
     this.loginAttempts = new PgLoginAttempts(db);
     this.registrationTokens = new PgRegistrationTokens(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
+    this.resources = new PgResources(db);
   }
 
   /**

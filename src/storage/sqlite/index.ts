@@ -6,6 +6,7 @@ import { SqliteKeys } from './keys.js';
 import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
+import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
@@ -21,17 +22,19 @@ export class SqliteStorage implements Storage {
   readonly registrationTokens: SqliteRegistrationTokens;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
+  readonly resources: SqliteResources;
 
   constructor(readonly db: Db) {
-    this.clients = new SqliteClients(db);
+    this.audit = new SqliteAudit(db);
+    this.clients = new SqliteClients(db, this.audit);
     this.oidc = new SqliteOidcPayloads(db);
     this.keys = new SqliteKeys(db);
-    this.audit = new SqliteAudit(db);
-    this.users = new SqliteUsers(db);
+    this.users = new SqliteUsers(db, this.audit);
     this.loginAttempts = new SqliteLoginAttempts(db);
     this.registrationTokens = new SqliteRegistrationTokens(db);
     this.tenantConfig = new SqliteTenantConfig(db);
     this.tenants = new SqliteTenants(db);
+    this.resources = new SqliteResources(db);
   }
 
   static open(path: string): SqliteStorage {
