@@ -5,7 +5,7 @@
  * and an owner-only database file. The Redis side: infra-at-rest-redis.test.ts.
  */
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, codeFlow } from '../../bench/flows.js';
@@ -37,7 +37,9 @@ describe('bearer values and secrets at rest (SQLite)', () => {
   };
 
   it('creates the database file owner-only', () => {
-    expect(statSync(join(t.dir, 'svc.db')).mode & 0o777).toBe(0o600);
+    const files = readdirSync(t.dir).filter((f) => f.startsWith('svc.db') && !f.endsWith('encryption-key'));
+    expect(files).toContain('svc.db-wal');
+    for (const f of files) expect((statSync(join(t.dir, f)).mode & 0o777).toString(8), f).toBe('600');
   });
 
   it('stores no refresh token or session id in the clear, and both still work', async () => {
