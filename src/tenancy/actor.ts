@@ -33,13 +33,14 @@ import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.
 import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
 import { registerRp } from '../oidc/register-rp.js';
-import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
 import { ResourceIndex } from '../resources/index-cache.js';
 import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantHandle } from './handle.js';
 import { DISCOVERY_PATH, documentResponse, jwksResponse, routeOidc, type OidcRouteHost } from './oidc-routes.js';
+import { PLATFORM_TENANT } from './resolver.js';
 import type { TenantState } from './state-cache.js';
 
 
@@ -289,13 +290,17 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.ctx.log.info({ tenant: this.tenant, client_id: clientId, reason }, 'client authentication failed');
   }
 
-  accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined> {
-    return accessTokenOwner(this, token);
+  findTokenUser(sub: string): Promise<UserRecord | undefined> {
+    return this.ctx.storage.users.get(this.tenant, sub);
   }
 
-  /** oidc-provider's stored opaque access token (its own expiry and session binding rules). */
-  async findOpaqueAccessToken(token: string) {
-    return (await (await this.provider()).provider.AccessToken.find(token)) ?? undefined;
+  get platformTenant(): boolean {
+    return this.tenant === PLATFORM_TENANT;
+  }
+
+  /** The user behind a Management token, checked for what a route needs (token-verification.ts). */
+  accessTokenOwner(token: string, need: { scopes: readonly string[]; firstParty: boolean }): Promise<AccessTokenOwner> {
+    return accessTokenOwner(this, token, need);
   }
 
   /** Every request under the OIDC path of this tenant: the route table (oidc-routes.ts), then oidc-provider. */
