@@ -41,6 +41,7 @@ import { PROJECT_ROOT } from './paths.js';
 import { join } from 'node:path';
 
 import { clientIpResolver } from './http/client-ip.js';
+import { setSecretHashKey } from './clients/secrets.js';
 import { GLOBAL_STYLESHEET_PATH, problemPage, wantsErrorPage } from './ui/error-page.js';
 import { STYLESHEET, STYLESHEET_ETAG } from './ui/style.js';
 import { PasswordHasher } from './workers/password-hasher.js';
@@ -70,6 +71,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   const log = opts.log ?? createLogger(config);
   const baseStorage = opts.storage ?? (await openStorage(config, log));
   const sealer = new Sealer(loadEncryptionKey(config, log));
+  setSecretHashKey(sealer.derive('client-secret-hash'));
   const metrics = new Metrics(config);
   const onBusError = (err: unknown, channel: string) => log.error({ err, channel }, 'event subscriber failed');
   // With REDIS_URL: the event bus and oidc-provider's short-lived artefacts live in Redis.
