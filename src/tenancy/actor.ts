@@ -26,6 +26,7 @@ import { devicePollGuard } from '../oidc/device-and-auth.js';
 import type { SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
+import { protectBearerIds } from '../oidc/bearer-at-rest.js';
 import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
@@ -97,7 +98,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.origin = new URL(this.issuer);
     this.mountPath = ctx.config.oidc.path;
     this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
-    this.guard = new LoginGuard(ctx);
+    this.guard = new LoginGuard(ctx, () => this.config);
     this.authThrottle = new AuthThrottle(ctx, tenant);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
@@ -172,7 +173,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       issuer: this.issuer,
       config,
       keys,
-      oidcRepo: storage.oidc,
+      // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
+      oidcRepo: protectBearerIds(storage.oidc, sealer),
       loadClient: (id) => this.loadProviderClient(id),
       cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
       extend: (conf) => {
