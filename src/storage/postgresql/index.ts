@@ -18,6 +18,7 @@ import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
 import { PgUsers } from './users.js';
+import { PgWebauthn } from './webauthn.js';
 
 export type { PgSettings } from './pool.js';
 export type { QueryLog } from './tenant-db.js';
@@ -38,6 +39,7 @@ export class PgStorage implements Storage {
   readonly registrationTokens: PgRegistrationTokens;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
+  readonly webauthn: PgWebauthn;
   private closed = false;
 
   private constructor(
@@ -53,6 +55,7 @@ export class PgStorage implements Storage {
     this.registrationTokens = new PgRegistrationTokens(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
+    this.webauthn = new PgWebauthn(db);
   }
 
   /**

@@ -9,6 +9,7 @@ import { SqliteRegistrationTokens } from './registration-tokens.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
+import { SqliteWebauthn } from './webauthn.js';
 
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
@@ -21,6 +22,7 @@ export class SqliteStorage implements Storage {
   readonly registrationTokens: SqliteRegistrationTokens;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
+  readonly webauthn: SqliteWebauthn;
 
   constructor(readonly db: Db) {
     this.clients = new SqliteClients(db);
@@ -32,6 +34,7 @@ export class SqliteStorage implements Storage {
     this.registrationTokens = new SqliteRegistrationTokens(db);
     this.tenantConfig = new SqliteTenantConfig(db);
     this.tenants = new SqliteTenants(db);
+    this.webauthn = new SqliteWebauthn(db);
   }
 
   static open(path: string): SqliteStorage {
