@@ -22,6 +22,9 @@ import { assertionServices } from '../oidc/assertion-services.js';
 import type { AssertionServices } from '../oidc/client-assertion.js';
 import { devicePollGuard, offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
 import { handleAccountMfa } from '../oidc/account-mfa.js';
+import { handleAccountPasskeys, type AccountPasskeyAction } from '../oidc/account-passkeys.js';
+import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG } from '../ui/passkey-script.js';
+import { relyingPartyOf } from '../users/passkeys.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
 import { createProvider } from '../oidc/provider.js';
@@ -201,6 +204,10 @@ export class TenantActor implements TokenContext {
       csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       stylesheet: this.stylesheetPath,
       loadClient: (id) => this.loadClient(id),
+      // Passkeys and the MFA policy (issue 14): RP ID = this tenant's host, its settings as merged.
+      mfa: this.current.security.mfa,
+      relyingParty: relyingPartyOf(this.origin, this.current.overrides.branding?.company_name ?? this.current.overrides.application?.title ?? this.origin.hostname),
+      script: `${this.mountPath}/assets/passkey.js`,
     };
   }
 
@@ -286,7 +293,13 @@ export class TenantActor implements TokenContext {
         const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
         return etagMatches(req.headers['if-none-match'], STYLESHEET_ETAG) ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
       }
-      const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort))?$/.exec(sub);
+      if (sub === '/assets/passkey.js' && (req.method === 'GET' || req.method === 'HEAD')) {
+        const headers = { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600', etag: PASSKEY_SCRIPT_ETAG, 'x-content-type-options': 'nosniff' };
+        return etagMatches(req.headers['if-none-match'], PASSKEY_SCRIPT_ETAG) ? { status: 304, headers } : { status: 200, headers, body: PASSKEY_SCRIPT };
+      }
+      const passkeys = /^\/account\/passkeys(?:\/(options|rename|remove))?$/.exec(sub);
+      if (passkeys) return await handleAccountPasskeys(await this.signInHost(), req, (passkeys[1] ?? 'add') as AccountPasskeyAction);
+      const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|passkey|passkey\/options|mfa\/options|enrol|enrol\/options))?$/.exec(sub);
       if (interaction) {
         const action = (interaction[2] ?? 'show') as InteractionAction;
         if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };

@@ -10,6 +10,12 @@ interface Base {
   stylesheet: string;
 }
 
+/** A section another module adds below a page's own form (passkeys), with the script it needs. */
+interface Extra {
+  extra?: Html;
+  script?: string;
+}
+
 const SCOPE_TEXT: Record<string, string> = {
   openid: 'Sign you in',
   profile: 'See your name and profile details',
@@ -21,9 +27,9 @@ function errorBlock(error: string | undefined): Html {
   return error ? html`<p class="error" role="alert" id="form-error">${error}</p>` : html``;
 }
 
-export function loginPage(o: Base & { action: string; csrf: string; clientName: string; email?: string; error?: string }): string {
+export function loginPage(o: Base & { action: string; csrf: string; clientName: string; email?: string; error?: string } & Extra): string {
   return layout(
-    { title: 'Sign in', stylesheet: o.stylesheet },
+    { title: 'Sign in', stylesheet: o.stylesheet, script: o.script },
     html`<h1>Sign in</h1>
 <p>to continue to <strong>${o.clientName}</strong></p>
 ${errorBlock(o.error)}
@@ -34,7 +40,8 @@ ${errorBlock(o.error)}
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <div class="actions"><button type="submit" class="primary">Sign in</button></div>
-</form>`,
+</form>
+${o.extra ?? html``}`,
   );
 }
 
@@ -137,10 +144,10 @@ ${field}
 }
 
 /** Enrolment: the secret as text and as an otpauth:// link (no QR code: no script, no dependency). */
-export function mfaEnrollPage(o: Base & { action: string; csrf: string; enrollment: string; secret: string; uri: string; error?: string }): string {
+export function mfaEnrollPage(o: Base & { action: string; csrf: string; enrollment: string; secret: string; uri: string; error?: string } & Extra): string {
   const grouped = o.secret.match(/.{1,4}/g)!.join(' ');
   return layout(
-    { title: 'Set up two-step verification', stylesheet: o.stylesheet },
+    { title: 'Set up two-step verification', stylesheet: o.stylesheet, script: o.script },
     html`<h1>Set up two-step verification</h1>
 <p>Add an account to your authenticator app with this setup key (time-based):</p>
 <code class="secret" id="totp-secret">${grouped}</code>
@@ -153,7 +160,8 @@ ${errorBlock(o.error)}
 <input type="hidden" name="enrollment" value="${o.enrollment}">
 ${codeField(o.error)}
 <div class="actions"><button type="submit" class="primary">Turn on</button></div>
-</form>`,
+</form>
+${o.extra ?? html``}`,
   );
 }
 
@@ -169,9 +177,9 @@ export function recoveryCodesPage(o: Base & { codes: string[] }): string {
 }
 
 /** For an enrolled user: turning it off needs the password again. */
-export function mfaManagePage(o: Base & { action: string; csrf: string; email: string; error?: string }): string {
+export function mfaManagePage(o: Base & { action: string; csrf: string; email: string; error?: string } & Extra): string {
   return layout(
-    { title: 'Two-step verification', stylesheet: o.stylesheet },
+    { title: 'Two-step verification', stylesheet: o.stylesheet, script: o.script },
     html`<h1>Two-step verification</h1>
 <p>Two-step verification is on for <strong>${o.email}</strong>. To turn it off, enter your password.</p>
 ${errorBlock(o.error)}
@@ -181,6 +189,7 @@ ${errorBlock(o.error)}
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required${o.error ? html` aria-describedby="form-error"` : html``} autofocus>
 <div class="actions"><button type="submit" class="primary">Turn off</button></div>
-</form>`,
+</form>
+${o.extra ?? html``}`,
   );
 }

@@ -5,6 +5,7 @@ import { conflict, notFound, validation } from '../../http/problem.js';
 import { UniqueViolation } from '../../storage/errors.js';
 import type { AuditEntry, UserRecord } from '../../storage/types.js';
 import { PLATFORM_TENANT } from '../../tenancy/resolver.js';
+import { resetMfa } from '../../users/passkeys.js';
 import { auditEntryResponse } from '../audit/schema.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
@@ -216,6 +217,7 @@ export const userOperations: Operation[] = [
       if (existing.deleted_at) return noContent(); // already anonymised: nothing left to erase
       const updated = await call.ctx.storage.users.update(call.tenant, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() });
       if (!updated) throw notFound(`User ${existing.id} not found`);
+      await call.ctx.storage.webauthn.deleteUserCredentials(call.tenant, existing.id); // passkeys are credentials too
       const revoked = await revokeAccount(call.ctx.storage.oidc, call.tenant, existing.id, sessionTtl(call.actor));
       await call.ctx.storage.loginAttempts.clear(call.tenant, accountKey(existing.id));
       await call.audit({ type: 'user.deleted', user_id: existing.id, details: { user_id: existing.id, anonymised: true, sessions_revoked: revoked } });
@@ -247,15 +249,13 @@ export const userOperations: Operation[] = [
     },
   }),
   op({
-    method: 'POST', path: route('/mfa/reset'), scope: 'svc:users:write', rateClass: 'sensitive', tag: 'users', summary: 'Reset MFA (TOTP disabled, recovery codes cleared)',
+    method: 'POST', path: route('/mfa/reset'), scope: 'svc:users:write', rateClass: 'sensitive', tag: 'users', summary: 'Reset MFA (TOTP disabled, recovery codes cleared, passkeys removed)',
     success: { status: 200, schema: dataEnvelope(messageResponse) },
     handler: async (call) => {
       const existing = await mustGetLive(call, call.params.user_id!);
-      const updated = await call.ctx.storage.users.update(call.tenant, existing.id, {
-        mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null,
-      });
-      if (!updated) throw notFound(`User ${existing.id} not found`);
-      await call.audit({ type: 'user.mfa_reset', user_id: existing.id, details: { user_id: existing.id, methods: existing.mfa_methods } });
+      // TOTP, recovery codes and passkeys (issue 14).
+      const passkeys = await resetMfa(call.ctx, call.tenant, existing.id);
+      await call.audit({ type: 'user.mfa_reset', user_id: existing.id, details: { user_id: existing.id, methods: existing.mfa_methods, passkeys_removed: passkeys } });
       return sendJson(200, messageOut({ data: { message: 'MFA has been reset' } }));
     },
   }),

@@ -1,0 +1,115 @@
+/**
+ * The one script of the end-user pages: runs the WebAuthn ceremonies of forms marked
+ * `data-passkey="create"|"get"`. Served from the tenant's OIDC path (same origin) and allowed by
+ * `script-src 'self'` on exactly the pages that need it; everything else stays script-free.
+ *
+ * A ceremony: POST the form's CSRF token to `data-options` (the server stores the challenge, bound
+ * to the session or interaction), run navigator.credentials.create()/get() with the options, put
+ * the credential as JSON into the form's hidden `credential` field and submit the form the normal
+ * way, so the server's answer (a page, a redirect back to the application) is an ordinary
+ * navigation. With `data-conditional`, a passkey is also offered in the e-mail field's autofill
+ * where the browser supports conditional mediation; pressing the button cancels that request.
+ * Written for this service (no bundler, no dependency), ES2020.
+ */
+import { createHash } from 'node:crypto';
+
+export const PASSKEY_SCRIPT = `(function () {
+  'use strict';
+  function enc(buf) {
+    var bytes = new Uint8Array(buf), s = '';
+    for (var i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
+    return btoa(s).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+  }
+  function dec(str) {
+    var b = str.replace(/-/g, '+').replace(/_/g, '/');
+    while (b.length % 4) b += '=';
+    var s = atob(b), out = new Uint8Array(s.length);
+    for (var i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+    return out.buffer;
+  }
+  function withIds(list) {
+    return (list || []).map(function (c) { return { type: c.type, id: dec(c.id), transports: c.transports }; });
+  }
+  function creationOptions(o) {
+    var copy = Object.assign({}, o, { challenge: dec(o.challenge), user: Object.assign({}, o.user, { id: dec(o.user.id) }), excludeCredentials: withIds(o.excludeCredentials) });
+    delete copy.hints;
+    return copy;
+  }
+  function requestOptions(o) {
+    var copy = Object.assign({}, o, { challenge: dec(o.challenge), allowCredentials: withIds(o.allowCredentials) });
+    delete copy.hints;
+    return copy;
+  }
+  function toJson(cred) {
+    var r = cred.response, response;
+    if (r.attestationObject) {
+      response = { clientDataJSON: enc(r.clientDataJSON), attestationObject: enc(r.attestationObject), transports: r.getTransports ? r.getTransports() : [] };
+    } else {
+      response = { clientDataJSON: enc(r.clientDataJSON), authenticatorData: enc(r.authenticatorData), signature: enc(r.signature) };
+      if (r.userHandle) response.userHandle = enc(r.userHandle);
+    }
+    var out = { id: cred.id, rawId: enc(cred.rawId), type: cred.type, response: response, clientExtensionResults: cred.getClientExtensionResults() };
+    if (cred.authenticatorAttachment) out.authenticatorAttachment = cred.authenticatorAttachment;
+    return out;
+  }
+  function say(form, text) {
+    var status = form.querySelector('[data-passkey-status]');
+    if (status) status.textContent = text;
+  }
+  function run(form, mediation, signal) {
+    var body = new URLSearchParams();
+    body.set('csrf_token', form.elements.csrf_token.value);
+    return fetch(form.getAttribute('data-options'), { method: 'POST', body: body, credentials: 'same-origin', headers: { accept: 'application/json' } })
+      .then(function (res) {
+        if (!res.ok) throw new Error('options');
+        return res.json();
+      })
+      .then(function (options) {
+        if (form.getAttribute('data-passkey') === 'create') return navigator.credentials.create({ publicKey: creationOptions(options) });
+        var request = { publicKey: requestOptions(options) };
+        if (mediation) request.mediation = mediation;
+        if (signal) request.signal = signal;
+        return navigator.credentials.get(request);
+      })
+      .then(function (cred) {
+        if (!cred) return;
+        form.elements.credential.value = JSON.stringify(toJson(cred));
+        form.submit();
+      });
+  }
+  var forms = document.querySelectorAll('form[data-passkey]');
+  for (var i = 0; i < forms.length; i++) {
+    (function (form) {
+      var button = form.querySelector('[data-passkey-start]');
+      if (!button) return;
+      if (!window.PublicKeyCredential || !navigator.credentials) {
+        button.disabled = true;
+        say(form, form.getAttribute('data-unsupported') || '');
+        return;
+      }
+      var conditional = null;
+      button.addEventListener('click', function (event) {
+        event.preventDefault();
+        if (conditional) { conditional.abort(); conditional = null; }
+        say(form, '');
+        run(form).catch(function (err) {
+          if (err && err.name === 'AbortError') return;
+          say(form, form.getAttribute('data-failed') || '');
+        });
+      });
+      var fieldId = form.getAttribute('data-conditional');
+      if (fieldId && PublicKeyCredential.isConditionalMediationAvailable) {
+        PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
+          var field = document.getElementById(fieldId);
+          if (!available || !field) return;
+          field.setAttribute('autocomplete', 'username webauthn');
+          conditional = new AbortController();
+          run(form, 'conditional', conditional.signal).catch(function () {});
+        });
+      }
+    })(forms[i]);
+  }
+})();
+`;
+
+export const PASSKEY_SCRIPT_ETAG = `"${createHash('sha256').update(PASSKEY_SCRIPT).digest('base64url').slice(0, 22)}"`;
