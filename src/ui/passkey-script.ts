@@ -8,7 +8,8 @@
  * the credential as JSON into the form's hidden `credential` field and submit the form the normal
  * way, so the server's answer (a page, a redirect back to the application) is an ordinary
  * navigation. With `data-conditional`, a passkey is also offered in the e-mail field's autofill
- * where the browser supports conditional mediation; pressing the button cancels that request.
+ * where the browser supports conditional mediation (not under automation); pressing the button
+ * cancels that request.
  * Written for this service (no bundler, no dependency), ES2020.
  */
 import { createHash } from 'node:crypto';
@@ -98,7 +99,10 @@ export const PASSKEY_SCRIPT = `(function () {
         });
       });
       var fieldId = form.getAttribute('data-conditional');
-      if (fieldId && PublicKeyCredential.isConditionalMediationAvailable) {
+      // Not in automated browsers (navigator.webdriver): there a virtual authenticator answers a
+      // conditional request at once, with no person choosing from autofill, and would sign in
+      // before the page is used. The button works the same everywhere.
+      if (fieldId && !navigator.webdriver && PublicKeyCredential.isConditionalMediationAvailable) {
         PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
           var field = document.getElementById(fieldId);
           if (!available || !field) return;
