@@ -9,7 +9,7 @@ import { multiTenancyProblem, type Config } from './config/index.js';
 import type { AppContext } from './context.js';
 import { InProcessBus } from './events/bus.js';
 import { RedisEventBus } from './events/redis-bus.js';
-import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse } from './http/problem.js';
+import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse, toProblem } from './http/problem.js';
 import { HttpServer, uwsTransport, type RequestHead } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
 import { RotationScheduler } from './keys/scheduler.js';
@@ -250,7 +250,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   /** The one place errors become responses. */
   function errorResponse(err: unknown, req: HttpRequest): HttpResponse {
-    if (err instanceof ProblemError) return problemResponse(err, req.path, req.id);
+    const problem = toProblem(err);
+    if (problem) return problemResponse(problem, req.path, req.id);
     if (err instanceof OAuthError) return oauthResponse(err);
     log.error({ err, req_id: req.id, method: req.method, path: req.path }, 'request failed');
     return internalProblem(req.path, req.id);
@@ -275,6 +276,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const server = new HttpServer({
     host: config.host,
     port: config.port,
+    reusePort: config.http.reuse_port,
     log,
     handle,
     fast,
@@ -315,6 +317,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await sweeper?.stop();
         await server.close();
         await pool.close();
+        // Audit entries of the last requests (some are written after their answer went out).
+        await ctx.audit.drain();
         await ctx.usage.close();
         stopEvents();
         await ctx.events.close();

@@ -21,6 +21,16 @@ export const configSchema = z.object({
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   node_env: z.enum(['development', 'staging', 'production', 'test']).default('development'),
 
+  http: z
+    .object({
+      /**
+       * Share HOST:PORT with other processes (SO_REUSEPORT; the kernel splits connections between
+       * them). Off by default: a second instance on a taken port refuses to start.
+       */
+      reuse_port: bool.default(false),
+    })
+    .prefault({}),
+
   oidc: z
     .object({
       path: z.string().regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must start with / and not end with /').default('/oidc/v1'),

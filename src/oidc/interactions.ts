@@ -9,10 +9,11 @@ import type Provider from 'oidc-provider';
 import { errors, type InteractionResults } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { withNodeObjects, type BridgeTarget } from '../http/koa-bridge.js';
-import { ProblemError, isUnavailable } from '../http/problem.js';
+import { Unavailable, isUnavailable } from '../errors.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
 import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
 import { authenticationOptions, completeAuthentication, completeRegistration, passkeyAmr, registrationOptions, usableMethods } from '../users/passkeys.js';
@@ -25,7 +26,7 @@ import {
   mustEnrol,
   openEnrolmentSecret,
   optionsResponse,
-  passkeyFailureText,
+  passkeyFailureKey,
   sealEnrolmentSecret,
   secondStepBinding,
   signInBinding,
@@ -41,6 +42,8 @@ export interface SignInHost extends PasskeyHostSettings {
   readonly guard: LoginGuard;
   readonly csrfKey: Buffer;
   readonly stylesheet: string;
+  /** What every page of this tenant needs (stylesheet, languages, brand). */
+  readonly ui: UiSettings;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
 }
 
@@ -48,17 +51,14 @@ export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' |
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-const GENERIC_FAILURE = 'Invalid e-mail or password.';
-
 function page(status: number, body: string, formTargets: string[] = [], script = false): HttpResponse {
   return { status, headers: pageHeaders(formTargets, { script }), body };
 }
 
-/** Retry-After of a 503 problem (the Argon2 queue is full, storage is down), at least 1 s. */
+/** Retry-After of an Unavailable (the Argon2 queue is full, storage is down), at least 1 s. */
 function retryAfterOf(err: unknown): string {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const value = e instanceof ProblemError ? e.extra.headers?.['retry-after'] : undefined;
-    if (typeof value === 'string' && /^\d+$/.test(value)) return value;
+    if (e instanceof Unavailable) return String(Math.max(1, Math.ceil(e.retryAfterSeconds)));
   }
   return '1';
 }
@@ -157,24 +157,40 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
   } catch (err) {
     if (!isUnavailable(err)) throw err;
     host.ctx.log.warn({ req_id: req.id, tenant: host.tenant, uid, action, reason: err instanceof Error ? err.message : String(err) }, 'sign-in step refused: service temporarily unavailable');
-    const message = 'The service is busy right now. Wait a moment, then go back and try again.';
-    return unavailable(page(503, messagePage({ stylesheet: host.stylesheet, title: 'Try again in a moment', message, error: true })), err);
+    const { ui, setCookie } = pageUiFor(host, req, uid);
+    return withCookie(unavailable(page(503, messagePage({ ui, title: ui.t('page.busy.title'), message: ui.t('page.busy.message'), error: true })), err), setCookie);
   }
 }
 
+/** The page context of an interaction page: its GET address for the switcher, the RP's ui_locales when known. */
+function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
+  const query = new URLSearchParams(req.method === 'GET' ? req.rawQuery : '');
+  return buildPageUi(host.ui, { path: `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`, query: query.toString(), headers: req.headers }, uiLocales);
+}
+
 async function interaction(host: SignInHost, req: HttpRequest, uid: string, action: InteractionAction): Promise<HttpResponse> {
-  const { ctx, tenant, provider } = host;
+  const { provider } = host;
   return withNodeObjects(req, host.target, async (nreq, nres) => {
     let details: Interaction;
     try {
       details = await provider.interactionDetails(nreq as never, nres as never);
     } catch (err) {
       if (isUnavailable(err)) throw err; // storage down: a 503, not "sign-in expired"
-      return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request has expired or is no longer valid. Return to the application and start again.', error: true }));
+      const { ui, setCookie } = pageUiFor(host, req, uid);
+      return withCookie(page(400, messagePage({ ui, title: ui.t('signin.expired.title'), message: ui.t('signin.expired.message'), error: true })), setCookie);
     }
+    const { ui, setCookie } = pageUiFor(host, req, uid, details.params.ui_locales);
     if (details.uid !== uid) {
-      return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request does not match your browser session. Return to the application and start again.', error: true }));
+      return withCookie(page(400, messagePage({ ui, title: ui.t('signin.expired.title'), message: ui.t('signin.mismatch.message'), error: true })), setCookie);
     }
+    return withCookie(await step(host, req, uid, action, details, ui), setCookie);
+  });
+}
+
+async function step(host: SignInHost, req: HttpRequest, uid: string, action: InteractionAction, details: Interaction, ui: PageUi): Promise<HttpResponse> {
+  const { ctx, tenant, provider } = host;
+  const { t } = ui;
+  {
     const clientId = String(details.params.client_id ?? '');
     const client = await host.loadClient(clientId);
     const clientName = client?.metadata.client_name ?? clientId;
@@ -187,13 +203,13 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       page(
         status,
         loginPage({
-          stylesheet: host.stylesheet,
+          ui,
           action: `${base}/login`,
           csrf: csrfFor(host, uid),
           clientName,
           email,
           error,
-          ...(passkeys ? { script: host.script, extra: passkeySignIn({ action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) }) } : {}),
+          ...(passkeys ? { script: host.script, extras: { afterForm: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) })] } } : {}),
         }),
         formTargets(),
         passkeys,
@@ -202,7 +218,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
     const secondStep = (status: number, user: UserRecord, error?: string) => {
       const totp = usableMethods(user, host.mfa).includes('totp') ? { action: `${base}/mfa`, csrf: csrfFor(host, uid), recoveryHref: `${base}?method=recovery` } : undefined;
       const passkey = { action: `${base}/mfa`, optionsUrl: `${base}/mfa/options`, csrf: csrfFor(host, uid) };
-      return page(status, secondStepPage({ stylesheet: host.stylesheet, script: host.script, clientName, passkey, totp, error }), formTargets(), true);
+      return page(status, secondStepPage({ ui, script: host.script, clientName, passkey, totp, error }), formTargets(), true);
     };
     /** Enrolment the MFA policy requires: the tenant's enabled methods, a fresh TOTP secret each time. */
     const enrolment = async (status: number, accountId: string, error?: string) => {
@@ -212,8 +228,8 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       const totp = host.mfa.totp_enabled
         ? { action: `${base}/enrol`, csrf: csrfFor(host, uid), secret, uri: otpauthUri(secret, host.target.origin.host, label), enrollment: sealEnrolmentSecret(ctx, tenant, uid, accountId, secret) }
         : undefined;
-      const passkey = host.mfa.webauthn_enabled ? { action: `${base}/enrol`, optionsUrl: `${base}/enrol/options`, csrf: csrfFor(host, uid) } : undefined;
-      return page(status, enrolmentPage({ stylesheet: host.stylesheet, script: host.script, clientName, totp, passkey, error }), formTargets(), !!passkey);
+      const passkey = passkeys ? { action: `${base}/enrol`, optionsUrl: `${base}/enrol/options`, csrf: csrfFor(host, uid) } : undefined;
+      return page(status, enrolmentPage({ ui, script: host.script, clientName, totp, passkey, error }), formTargets(), !!passkey);
     };
 
     if (action === 'show') {
@@ -225,7 +241,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
           const recovery = new URLSearchParams(req.rawQuery).get('method') === 'recovery';
           const pendingUser = await ctx.storage.users.get(tenant, pendingId);
           if (!recovery && pendingUser && usableMethods(pendingUser, host.mfa).includes('webauthn')) return secondStep(200, pendingUser);
-          return page(200, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
+          return page(200, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
         }
         return loginForm(200, undefined, typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined);
       }
@@ -234,15 +250,15 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
         if (client?.metadata.first_party && accountId) return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
         const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
         const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
-        return page(200, consentPage({ stylesheet: host.stylesheet, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets());
+        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets());
       }
-      return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unsupported request', message: `The requested step (${details.prompt.name}) is not supported.`, error: true }));
+      return page(400, messagePage({ ui, title: t('signin.unsupported.title'), message: t('signin.unsupported.message', { step: details.prompt.name }), error: true }));
     }
 
     const form = readForm(req);
     if (!form || !csrfValid(host, uid, form.get('csrf_token'))) {
       ctx.log.info({ req_id: req.id, tenant, uid }, 'interaction form refused: missing or invalid CSRF token');
-      return page(403, messagePage({ stylesheet: host.stylesheet, title: 'Form expired', message: 'This form could not be verified. Go back, reload the page and try again.', error: true }));
+      return page(403, messagePage({ ui, title: t('page.form_expired.title'), message: t('page.form_expired.message'), error: true }));
     }
 
     if (action === 'abort') {
@@ -251,14 +267,14 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
 
     if (action === 'confirm') {
       const accountId = details.session?.accountId;
-      if (details.prompt.name !== 'consent' || !accountId) return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unexpected step', message: 'There is nothing to confirm here.', error: true }));
+      if (details.prompt.name !== 'consent' || !accountId) return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.nothing_to_confirm'), error: true }));
       return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
     }
 
-    if (details.prompt.name !== 'login') return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unexpected step', message: 'You are already signed in.', error: true }));
+    if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
     const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
-    const tooMany = 'Too many sign-in attempts from your network. Wait a minute and try again.';
-    const cannotSignIn = 'This account cannot sign in right now. Contact your administrator.';
+    const tooMany = t('signin.too_many');
+    const cannotSignIn = t('signin.cannot');
 
     /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
     const complete = async (user: UserRecord, amr: string[], method: string, render?: (resumeUrl: string) => HttpResponse) => {
@@ -273,27 +289,21 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       return finish(result);
     };
 
-    /** A user whose password is verified but who has no usable second factor: the policy decides. */
+    /** The password is verified: a second step, an enrolment the MFA policy requires, or done. */
     const afterPassword = async (user: UserRecord) => {
-      if (usableMethods(user, host.mfa).length > 0) {
-        // The failure count is deliberately not cleared here: otherwise re-entering the password
-        // would buy unlimited guesses at the second factor. Post/redirect/get to the code page.
-        ctx.metrics.loginAttempts.inc({ result: 'mfa_required' });
-        await saveInteractionResult(provider, details.uid, { [MFA_PENDING]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } });
-        return redirect(base);
-      }
-      if (mustEnrol(host.mfa)) {
-        ctx.metrics.loginAttempts.inc({ result: 'mfa_required' });
-        await saveInteractionResult(provider, details.uid, { [MFA_ENROL]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } });
-        return redirect(base);
-      }
-      return complete(user, ['pwd'], 'password');
+      const key = usableMethods(user, host.mfa).length > 0 ? MFA_PENDING : mustEnrol(host.mfa) ? MFA_ENROL : undefined;
+      if (!key) return complete(user, ['pwd'], 'password');
+      // The failure count is deliberately not cleared here: otherwise re-entering the password
+      // would buy unlimited guesses at the second factor. Post/redirect/get to the step's page.
+      ctx.metrics.loginAttempts.inc({ result: 'mfa_required' });
+      await saveInteractionResult(provider, details.uid, { [key]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } });
+      return redirect(base);
     };
 
     /** The pending user of the second step or of enrolment, still allowed to sign in; or the page to show. */
     const pendingUser = async (key: string): Promise<UserRecord | HttpResponse> => {
       const accountId = pendingMfaAccount(details, key);
-      if (!accountId) return loginForm(400, 'Your sign-in took too long. Enter your e-mail and password again.');
+      if (!accountId) return loginForm(400, t('signin.mfa_timeout'));
       const found = await ctx.storage.users.get(tenant, accountId);
       const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
       if (!user || !canSignIn(user)) {
@@ -304,8 +314,8 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
     };
 
     if (action === 'passkey/options' || action === 'mfa/options' || action === 'enrol/options') {
-      if (!passkeys) return page(404, messagePage({ stylesheet: host.stylesheet, title: 'Not available', message: 'Passkeys are not available here.', error: true }));
-      if (!host.guard.allowIp(tenant, req.ip)) return page(429, messagePage({ stylesheet: host.stylesheet, title: 'Too many attempts', message: tooMany, error: true }));
+      if (!passkeys) return page(404, messagePage({ ui, title: t('account.unavailable.title'), message: t('passkey.unavailable'), error: true }));
+      if (!host.guard.allowIp(tenant, req.ip)) return page(429, messagePage({ ui, title: t('page.too_many.title'), message: tooMany, error: true }));
       if (action === 'passkey/options') {
         return optionsResponse(await authenticationOptions(ctx, tenant, host.relyingParty, signInBinding(tenant, uid), { userVerification: 'required' }));
       }
@@ -319,7 +329,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
 
     if (action === 'passkey') {
       // Passwordless: the passkey alone, with user verification (possession + PIN or biometrics).
-      if (!passkeys) return loginForm(404, 'Passkeys are not available here.');
+      if (!passkeys) return loginForm(404, t('passkey.unavailable'));
       if (!host.guard.allowIp(tenant, req.ip)) {
         ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
         return loginForm(429, tooMany);
@@ -328,7 +338,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       if (!outcome.ok) {
         ctx.metrics.loginAttempts.inc({ result: 'failure' });
         await auditPasskeyRefusal(ctx, tenant, who, 'passwordless', outcome.reason, outcome.credential);
-        return loginForm(401, passkeyFailureText(outcome.reason));
+        return loginForm(401, t(passkeyFailureKey(outcome.reason)));
       }
       const found = await ctx.storage.users.get(tenant, outcome.credential.user_id);
       const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
@@ -346,33 +356,33 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       if (!host.guard.allowIp(tenant, req.ip)) return enrolment(429, user.id, tooMany);
       const whoUser = { username: user.email, user_id: user.id, ...who };
       if (form.has('credential')) {
-        if (!passkeys) return enrolment(404, user.id, 'Passkeys are not available here.');
+        if (!passkeys) return enrolment(404, user.id, t('passkey.unavailable'));
         const outcome = await completeRegistration(ctx, tenant, host.relyingParty, user, enrolmentBinding(tenant, uid, user.id), form.get('credential') ?? '', '');
         if (!outcome.ok) {
           await ctx.audit.record(tenant, { type: 'mfa_enrollment_failed', status: 'failed', ...whoUser, details: { user_id: user.id, method: 'webauthn', reason: outcome.reason } });
-          return enrolment(400, user.id, outcome.reason === 'duplicate' ? 'This passkey is already registered.' : 'The passkey could not be verified. Try again.');
+          return enrolment(400, user.id, t(outcome.reason === 'duplicate' ? 'passkey.duplicate' : 'passkey.invalid'));
         }
         await ctx.audit.record(tenant, { type: 'mfa_enabled', status: 'success', ...whoUser, details: { user_id: user.id, method: 'webauthn', credential_id: outcome.credential.id, at: 'sign_in' } });
         return complete(user, ['pwd', passkeyAmr(outcome.credential), 'mfa'], 'password+webauthn');
       }
-      if (!host.mfa.totp_enabled) return enrolment(404, user.id, 'Authenticator apps are not available here.');
+      if (!host.mfa.totp_enabled) return enrolment(404, user.id, t('mfa.totp_unavailable'));
       const secret = openEnrolmentSecret(ctx, tenant, uid, user.id, form.get('enrollment') ?? '');
-      if (!secret) return enrolment(400, user.id, 'This setup expired. Add the new key below to your app and try again.');
+      if (!secret) return enrolment(400, user.id, t('mfa.enroll.expired'));
       const code = (form.get('code') ?? '').trim();
       const check = code && code.length <= 16 ? await checkTotp(ctx, tenant, user.id, secret, code) : 'invalid';
       if (check !== 'ok') {
         await ctx.audit.record(tenant, { type: 'mfa_enrollment_failed', status: 'failed', ...whoUser, details: { user_id: user.id, method: 'totp', reason: check } });
         if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
-        return enrolment(400, user.id, 'That code is not valid. Add the new key below to your app and try again.');
+        return enrolment(400, user.id, t('mfa.enroll.code_invalid'));
       }
       const codes = await enableTotp(ctx, tenant, user.id, secret);
       await ctx.audit.record(tenant, { type: 'mfa_enabled', status: 'success', ...whoUser, details: { user_id: user.id, method: 'totp', methods: ['totp'], at: 'sign_in' } });
-      return complete(user, ['pwd', 'otp', 'mfa'], 'password+totp', (resumeUrl) => page(200, enrolledPage({ stylesheet: host.stylesheet, codes, continueHref: resumeUrl })));
+      return complete(user, ['pwd', 'otp', 'mfa'], 'password+totp', (resumeUrl) => page(200, enrolledPage({ ui, codes, continueHref: resumeUrl })));
     }
 
     if (action === 'mfa') {
       const accountId = pendingMfaAccount(details);
-      if (!accountId) return loginForm(400, 'Your sign-in took too long. Enter your e-mail and password again.');
+      if (!accountId) return loginForm(400, t('signin.mfa_timeout'));
       if (form.has('credential')) {
         const user = await pendingUser(MFA_PENDING);
         if (!('id' in user)) return user;
@@ -383,10 +393,11 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
         if (!usableMethods(user, host.mfa).includes('webauthn')) return afterPassword(user);
         const outcome = await completeAuthentication(ctx, tenant, host.relyingParty, secondStepBinding(tenant, uid, user.id), form.get('credential') ?? '', { userId: user.id, requireUserVerification: false });
         if (!outcome.ok) {
+          // A refused passkey is a failed sign-in for the brute-force guard, like a wrong code.
           ctx.metrics.loginAttempts.inc({ result: 'failure' });
-          await auditPasskeyRefusal(ctx, tenant, who, 'second_factor', outcome.reason, outcome.credential?.user_id === user.id ? outcome.credential : { id: outcome.credential?.id ?? '', user_id: user.id }, user.email);
+          await auditPasskeyRefusal(ctx, tenant, who, 'second_factor', outcome.reason, { id: outcome.credential?.id ?? '', user_id: user.id }, user.email);
           if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
-          return secondStep(401, user, passkeyFailureText(outcome.reason));
+          return secondStep(401, user, t(passkeyFailureKey(outcome.reason)));
         }
         await ctx.audit.record(tenant, { type: 'mfa_verified', status: 'success', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method: 'webauthn', credential_id: outcome.credential.id } });
         return complete(user, ['pwd', passkeyAmr(outcome.credential), 'mfa'], 'password+webauthn');
@@ -394,7 +405,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       const recovery = form.has('recovery_code');
       const given = (form.get(recovery ? 'recovery_code' : 'code') ?? '').trim();
       const again = (status: number, error: string) =>
-        page(status, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery`, error }), formTargets());
+        page(status, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery`, error }), formTargets());
       if (!host.guard.allowIp(tenant, req.ip)) {
         ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
         return again(429, tooMany);
@@ -407,7 +418,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       }
       // MFA reset by an administrator since the password step (or the method disabled): the policy decides.
       if (!usableMethods(user, host.mfa).includes('totp')) return afterPassword(user);
-      if (!given || given.length > 64) return again(400, recovery ? 'Enter a recovery code.' : 'Enter the code from your authenticator app.');
+      if (!given || given.length > 64) return again(400, recovery ? t('mfa.enter_recovery') : t('mfa.enter_code'));
 
       const method = recovery ? 'recovery_code' : 'totp';
       let outcome: 'ok' | 'invalid' | 'replayed';
@@ -422,8 +433,8 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
         ctx.metrics.loginAttempts.inc({ result: 'failure' });
         await ctx.audit.record(tenant, { type: 'mfa_failed', status: 'failed', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, reason: outcome === 'replayed' ? 'code_already_used' : 'invalid_code' } });
         if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
-        if (outcome === 'replayed') return again(401, 'That code was already used. Wait for the next code from your app.');
-        return again(401, recovery ? 'That recovery code is not valid.' : 'That code is not valid. Check your authenticator app and try again.');
+        if (outcome === 'replayed') return again(401, t('mfa.code_used'));
+        return again(401, recovery ? t('mfa.recovery_invalid') : t('mfa.code_invalid'));
       }
       await ctx.audit.record(tenant, { type: 'mfa_verified', status: 'success', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, ...(left === undefined ? {} : { recovery_codes_left: left }) } });
       return complete(user, ['pwd', 'otp', 'mfa'], `password+${method}`);
@@ -438,7 +449,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
       return relogin(429, tooMany);
     }
-    if (!email || !password || password.length > 1024) return relogin(400, 'Enter your e-mail and password.');
+    if (!email || !password || password.length > 1024) return relogin(400, t('signin.missing'));
 
     const found = await ctx.storage.users.findByEmail(tenant, email.slice(0, 320));
     const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
@@ -450,13 +461,13 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       // The Argon2 queue is full (or the pool is closing): the form again, 503 with Retry-After.
       if (!isUnavailable(err)) throw err;
       ctx.metrics.loginAttempts.inc({ result: 'unavailable' });
-      return unavailable(relogin(503, 'Too many sign-ins are in progress. Wait a moment and try again.'), err);
+      return unavailable(relogin(503, t('signin.busy')), err);
     }
     if (!user || !user.password_hash || !ok) {
       ctx.metrics.loginAttempts.inc({ result: 'failure' });
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: email.slice(0, 320), user_id: user?.id ?? null, ...who, details: { reason: user ? 'wrong_password' : 'unknown_account' } });
       if (user) await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']);
-      return relogin(401, GENERIC_FAILURE);
+      return relogin(401, t('signin.invalid'));
     }
     if (!canSignIn(user)) {
       ctx.metrics.loginAttempts.inc({ result: 'refused' });
@@ -465,5 +476,5 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       return relogin(403, cannotSignIn);
     }
     return afterPassword(user);
-  });
+  }
 }

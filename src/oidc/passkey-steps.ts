@@ -11,6 +11,7 @@
 import type { AppContext } from '../context.js';
 import type { HttpResponse } from '../http/types.js';
 import type { TenantId } from '../storage/types.js';
+import type { MessageKey } from '../ui/i18n/index.js';
 import type { AuthenticationFailure, RelyingParty } from '../users/passkeys.js';
 
 /** The tenant's MFA settings (security.mfa, after tenant overrides and floors). */
@@ -60,10 +61,10 @@ export function openEnrolmentSecret(ctx: Pick<AppContext, 'sealer'>, tenant: Ten
 }
 
 /** What the user reads when a passkey is refused (never which check failed, beyond "expired"). */
-export function passkeyFailureText(reason: AuthenticationFailure): string {
-  if (reason === 'expired') return 'This request expired. Try the passkey again.';
-  if (reason === 'user_not_verified') return 'Your device did not verify you (PIN, fingerprint or face). Try again.';
-  return 'That passkey could not be used. Try again, or use another way to sign in.';
+export function passkeyFailureKey(reason: AuthenticationFailure): MessageKey {
+  if (reason === 'expired') return 'passkey.refused.expired';
+  if (reason === 'user_not_verified') return 'passkey.refused.not_verified';
+  return 'passkey.refused.other';
 }
 
 /**

@@ -294,10 +294,3 @@ export function usableMethods(user: Pick<UserRecord, 'mfa_methods' | 'mfa_enable
   if (enabled.webauthn_enabled && user.mfa_methods.includes('webauthn')) out.push('webauthn');
   return out;
 }
-
-/** Everything MFA off, passkeys removed: the Management API's MFA reset. Returns how many passkeys went. */
-export async function resetMfa(deps: Deps, tenant: TenantId, userId: string): Promise<number> {
-  const passkeys = await deps.storage.webauthn.deleteUserCredentials(tenant, userId);
-  await deps.storage.users.update(tenant, userId, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null });
-  return passkeys;
-}

@@ -3,9 +3,9 @@
  * rules that span fields: public SPA/native clients, redirect URI shapes per application type
  * (spec 1.1 rule 2), grant/response type consistency.
  */
-import type { Config } from '../../config/index.js';
-import { validation, type FieldError } from '../../http/problem.js';
-import type { ClientMetadata } from '../../storage/types.js';
+import type { Config } from '../config/index.js';
+import { validation, type FieldError } from '../http/problem.js';
+import type { ClientMetadata } from '../storage/types.js';
 import { MUTABLE_CLIENT_FIELDS, type ClientInput } from './schema.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
