@@ -209,7 +209,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           clientName,
           email,
           error,
-          ...(passkeys ? { script: host.script, extras: { afterForm: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) })] } } : {}),
+          ...(passkeys ? { script: host.script, extras: { afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) })] } } : {}),
         }),
         formTargets(),
         passkeys,

@@ -35,10 +35,18 @@ ${inner}
 </form>`;
 }
 
-/** Below the sign-in form: passwordless sign-in with a discoverable passkey (and autofill in the e-mail field). */
+/**
+ * Inside the sign-in form (the page keeps one form, as password managers expect): passwordless
+ * sign-in with a discoverable passkey, posted to its own action, and autofill in the e-mail field.
+ * The CSRF token is the form's own.
+ */
 export function passkeySignIn(ui: PageUi, c: Ceremony): Html {
-  return html`<div class="alternative"><p class="divider">${ui.t('passkey.or')}</p>
-${ceremonyForm(ui, 'get', c, ui.t('passkey.use'), html``, 'email')}</div>`;
+  const { t } = ui;
+  return html`<div class="passkey-signin" data-passkey="get" data-options="${c.optionsUrl}" data-action="${c.action}" data-conditional="email" data-unsupported="${t('passkey.unsupported')}" data-failed="${t('passkey.failed')}">
+<input type="hidden" name="credential" value="">
+<div class="actions"><button type="button" data-passkey-start>${t('passkey.use')}</button></div>
+<p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
+</div>`;
 }
 
 /** Second sign-in step of a user with a passkey: the passkey, and the app code if enrolled too. */

@@ -1,6 +1,6 @@
 /**
- * The one script of the end-user pages: runs the WebAuthn ceremonies of forms marked
- * `data-passkey="create"|"get"`. Served from the tenant's OIDC path (same origin) and allowed by
+ * The one script of the end-user pages: runs the WebAuthn ceremonies of forms (or of blocks inside
+ * a form, with `data-action`: the sign-in page keeps one form) marked `data-passkey="create"|"get"`. Served from the tenant's OIDC path (same origin) and allowed by
  * `script-src 'self'` on exactly the pages that need it; everything else stays script-free.
  *
  * A ceremony: POST the form's CSRF token to `data-options` (the server stores the challenge, bound
@@ -53,20 +53,20 @@ export const PASSKEY_SCRIPT = `(function () {
     if (cred.authenticatorAttachment) out.authenticatorAttachment = cred.authenticatorAttachment;
     return out;
   }
-  function say(form, text) {
-    var status = form.querySelector('[data-passkey-status]');
+  function say(box, text) {
+    var status = box.querySelector('[data-passkey-status]');
     if (status) status.textContent = text;
   }
-  function run(form, mediation, signal) {
+  function run(box, form, mediation, signal) {
     var body = new URLSearchParams();
     body.set('csrf_token', form.elements.csrf_token.value);
-    return fetch(form.getAttribute('data-options'), { method: 'POST', body: body, credentials: 'same-origin', headers: { accept: 'application/json' } })
+    return fetch(box.getAttribute('data-options'), { method: 'POST', body: body, credentials: 'same-origin', headers: { accept: 'application/json' } })
       .then(function (res) {
         if (!res.ok) throw new Error('options');
         return res.json();
       })
       .then(function (options) {
-        if (form.getAttribute('data-passkey') === 'create') return navigator.credentials.create({ publicKey: creationOptions(options) });
+        if (box.getAttribute('data-passkey') === 'create') return navigator.credentials.create({ publicKey: creationOptions(options) });
         var request = { publicKey: requestOptions(options) };
         if (mediation) request.mediation = mediation;
         if (signal) request.signal = signal;
@@ -74,31 +74,33 @@ export const PASSKEY_SCRIPT = `(function () {
       })
       .then(function (cred) {
         if (!cred) return;
-        form.elements.credential.value = JSON.stringify(toJson(cred));
+        box.querySelector('input[name=credential]').value = JSON.stringify(toJson(cred));
+        if (box.getAttribute('data-action')) form.setAttribute('action', box.getAttribute('data-action'));
         form.submit();
       });
   }
-  var forms = document.querySelectorAll('form[data-passkey]');
-  for (var i = 0; i < forms.length; i++) {
-    (function (form) {
-      var button = form.querySelector('[data-passkey-start]');
-      if (!button) return;
+  var boxes = document.querySelectorAll('[data-passkey]');
+  for (var i = 0; i < boxes.length; i++) {
+    (function (box) {
+      var form = box.tagName === 'FORM' ? box : box.closest('form');
+      var button = box.querySelector('[data-passkey-start]');
+      if (!button || !form) return;
       if (!window.PublicKeyCredential || !navigator.credentials) {
         button.disabled = true;
-        say(form, form.getAttribute('data-unsupported') || '');
+        say(box, box.getAttribute('data-unsupported') || '');
         return;
       }
       var conditional = null;
       button.addEventListener('click', function (event) {
         event.preventDefault();
         if (conditional) { conditional.abort(); conditional = null; }
-        say(form, '');
-        run(form).catch(function (err) {
+        say(box, '');
+        run(box, form).catch(function (err) {
           if (err && err.name === 'AbortError') return;
-          say(form, form.getAttribute('data-failed') || '');
+          say(box, box.getAttribute('data-failed') || '');
         });
       });
-      var fieldId = form.getAttribute('data-conditional');
+      var fieldId = box.getAttribute('data-conditional');
       // Not in automated browsers (navigator.webdriver): there a virtual authenticator answers a
       // conditional request at once, with no person choosing from autofill, and would sign in
       // before the page is used. The button works the same everywhere.
@@ -108,10 +110,10 @@ export const PASSKEY_SCRIPT = `(function () {
           if (!available || !field) return;
           field.setAttribute('autocomplete', 'username webauthn');
           conditional = new AbortController();
-          run(form, 'conditional', conditional.signal).catch(function () {});
+          run(box, form, 'conditional', conditional.signal).catch(function () {});
         });
       }
-    })(forms[i]);
+    })(boxes[i]);
   }
 })();
 `;
