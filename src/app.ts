@@ -3,6 +3,7 @@
  * routes, and the front door. `startApp` is what main.ts, the CLI and the tests call.
  */
 import { performance } from 'node:perf_hooks';
+import { CONSOLE_PATH, StaticConsole } from './admin/static-console.js';
 import { AuditLog } from './audit/audit-log.js';
 import { ensureBootstrapAdmin, ensureBootstrapClient, ensurePlatformTenant } from './bootstrap.js';
 import { multiTenancyProblem, type Config } from './config/index.js';
@@ -33,7 +34,10 @@ import { TenantRegistry } from './tenancy/registry.js';
 import { TenantStateCache } from './tenancy/state-cache.js';
 import { routeTenantEvents } from './tenancy/tenant-events.js';
 import { UsageRecorder } from './tenancy/usage.js';
-import { OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
+import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
+import { metricsAccessCheck } from './metrics/access.js';
+import { PROJECT_ROOT } from './paths.js';
+import { join } from 'node:path';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -79,7 +83,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     sealer,
     audit: new AuditLog(storage, log),
     resolver: new TenantResolver(config),
-    registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix }),
+    registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix, defaultServes: defaultTenantServes(config) }),
     tenantStates: new TenantStateCache({ config, storage, sealer }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
     usage: new UsageRecorder(storage.clients, log),
     metrics,
@@ -157,6 +161,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   const oidcPath = config.oidc.path;
   const metricsPath = config.features.metrics.enabled ? config.features.metrics.path : null;
+  const metricsAccess = metricsAccessCheck(config, (req) => ctx.resolver.subdomainOf(req));
   let ready = false;
   let openapiBody: string | undefined;
 
@@ -182,6 +187,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return json(ok ? 200 : 503, { status: ok ? 'ready' : 'not_ready', checks }, { 'cache-control': 'no-store' });
     }
     if (metricsPath && req.path === metricsPath) {
+      const access = metricsAccess(req);
+      if (access === 'unauthorized') throw new ProblemError(401, 'unauthorized', 'Metrics need the configured bearer token', { headers: { 'www-authenticate': 'Bearer' } });
+      if (access === 'not-found') throw notFound(`No route for ${req.method} ${req.path}`);
       metrics.poolSize.set(pool.size);
       return { status: 200, headers: { 'content-type': metrics.registry.contentType }, body: await metrics.registry.metrics() };
     }
@@ -197,7 +205,18 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return target.actor.handleOidc(target.req);
     }
     if (req.path.startsWith('/api/v1/')) return management.handle(req);
+    // The administration console (issue 16): static files on the tenant's origin.
+    if (req.path === CONSOLE_PATH || req.path.startsWith(`${CONSOLE_PATH}/`)) return serveConsole(req);
     throw notFound(`No route for ${req.method} ${req.path}`);
+  }
+
+  const adminConsole = new StaticConsole(join(PROJECT_ROOT, 'dist', 'admin'));
+  async function serveConsole(req: HttpRequest): Promise<HttpResponse> {
+    const { tenant } = ctx.resolver.resolve(req);
+    if (tenant === OPS_TENANT) throw notFound(`No route for ${req.method} ${req.path} on ${OPS_TENANT}`);
+    await ctx.registry.require(tenant);
+    const multiTenant = config.multi_tenancy.enabled;
+    return adminConsole.handle(req, { tenant, issuer: ctx.resolver.issuerOf(tenant), platform: multiTenant && tenant === PLATFORM_TENANT, multiTenant });
   }
 
   function routeLabel(req: Pick<HttpRequest, 'method' | 'path'>): string {
@@ -207,6 +226,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return m && m !== 'method' ? m.pattern : 'api:unmatched';
     }
     if (req.path.startsWith('/platform/')) return 'platform';
+    if (req.path === CONSOLE_PATH || req.path.startsWith(`${CONSOLE_PATH}/`)) return req.path.startsWith(`${CONSOLE_PATH}/assets/`) ? 'admin/assets' : 'admin';
     return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
   }
 

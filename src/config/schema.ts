@@ -203,6 +203,8 @@ export const configSchema = z.object({
           path: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/metrics'),
           include_default_metrics: bool.default(true),
           prefix: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/).default('svc_'),
+          /** When set, scrapes need `Authorization: Bearer <it>` (src/metrics/access.ts). */
+          bearer_token: z.string().min(16, 'must be at least 16 characters').max(512).optional(),
         })
         .prefault({}),
     })

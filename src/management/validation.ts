@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ProblemError, badRequest, validation } from '../http/problem.js';
 import { zodFieldErrors } from '../http/zod-errors.js';
+import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest } from '../http/types.js';
 
 /** Parses a JSON object body: 415 unless declared application/json, 400 when malformed, 422 when not an object. */
@@ -12,8 +13,9 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
-  } catch {
+    value = parseJson(req.body.toString('utf8'));
+  } catch (err) {
+    if (err instanceof JsonTooDeep) throw badRequest(`The request body is ${err.message}`);
     throw badRequest('The request body is not valid JSON');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -29,14 +31,26 @@ export function parseBody<S extends z.ZodType>(schema: S, req: HttpRequest): z.o
   return result.data;
 }
 
+/** The parameter names a query schema declares (an object, possibly refined or piped); undefined when it cannot tell. */
+function declaredKeys(schema: z.ZodType): Set<string> | undefined {
+  if (schema instanceof z.ZodObject) return new Set(Object.keys(schema.shape));
+  if (schema instanceof z.ZodPipe) return declaredKeys(schema.in as z.ZodType);
+  return undefined;
+}
+
 /**
- * Query parameters as an object (last value wins); unknown parameters are ignored. A NUL character
+ * Query parameters as an object (last value wins). A parameter the operation does not declare is a
+ * 422 naming it (issue 19: a misspelt or unsupported filter must never widen the answer silently).
+ * A NUL character
  * is refused in every value: storage cannot match it literally (SQLite's LIKE stops at it, so a
  * search for "\0" would match everything), and no identifier, filter or cursor contains one.
  */
 export function parseQuery<S extends z.ZodType>(schema: S, req: HttpRequest): z.output<S> {
   const raw: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(req.rawQuery)) raw[k] = v;
+  const known = declaredKeys(schema);
+  const unknown = known ? Object.keys(raw).filter((k) => !known.has(k)) : [];
+  if (unknown.length) throw validation(unknown.map((field) => ({ field, message: 'Unknown query parameter' })));
   const result = schema.safeParse(raw);
   if (!result.success) throw validation(zodFieldErrors(result.error, 'query', raw));
   const nul = Object.keys(raw).filter((k) => raw[k]!.includes('\u0000') && k in (result.data as object));

@@ -9,12 +9,14 @@
  * never holds one of the token's uses, not even for a moment.
  */
 import type { AppContext } from '../context.js';
-import { OAuthError } from '../http/problem.js';
+import { OAuthError, ProblemError } from '../http/problem.js';
+import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createClient, presentClient } from '../clients/operations.js';
+import { checkClientScopes } from '../clients/scope-names.js';
 import { hashSecret } from '../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../storage/types.js';
-import { REGISTRATION_FIELDS, registrationMetadata } from './registration-metadata.js';
+import { REGISTRATION_FIELDS, registrationError, registrationMetadata } from './registration-metadata.js';
 
 export interface RegisterDeps {
   ctx: AppContext;
@@ -49,8 +51,9 @@ function readBody(req: HttpRequest): Record<string, unknown> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
-  } catch {
+    value = parseJson(req.body.toString('utf8'));
+  } catch (err) {
+    if (err instanceof JsonTooDeep) throw new OAuthError(400, 'invalid_client_metadata', `the request body is ${err.message}`);
     throw new OAuthError(400, 'invalid_client_metadata', 'the request body is not valid JSON');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -78,6 +81,12 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   const tokens = ctx.storage.registrationTokens;
   const token = await authenticate(deps, req);
   const metadata = registrationMetadata(readBody(req), token.policies, ctx.config);
+  try {
+    await checkClientScopes(deps, metadata.scope);
+  } catch (err) {
+    if (err instanceof ProblemError && err.status === 422) throw registrationError(err.extra.errors ?? []);
+    throw err;
+  }
 
   if (!(await tokens.consumeUse(tenant, token.jti, new Date().toISOString()))) {
     // Lost a race (another registration took the last use) or revoked/expired meanwhile.

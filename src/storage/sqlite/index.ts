@@ -6,6 +6,7 @@ import { SqliteKeys } from './keys.js';
 import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
+import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
@@ -23,6 +24,7 @@ export class SqliteStorage implements Storage {
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
   readonly webauthn: SqliteWebauthn;
+  readonly resources: SqliteResources;
 
   constructor(readonly db: Db) {
     this.clients = new SqliteClients(db);
@@ -35,6 +37,7 @@ export class SqliteStorage implements Storage {
     this.tenantConfig = new SqliteTenantConfig(db);
     this.tenants = new SqliteTenants(db);
     this.webauthn = new SqliteWebauthn(db);
+    this.resources = new SqliteResources(db);
   }
 
   static open(path: string): SqliteStorage {
