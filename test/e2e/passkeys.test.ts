@@ -305,6 +305,14 @@ describe('passkeys (WebAuthn)', () => {
     await b.page.getByLabel(/name of the new passkey/i).fill('Phone');
     await b.page.getByRole('button', { name: /add a passkey/i }).click();
     await b.page.waitForURL(/passkey=added/);
+    // Another user's passkey id with this user's valid session and CSRF token: not found, untouched.
+    const aPasskey = (await passkeysOf(userA.id))[0]!;
+    const csrf = await b.page.locator('input[name=csrf_token]').first().inputValue();
+    for (const action of ['remove', 'rename']) {
+      const res = await b.page.request.post(`${t.issuer}/account/passkeys/${action}`, { form: { csrf_token: csrf, id: aPasskey.id, name: 'mine now' } });
+      expect(res.status()).toBe(404);
+    }
+    expect((await passkeysOf(userA.id))[0]).toEqual(aPasskey);
     await b.page.getByRole('button', { name: 'Remove Phone' }).click();
     await b.page.waitForURL(/passkey=removed/);
     expect(await passkeysOf(other.id)).toEqual([]);
