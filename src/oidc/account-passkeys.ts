@@ -82,7 +82,7 @@ export async function handleAccountPasskeys(host: SignInHost, req: HttpRequest, 
     if (!form || given.length !== csrf.length || !timingSafeEqual(given, Buffer.from(csrf))) {
       return action === 'options' ? json(403, { error: 'invalid_csrf' }) : message(403, 'page.form_expired.title', 'page.form_expired.message');
     }
-    if (!host.guard.allowIp(host.tenant, req.ip)) return action === 'options' ? json(429, { error: 'rate_limited' }) : message(429, 'page.too_many.title', 'page.too_many.message');
+    if (!(await host.guard.allowIp(host.tenant, req.ip))) return action === 'options' ? json(429, { error: 'rate_limited' }) : message(429, 'page.too_many.title', 'page.too_many.message');
     const recent = typeof session.loginTs === 'number' && Date.now() / 1000 - session.loginTs <= RECENT_LOGIN_SECONDS;
     if (!recent && (action === 'options' || action === 'add' || action === 'remove')) {
       return action === 'options'

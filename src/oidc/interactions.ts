@@ -17,6 +17,7 @@ import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/pag
 import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
 import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
 import { authenticationOptions, completeAuthentication, completeRegistration, passkeyAmr, registrationOptions, usableMethods } from '../users/passkeys.js';
+import { lockMinutesLeft, lockedNow } from '../users/lockout.js';
 import { canSignIn } from './accounts.js';
 import type { LoginGuard } from './login-guard.js';
 import { checkTotp, enableTotp, useRecoveryCode, verifyUserTotp } from './mfa.js';
@@ -33,6 +34,7 @@ import {
   type PasskeyHostSettings,
 } from './passkey-steps.js';
 import { generateTotpSecret, otpauthUri } from './totp.js';
+import { SourceOverShare } from '../workers/fair-admission.js';
 
 export interface SignInHost extends PasskeyHostSettings {
   readonly tenant: TenantId;
@@ -275,6 +277,11 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
     const tooMany = t('signin.too_many');
     const cannotSignIn = t('signin.cannot');
+    /** Hole 6: the answer for an account that cannot sign in, from its state alone (users/lockout.ts). */
+    const refusal = (u: UserRecord) => {
+      const minutes = lockMinutesLeft(u);
+      return minutes === undefined ? cannotSignIn : minutes === 1 ? t('signin.locked_one') : t('signin.locked_for', { minutes });
+    };
 
     /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
     const complete = async (user: UserRecord, amr: string[], method: string, render?: (resumeUrl: string) => HttpResponse) => {
@@ -315,7 +322,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
 
     if (action === 'passkey/options' || action === 'mfa/options' || action === 'enrol/options') {
       if (!passkeys) return page(404, messagePage({ ui, title: t('account.unavailable.title'), message: t('passkey.unavailable'), error: true }));
-      if (!host.guard.allowIp(tenant, req.ip)) return page(429, messagePage({ ui, title: t('page.too_many.title'), message: tooMany, error: true }));
+      if (!(await host.guard.allowIp(tenant, req.ip))) return page(429, messagePage({ ui, title: t('page.too_many.title'), message: tooMany, error: true }));
       if (action === 'passkey/options') {
         return optionsResponse(await authenticationOptions(ctx, tenant, host.relyingParty, signInBinding(tenant, uid), { userVerification: 'required' }));
       }
@@ -330,7 +337,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     if (action === 'passkey') {
       // Passwordless: the passkey alone, with user verification (possession + PIN or biometrics).
       if (!passkeys) return loginForm(404, t('passkey.unavailable'));
-      if (!host.guard.allowIp(tenant, req.ip)) {
+      if (!(await host.guard.allowIp(tenant, req.ip))) {
         ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
         return loginForm(429, tooMany);
       }
@@ -353,7 +360,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     if (action === 'enrol') {
       const user = await pendingUser(MFA_ENROL);
       if (!('id' in user)) return user;
-      if (!host.guard.allowIp(tenant, req.ip)) return enrolment(429, user.id, tooMany);
+      if (!(await host.guard.allowIp(tenant, req.ip))) return enrolment(429, user.id, tooMany);
       const whoUser = { username: user.email, user_id: user.id, ...who };
       if (form.has('credential')) {
         if (!passkeys) return enrolment(404, user.id, t('passkey.unavailable'));
@@ -386,7 +393,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       if (form.has('credential')) {
         const user = await pendingUser(MFA_PENDING);
         if (!('id' in user)) return user;
-        if (!host.guard.allowIp(tenant, req.ip)) {
+        if (!(await host.guard.allowIp(tenant, req.ip))) {
           ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
           return secondStep(429, user, tooMany);
         }
@@ -406,7 +413,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const given = (form.get(recovery ? 'recovery_code' : 'code') ?? '').trim();
       const again = (status: number, error: string) =>
         page(status, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery`, error }), formTargets());
-      if (!host.guard.allowIp(tenant, req.ip)) {
+      if (!(await host.guard.allowIp(tenant, req.ip))) {
         ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
         return again(429, tooMany);
       }
@@ -414,7 +421,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
       if (!user || !canSignIn(user)) {
         ctx.metrics.loginAttempts.inc({ result: 'refused' });
-        return loginForm(403, cannotSignIn);
+        return loginForm(403, user ? refusal(user) : cannotSignIn);
       }
       // MFA reset by an administrator since the password step (or the method disabled): the policy decides.
       if (!usableMethods(user, host.mfa).includes('totp')) return afterPassword(user);
@@ -432,7 +439,9 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         // A wrong second factor is a failed sign-in for the brute-force guard, like a wrong password.
         ctx.metrics.loginAttempts.inc({ result: 'failure' });
         await ctx.audit.record(tenant, { type: 'mfa_failed', status: 'failed', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, reason: outcome === 'replayed' ? 'code_already_used' : 'invalid_code' } });
-        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
+        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) {
+          return loginForm(403, refusal(lockedNow(user, ctx.config.security.login.lockout_seconds)));
+        }
         if (outcome === 'replayed') return again(401, t('mfa.code_used'));
         return again(401, recovery ? t('mfa.recovery_invalid') : t('mfa.code_invalid'));
       }
@@ -445,7 +454,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const password = form.get('password') ?? '';
     const relogin = (status: number, error: string) => loginForm(status, error, email);
 
-    if (!host.guard.allowIp(tenant, req.ip)) {
+    if (!(await host.guard.allowIp(tenant, req.ip))) {
       ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
       return relogin(429, tooMany);
     }
@@ -456,24 +465,35 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     // Verify even for unknown e-mails so response time does not tell whether the account exists.
     let ok: boolean;
     try {
-      ok = await ctx.passwords.verify(user?.password_hash ?? (await host.guard.dummyHash()), password);
+      ok = await ctx.passwords.verify(user?.password_hash ?? (await host.guard.dummyHash()), password, req.ip);
     } catch (err) {
+      // This address holds more than its share of the Argon2 queue (fair admission): 429 to it alone.
+      if (err instanceof SourceOverShare) {
+        ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
+        return relogin(429, tooMany);
+      }
       // The Argon2 queue is full (or the pool is closing): the form again, 503 with Retry-After.
       if (!isUnavailable(err)) throw err;
       ctx.metrics.loginAttempts.inc({ result: 'unavailable' });
       return unavailable(relogin(503, t('signin.busy')), err);
     }
+    // Hole 6 (issue 12): a locked or disabled account gets one answer whatever the password, so the
+    // lock is no password oracle; decided before `ok` is looked at (the hash was verified anyway,
+    // so the time taken does not tell either).
+    if (user && !canSignIn(user)) {
+      ctx.metrics.loginAttempts.inc({ result: 'refused' });
+      const reason = user.account_enabled && !user.deleted_at ? 'account_locked' : 'account_disabled';
+      await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
+      return relogin(403, refusal(user));
+    }
     if (!user || !user.password_hash || !ok) {
       ctx.metrics.loginAttempts.inc({ result: 'failure' });
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: email.slice(0, 320), user_id: user?.id ?? null, ...who, details: { reason: user ? 'wrong_password' : 'unknown_account' } });
-      if (user) await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']);
+      if (user && (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']))) {
+        // Locked by this very attempt: from now on every password gets the lock's answer.
+        return relogin(403, refusal(lockedNow(user, ctx.config.security.login.lockout_seconds)));
+      }
       return relogin(401, t('signin.invalid'));
-    }
-    if (!canSignIn(user)) {
-      ctx.metrics.loginAttempts.inc({ result: 'refused' });
-      const reason = user.account_enabled ? 'account_locked' : 'account_disabled';
-      await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
-      return relogin(403, cannotSignIn);
     }
     return afterPassword(user);
   }
