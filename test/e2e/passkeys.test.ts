@@ -12,6 +12,7 @@
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { totpAt } from '../../src/oidc/totp.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';
@@ -373,6 +374,25 @@ describe('MFA policy: security.mfa.required', () => {
     tokens = await tokensFrom(a.page, rp, flow);
     expect(claimsOf(tokens.id_token!).amr).toEqual(['pwd', 'hwk', 'mfa']);
     await a.context.close();
+  });
+
+  it('an authenticator app set up at sign-in completes it too: recovery codes, then Continue to the application', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const page = await (await browser.newContext()).newPage();
+    const flow = await authorize(page, rp);
+    await passwordStep(page, user);
+    await page.getByRole('heading', { name: 'Set up two-step verification' }).waitFor();
+    const secret = (await page.locator('#totp-secret').textContent())!.replace(/\s/g, '');
+    await page.getByLabel('Authentication code').fill(totpAt(secret, Date.now()));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByRole('heading', { name: 'Two-step verification is on' }).waitFor();
+    expect(await page.locator('#recovery-codes li').count()).toBeGreaterThan(0);
+    await page.getByRole('link', { name: 'Continue' }).click();
+    const tokens = await tokensFrom(page, rp, flow);
+    expect(claimsOf(tokens.id_token!).amr).toEqual(['pwd', 'otp', 'mfa']);
+    const got = await api(t, 'GET', `/api/v1/users/${user.id}`, { token: await t.token('svc:users:read') });
+    expect(got.json.data.mfa).toEqual({ enabled: true, methods: ['totp'] });
+    await page.context().close();
   });
 
   it('the password alone never finishes a sign-in: the resume URL without enrolment asks again', async () => {
