@@ -20,9 +20,9 @@ import { parseForm } from './form.js';
 import { opaqueIntrospection } from './opaque-introspection.js';
 import { OIDC_ROUTES } from './provider.js';
 import { MANAGEMENT_RESOURCE, isManagementScope } from './scopes.js';
-import { checkAccessToken, clientRevoked, type AccessTokenClaims } from './token-verification.js';
+import { checkAccessToken, clientRevoked, type AccessTokenClaims, type VerifierHost } from './token-verification.js';
 
-export interface TokenContext extends ClientAuthHost {
+export interface TokenContext extends ClientAuthHost, VerifierHost {
   readonly config: Config;
   readonly keys: KeySet;
   /** Counts an issued token for client stats and metrics. */

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../../http/problem.js';
+import { assertMayIssueRegistrationPolicies, heldScopes } from '../../clients/escalation.js';
 import { hashSecret } from '../../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../../storage/types.js';
 import { op, type Call, type Operation } from '../operation.js';
@@ -58,6 +59,9 @@ export const registrationTokenOperations: Operation[] = [
     success: { status: 201, schema: dataEnvelope(registrationTokenResponse) },
     errors: [422],
     handler: async (call) => {
+      // Hole 3: a token must not open more to registrants than its creator holds.
+      const held = heldScopes(call.claims.scope);
+      assertMayIssueRegistrationPolicies(call.body.policies, held);
       const token = newRegistrationToken();
       const now = new Date();
       const record: RegistrationTokenRecord = {
@@ -70,6 +74,7 @@ export const registrationTokenOperations: Operation[] = [
         note: call.body.note ?? null,
         created_at: now.toISOString(),
         revoked_at: null,
+        creator_scopes: [...held],
       };
       await call.ctx.storage.registrationTokens.create(call.tenant, record);
       await call.audit({
