@@ -29,6 +29,7 @@ import { ExpirySweeper } from './storage/sweeper.js';
 import { openRedis } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
 import { TenantActor } from './tenancy/actor.js';
+import { oidcRouteLabel } from './tenancy/oidc-routes.js';
 import { TenantFrontDoor } from './tenancy/front-door.js';
 import { ActorPool } from './tenancy/pool.js';
 import { TenantRegistry } from './tenancy/registry.js';
@@ -41,6 +42,7 @@ import { PROJECT_ROOT } from './paths.js';
 import { join } from 'node:path';
 
 import { clientIpResolver } from './http/client-ip.js';
+import { setSecretHashKey } from './clients/secrets.js';
 import { GLOBAL_STYLESHEET_PATH, problemPage, wantsErrorPage } from './ui/error-page.js';
 import { STYLESHEET, STYLESHEET_ETAG } from './ui/style.js';
 import { PasswordHasher } from './workers/password-hasher.js';
@@ -70,6 +72,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   const log = opts.log ?? createLogger(config);
   const baseStorage = opts.storage ?? (await openStorage(config, log));
   const sealer = new Sealer(loadEncryptionKey(config, log));
+  setSecretHashKey(sealer.derive('client-secret-hash'));
   const metrics = new Metrics(config);
   const onBusError = (err: unknown, channel: string) => log.error({ err, channel }, 'event subscriber failed');
   // With REDIS_URL: the event bus and oidc-provider's short-lived artefacts live in Redis.
@@ -235,6 +238,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     return adminConsole.handle(req, { tenant, issuer: ctx.resolver.issuerOf(tenant), platform: multiTenant && tenant === PLATFORM_TENANT, multiTenant });
   }
 
+  /** Route labels of the /account pages (anything else folds into one label). */
+  const ACCOUNT_ROUTE_LABELS = new Set(['/account', '/account/callback', '/account/password/forgot', '/account/password/reset', '/account/verify']);
   function routeLabel(req: Pick<HttpRequest, 'method' | 'path'>): string {
     if (req.path.startsWith(oidcPath)) return oidcRouteLabel(req.path.slice(oidcPath.length));
     if (req.path.startsWith('/api/v1/')) {
@@ -378,22 +383,3 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   };
 }
 
-/**
- * The route label of an OIDC path (below the mount path): the endpoint, with interaction ids and
- * anything unknown folded, so a client cannot grow the metrics' label sets without bound.
- */
-const OIDC_ROUTES = new Set([
-  '/auth', '/token', '/token/introspection', '/token/revocation', '/me', '/jwks', '/.well-known/openid-configuration',
-  '/session/end', '/session/end/confirm', '/session/end/success', '/device/auth', '/device', '/device/confirm', '/reg',
-  '/register-rp', '/backchannel', '/assets/app.css', '/account/mfa', '/account/mfa/disable',
-]);
-/** Route labels of the /account pages (anything else folds into one label). */
-const ACCOUNT_ROUTE_LABELS = new Set(['/account', '/account/callback', '/account/password/forgot', '/account/password/reset', '/account/verify']);
-function oidcRouteLabel(sub: string): string {
-  if (OIDC_ROUTES.has(sub)) return `oidc${sub}`;
-  const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);
-  if (interaction) return `oidc/interaction/:uid${interaction[1] ?? ''}`;
-  if (sub.startsWith('/reg/')) return 'oidc/reg/:client_id';
-  if (sub.startsWith('/device/')) return 'oidc/device/:action';
-  return 'oidc:other';
-}

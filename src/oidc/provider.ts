@@ -9,7 +9,7 @@ import type { KeySet } from '../keys/keystore.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import { adapterFactory, type ClientLoader } from './adapter.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
-import { HASH_PREFIX, hashSecret } from '../clients/secrets.js';
+import { isSecretHash, secretMatches } from '../clients/secrets.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
 import type { ResourceIndex } from '../resources/index-cache.js';
 import { tenantResourceServer } from '../resources/resource-server.js';
@@ -176,8 +176,8 @@ export function createProvider(opts: ProviderOptions): Provider {
   const ClientClass = provider.Client as unknown as { prototype: { compareClientSecret(this: { clientSecret?: string }, actual: string): Promise<boolean> } };
   ClientClass.prototype.compareClientSecret = async function compareClientSecret(actual: string) {
     const stored = this.clientSecret ?? '';
-    const presented = stored.startsWith(HASH_PREFIX) ? hashSecret(actual) : actual;
-    const a = Buffer.from(presented);
+    if (isSecretHash(stored)) return secretMatches(actual, stored);
+    const a = Buffer.from(actual);
     const b = Buffer.from(stored);
     return a.length === b.length && timingSafeEqual(a, b);
   };

@@ -14,7 +14,7 @@ import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createClient, presentClient } from '../clients/operations.js';
 import { checkClientScopes } from '../clients/scope-names.js';
-import { hashSecret } from '../clients/secrets.js';
+import { hashRandomToken } from '../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../storage/types.js';
 import { REGISTRATION_FIELDS, registrationError, registrationMetadata } from './registration-metadata.js';
 
@@ -38,7 +38,7 @@ function unusable(record: RegistrationTokenRecord | undefined, nowIso: string): 
 async function authenticate(deps: RegisterDeps, req: HttpRequest): Promise<RegistrationTokenRecord> {
   const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(req.headers.authorization ?? '');
   if (!m) throw invalidToken('a Bearer registration token is required');
-  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashSecret(m[1]!));
+  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashRandomToken(m[1]!));
   const reason = unusable(record, new Date().toISOString());
   if (reason) throw invalidToken(reason);
   return record!;

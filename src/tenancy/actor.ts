@@ -25,7 +25,9 @@ import type { AssertionServices } from '../oidc/client-assertion.js';
 import { devicePollGuard } from '../oidc/device-and-auth.js';
 import type { SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
+import { relyingPartyOf } from '../users/passkeys.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
+import { protectBearerIds } from '../oidc/bearer-at-rest.js';
 import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
@@ -104,7 +106,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.origin = new URL(this.issuer);
     this.mountPath = ctx.config.oidc.path;
     this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
-    this.guard = new LoginGuard(ctx, (_tenant, user) => securityAlert(this.accountHost(), user, 'account_locked'));
+    this.guard = new LoginGuard(ctx, () => this.config, (_tenant, user) => securityAlert(this.accountHost(), user, 'account_locked'));
     this.authThrottle = new AuthThrottle(ctx, tenant);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
@@ -180,7 +182,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       issuer: this.issuer,
       config,
       keys,
-      oidcRepo: storage.oidc,
+      // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
+      oidcRepo: protectBearerIds(storage.oidc, sealer),
       loadClient: (id) => this.loadProviderClient(id),
       cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
       extend: (conf) => {
@@ -240,6 +243,10 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       account: this.accountHost(),
       limiter: this.limiter,
       loadClient: (id) => this.loadClient(id),
+      // Passkeys and the MFA policy (issue 14): RP ID = this tenant's host, its settings as merged.
+      mfa: this.current.security.mfa,
+      relyingParty: relyingPartyOf(this.origin, this.current.overrides.branding?.company_name ?? this.current.overrides.application?.title ?? this.origin.hostname),
+      script: `${this.mountPath}/assets/passkey.js`,
     };
   }
 

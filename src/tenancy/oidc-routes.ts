@@ -9,10 +9,12 @@ import { etagMatches, publicDocument } from '../http/etag.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
 import { handleAccountMfa } from '../oidc/account-mfa.js';
+import { handleAccountPasskeys, type AccountPasskeyAction } from '../oidc/account-passkeys.js';
 import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
-import { registerRp } from '../oidc/register-rp.js';
+import { OIDC_ROUTES } from '../oidc/provider.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG } from '../ui/passkey-script.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 
 export const DISCOVERY_PATH = '/.well-known/openid-configuration';
@@ -79,7 +81,7 @@ const ROUTES: readonly OidcRoute[] = [
     },
   },
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|signup|resend|continue))?$/,
+    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|passkey|passkey\/options|mfa\/options|enrol|enrol\/options|signup|resend|continue))?$/,
     run: async (host, req, m) => {
       const action = (m?.[2] ?? 'show') as InteractionAction;
       // show: GET only; signup: the form (GET) and its submission (POST); the rest: POST only.
@@ -90,12 +92,46 @@ const ROUTES: readonly OidcRoute[] = [
   },
   { path: '/account/mfa', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'manage') },
   { path: '/account/mfa/disable', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'disable') },
+  // Passkeys (issue 14): the ceremony script, and the account page's passkey actions.
+  {
+    path: '/assets/passkey.js',
+    methods: GET,
+    run: async (_host, req) => {
+      const headers = { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600', etag: PASSKEY_SCRIPT_ETAG, 'x-content-type-options': 'nosniff' };
+      return etagMatches(req.headers['if-none-match'], PASSKEY_SCRIPT_ETAG) ? { status: 304, headers } : { status: 200, headers, body: PASSKEY_SCRIPT };
+    },
+  },
+  { path: /^\/account\/passkeys(?:\/(options|rename|remove))?$/, run: async (host, req, m) => handleAccountPasskeys(await host.signInHost(), req, (m?.[1] ?? 'add') as AccountPasskeyAction) },
   // Fast paths: client_credentials for the Management API, then the device-flow poll guard.
   { path: '/token', methods: POST, run: async (host, req) => (await clientCredentialsGrant(host, req)) ?? (await host.devicePoll(req)) },
   { path: '/token/introspection', methods: POST, run: (host, req) => introspect(host, req) },
   { path: '/auth', run: async (host, req) => secureHtml(await host.bridge(offlineAccessNeedsConsent(req))) },
   { path: '/device/auth', methods: POST, run: async (host, req) => withDeviceInterval(await host.bridge(req), host.config.oidc.device_poll_interval) },
 ];
+
+/**
+ * Every OIDC path with a metrics label of its own: oidc-provider's endpoints (from the one route
+ * list it is configured with, so a renamed endpoint cannot drift from its label), its sub-pages,
+ * and the routes of the table above.
+ */
+const LABELLED = new Set<string>([
+  ...Object.values(OIDC_ROUTES),
+  '/session/end/confirm', '/session/end/success', '/device/confirm',
+  ...ROUTES.flatMap((r) => (typeof r.path === 'string' ? [r.path] : [])),
+]);
+
+/**
+ * The route label of an OIDC path (below the mount path): the endpoint, with interaction ids and
+ * anything unknown folded, so a client cannot grow the metrics' label sets without bound.
+ */
+export function oidcRouteLabel(sub: string): string {
+  if (LABELLED.has(sub)) return `oidc${sub}`;
+  const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);
+  if (interaction) return `oidc/interaction/:uid${interaction[1] ?? ''}`;
+  if (sub.startsWith('/reg/')) return 'oidc/reg/:client_id';
+  if (sub.startsWith('/device/')) return 'oidc/device/:action';
+  return 'oidc:other';
+}
 
 /** The answer of the first route that serves the request, or oidc-provider's. */
 export async function routeOidc(host: OidcRouteHost, req: HttpRequest, sub: string): Promise<HttpResponse> {

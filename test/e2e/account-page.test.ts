@@ -81,6 +81,9 @@ describe('account page', () => {
     await page.getByRole('button', { name: 'Change password' }).click();
     await expect(page.getByRole('status').textContent()).resolves.toBe('Your password has been changed.');
     user.password = 'Fresh-password-77';
+    // This device stays signed in (other devices are signed out: see the sessions test).
+    await page.goto(`${origin}/account`);
+    expect(page.url()).toBe(`${origin}/account`);
     const audit = await api(t, 'GET', '/api/v1/audit?type=password_changed', { token: await t.token('svc:audit:read') });
     expect(audit.json.data).toEqual([expect.objectContaining({ user_id: user.id })]);
     const [alert] = await sink.waitFor(user.email);

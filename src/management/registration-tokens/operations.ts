@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../../http/problem.js';
 import { assertMayIssueRegistrationPolicies, heldScopes } from '../../clients/escalation.js';
-import { hashSecret } from '../../clients/secrets.js';
+import { hashRandomToken } from '../../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../../storage/types.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
@@ -66,7 +66,7 @@ export const registrationTokenOperations: Operation[] = [
       const now = new Date();
       const record: RegistrationTokenRecord = {
         jti: randomBytes(16).toString('base64url'),
-        token_hash: hashSecret(token),
+        token_hash: hashRandomToken(token),
         expires_at: new Date(now.getTime() + call.body.expires_in * 1000).toISOString(),
         max_usage_count: call.body.max_usage_count,
         current_usage_count: 0,

@@ -21,6 +21,7 @@ import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
 import { PgUsers } from './users.js';
+import { PgWebauthn } from './webauthn.js';
 
 export type { PgSettings } from './pool.js';
 export type { QueryLog } from './tenant-db.js';
@@ -43,6 +44,7 @@ export class PgStorage implements Storage {
   readonly userPreferences: PgUserPreferences;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
+  readonly webauthn: PgWebauthn;
   readonly resources: PgResources;
   private closed = false;
 
@@ -61,6 +63,7 @@ export class PgStorage implements Storage {
     this.userPreferences = new PgUserPreferences(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
+    this.webauthn = new PgWebauthn(db);
     this.resources = new PgResources(db);
   }
 

@@ -12,6 +12,7 @@ import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
+import { SqliteWebauthn } from './webauthn.js';
 
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
@@ -26,6 +27,7 @@ export class SqliteStorage implements Storage {
   readonly userPreferences: SqliteUserPreferences;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
+  readonly webauthn: SqliteWebauthn;
   readonly resources: SqliteResources;
 
   constructor(readonly db: Db) {
@@ -40,6 +42,7 @@ export class SqliteStorage implements Storage {
     this.userPreferences = new SqliteUserPreferences(db);
     this.tenantConfig = new SqliteTenantConfig(db);
     this.tenants = new SqliteTenants(db);
+    this.webauthn = new SqliteWebauthn(db);
     this.resources = new SqliteResources(db);
   }
 

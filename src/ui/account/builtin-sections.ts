@@ -5,7 +5,7 @@
  */
 import QRCode from 'qrcode';
 import { ProblemError } from '../../http/problem.js';
-import { disableMfa, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../oidc/mfa.js';
+import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../oidc/mfa.js';
 import { generateTotpSecret, otpauthUri } from '../../oidc/totp.js';
 import { findSessions, getSession, revokeSession, sessionTtl } from '../../sessions/store.js';
 import { updateUser } from '../../users/operations.js';
@@ -19,7 +19,7 @@ import { VERIFY_TTL_SECONDS, issueToken, mailAvailable, sendMail } from './host.
 import { passwordRulesMessage } from './password-messages.js';
 import { htmlPage } from './respond.js';
 import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
-import { ACCOUNT_PATH } from './session.js';
+import { ACCOUNT_PATH, isThisSession } from './session.js';
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const ENROLLMENT_SECONDS = 600;
@@ -166,7 +166,7 @@ registerAccountSection({
       await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'password_reset', user.id, new Date().toISOString());
       // Other devices signed in with the old password are signed out; this one stays.
       for (const s of await findSessions(host.ctx.storage.oidc, host.tenant, { username: user.id }, sessionTtl(host.config))) {
-        if (s.jti !== v.session.sessionJti) await revokeSession(host.ctx.storage.oidc, host.tenant, s);
+        if (!isThisSession(v.session, s.jti)) await revokeSession(host.ctx.storage.oidc, host.tenant, s);
       }
       await host.ctx.audit.record(host.tenant, { type: 'password_changed', status: 'success', ...who(v), details: { user_id: user.id } });
       securityAlert(host, user, 'password_changed', v.ui.t.lang);
@@ -201,12 +201,15 @@ function codesPage(v: AccountVisit, codes: string[]): ActionOutcome {
   return { page: htmlPage(200, recoveryCodesPage({ ui: v.ui, codes, links: [html`<p><a href="${ACCOUNT_PATH}">${v.ui.t('account.back')}</a></p>`] })) };
 }
 
+/** TOTP is one of the user's methods (passkeys, issue 14, are another and have their own section). */
+const hasTotp = (u: { mfa_methods: string[] }) => u.mfa_methods.includes('totp');
+
 registerAccountSection({
   id: 'mfa',
   render(v) {
     const { t } = v.ui;
     const u = v.session.user;
-    if (!u.mfa_enabled) {
+    if (!hasTotp(u)) {
       return section('mfa', t('account.mfa.heading'), html`<p>${t('account.mfa.off')}</p>
 ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
     }
@@ -227,14 +230,14 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
   },
   actions: {
     async setup(v) {
-      if (v.session.user.mfa_enabled) return { error: v.ui.t('mfa.enroll.already_on'), status: 409 };
+      if (hasTotp(v.session.user)) return { error: v.ui.t('mfa.enroll.already_on'), status: 409 };
       return enrollView(v, generateTotpSecret(), 200);
     },
     async confirm(v, f) {
       const { t } = v.ui;
       const { host } = v;
       const user = v.session.user;
-      if (user.mfa_enabled) return { error: t('mfa.enroll.already_on'), status: 409 };
+      if (hasTotp(user)) return { error: t('mfa.enroll.already_on'), status: 409 };
       const secret = pendingSecret(v, f.get('enrollment') ?? '');
       if (!secret) return enrollView(v, generateTotpSecret(), 400, t('mfa.enroll.expired'));
       const code = (f.get('code') ?? '').trim();
@@ -249,7 +252,7 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
     async regenerate(v, f) {
       const { host } = v;
       const user = v.session.user;
-      if (!user.mfa_enabled) return { error: v.ui.t('mfa.off.already') };
+      if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
       if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_recovery_codes'))) return { error: v.ui.t('account.password.wrong'), status: 401 };
       const codes = await regenerateRecoveryCodes(host.ctx, host.tenant, user.id);
       await host.ctx.audit.record(host.tenant, { type: 'mfa_recovery_codes_regenerated', status: 'success', ...who(v), details: { user_id: user.id } });
@@ -259,12 +262,12 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
     async disable(v, f) {
       const { host } = v;
       const user = v.session.user;
-      if (!user.mfa_enabled) return { error: v.ui.t('mfa.off.already') };
+      if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
       if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_disable'))) return { error: v.ui.t('account.password.wrong'), status: 401 };
-      await disableMfa(host.ctx, host.tenant, user.id);
+      await disableTotp(host.ctx, host.tenant, user.id);
       await host.ctx.audit.record(host.tenant, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: user.mfa_methods, by: 'user' } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
-      v.session.user = { ...user, mfa_enabled: false, mfa_methods: [] };
+      v.session.user = (await host.ctx.storage.users.get(host.tenant, user.id)) ?? user;
       return { notice: v.ui.t('account.mfa.disabled') };
     },
   },
@@ -279,7 +282,7 @@ registerAccountSection({
     const when = (iso: string | null) => (iso ? `${new Intl.DateTimeFormat(t.lang, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso))} UTC` : '?');
     const items = list.map(
       (s) => html`<li>
-<p>${s.jti === v.session.sessionJti ? html`<strong>${t('account.sessions.this')}</strong> ` : html``}${t('account.sessions.started', { time: when(s.created_at), last: when(s.last_active_at) })}</p>
+<p>${isThisSession(v.session, s.jti) ? html`<strong>${t('account.sessions.this')}</strong> ` : html``}${t('account.sessions.started', { time: when(s.created_at), last: when(s.last_active_at) })}</p>
 ${s.client_ids.length ? html`<p>${t('account.sessions.apps', { apps: s.client_ids.join(', ') })}</p>` : html``}
 <form method="post" action="${ACCOUNT_PATH}">
 <input type="hidden" name="csrf_token" value="${v.csrf}">
@@ -300,7 +303,7 @@ ${s.client_ids.length ? html`<p>${t('account.sessions.apps', { apps: s.client_id
       if (!target || target.account_id !== v.session.user.id) return { error: v.ui.t('page.not_found.message'), status: 404 };
       await revokeSession(host.ctx.storage.oidc, host.tenant, target);
       await host.ctx.audit.record(host.tenant, { type: 'session.revoked', status: 'success', ...who(v), details: { user_id: v.session.user.id, session_id: target.jti, by: 'user' } });
-      if (target.jti === v.session.sessionJti) return { page: { status: 303, headers: { location: ACCOUNT_PATH, 'cache-control': 'no-store' } } };
+      if (isThisSession(v.session, target.jti)) return { page: { status: 303, headers: { location: ACCOUNT_PATH, 'cache-control': 'no-store' } } };
       return { notice: v.ui.t('account.sessions.ended') };
     },
   },

@@ -13,6 +13,7 @@ import { withNodeObjects } from '../../http/koa-bridge.js';
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import type { UserRecord } from '../../storage/types.js';
 import { canSignIn } from '../../oidc/accounts.js';
+import { bearerProtector } from '../../oidc/bearer-at-rest.js';
 import { cookieValue } from '../page-ui.js';
 import type { AccountHost } from './host.js';
 import { seeOther } from './respond.js';
@@ -27,6 +28,8 @@ export interface AccountSession {
   /** oidc-provider's session (its uid binds the CSRF token, its jti marks "this device"). */
   sessionUid: string;
   sessionJti: string;
+  /** The id the session is stored and listed under. */
+  storedJti: string;
 }
 
 const aad = (host: AccountHost) => `account-auth:${host.tenant}`;
@@ -39,7 +42,8 @@ export async function currentSession(host: AccountHost, req: HttpRequest): Promi
     const session = await provider.Session.get(provider.createContext(nreq as IncomingMessage, nres as ServerResponse));
     if (!session.accountId) return { status: 204 };
     const user = await host.ctx.storage.users.get(host.tenant, session.accountId);
-    if (user && !user.deleted_at && canSignIn(user)) found = { user, sessionUid: session.uid, sessionJti: session.jti };
+    // Sessions are stored under a keyed hash of their id (oidc/bearer-at-rest.ts): the listing shows that one.
+    if (user && !user.deleted_at && canSignIn(user)) found = { user, sessionUid: session.uid, sessionJti: session.jti, storedJti: bearerProtector(host.ctx.sealer).storedId(host.tenant, 'Session', session.jti) };
     return { status: 204 };
   });
   return found;
@@ -96,4 +100,9 @@ export async function finishSignIn(host: AccountHost, req: HttpRequest, exchange
   const claims = payload ? (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { nonce?: string }) : {};
   if (claims.nonce !== pending.nonce) return 'failed';
   return seeOther(ACCOUNT_PATH, [clear]);
+}
+
+/** True for the listed session id of this very sign-in (stored hashed, or in clear on older stores). */
+export function isThisSession(session: AccountSession, listedJti: string): boolean {
+  return listedJti === session.storedJti || listedJti === session.sessionJti;
 }
