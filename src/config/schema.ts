@@ -6,6 +6,7 @@
  * The same nested shape is accepted from the JSON file named by SVC_CONFIG_FILE (env wins).
  */
 import { z } from 'zod';
+import { socialLoginGlobalSchema } from './social.js';
 
 const bool = z.boolean();
 const posInt = z.number().int().positive();
@@ -188,6 +189,8 @@ export const configSchema = z.object({
           prefix: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/).default('svc_'),
         })
         .prefault({}),
+      /** Social login providers (config file) and the `_ops` callback relay; see config/social.ts. */
+      social_login: socialLoginGlobalSchema.prefault({}),
     })
     .prefault({}),
 

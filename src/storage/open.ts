@@ -29,6 +29,7 @@ export function withOidcRepository(storage: Storage, oidc: OidcPayloadRepository
     registrationTokens: storage.registrationTokens,
     tenants: storage.tenants,
     tenantConfig: storage.tenantConfig,
+    socialIdentities: storage.socialIdentities,
     ping: () => storage.ping(),
     close: () => storage.close(),
   };

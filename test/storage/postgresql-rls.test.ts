@@ -26,6 +26,7 @@ const SAMPLES: Record<string, string> = {
   // The registry's rows all belong to `_platforms` in practice (migrations/postgresql/003); the policy is the same.
   tenants: `INSERT INTO tenants (tenant_id, slug, id, display_name, status, created_at, updated_at) VALUES ($1, $2, $2, 'n', 'active', now(), now())`,
   tenant_config: `INSERT INTO tenant_config (tenant_id, section, data, updated_at) VALUES ($1, $2, '{}', now())`,
+  social_identities: `INSERT INTO social_identities (tenant_id, provider, subject, user_id, linked_at) VALUES ($1, 'corp', $2, $2, now())`,
 };
 const TABLES = Object.keys(SAMPLES);
 

@@ -14,6 +14,7 @@ import { SchemaNotCurrentError, assertSchemaCurrent } from './migrate.js';
 import { PgOidcPayloads } from './oidc.js';
 import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
+import { PgSocialIdentities } from './social-identities.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
@@ -38,6 +39,7 @@ export class PgStorage implements Storage {
   readonly registrationTokens: PgRegistrationTokens;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
+  readonly socialIdentities: PgSocialIdentities;
   private closed = false;
 
   private constructor(
@@ -53,6 +55,7 @@ export class PgStorage implements Storage {
     this.registrationTokens = new PgRegistrationTokens(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
+    this.socialIdentities = new PgSocialIdentities(db);
   }
 
   /**

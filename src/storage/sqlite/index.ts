@@ -6,6 +6,7 @@ import { SqliteKeys } from './keys.js';
 import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
+import { SqliteSocialIdentities } from './social-identities.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
@@ -21,6 +22,7 @@ export class SqliteStorage implements Storage {
   readonly registrationTokens: SqliteRegistrationTokens;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
+  readonly socialIdentities: SqliteSocialIdentities;
 
   constructor(readonly db: Db) {
     this.clients = new SqliteClients(db);
@@ -31,6 +33,7 @@ export class SqliteStorage implements Storage {
     this.loginAttempts = new SqliteLoginAttempts(db);
     this.registrationTokens = new SqliteRegistrationTokens(db);
     this.tenantConfig = new SqliteTenantConfig(db);
+    this.socialIdentities = new SqliteSocialIdentities(db);
     this.tenants = new SqliteTenants(db);
   }
 
