@@ -72,7 +72,7 @@ describe('section schemas', () => {
     expect(fields('oidc', { ttl: { access_token: 60, acess_token: 60 } })).toEqual(['ttl.acess_token']);
     // A name that is not a preset must say it is a generic OpenID Connect provider (issue 15).
     expect(fields('features', { social_login: { providers: { myspace: { enabled: false } } } })).toEqual(['social_login.providers.myspace.type']);
-    expect(fields('features', { social_login: { providers: { google: { enabled: false, clientid: 'x' } } } })).toEqual(['social_login.providers.google']);
+    expect(fields('features', { social_login: { providers: { google: { enabled: false, clientid: 'x' } } } })).toEqual(['social_login.providers.google.clientid']);
   });
 
   it('name fields of the wrong type or format', () => {
