@@ -14,6 +14,7 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
+import type { SocialButton } from '../ui/social-pages.js';
 import { canSignIn } from './accounts.js';
 import type { LoginGuard } from './login-guard.js';
 import { useRecoveryCode, verifyUserTotp } from './mfa.js';
@@ -27,15 +28,25 @@ export interface SignInHost {
   readonly csrfKey: Buffer;
   readonly stylesheet: string;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** Social login's part of the sign-in page (social-signin.ts); absent without providers. */
+  readonly social?: SocialHooks;
+}
+
+/** What social login adds to the interaction pages. */
+export interface SocialHooks {
+  /** "Continue with <name>" links of the sign-in page. */
+  buttons(uid: string): SocialButton[];
+  /** The page of a step social login left pending in the interaction (link confirmation), if any. */
+  pending(details: Interaction, uid: string, formTargets: string[]): HttpResponse | undefined;
 }
 
 export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort';
 
-type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
 const GENERIC_FAILURE = 'Invalid e-mail or password.';
 
-function page(status: number, body: string, formTargets: string[] = []): HttpResponse {
+export function page(status: number, body: string, formTargets: string[] = []): HttpResponse {
   return { status, headers: pageHeaders(formTargets), body };
 }
 
@@ -54,15 +65,15 @@ function unavailable(res: HttpResponse, err: unknown): HttpResponse {
   return res;
 }
 
-function redirect(location: string): HttpResponse {
+export function redirect(location: string): HttpResponse {
   return { status: 303, headers: { location, 'cache-control': 'no-store' } };
 }
 
-function csrfFor(host: SignInHost, uid: string): string {
+export function csrfFor(host: SignInHost, uid: string): string {
   return createHmac('sha256', host.csrfKey).update(`interaction:${uid}`).digest('base64url');
 }
 
-function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
+export function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
   if (!given) return false;
   const a = Buffer.from(csrfFor(host, uid));
   const b = Buffer.from(given);
@@ -80,9 +91,9 @@ export function readForm(req: HttpRequest): URLSearchParams | undefined {
  * and its browser cookie, dies with it, and needs no token format of our own. oidc-provider ignores
  * the unknown key if the browser jumps to the resume URL early: without `login` it asks again.
  */
-const MFA_PENDING = 'svc_mfa_pending';
+export const MFA_PENDING = 'svc_mfa_pending';
 /** How long the second step may take after the password. */
-const MFA_PENDING_SECONDS = 300;
+export const MFA_PENDING_SECONDS = 300;
 
 function pendingMfaAccount(details: Interaction): string | undefined {
   const pending = details.result?.[MFA_PENDING] as { accountId?: unknown; exp?: unknown } | undefined;
@@ -99,7 +110,7 @@ function pendingMfaAccount(details: Interaction): string | undefined {
  * SessionNotFound, as before), its session still there under the same account, the result stored
  * for what is left of its lifetime, the resume URL returned.
  */
-async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
+export async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
   const interaction = await provider.Interaction.find(uid);
   if (!interaction) throw new errors.SessionNotFound('interaction session not found');
   if (interaction.session?.uid) {
@@ -113,7 +124,7 @@ async function saveInteractionResult(provider: Provider, uid: string, result: In
 }
 
 /** The grant a consent (explicit or implied for first-party clients) stores. */
-async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
+export async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
   const { Grant } = host.provider;
   const clientId = String(details.params.client_id);
   const grant = (details.grantId ? await Grant.find(details.grantId) : undefined) ?? new Grant({ accountId, clientId });
@@ -171,7 +182,9 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
           const recovery = new URLSearchParams(req.rawQuery).get('method') === 'recovery';
           return page(200, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
         }
-        return page(200, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }), formTargets());
+        const pending = host.social?.pending(details, uid, formTargets());
+        if (pending) return pending;
+        return page(200, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined, social: host.social?.buttons(uid) }), formTargets());
       }
       if (details.prompt.name === 'consent') {
         const accountId = details.session?.accountId;
@@ -202,7 +215,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
     if (details.prompt.name !== 'login') return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unexpected step', message: 'You are already signed in.', error: true }));
     const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
     const loginForm = (status: number, error: string, email = '') =>
-      page(status, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error }), formTargets());
+      page(status, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error, social: host.social?.buttons(uid) }), formTargets());
     const tooMany = 'Too many sign-in attempts from your network. Wait a minute and try again.';
     const cannotSignIn = 'This account cannot sign in right now. Contact your administrator.';
 

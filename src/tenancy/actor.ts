@@ -29,6 +29,12 @@ import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
+import { ReplayStore } from '../oidc/replay-store.js';
+import { handleSocial, socialHooks, type SocialContext } from '../oidc/social-signin.js';
+import { socialSettings } from '../social/providers.js';
+import { StateCodec } from '../social/state.js';
+import { RelayState } from './ops.js';
+import { OPS_TENANT } from './resolver.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantState } from './state-cache.js';
@@ -80,6 +86,9 @@ export class TenantActor implements TokenContext {
   private csrfKey: Buffer | undefined;
   /** Client assertion keys and jti replay store of the token endpoint fast paths. */
   readonly assertions: AssertionServices;
+  /** Social login of the current config (built on first use, dropped when the config changes). */
+  private social: { config: EffectiveConfig; context: SocialContext | undefined } | undefined;
+  private socialReplay: ReplayStore | undefined;
 
   private constructor(
     readonly tenant: string,
@@ -191,7 +200,38 @@ export class TenantActor implements TokenContext {
     });
   }
 
+  /** Social login settings of the current config; undefined when the tenant has no enabled provider. */
+  private socialContext(): SocialContext | undefined {
+    const config = this.current;
+    if (this.social?.config === config) return this.social.context;
+    const { ctx } = this;
+    const settings = socialSettings(config, this.tenant, ctx.sealer, ctx.log);
+    let context: SocialContext | undefined;
+    if (settings.providers.length) {
+      this.socialReplay ??= new ReplayStore(ctx.storage.oidc, this.tenant, ctx.redis ? { client: ctx.redis.client, prefix: ctx.config.redis.key_prefix } : undefined);
+      const relayed = settings.relay && ctx.config.multi_tenancy.enabled;
+      context = {
+        settings,
+        config,
+        codec: new StateCodec(ctx.sealer, this.tenant),
+        replay: this.socialReplay,
+        // The same platform key as the _ops gateway's (front-door.ts).
+        relay: new RelayState(ctx.sealer.derive('ops-relay-state')),
+        issuer: this.issuer,
+        ...(relayed ? { relayIssuer: ctx.resolver.issuerOf(OPS_TENANT) } : {}),
+      };
+    }
+    this.social = { config, context };
+    return context;
+  }
+
   private async signInHost(): Promise<SignInHost> {
+    const host = await this.baseSignInHost();
+    const social = this.socialContext();
+    return social ? { ...host, social: socialHooks(host, social) } : host;
+  }
+
+  private async baseSignInHost(): Promise<SignInHost> {
     return {
       tenant: this.tenant,
       ctx: this.ctx,
@@ -285,6 +325,11 @@ export class TenantActor implements TokenContext {
       if (sub === '/assets/app.css' && (req.method === 'GET' || req.method === 'HEAD')) {
         const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
         return etagMatches(req.headers['if-none-match'], STYLESHEET_ETAG) ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
+      }
+      if (sub.startsWith('/social/') || /^\/interaction\/[^/]+\/(?:social\/|link)/.test(sub)) {
+        const host = await this.signInHost();
+        const social = await handleSocial(host, this.socialContext(), req, sub);
+        if (social) return social;
       }
       const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort))?$/.exec(sub);
       if (interaction) {

@@ -5,6 +5,7 @@
  * one primary button each.
  */
 import { Html, html, layout } from './html.js';
+import { socialButtons, type SocialButton } from './social-pages.js';
 
 interface Base {
   stylesheet: string;
@@ -21,7 +22,7 @@ function errorBlock(error: string | undefined): Html {
   return error ? html`<p class="error" role="alert" id="form-error">${error}</p>` : html``;
 }
 
-export function loginPage(o: Base & { action: string; csrf: string; clientName: string; email?: string; error?: string }): string {
+export function loginPage(o: Base & { action: string; csrf: string; clientName: string; email?: string; error?: string; social?: readonly SocialButton[] }): string {
   return layout(
     { title: 'Sign in', stylesheet: o.stylesheet },
     html`<h1>Sign in</h1>
@@ -34,7 +35,8 @@ ${errorBlock(o.error)}
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <div class="actions"><button type="submit" class="primary">Sign in</button></div>
-</form>`,
+</form>
+${socialButtons(o.social)}`,
   );
 }
 

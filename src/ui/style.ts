@@ -1,5 +1,6 @@
 /** The one stylesheet of the end-user pages, served from the tenant's OIDC path (same origin, CSP style-src 'self'). */
 import { createHash } from 'node:crypto';
+import { SOCIAL_STYLES } from './social-pages.js';
 
 export const STYLESHEET = `
 :root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f4f6fa;--card:#fff;--accent:#2456d3;--accent-fg:#fff;--danger:#b3261e;--border:#d5dae3}
@@ -22,6 +23,6 @@ code.secret{display:block;font-size:1.2rem;letter-spacing:.08em;word-break:break
 code.uri{display:block;font-size:.8rem;word-break:break-all;margin:0 0 16px}
 ul.codes{columns:2;padding-left:20px;margin:0 0 16px;font-family:ui-monospace,monospace}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
-`;
+` + SOCIAL_STYLES;
 
 export const STYLESHEET_ETAG = `"${createHash('sha256').update(STYLESHEET).digest('base64url').slice(0, 22)}"`;
