@@ -22,7 +22,7 @@ import { UpstreamError, authorizationUrl, exchangeCode, type UpstreamIdentity } 
 import type { UserRecord } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
 import type { RelayState } from '../tenancy/ops.js';
-import { pageHeaders } from '../ui/html.js';
+import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { socialErrorPage, socialLinkPage, type SocialButton } from '../ui/social-pages.js';
 import { canSignIn } from './accounts.js';
 import {
@@ -326,8 +326,10 @@ async function confirmLink(host: SignInHost, sc: SocialContext, req: HttpRequest
       return redirect(base);
     }
     const who: Who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: typeof details.params.client_id === 'string' ? details.params.client_id : null };
+    // The submission ends at the client's redirect URI: the form's CSP must allow it (as on the sign-in page).
+    const targets = formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);
     const again = (status: number, error: string) =>
-      page(status, socialLinkPage({ stylesheet: host.stylesheet, action: `${base}/link`, cancelAction: `${base}/link-cancel`, csrf: csrfFor(host, uid), provider: p.displayName, email: pending.email, error }));
+      page(status, socialLinkPage({ stylesheet: host.stylesheet, action: `${base}/link`, cancelAction: `${base}/link-cancel`, csrf: csrfFor(host, uid), provider: p.displayName, email: pending.email, error }), targets);
     if (!host.guard.allowIp(tenant, req.ip)) return again(429, 'Too many sign-in attempts from your network. Wait a minute and try again.');
     const password = form.get('password') ?? '';
     if (!password || password.length > 1024) return again(400, 'Enter your password.');
