@@ -2,7 +2,7 @@
  * The output of `npm run bench:capacity`: text tables, the issue 7 goal rows, the recommendation
  * and the self-contained HTML report (capacity.ts runs the settings).
  */
-import type { Options, SettingResult } from './capacity.js';
+import type { Options, SettingResult } from './capacity-types.js';
 
 /** Percent of one core used by other processes above which a window is flagged. */
 export const OTHER_CPU_WARNING = 10;

@@ -9,7 +9,7 @@ import { multiTenancyProblem, type Config } from './config/index.js';
 import type { AppContext } from './context.js';
 import { InProcessBus } from './events/bus.js';
 import { RedisEventBus } from './events/redis-bus.js';
-import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse } from './http/problem.js';
+import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse, toProblem } from './http/problem.js';
 import { HttpServer, uwsTransport, type RequestHead } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
 import { RotationScheduler } from './keys/scheduler.js';
@@ -33,7 +33,8 @@ import { TenantRegistry } from './tenancy/registry.js';
 import { TenantStateCache } from './tenancy/state-cache.js';
 import { routeTenantEvents } from './tenancy/tenant-events.js';
 import { UsageRecorder } from './tenancy/usage.js';
-import { OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
+import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
+import { metricsAccessCheck } from './metrics/access.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -79,7 +80,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     sealer,
     audit: new AuditLog(storage, log),
     resolver: new TenantResolver(config),
-    registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix }),
+    registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix, defaultServes: defaultTenantServes(config) }),
     tenantStates: new TenantStateCache({ config, storage, sealer }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
     usage: new UsageRecorder(storage.clients, log),
     metrics,
@@ -157,6 +158,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   const oidcPath = config.oidc.path;
   const metricsPath = config.features.metrics.enabled ? config.features.metrics.path : null;
+  const metricsAccess = metricsAccessCheck(config, (req) => ctx.resolver.subdomainOf(req));
   let ready = false;
   let openapiBody: string | undefined;
 
@@ -182,6 +184,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return json(ok ? 200 : 503, { status: ok ? 'ready' : 'not_ready', checks }, { 'cache-control': 'no-store' });
     }
     if (metricsPath && req.path === metricsPath) {
+      const access = metricsAccess(req);
+      if (access === 'unauthorized') throw new ProblemError(401, 'unauthorized', 'Metrics need the configured bearer token', { headers: { 'www-authenticate': 'Bearer' } });
+      if (access === 'not-found') throw notFound(`No route for ${req.method} ${req.path}`);
       metrics.poolSize.set(pool.size);
       return { status: 200, headers: { 'content-type': metrics.registry.contentType }, body: await metrics.registry.metrics() };
     }
@@ -250,7 +255,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   /** The one place errors become responses. */
   function errorResponse(err: unknown, req: HttpRequest): HttpResponse {
-    if (err instanceof ProblemError) return problemResponse(err, req.path, req.id);
+    const problem = toProblem(err);
+    if (problem) return problemResponse(problem, req.path, req.id);
     if (err instanceof OAuthError) return oauthResponse(err);
     log.error({ err, req_id: req.id, method: req.method, path: req.path }, 'request failed');
     return internalProblem(req.path, req.id);
@@ -275,6 +281,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const server = new HttpServer({
     host: config.host,
     port: config.port,
+    reusePort: config.http.reuse_port,
     log,
     handle,
     fast,
@@ -315,6 +322,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await sweeper?.stop();
         await server.close();
         await pool.close();
+        // Audit entries of the last requests (some are written after their answer went out).
+        await ctx.audit.drain();
         await ctx.usage.close();
         stopEvents();
         await ctx.events.close();

@@ -14,9 +14,9 @@ import type { AppContext } from './context.js';
 import { ensureKeys } from './keys/keystore.js';
 import { UniqueViolation } from './storage/errors.js';
 import type { UserRecord } from './storage/types.js';
-import { hashSecret } from './oidc/client-metadata.js';
+import { hashSecret } from './clients/secrets.js';
 import { MANAGEMENT_SCOPES } from './oidc/scopes.js';
-import { createClient } from './management/clients/operations.js';
+import { createClient } from './clients/operations.js';
 import { DEFAULT_TENANT, PLATFORM_TENANT } from './tenancy/resolver.js';
 
 export async function ensureBootstrapClient(ctx: AppContext): Promise<void> {
@@ -51,14 +51,13 @@ export async function ensureBootstrapClient(ctx: AppContext): Promise<void> {
         first_party: true,
         description: 'Created from SVC_BOOTSTRAP_CLIENT_ID at start-up',
       },
-      { clientId: id, secret },
+      { clientId: id, secret, audit: () => ({ type: 'client.created', details: { client_id: id, source: 'bootstrap' } }) },
     );
   } catch (err) {
     // Another instance starting at the same moment created it first (the insert hit its key).
     if (await ctx.storage.clients.get(tenant, id).catch(() => undefined)) return;
     throw err;
   }
-  await ctx.audit.record(tenant, { type: 'client.created', details: { client_id: id, source: 'bootstrap' } });
   ctx.log.info({ client_id: id, tenant }, 'bootstrap management client created');
 }
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 /**
- * `svc` command-line tool (CONTRACT.md): keys generate, migrate, clients create, update, rollback.
- * Uses the same configuration (env / SVC_CONFIG_FILE) as the service.
+ * `svc` command-line tool (CONTRACT.md): keys generate, migrate, clients create, users create,
+ * tenants create, update, rollback; `svc <command> --help` for each. Uses the same configuration
+ * (env / SVC_CONFIG_FILE) as the service, and the same domain modules as the Management API.
  */
+// First: keeps oidc-provider's runtime notice out of every command's output.
+import { restoreWarnings } from './quiet-runtime-notice.js';
 import { existsSync, mkdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,10 +14,13 @@ import { buildContext } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { ProblemError } from './http/problem.js';
 import { ensureKeys } from './keys/keystore.js';
-import { buildMetadata } from './management/clients/rules.js';
-import { createClient, presentClient } from './management/clients/operations.js';
-import { clientCreateSchema } from './management/clients/schema.js';
+import { clientMetadata, createClient, presentClient } from './clients/operations.js';
+import { clientCreateSchema } from './clients/schema.js';
 import { migratePostgres } from './storage/postgresql/migrate.js';
+import { createTenant, presentTenant } from './tenants/operations.js';
+import { tenantCreateSchema } from './tenants/schema.js';
+import { createUser, presentUser } from './users/operations.js';
+import { userCreateSchema } from './users/schema.js';
 import { DEFAULT_TENANT } from './tenancy/resolver.js';
 
 const USAGE = `usage: svc <command>
@@ -25,9 +31,56 @@ const USAGE = `usage: svc <command>
   clients create --name N [--grant-types a,b] [--scope "s1 s2"] [--redirect-uris u1,u2]
                  [--application-type web|native|spa] [--auth-method M] [--tenant T]
                                       create a client and print it as JSON (the secret is shown once)
-  update <release-dir> [--releases DIR]  point the release pointer at a new release (files only)
+  users create --email E [--role user|admin|superadmin|platform_admin] [--name N] [--tenant T]
+                                      create a user who can sign in at once; the password is asked
+                                      for (hidden) on a terminal, or read from the first line of stdin
+  tenants create --slug S --name N [--domain D]
+                                      create a tenant (multi-tenant mode) with its signing keys
+  update <release-dir> [--releases DIR]  point the release pointer at a new release (files only;
+                                      migrations, backups, restarts stay the operator's)
   rollback [--releases DIR]           point the release pointer back at the previous release
+                                      (application files only; migrations are not reversed)
+
+  svc <command> --help                what one command does and its options
 `;
+
+/** One paragraph per command for `svc <command> --help`. */
+const HELP: Record<string, string> = {
+  keys: `usage: svc keys generate [--tenant T]
+Creates the signing keys of security.key_store.algorithms for the tenant (default: default) if
+they are missing (first-boot bootstrap, spec 1.6). Rotation is the Management API's job
+(POST /api/v1/jwks/rotate). Prints the created and the active keys as JSON.
+`,
+  migrate: `usage: svc migrate
+Applies pending database migrations (the spec's migrate-deploy). PostgreSQL: STORAGE_POSTGRESQL_URL
+must name the schema owner; the service refuses to start until this has run. SQLite: opening the
+file applies them.
+`,
+  clients: `usage: svc clients create --name N [--grant-types a,b] [--scope "s1 s2"] [--redirect-uris u1,u2]
+                         [--application-type web|native|spa] [--auth-method M] [--tenant T]
+Creates a client with the Management API's rules and defaults and prints it as JSON; a
+confidential client's secret is shown this once.
+`,
+  users: `usage: svc users create --email E [--role R] [--name N] [--tenant T]
+Creates a user (Management API rules: unique e-mail, password policy, roles superadmin and
+platform_admin only in _platforms). The password is asked for twice, hidden, on a terminal, or
+read from the first line of standard input:  echo "$PASSWORD" | svc users create --email a@b.c
+Prints the user as JSON (never the password). Role admin opens the console at /admin.
+`,
+  tenants: `usage: svc tenants create --slug S --name N [--domain D]
+Creates a tenant and its signing keys (multi-tenant mode: MULTI_TENANCY_ENABLED=true with
+PostgreSQL and Redis). Its issuer is the BASE_URL host prefixed by the slug.
+`,
+  update: `usage: svc update <release-dir> [--releases DIR]
+Points DIR/current (default ./releases/current) at the release directory and remembers the one
+before as DIR/previous. Application files only: migrations ('svc migrate'), backups, the restart
+and health checks are the operator's.
+`,
+  rollback: `usage: svc rollback [--releases DIR]
+Points DIR/current back at DIR/previous. Application files only: database migrations are not
+reversed.
+`,
+};
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`svc: ${message}\n`);
@@ -111,16 +164,98 @@ async function clientsCreate(args: string[]): Promise<void> {
   if (!input.success) fail(input.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   await withContext(async (ctx) => {
     try {
-      const metadata = buildMetadata(input.data, undefined, ctx.config);
-      const tenant = values.tenant!;
-      const { record, secret } = await createClient({ ctx, tenant }, metadata);
-      await ctx.audit.record(tenant, { type: 'client.created', details: { client_id: record.client_id, source: 'cli' } });
+      const scope = { ctx, tenant: values.tenant! };
+      const { record, secret } = await createClient(scope, clientMetadata(scope, input.data), {
+        audit: (r) => ({ type: 'client.created', details: { client_id: r.client_id, source: 'cli' } }),
+      });
       process.stdout.write(JSON.stringify(presentClient(record, secret), null, 2) + '\n');
     } catch (err) {
       if (err instanceof ProblemError) fail(`${err.detail}`);
       throw err;
     }
   });
+}
+
+/** The password of `users create`: hidden prompt (twice) on a terminal, else the first line of stdin. */
+async function readPassword(): Promise<string> {
+  if (!process.stdin.isTTY) {
+    let data = '';
+    for await (const chunk of process.stdin) data += String(chunk);
+    return data.split(/\r?\n/)[0] ?? '';
+  }
+  const ask = (prompt: string) =>
+    new Promise<string>((resolveAnswer) => {
+      process.stderr.write(prompt);
+      const stdin = process.stdin;
+      stdin.setRawMode(true);
+      stdin.resume();
+      let answer = '';
+      const onData = (buf: Buffer) => {
+        for (const ch of buf.toString('utf8')) {
+          if (ch === '\r' || ch === '\n') {
+            stdin.setRawMode(false);
+            stdin.pause();
+            stdin.off('data', onData);
+            process.stderr.write('\n');
+            return resolveAnswer(answer);
+          }
+          if (ch === '\u0003') fail('cancelled', 130);
+          if (ch === '\u007f') answer = answer.slice(0, -1);
+          else answer += ch;
+        }
+      };
+      stdin.on('data', onData);
+    });
+  const first = await ask('Password: ');
+  const again = await ask('Password (again): ');
+  if (first !== again) fail('the passwords differ');
+  return first;
+}
+
+async function usersCreate(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { email: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' }, tenant: { type: 'string', default: DEFAULT_TENANT } },
+  });
+  if (!values.email) fail('users create needs --email');
+  const password = await readPassword();
+  const input = userCreateSchema.safeParse({ email: values.email, password, role: values.role, name: values.name });
+  if (!input.success) fail(input.error.issues.map((i) => `${i.path.join('.') === 'password' ? 'password' : i.path.join('.')}: ${i.message}`).join('; '));
+  await withContext(async (ctx) => {
+    const tenant = values.tenant!;
+    try {
+      if (tenant !== DEFAULT_TENANT || ctx.config.multi_tenancy.enabled) await ctx.registry.require(tenant);
+      const { config: tenantConfig } = await ctx.tenantStates.get(tenant);
+      const user = await createUser({ ctx, tenant, config: tenantConfig, by: { user_agent: 'svc-cli' } }, input.data);
+      process.stdout.write(JSON.stringify(presentUser(user), null, 2) + '\n');
+    } catch (err) {
+      if (err instanceof ProblemError) fail(problemText(err));
+      throw err;
+    }
+  });
+}
+
+async function tenantsCreate(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { slug: { type: 'string' }, name: { type: 'string' }, domain: { type: 'string' } } });
+  if (!values.slug || !values.name) fail('tenants create needs --slug and --name');
+  const input = tenantCreateSchema.safeParse({ slug: values.slug, display_name: values.name, domain: values.domain });
+  if (!input.success) fail(input.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  await withContext(async (ctx) => {
+    if (!ctx.config.multi_tenancy.enabled) fail('tenants exist only in multi-tenant mode (MULTI_TENANCY_ENABLED=true, with PostgreSQL and Redis)');
+    try {
+      const tenant = await createTenant(ctx, input.data);
+      process.stdout.write(JSON.stringify({ ...presentTenant(tenant), issuer: ctx.resolver.issuerOf(tenant.slug) }, null, 2) + '\n');
+    } catch (err) {
+      if (err instanceof ProblemError) fail(problemText(err));
+      throw err;
+    }
+  });
+}
+
+/** A problem in one line: its detail and, for a validation error, each field's message. */
+function problemText(err: ProblemError): string {
+  const fields = (err.extra?.errors as Array<{ field: string; message: string }> | undefined) ?? [];
+  return [err.detail, ...fields.map((f) => `${f.field}: ${f.message}`)].join('; ');
 }
 
 /** Release pointer: <releases>/current is a symlink; <releases>/previous remembers the one before. */
@@ -168,10 +303,17 @@ function rollback(args: string[]): void {
 }
 
 async function main(argv: string[]): Promise<void> {
+  restoreWarnings();
   const [cmd, sub, ...rest] = argv;
+  if (cmd && HELP[cmd] && (argv.includes('--help') || argv.includes('-h'))) {
+    process.stdout.write(HELP[cmd]!);
+    return;
+  }
   if (cmd === 'keys' && sub === 'generate') return keysGenerate(rest);
   if (cmd === 'migrate') return migrate();
   if (cmd === 'clients' && sub === 'create') return clientsCreate(rest);
+  if (cmd === 'users' && sub === 'create') return usersCreate(rest);
+  if (cmd === 'tenants' && sub === 'create') return tenantsCreate(rest);
   if (cmd === 'update') return update([sub, ...rest].filter((a): a is string => a !== undefined));
   if (cmd === 'rollback') return rollback([sub, ...rest].filter((a): a is string => a !== undefined));
   process.stdout.write(USAGE);

@@ -19,6 +19,9 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
+/** Who acted, as an audit entry names them: the calling client or user, its address and agent. */
+export type Attribution = Pick<AuditEvent, 'client_id' | 'ip_address' | 'user_agent' | 'user_id' | 'username'>;
+
 /**
  * Random bytes for the ids, drawn from the CSPRNG a page at a time: one randomBytes() call per id
  * (two, with the sequence) cost more than the rest of an audit entry's preparation.
@@ -61,12 +64,27 @@ export function timeOrderedId(now = Date.now()): string {
 }
 
 export class AuditLog {
+  /** Writes under way, so a shutdown can wait for them before storage closes (drain()). */
+  private readonly pending = new Set<Promise<AuditEntry | undefined>>();
+
   constructor(
     private readonly storage: Storage,
     private readonly log: Logger,
   ) {}
 
-  async record(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
+  record(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
+    const write = this.write(tenant, event);
+    this.pending.add(write);
+    void write.finally(() => this.pending.delete(write));
+    return write;
+  }
+
+  /** Resolves once every entry recorded so far is written (or has failed and been logged). */
+  async drain(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
+  private async write(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
     const entry: AuditEntry = {
       id: timeOrderedId(),
       type: event.type,

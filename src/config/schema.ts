@@ -22,6 +22,16 @@ export const configSchema = z.object({
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   node_env: z.enum(['development', 'staging', 'production', 'test']).default('development'),
 
+  http: z
+    .object({
+      /**
+       * Share HOST:PORT with other processes (SO_REUSEPORT; the kernel splits connections between
+       * them). Off by default: a second instance on a taken port refuses to start.
+       */
+      reuse_port: bool.default(false),
+    })
+    .prefault({}),
+
   oidc: z
     .object({
       path: z.string().regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must start with / and not end with /').default('/oidc/v1'),
@@ -187,6 +197,8 @@ export const configSchema = z.object({
           path: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/metrics'),
           include_default_metrics: bool.default(true),
           prefix: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/).default('svc_'),
+          /** When set, scrapes need `Authorization: Bearer <it>` (src/metrics/access.ts). */
+          bearer_token: z.string().min(16, 'must be at least 16 characters').max(512).optional(),
         })
         .prefault({}),
       /** Social login providers (config file) and the `_ops` callback relay; see config/social.ts. */

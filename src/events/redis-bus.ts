@@ -9,7 +9,7 @@
  * subscriptions re-read what it may have missed.
  */
 import type { Redis } from 'ioredis';
-import { unavailable } from '../http/problem.js';
+import { Unavailable } from '../errors.js';
 import { closeRedis, commandOptions, createRedis, pingRedis, redisCall, subscriberOptions, waitReady } from '../storage/redis/client.js';
 import type { BusErrorHandler, EventBus } from './bus.js';
 
@@ -126,7 +126,7 @@ export class RedisEventBus implements EventBus {
   /** Both connections usable: the publisher answers and the subscriber is connected. */
   async ping(): Promise<void> {
     await pingRedis(this.publisher);
-    if (this.subscriber.status !== 'ready') throw unavailable(`Redis subscriber connection is ${this.subscriber.status}`);
+    if (this.subscriber.status !== 'ready') throw new Unavailable(`Redis subscriber connection is ${this.subscriber.status}`);
   }
 
   async close(): Promise<void> {

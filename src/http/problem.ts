@@ -2,6 +2,7 @@
  * Typed errors and the one place that turns them into responses: problem+json (RFC 9457) for the
  * Management API and the platform, OAuth error JSON for the OIDC endpoints.
  */
+import { NotFound, Unavailable, UniqueViolation } from '../errors.js';
 import type { HeaderValue, HttpResponse } from './types.js';
 
 export interface FieldError {
@@ -72,12 +73,19 @@ export const insufficientScope = (scope: string) =>
 export const unavailable = (detail: string, retryAfterSeconds = 1) =>
   new ProblemError(503, 'unavailable', detail, { headers: { 'retry-after': String(retryAfterSeconds) } });
 
-/** True for an `unavailable` problem, also when it travels as the `cause` of another error. */
-export function isUnavailable(err: unknown): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof ProblemError && e.status === 503) return true;
-  }
-  return false;
+/** The surfaces ask src/errors.ts; re-exported for the modules that already import it from here. */
+export { isUnavailable } from '../errors.js';
+
+/**
+ * The Management API's one mapping of the lower floors' neutral errors (src/errors.ts) to
+ * problems; undefined for anything else (a bug: a 500 with the request id).
+ */
+export function toProblem(err: unknown): ProblemError | undefined {
+  if (err instanceof ProblemError) return err;
+  if (err instanceof Unavailable) return unavailable(err.message, err.retryAfterSeconds);
+  if (err instanceof NotFound) return notFound(err.message);
+  if (err instanceof UniqueViolation) return conflict(`A record with this ${err.field} already exists`);
+  return undefined;
 }
 
 export function problemResponse(err: ProblemError, instance: string, requestId: string): HttpResponse {

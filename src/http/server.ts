@@ -27,6 +27,8 @@ export function uwsTransport(): 'native' | 'node-fallback' {
 export interface ServerOptions {
   host: string;
   port: number;
+  /** SO_REUSEPORT (config http.reuse_port); otherwise the port is held exclusively. */
+  reusePort?: boolean;
   log: Logger;
   /** Application entry: never throws (errors are turned into responses before they get here). */
   handle: (req: HttpRequest) => Promise<HttpResponse>;
@@ -67,6 +69,24 @@ function requestId(header: string): string {
   return /^[A-Za-z0-9._-]{8,128}$/.test(header) ? header : randomUUID();
 }
 
+/** A too-large body is read and discarded up to this many bytes, for at most LINGER_MS, before the 413. */
+const LINGER_BYTES = 16 * 1024 * 1024;
+const LINGER_MS = 2000;
+
+/** uSockets' listen option that leaves SO_REUSEPORT off (the binary exports it; the typings do not). */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
+/** The listen socket could not be opened; the message names the address and the likely cause. */
+export class ListenError extends Error {
+  constructor(host: string, port: number, reusePort: boolean) {
+    super(
+      `cannot listen on ${host}:${port}: the address is in use by another process or not available on this machine` +
+        (reusePort ? '' : ' (set HTTP_REUSE_PORT=true to share the port with another instance on purpose)'),
+    );
+    this.name = 'ListenError';
+  }
+}
+
 export class HttpServer {
   private app: uWS.TemplatedApp;
   private listenSocket: uWS.us_listen_socket | null = null;
@@ -86,8 +106,11 @@ export class HttpServer {
 
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.app.listen(this.opts.host, this.opts.port, (socket) => {
-        if (!socket) return reject(new Error(`cannot listen on ${this.opts.host}:${this.opts.port}`));
+      // The typings lack the options overload of the native listen (host, port, options, cb).
+      const listen = this.app.listen as unknown as (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+      const options = this.opts.reusePort ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT;
+      listen.call(this.app, this.opts.host, this.opts.port, options, (socket) => {
+        if (!socket) return reject(new ListenError(this.opts.host, this.opts.port, this.opts.reusePort === true));
         this.listenSocket = socket;
         this.boundPort = uWS.us_socket_local_port(socket);
         resolve(this.boundPort);
@@ -164,13 +187,27 @@ export class HttpServer {
       });
     };
 
-    const tooLarge = () => {
+    // Lingering close: a too-large body is read and thrown away (bounded in bytes and time) before
+    // the 413 goes out with `connection: close`, so a client still sending (Node's fetch, curl)
+    // reads the answer instead of a reset connection.
+    let lingering = false;
+    let discarded = 0;
+    let lingerTimer: NodeJS.Timeout | undefined;
+    const answerTooLarge = () => {
+      if (lingerTimer === undefined && lingering) return; // answered already
+      clearTimeout(lingerTimer);
+      lingerTimer = undefined;
       const req: HttpRequest = { id, method, path, rawQuery, headers, ip, body: Buffer.alloc(0), params: {} };
       const response = this.opts.onTooLarge?.(req) ??
         problemResponse(new ProblemError(413, 'payload-too-large', `Request bodies are limited to ${MAX_BODY_BYTES} bytes`), path, id);
       response.headers = { ...(response.headers ?? {}), connection: 'close' };
-      // The rest of the body is not read: the response closes the connection.
       finish(response);
+    };
+    const tooLarge = (rest: number) => {
+      lingering = true;
+      lingerTimer = setTimeout(answerTooLarge, LINGER_MS);
+      // Nothing (more) to wait for, or more than we are willing to read: answer now.
+      if (rest <= 0 || rest > LINGER_BYTES) answerTooLarge();
     };
 
     if (!BODY_METHODS.has(method)) {
@@ -178,19 +215,20 @@ export class HttpServer {
       return;
     }
     const declared = Number(headers['content-length'] ?? '0');
-    if (declared > MAX_BODY_BYTES) {
-      tooLarge();
-      return;
-    }
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
     res.onData((ab, isLast) => {
+      if (lingering) {
+        discarded += ab.byteLength;
+        if (isLast || discarded > LINGER_BYTES) answerTooLarge();
+        return;
+      }
       if (done) return;
       size += ab.byteLength;
       if (size > MAX_BODY_BYTES) {
         done = true;
-        tooLarge();
+        tooLarge(isLast ? 0 : Number.isFinite(declared) && declared > size ? declared - size : 1);
         return;
       }
       // The ArrayBuffer is freed after this callback: copy it.
@@ -200,6 +238,10 @@ export class HttpServer {
         dispatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
       }
     });
+    if (declared > MAX_BODY_BYTES) {
+      done = true;
+      tooLarge(declared);
+    }
   }
 
   private write(res: uWS.HttpResponse, response: HttpResponse, id: string): void {

@@ -5,6 +5,7 @@
  */
 import { sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import type { SigningAlg } from '../config/schema.js';
+import { parseJson } from '../http/json.js';
 
 const HASH: Record<SigningAlg, string | null> = { RS256: 'sha256', ES256: 'sha256', EdDSA: null };
 
@@ -41,8 +42,8 @@ export function decodeJwt(token: string): (DecodedJwt & { signingInput: string; 
   const parts = token.split('.');
   if (parts.length !== 3 || !parts[0] || !parts[1] || !parts[2]) return undefined;
   try {
-    const header = JSON.parse(Buffer.from(parts[0], 'base64url').toString()) as DecodedJwt['header'];
-    const payload = JSON.parse(Buffer.from(parts[1], 'base64url').toString()) as Record<string, unknown>;
+    const header = parseJson(Buffer.from(parts[0], 'base64url').toString()) as DecodedJwt['header'];
+    const payload = parseJson(Buffer.from(parts[1], 'base64url').toString()) as Record<string, unknown>;
     if (!header || typeof header !== 'object' || !payload || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
     return { header, payload, signingInput: `${parts[0]}.${parts[1]}`, signature: Buffer.from(parts[2], 'base64url') };
   } catch {

@@ -7,7 +7,7 @@
  * whichever is sooner, so expiring keys stop verifying close to the configured time.
  */
 import type { AppContext } from '../context.js';
-import { DEFAULT_TENANT } from '../tenancy/resolver.js';
+import { DEFAULT_TENANT, defaultTenantServes } from '../tenancy/resolver.js';
 import { nextExpiry, retireExpired, rotateIfDue, type KeyLifecycleDeps } from './rotation.js';
 
 export const HOUR_MS = 3_600_000;
@@ -42,7 +42,8 @@ export class RotationScheduler {
   /** One pass over the tenants; errors of one tenant are logged and do not stop the others. */
   async tick(now = new Date()): Promise<TickReport> {
     const report: TickReport = { rotated: [], retired: {}, nextInMs: this.intervalMs };
-    for (const tenant of new Set([DEFAULT_TENANT, ...this.liveTenants()])) {
+    const always = defaultTenantServes(this.deps.config) ? [DEFAULT_TENANT] : [];
+    for (const tenant of new Set([...always, ...this.liveTenants()])) {
       if (this.stopped) break;
       try {
         const rotation = await rotateIfDue(this.deps, tenant, now);

@@ -3,7 +3,7 @@
  * Sealed form: "v1.<iv>.<tag>.<ciphertext>" (base64url parts).
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
@@ -38,22 +38,43 @@ export class Sealer {
 }
 
 /**
+ * Where the development key of this configuration lives: beside the SQLite file and named after it
+ * (`data/svc.db` -> `data/svc.db.encryption-key`), so two databases in one folder never share a
+ * key by accident; on PostgreSQL in development, `data/postgresql.encryption-key`.
+ */
+export function developmentKeyFile(config: Config): string {
+  const { adapter, sqlite } = config.storage;
+  if (adapter === 'sqlite' && sqlite.path !== ':memory:') return `${resolve(sqlite.path)}.encryption-key`;
+  return join(resolve('data'), `${adapter === 'sqlite' ? 'memory' : adapter}.encryption-key`);
+}
+
+function readKey(file: string): Buffer | undefined {
+  if (!existsSync(file)) return undefined;
+  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  return key.length === 32 ? key : undefined;
+}
+
+/**
  * The key from SVC_ENCRYPTION_KEY; in development only, one generated once into the data folder.
- * (Config validation already refused production/staging without it.)
+ * (Config validation already refused production/staging without it.) A key that earlier versions
+ * wrote under the generic name `encryption.key` beside the database is moved to the new name, so
+ * existing development data stays readable.
  */
 export function loadEncryptionKey(config: Config, log: Logger): Buffer {
   if (config.svc.encryption_key) return Buffer.from(config.svc.encryption_key, 'base64');
-  const dataDir = config.storage.sqlite.path === ':memory:' ? resolve('data') : dirname(resolve(config.storage.sqlite.path));
-  const file = join(dataDir, 'encryption.key');
-  if (existsSync(file)) {
-    const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
-    if (key.length === 32) {
-      log.warn({ file }, 'SVC_ENCRYPTION_KEY is not set: using the development key from the data folder (never do this in production)');
-      return key;
-    }
+  const file = developmentKeyFile(config);
+  const legacy = join(dirname(file), 'encryption.key');
+  if (!existsSync(file) && config.storage.adapter === 'sqlite' && readKey(legacy)) {
+    renameSync(legacy, file);
+    log.warn({ file, from: legacy }, 'moved the development encryption key to a name tied to its database');
+  }
+  const existing = readKey(file);
+  if (existing) {
+    log.warn({ file }, 'SVC_ENCRYPTION_KEY is not set: using the development key from the data folder (never do this in production)');
+    return existing;
   }
   const key = randomBytes(32);
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600 });
   log.warn({ file }, 'SVC_ENCRYPTION_KEY is not set: generated a development key into the data folder (never do this in production)');
   return key;

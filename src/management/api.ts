@@ -4,23 +4,21 @@
  * lookup.
  */
 import type { AppContext } from '../context.js';
-import { ProblemError, insufficientScope, isUnavailable, notFound } from '../http/problem.js';
+import { isUnavailable } from '../errors.js';
+import { ProblemError, insufficientScope, notFound, toProblem } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { TenantActor } from '../tenancy/actor.js';
-import { authenticate } from './authenticate.js';
+import type { TenantHandle } from '../tenancy/handle.js';
+import { authenticate, type AuthDeps } from './authenticate.js';
 import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
 import { rateHeaders, type RateDecision, type RateLimiter } from './rate-limit.js';
 import { parseBody, parseQuery } from './validation.js';
 
-export interface ManagementDeps {
+export interface ManagementDeps extends AuthDeps {
   ctx: AppContext;
-  actorFor: (req: HttpRequest) => Promise<{ tenant: string; actor: TenantActor }>;
-  /** The `_platforms` actor (multi-tenant mode): platform operations and cross-tenant tokens. */
-  platformActor?: () => Promise<TenantActor>;
   /** A tenant's live actor on this instance, without creating one (pool.peek). */
-  peekActor?: (tenant: string) => TenantActor | undefined;
+  peekActor?: (tenant: string) => TenantHandle | undefined;
   limiter: RateLimiter;
   cursors: Cursors;
 }
@@ -73,6 +71,7 @@ export class ManagementApi {
       });
     }
 
+    const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null };
     try {
       const call: Call = {
         req,
@@ -85,16 +84,20 @@ export class ManagementApi {
         body: o.body ? parseBody(o.body, req) : undefined,
         cursors: this.deps.cursors,
         peekActor: (t) => this.deps.peekActor?.(t),
+        by,
         audit: async (event) => {
-          await this.deps.ctx.audit.record(tenant, { ...event, client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null });
+          await this.deps.ctx.audit.record(tenant, { ...event, ...by });
         },
       };
       const res = await o.handler(call);
       res.headers = { ...limitHeaders, ...res.headers };
       return res;
     } catch (err) {
-      if (err instanceof ProblemError) err.extra.headers = { ...limitHeaders, ...(err.extra.headers ?? {}) };
-      throw err;
+      // Neutral errors of the lower floors become problems here, so they carry the rate headers too.
+      const problem = toProblem(err);
+      if (!problem) throw err;
+      problem.extra.headers = { ...limitHeaders, ...(problem.extra.headers ?? {}) };
+      throw problem;
     }
   }
 }

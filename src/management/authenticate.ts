@@ -10,20 +10,28 @@
  * Every token is a JWT for the Management API resource; the scope of the operation itself is
  * checked by the caller (api.ts), so its 403 still comes before any lookup.
  */
+import type { AppContext } from '../context.js';
 import { insufficientScope, notFound, unauthorized } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
 import { decodeJwt } from '../keys/jwt.js';
-import type { AccessTokenClaims } from '../oidc/access-tokens.js';
+import type { AccessTokenClaims } from '../oidc/token-verification.js';
 import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
-import type { TenantActor } from '../tenancy/actor.js';
+import type { TenantHandle } from '../tenancy/handle.js';
 import { PLATFORM_TENANT } from '../tenancy/resolver.js';
-import type { ManagementDeps } from './api.js';
 import type { Operation } from './operation.js';
+
+/** Where tokens are verified: the addressed tenant's actor and the `_platforms` actor. */
+export interface AuthDeps {
+  ctx: Pick<AppContext, 'config' | 'resolver'>;
+  actorFor: (req: HttpRequest) => Promise<{ tenant: string; actor: TenantHandle }>;
+  /** The `_platforms` actor (multi-tenant mode): platform operations and cross-tenant tokens. */
+  platformActor?: () => Promise<TenantHandle>;
+}
 
 export interface Authenticated {
   /** The tenant the call acts on (rate limits, audit, storage). */
   tenant: string;
-  actor: TenantActor;
+  actor: TenantHandle;
   claims: AccessTokenClaims;
 }
 
@@ -35,7 +43,7 @@ function bearerToken(req: HttpRequest): string {
 }
 
 /** The claims of a token `actor` verifies, for the Management API resource; 401 otherwise. */
-async function verifiedBy(actor: TenantActor, token: string): Promise<AccessTokenClaims> {
+async function verifiedBy(actor: TenantHandle, token: string): Promise<AccessTokenClaims> {
   const check = await actor.checkAccessToken(token);
   if (!check.active) throw unauthorized(`The access token is not valid: ${check.reason}`);
   const aud = Array.isArray(check.claims.aud) ? check.claims.aud : [check.claims.aud];
@@ -43,7 +51,7 @@ async function verifiedBy(actor: TenantActor, token: string): Promise<AccessToke
   return check.claims;
 }
 
-export async function authenticate(deps: ManagementDeps, o: Operation, req: HttpRequest): Promise<Authenticated> {
+export async function authenticate(deps: AuthDeps, o: Operation, req: HttpRequest): Promise<Authenticated> {
   const multiTenant = deps.ctx.config.multi_tenancy.enabled;
   if (o.platform) {
     // CONTRACT.md: in single-tenant mode the tenant endpoints answer 404 problem+json.
@@ -67,6 +75,6 @@ export async function authenticate(deps: ManagementDeps, o: Operation, req: Http
 }
 
 /** Whether the token claims the `_platforms` issuer (checked before building that actor; verified after). */
-function issuedByPlatform(deps: ManagementDeps, token: string): boolean {
+function issuedByPlatform(deps: AuthDeps, token: string): boolean {
   return decodeJwt(token)?.payload.iss === deps.ctx.resolver.issuerOf(PLATFORM_TENANT);
 }

@@ -3,12 +3,12 @@
  * declaration drives dispatch, validation and (later) the OpenAPI document.
  */
 import type { z } from 'zod';
-import type { AuditEvent } from '../audit/audit-log.js';
+import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { AccessTokenClaims } from '../oidc/access-tokens.js';
+import type { AccessTokenClaims } from '../oidc/token-verification.js';
 import type { ManagementScope } from '../oidc/scopes.js';
-import type { TenantActor } from '../tenancy/actor.js';
+import type { TenantHandle } from '../tenancy/handle.js';
 import type { Cursors } from './pagination.js';
 import type { RateClass } from './rate-limit.js';
 
@@ -16,14 +16,16 @@ export interface Call<Q = unknown, B = unknown> {
   req: HttpRequest;
   ctx: AppContext;
   tenant: string;
-  actor: TenantActor;
+  actor: TenantHandle;
   claims: AccessTokenClaims;
   params: Record<string, string>;
   query: Q;
   body: B;
   cursors: Cursors;
   /** Another tenant's live actor on this instance, if any (never creates one): tenant config updates reload it. */
-  peekActor(tenant: string): TenantActor | undefined;
+  peekActor(tenant: string): TenantHandle | undefined;
+  /** The calling client and request, as domain operations name them in their audit entries. */
+  by: Attribution;
   /** Records an audit entry attributed to the calling client and request. */
   audit(event: Omit<AuditEvent, 'client_id' | 'ip_address' | 'user_agent'>): Promise<void>;
 }

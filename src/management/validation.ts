@@ -1,37 +1,9 @@
 /** Request parsing for the Management API: JSON bodies and query strings through zod, 4xx on failure. */
 import { z } from 'zod';
-import { ProblemError, badRequest, validation, type FieldError } from '../http/problem.js';
+import { ProblemError, badRequest, validation } from '../http/problem.js';
+import { zodFieldErrors } from '../http/zod-errors.js';
+import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest } from '../http/types.js';
-
-/** The value at a zod issue path in the parsed input (undefined when absent). */
-function valueAt(input: unknown, path: PropertyKey[]): unknown {
-  let value = input;
-  for (const key of path) {
-    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, key)) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
-}
-
-/**
- * Field errors of a zod failure. `input` is what was parsed: zod 4 does not put the input on its
- * issues, so "Required" (absent) and a value of the wrong type are told apart by looking it up.
- */
-export function zodFieldErrors(error: z.ZodError, root = 'body', input?: unknown): FieldError[] {
-  const out: FieldError[] = [];
-  for (const issue of error.issues) {
-    if (issue.code === 'unrecognized_keys') {
-      const prefix = issue.path.map(String).join('.');
-      for (const key of issue.keys) out.push({ field: prefix ? `${prefix}.${key}` : key, message: 'Unknown field' });
-      continue;
-    }
-    const field = issue.path.map(String).join('.') || root;
-    const absent = input === undefined ? issue.input === undefined : valueAt(input, issue.path) === undefined;
-    const message = issue.code === 'invalid_type' && absent ? 'Required' : issue.message;
-    out.push({ field, message });
-  }
-  return out;
-}
 
 /** Parses a JSON object body: 415 unless declared application/json, 400 when malformed, 422 when not an object. */
 export function readJsonObject(req: HttpRequest): Record<string, unknown> {
@@ -41,8 +13,9 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
-  } catch {
+    value = parseJson(req.body.toString('utf8'));
+  } catch (err) {
+    if (err instanceof JsonTooDeep) throw badRequest(`The request body is ${err.message}`);
     throw badRequest('The request body is not valid JSON');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

@@ -1,7 +1,7 @@
 /**
  * The actor's hot paths for access tokens: client_credentials issuance for the Management API
- * resource, validation of its JWT access tokens (shared by introspection and the Management API
- * guard), and introspection of opaque client_credentials tokens. Output is the same as
+ * resource and introspection (JWT access tokens through token-verification.ts, opaque
+ * client_credentials tokens through opaque-introspection.ts). Output is the same as
  * oidc-provider's for these tokens (JWT header typ at+jwt, claims iss/sub/aud/iat/exp/jti/scope/
  * client_id; introspection members and their order), so either path may serve a request.
  * Client authentication (all five methods) is client-auth.ts.
@@ -11,7 +11,7 @@ import type { Config } from '../config/index.js';
 import type { SigningAlg } from '../config/schema.js';
 import { OAuthError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { JwtError, decodeJwt, signJwt, verifyJwt } from '../keys/jwt.js';
+import { decodeJwt, signJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
 import { authenticateClient, type AuthenticatedClient, type ClientAuthHost } from './client-auth.js';
@@ -19,6 +19,7 @@ import { parseForm } from './form.js';
 import { opaqueIntrospection } from './opaque-introspection.js';
 import { OIDC_ROUTES } from './provider.js';
 import { MANAGEMENT_RESOURCE, isManagementScope } from './scopes.js';
+import { checkAccessToken, clientRevoked, type AccessTokenClaims } from './token-verification.js';
 
 export interface TokenContext extends ClientAuthHost {
   readonly config: Config;
@@ -27,18 +28,6 @@ export interface TokenContext extends ClientAuthHost {
   tokenIssued(clientId: string, grantType: string): void;
   /** oidc-provider's stored `ClientCredentials` artefact with this id (an opaque token), if any. */
   findClientCredentials(id: string): Promise<OidcPayloadRow | undefined>;
-}
-
-export interface AccessTokenClaims {
-  iss: string;
-  sub: string;
-  aud: string | string[];
-  iat: number;
-  exp: number;
-  jti: string;
-  scope?: string;
-  client_id: string;
-  sgen?: number;
 }
 
 /** oidc-provider's noCache middleware sets exactly this. */
@@ -119,47 +108,6 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   const body: Record<string, unknown> = { access_token: token, expires_in: ttl, token_type: 'Bearer' };
   if (scope) body.scope = scope;
   return { status: 200, headers: { 'content-type': JSON_TYPE, ...NO_STORE }, body: JSON.stringify(body) };
-}
-
-export type TokenCheck = { active: true; claims: AccessTokenClaims } | { active: false; reason: string };
-
-/** Verifies a JWT access token of this tenant and the current state of its client. */
-export async function checkAccessToken(ctx: TokenContext, token: string): Promise<TokenCheck> {
-  // Signature checks are the expensive part (RSA ~50 µs): a token verified once is remembered by
-  // the key set that verified it, so a key change (rotation, retirement) forgets it.
-  let payload = ctx.keys.verifiedTokens.get(token);
-  if (payload) {
-    if (typeof payload.exp !== 'number' || payload.exp <= Date.now() / 1000) return { active: false, reason: 'token expired' };
-  } else {
-    try {
-      const decoded = verifyJwt(token, (kid) => (kid ? ctx.keys.verifying.get(kid) : undefined));
-      if (decoded.header.typ !== 'at+jwt') return { active: false, reason: 'not an access token' };
-      payload = decoded.payload;
-    } catch (err) {
-      return { active: false, reason: err instanceof JwtError ? err.message : 'invalid token' };
-    }
-    ctx.keys.verifiedTokens.set(token, payload);
-  }
-  if (payload.iss !== ctx.issuer) return { active: false, reason: 'wrong issuer' };
-  const clientId = payload.client_id;
-  if (typeof clientId !== 'string') return { active: false, reason: 'no client_id claim' };
-  const revoked = await clientRevoked(ctx, clientId, payload.sgen);
-  if (revoked) return { active: false, reason: revoked };
-  return { active: true, claims: payload as unknown as AccessTokenClaims };
-}
-
-/**
- * Why the tokens a client was issued no longer count, or undefined while they do: the client was
- * deleted or deactivated, or its secret regenerated since the token was issued (`sgen`, the
- * secret generation at issuance, absent for generation 0). JWT and opaque tokens alike.
- */
-async function clientRevoked(ctx: TokenContext, clientId: string, sgen: unknown): Promise<string | undefined> {
-  const client = await ctx.loadClient(clientId);
-  if (!client) return 'client no longer exists';
-  if (!client.active) return 'client is deactivated';
-  const generation = typeof sgen === 'number' ? sgen : 0;
-  if (generation !== client.secret_generation) return 'client secret was regenerated';
-  return undefined;
 }
 
 /**

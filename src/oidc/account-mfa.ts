@@ -16,6 +16,7 @@ import { withNodeObjects } from '../http/koa-bridge.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { UserRecord } from '../storage/types.js';
 import { pageHeaders } from '../ui/html.js';
+import { buildPageUi, withCookie, type PageUi } from '../ui/page-ui.js';
 import { messagePage, mfaEnrollPage, mfaManagePage, recoveryCodesPage } from '../ui/pages.js';
 import { canSignIn } from './accounts.js';
 import { readForm, type SignInHost } from './interactions.js';
@@ -37,31 +38,34 @@ interface Visit {
   user: UserRecord;
   sessionUid: string;
   csrf: string;
+  ui: PageUi;
 }
 
 export async function handleAccountMfa(host: SignInHost, req: HttpRequest, action: AccountMfaAction): Promise<HttpResponse> {
   const allowed = action === 'manage' ? ['GET', 'POST'] : ['POST'];
   if (!allowed.includes(req.method)) return { status: 405, headers: { allow: allowed.join(', '), ...pageHeaders() }, body: 'Method Not Allowed' };
-  const message = (status: number, title: string, text: string, error = true) => page(status, messagePage({ stylesheet: host.stylesheet, title, message: text, error }));
+  const { ui, setCookie } = buildPageUi(host.ui, { path: `${host.target.mountPath}/account/mfa`, headers: req.headers });
+  const { t } = ui;
+  const message = (status: number, title: string, text: string, error = true) => page(status, messagePage({ ui, title, message: text, error }));
 
-  return withNodeObjects(req, host.target, async (nreq, nres) => {
+  return withCookie(await withNodeObjects(req, host.target, async (nreq, nres) => {
     const session = await host.provider.Session.get(host.provider.createContext(nreq as IncomingMessage, nres as ServerResponse));
-    if (!session.accountId) return message(401, 'Sign in first', 'Sign in to an application that uses this account, then open this page again.');
+    if (!session.accountId) return message(401, t('account.sign_in_first.title'), t('account.sign_in_first.message'));
     const user = await host.ctx.storage.users.get(host.tenant, session.accountId);
-    if (!user || !canSignIn(user)) return message(403, 'Not available', 'This account cannot be changed right now. Contact your administrator.');
+    if (!user || !canSignIn(user)) return message(403, t('account.unavailable.title'), t('account.unavailable.message'));
     const csrf = createHmac('sha256', host.csrfKey).update(`account-mfa:${session.uid}`).digest('base64url');
-    const visit: Visit = { host, req, user, sessionUid: session.uid, csrf };
+    const visit: Visit = { host, req, user, sessionUid: session.uid, csrf, ui };
 
     if (req.method === 'GET') return user.mfa_enabled ? managePage(visit, 200) : enrollPage(visit, 200, generateTotpSecret());
 
     const form = readForm(req);
     const given = Buffer.from(form?.get('csrf_token') ?? '');
     if (!form || given.length !== csrf.length || !timingSafeEqual(given, Buffer.from(csrf))) {
-      return message(403, 'Form expired', 'This form could not be verified. Go back, reload the page and try again.');
+      return message(403, t('page.form_expired.title'), t('page.form_expired.message'));
     }
-    if (!host.guard.allowIp(host.tenant, req.ip)) return message(429, 'Too many attempts', 'Too many attempts from your network. Wait a minute and try again.');
+    if (!host.guard.allowIp(host.tenant, req.ip)) return message(429, t('page.too_many.title'), t('page.too_many.message'));
     return action === 'disable' ? disable(visit, form) : confirmEnrollment(visit, form);
-  });
+  }), setCookie);
 }
 
 const enrollmentAad = (v: Visit) => `mfa-enroll:${v.host.tenant}:${v.user.id}:${v.sessionUid}`;
@@ -70,11 +74,11 @@ const who = (v: Visit) => ({ username: v.user.email, user_id: v.user.id, ip_addr
 function enrollPage(v: Visit, status: number, secret: string, error?: string): HttpResponse {
   const enrollment = v.host.ctx.sealer.seal(JSON.stringify({ secret, exp: Date.now() + ENROLLMENT_SECONDS * 1000 }), enrollmentAad(v));
   const uri = otpauthUri(secret, v.host.target.origin.host, v.user.email ?? v.user.username ?? v.user.id);
-  return page(status, mfaEnrollPage({ stylesheet: v.host.stylesheet, action: `${v.host.target.mountPath}/account/mfa`, csrf: v.csrf, enrollment, secret, uri, error }));
+  return page(status, mfaEnrollPage({ ui: v.ui, action: `${v.host.target.mountPath}/account/mfa`, csrf: v.csrf, enrollment, secret, uri, error }));
 }
 
 function managePage(v: Visit, status: number, error?: string): HttpResponse {
-  return page(status, mfaManagePage({ stylesheet: v.host.stylesheet, action: `${v.host.target.mountPath}/account/mfa/disable`, csrf: v.csrf, email: v.user.email ?? '', error }));
+  return page(status, mfaManagePage({ ui: v.ui, action: `${v.host.target.mountPath}/account/mfa/disable`, csrf: v.csrf, email: v.user.email ?? '', error }));
 }
 
 /** The secret from the sealed field, if it is this user's and session's and not expired. */
@@ -89,34 +93,34 @@ function pendingSecret(v: Visit, sealed: string): string | undefined {
 
 async function confirmEnrollment(v: Visit, form: URLSearchParams): Promise<HttpResponse> {
   const { host, user } = v;
-  if (user.mfa_enabled) return managePage(v, 409, 'Two-step verification is already on.');
+  if (user.mfa_enabled) return managePage(v, 409, v.ui.t('mfa.enroll.already_on'));
   const secret = pendingSecret(v, form.get('enrollment') ?? '');
-  if (!secret) return enrollPage(v, 400, generateTotpSecret(), 'This setup expired. Add the new key below to your app and try again.');
+  if (!secret) return enrollPage(v, 400, generateTotpSecret(), v.ui.t('mfa.enroll.expired'));
   const code = (form.get('code') ?? '').trim();
-  if (!code) return enrollPage(v, 400, secret, 'Enter the code from your authenticator app.');
+  if (!code) return enrollPage(v, 400, secret, v.ui.t('mfa.enter_code'));
   const check = await checkTotp(host.ctx, host.tenant, user.id, secret, code);
-  if (check !== 'ok') return enrollPage(v, 400, secret, check === 'replayed' ? 'That code was already used. Wait for the next code.' : 'That code is not valid. Check the key in your app and try again.');
+  if (check !== 'ok') return enrollPage(v, 400, secret, v.ui.t(check === 'replayed' ? 'mfa.enroll.code_used' : 'mfa.enroll.code_invalid'));
 
   const codes = await enableTotp(host.ctx, host.tenant, user.id, secret);
   await host.ctx.audit.record(host.tenant, { type: 'mfa_enabled', status: 'success', ...who(v), details: { user_id: user.id, methods: ['totp'] } });
-  return page(200, recoveryCodesPage({ stylesheet: host.stylesheet, codes }));
+  return page(200, recoveryCodesPage({ ui: v.ui, codes }));
 }
 
 async function disable(v: Visit, form: URLSearchParams): Promise<HttpResponse> {
   const { host, user } = v;
-  if (!user.mfa_enabled) return page(200, messagePage({ stylesheet: host.stylesheet, title: 'Two-step verification is off', message: 'Two-step verification is already off for this account.' }));
+  if (!user.mfa_enabled) return page(200, messagePage({ ui: v.ui, title: v.ui.t('mfa.off.title'), message: v.ui.t('mfa.off.already') }));
   const password = form.get('password') ?? '';
-  if (!password || password.length > 1024) return managePage(v, 400, 'Enter your password.');
+  if (!password || password.length > 1024) return managePage(v, 400, v.ui.t('mfa.manage.enter_password'));
   // A password check is a password check: wrong ones feed the brute-force guard like at sign-in.
   const ok = await host.ctx.passwords.verify(user.password_hash ?? (await host.guard.dummyHash()), password);
   if (!ok || !user.password_hash) {
     await host.ctx.audit.record(host.tenant, { type: 'failed_login', status: 'failed', ...who(v), details: { reason: 'wrong_password', step: 'mfa_disable' } });
     if (await host.guard.recordFailure(host.tenant, user, v.req.ip, v.req.headers['user-agent'])) {
-      return page(403, messagePage({ stylesheet: host.stylesheet, title: 'Not available', message: 'This account cannot be changed right now. Contact your administrator.', error: true }));
+      return page(403, messagePage({ ui: v.ui, title: v.ui.t('account.unavailable.title'), message: v.ui.t('account.unavailable.message'), error: true }));
     }
-    return managePage(v, 401, 'Wrong password.');
+    return managePage(v, 401, v.ui.t('mfa.manage.wrong_password'));
   }
   await disableMfa(host.ctx, host.tenant, user.id);
   await host.ctx.audit.record(host.tenant, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, methods: user.mfa_methods, by: 'user' } });
-  return page(200, messagePage({ stylesheet: host.stylesheet, title: 'Two-step verification is off', message: 'Signing in now needs only your password. To turn it on again, open this page again.' }));
+  return page(200, messagePage({ ui: v.ui, title: v.ui.t('mfa.off.title'), message: v.ui.t('mfa.off.done') }));
 }

@@ -4,7 +4,7 @@
  * The Client model is served from the clients repository instead (see client-metadata.ts).
  */
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
-import { isUnavailable } from '../http/problem.js';
+import { isUnavailable } from '../errors.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 
 /**

@@ -4,8 +4,9 @@
  * store on the tenant's OIDC artefact storage (claims shared through Redis when it is configured).
  */
 import type { AppContext } from '../context.js';
+import { parseJson } from '../http/json.js';
 import type { TenantId } from '../storage/types.js';
-import { outboundAllowed } from './backchannel.js';
+import { outboundFetch, outboundPolicy } from '../outbound/index.js';
 import type { AssertionServices } from './client-assertion.js';
 import { ClientKeyCache, freshUntilOf, type JwksFetchResult } from './client-keys.js';
 import { ReplayStore } from './replay-store.js';
@@ -14,36 +15,21 @@ import { ReplayStore } from './replay-store.js';
 const FETCH_TIMEOUT_MS = 2500;
 const MAX_JWKS_BYTES = 512 * 1024;
 
-async function readCapped(res: Response, limit: number): Promise<Buffer> {
-  const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
-    await res.body?.cancel();
-    throw new Error('response too large');
-  }
-  const chunks: Buffer[] = [];
-  let received = 0;
-  if (res.body) {
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-      received += chunk.length;
-      if (received > limit) throw new Error('response too large');
-      chunks.push(Buffer.from(chunk));
-    }
-  }
-  return Buffer.concat(chunks);
-}
-
 export function jwksFetcher(ctx: AppContext): (uri: string) => Promise<JwksFetchResult> {
   return async (uri) => {
-    const url = new URL(uri);
     // oidc-provider refuses special-use addresses outright; the product's rule for every outbound
-    // call applies instead (security.outbound.allow_private_networks; loopback in development/test).
-    if (!(await outboundAllowed(ctx, url))) throw new Error('jwks_uri resolves to a private or loopback address');
-    const res = await fetch(url, { headers: { accept: 'application/json', 'user-agent': '' }, redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
-    const freshUntil = freshUntilOf(res.headers);
-    const raw = await readCapped(res, MAX_JWKS_BYTES);
+    // call applies instead (src/outbound: checked address, no redirects, size and time bounded).
+    const res = await outboundFetch(uri, {
+      headers: { accept: 'application/json' },
+      timeoutMs: FETCH_TIMEOUT_MS,
+      maxBytes: MAX_JWKS_BYTES,
+      policy: outboundPolicy(ctx.config),
+    });
+    const freshUntil = freshUntilOf({ get: (name) => res.header(name) });
+    const raw = res.body;
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = parseJson(raw.toString('utf8'));
     } catch {
       body = undefined;
     }

@@ -4,11 +4,10 @@
  * at 0 s, 2 s and 10 s, each outcome audited. Runs in the background: sign-out never waits for it.
  */
 import { randomBytes } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import type { AppContext } from '../context.js';
 import type { SigningAlg } from '../config/schema.js';
 import { signJwt } from '../keys/jwt.js';
+import { outboundFetch, outboundPolicy } from '../outbound/index.js';
 import type { KeySet } from '../keys/keystore.js';
 import type { TenantId } from '../storage/types.js';
 
@@ -19,23 +18,6 @@ export interface LogoutTarget {
   clientId: string;
   backchannelLogoutUri: string;
   idTokenSignedResponseAlg?: string;
-}
-
-function isPrivateAddress(ip: string): boolean {
-  if (isIP(ip) === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
-  }
-  const v6 = ip.toLowerCase();
-  return v6 === '::1' || v6 === '::' || v6.startsWith('fc') || v6.startsWith('fd') || v6.startsWith('fe80') || v6.startsWith('::ffff:127.') || v6.startsWith('::ffff:10.') || v6.startsWith('::ffff:192.168.');
-}
-
-/** Refuses loopback/private targets unless development or security.outbound.allow_private_networks. */
-export async function outboundAllowed(ctx: AppContext, url: URL): Promise<boolean> {
-  if (ctx.config.security.outbound.allow_private_networks || ctx.config.node_env === 'development' || ctx.config.node_env === 'test') return true;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-  return addresses.every((a) => !isPrivateAddress(a));
 }
 
 export class BackchannelLogout {
@@ -83,16 +65,15 @@ export class BackchannelLogout {
 
   private async deliver(target: LogoutTarget, token: string): Promise<{ ok: boolean; status_code?: number; error?: string }> {
     try {
-      const url = new URL(target.backchannelLogoutUri);
-      if (!(await outboundAllowed(this.ctx, url))) return { ok: false, error: 'target is a private or loopback address (security.outbound.allow_private_networks is off)' };
-      const res = await fetch(url, {
+      // The product's outbound rule (src/outbound): checked address, no redirects, bounded.
+      const res = await outboundFetch(target.backchannelLogoutUri, {
         method: 'POST',
-        redirect: 'manual',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ logout_token: token }),
-        signal: AbortSignal.timeout(5000),
+        body: new URLSearchParams({ logout_token: token }).toString(),
+        timeoutMs: 5000,
+        maxBytes: 64 * 1024,
+        policy: outboundPolicy(this.ctx.config),
       });
-      await res.arrayBuffer().catch(() => undefined);
       return { ok: res.status === 200 || res.status === 204, status_code: res.status };
     } catch (err) {
       return { ok: false, error: err instanceof Error ? err.message : String(err) };

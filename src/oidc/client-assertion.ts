@@ -9,6 +9,7 @@
  * Signatures are checked with node:crypto directly (sync, a few µs to ~50 µs), not WebCrypto.
  */
 import { constants, createHmac, timingSafeEqual, verify as cryptoVerify, type KeyObject } from 'node:crypto';
+import { parseJson } from '../http/json.js';
 import type { ClientRecord } from '../storage/types.js';
 import { CLIENT_AUTH_SIGNING_ALGS, type ClientAuthAlg, type ClientKeyCache, type ClientPublicKey, isClientAuthAlg } from './client-keys.js';
 import type { ReplayStore } from './replay-store.js';
@@ -32,7 +33,7 @@ export interface Assertion {
 
 function parseSegment(segment: string): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    const value: unknown = parseJson(Buffer.from(segment, 'base64url').toString('utf8'));
     return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -12,7 +12,7 @@ import { OAuthError } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
 import type { ClientRecord } from '../storage/types.js';
 import { AssertionError, parseAssertion, verifyClientAssertion, type AssertionServices } from './client-assertion.js';
-import { secretMatches } from './client-metadata.js';
+import { secretMatches } from '../clients/secrets.js';
 import { OIDC_ROUTES } from './provider.js';
 
 export type AuthMethod = ClientRecord['metadata']['token_endpoint_auth_method'];

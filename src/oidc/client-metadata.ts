@@ -1,34 +1,10 @@
 /**
  * Translation of a stored client (Management API shape, spec 2.2) into oidc-provider client
- * metadata, and the secret helpers. Secrets are stored as sha256 hashes: they are 256-bit random
- * values, so a fast hash is as safe as a slow one and keeps the token endpoint fast.
+ * metadata. The secret helpers are the clients domain's (src/clients/secrets.ts).
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AdapterPayload } from 'oidc-provider';
 import type { Sealer } from '../keys/sealer.js';
 import type { ClientRecord, TenantId } from '../storage/types.js';
-
-export const HASH_PREFIX = '$sha256$';
-
-export function newClientSecret(): string {
-  return randomBytes(32).toString('base64url');
-}
-
-export function hashSecret(secret: string): string {
-  return HASH_PREFIX + createHash('sha256').update(secret).digest('base64url');
-}
-
-/** Constant-time comparison of a presented secret with a stored hash. */
-export function secretMatches(presented: string, storedHash: string | null): boolean {
-  if (!storedHash) return false;
-  const a = Buffer.from(hashSecret(presented));
-  const b = Buffer.from(storedHash);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-export function isPublicClient(record: ClientRecord): boolean {
-  return record.metadata.token_endpoint_auth_method === 'none';
-}
 
 export function toProviderMetadata(record: ClientRecord, sealer: Sealer, tenant: TenantId): AdapterPayload {
   const m = record.metadata;

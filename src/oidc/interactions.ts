@@ -9,12 +9,13 @@ import type Provider from 'oidc-provider';
 import { errors, type InteractionResults } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { withNodeObjects, type BridgeTarget } from '../http/koa-bridge.js';
-import { ProblemError, isUnavailable } from '../http/problem.js';
+import { Unavailable, isUnavailable } from '../errors.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
-import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
-import type { SocialButton } from '../ui/social-pages.js';
+import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
+import type { Html } from '../ui/html.js';
+import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
 import { canSignIn } from './accounts.js';
 import type { LoginGuard } from './login-guard.js';
 import { useRecoveryCode, verifyUserTotp } from './mfa.js';
@@ -27,6 +28,8 @@ export interface SignInHost {
   readonly guard: LoginGuard;
   readonly csrfKey: Buffer;
   readonly stylesheet: string;
+  /** What every page of this tenant needs (stylesheet, languages, brand). */
+  readonly ui: UiSettings;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
   /** Social login's part of the sign-in page (social-signin.ts); absent without providers. */
   readonly social?: SocialHooks;
@@ -34,27 +37,28 @@ export interface SignInHost {
 
 /** What social login adds to the interaction pages. */
 export interface SocialHooks {
-  /** "Continue with <name>" links of the sign-in page. */
-  buttons(uid: string): SocialButton[];
+  /** The "Continue with <name>" block of the sign-in page. */
+  buttons(uid: string, ui: PageUi): Html;
   /** The page of a step social login left pending in the interaction (link confirmation), if any. */
-  pending(details: Interaction, uid: string, formTargets: string[]): HttpResponse | undefined;
+  pending(details: Interaction, uid: string, ui: PageUi, formTargets: string[]): HttpResponse | undefined;
+}
+
+function socialExtras(host: SignInHost, uid: string, ui: PageUi): LoginExtras | undefined {
+  return host.social ? { afterForm: [host.social.buttons(uid, ui)] } : undefined;
 }
 
 export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort';
 
 export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-const GENERIC_FAILURE = 'Invalid e-mail or password.';
-
 export function page(status: number, body: string, formTargets: string[] = []): HttpResponse {
   return { status, headers: pageHeaders(formTargets), body };
 }
 
-/** Retry-After of a 503 problem (the Argon2 queue is full, storage is down), at least 1 s. */
+/** Retry-After of an Unavailable (the Argon2 queue is full, storage is down), at least 1 s. */
 function retryAfterOf(err: unknown): string {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const value = e instanceof ProblemError ? e.extra.headers?.['retry-after'] : undefined;
-    if (typeof value === 'string' && /^\d+$/.test(value)) return value;
+    if (e instanceof Unavailable) return String(Math.max(1, Math.ceil(e.retryAfterSeconds)));
   }
   return '1';
 }
@@ -150,24 +154,40 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
   } catch (err) {
     if (!isUnavailable(err)) throw err;
     host.ctx.log.warn({ req_id: req.id, tenant: host.tenant, uid, action, reason: err instanceof Error ? err.message : String(err) }, 'sign-in step refused: service temporarily unavailable');
-    const message = 'The service is busy right now. Wait a moment, then go back and try again.';
-    return unavailable(page(503, messagePage({ stylesheet: host.stylesheet, title: 'Try again in a moment', message, error: true })), err);
+    const { ui, setCookie } = pageUiFor(host, req, uid);
+    return withCookie(unavailable(page(503, messagePage({ ui, title: ui.t('page.busy.title'), message: ui.t('page.busy.message'), error: true })), err), setCookie);
   }
 }
 
+/** The page context of an interaction page: its GET address for the switcher, the RP's ui_locales when known. */
+export function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
+  const query = new URLSearchParams(req.method === 'GET' ? req.rawQuery : '');
+  return buildPageUi(host.ui, { path: `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`, query: query.toString(), headers: req.headers }, uiLocales);
+}
+
 async function interaction(host: SignInHost, req: HttpRequest, uid: string, action: InteractionAction): Promise<HttpResponse> {
-  const { ctx, tenant, provider } = host;
+  const { provider } = host;
   return withNodeObjects(req, host.target, async (nreq, nres) => {
     let details: Interaction;
     try {
       details = await provider.interactionDetails(nreq as never, nres as never);
     } catch (err) {
       if (isUnavailable(err)) throw err; // storage down: a 503, not "sign-in expired"
-      return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request has expired or is no longer valid. Return to the application and start again.', error: true }));
+      const { ui, setCookie } = pageUiFor(host, req, uid);
+      return withCookie(page(400, messagePage({ ui, title: ui.t('signin.expired.title'), message: ui.t('signin.expired.message'), error: true })), setCookie);
     }
+    const { ui, setCookie } = pageUiFor(host, req, uid, details.params.ui_locales);
     if (details.uid !== uid) {
-      return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request does not match your browser session. Return to the application and start again.', error: true }));
+      return withCookie(page(400, messagePage({ ui, title: ui.t('signin.expired.title'), message: ui.t('signin.mismatch.message'), error: true })), setCookie);
     }
+    return withCookie(await step(host, req, uid, action, details, ui), setCookie);
+  });
+}
+
+async function step(host: SignInHost, req: HttpRequest, uid: string, action: InteractionAction, details: Interaction, ui: PageUi): Promise<HttpResponse> {
+  const { ctx, tenant, provider } = host;
+  const { t } = ui;
+  {
     const clientId = String(details.params.client_id ?? '');
     const client = await host.loadClient(clientId);
     const clientName = client?.metadata.client_name ?? clientId;
@@ -180,26 +200,26 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       if (details.prompt.name === 'login') {
         if (pendingMfaAccount(details)) {
           const recovery = new URLSearchParams(req.rawQuery).get('method') === 'recovery';
-          return page(200, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
+          return page(200, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
         }
-        const pending = host.social?.pending(details, uid, formTargets());
+        const pending = host.social?.pending(details, uid, ui, formTargets());
         if (pending) return pending;
-        return page(200, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined, social: host.social?.buttons(uid) }), formTargets());
+        return page(200, loginPage({ ui, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined, extras: socialExtras(host, uid, ui) }), formTargets());
       }
       if (details.prompt.name === 'consent') {
         const accountId = details.session?.accountId;
         if (client?.metadata.first_party && accountId) return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
         const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
         const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
-        return page(200, consentPage({ stylesheet: host.stylesheet, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets());
+        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets());
       }
-      return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unsupported request', message: `The requested step (${details.prompt.name}) is not supported.`, error: true }));
+      return page(400, messagePage({ ui, title: t('signin.unsupported.title'), message: t('signin.unsupported.message', { step: details.prompt.name }), error: true }));
     }
 
     const form = readForm(req);
     if (!form || !csrfValid(host, uid, form.get('csrf_token'))) {
       ctx.log.info({ req_id: req.id, tenant, uid }, 'interaction form refused: missing or invalid CSRF token');
-      return page(403, messagePage({ stylesheet: host.stylesheet, title: 'Form expired', message: 'This form could not be verified. Go back, reload the page and try again.', error: true }));
+      return page(403, messagePage({ ui, title: t('page.form_expired.title'), message: t('page.form_expired.message'), error: true }));
     }
 
     if (action === 'abort') {
@@ -208,16 +228,16 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
 
     if (action === 'confirm') {
       const accountId = details.session?.accountId;
-      if (details.prompt.name !== 'consent' || !accountId) return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unexpected step', message: 'There is nothing to confirm here.', error: true }));
+      if (details.prompt.name !== 'consent' || !accountId) return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.nothing_to_confirm'), error: true }));
       return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
     }
 
-    if (details.prompt.name !== 'login') return page(400, messagePage({ stylesheet: host.stylesheet, title: 'Unexpected step', message: 'You are already signed in.', error: true }));
+    if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
     const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
     const loginForm = (status: number, error: string, email = '') =>
-      page(status, loginPage({ stylesheet: host.stylesheet, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error, social: host.social?.buttons(uid) }), formTargets());
-    const tooMany = 'Too many sign-in attempts from your network. Wait a minute and try again.';
-    const cannotSignIn = 'This account cannot sign in right now. Contact your administrator.';
+      page(status, loginPage({ ui, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error, extras: socialExtras(host, uid, ui) }), formTargets());
+    const tooMany = t('signin.too_many');
+    const cannotSignIn = t('signin.cannot');
 
     /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
     const complete = async (user: UserRecord, amr: string[], method: string) => {
@@ -233,11 +253,11 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
 
     if (action === 'mfa') {
       const accountId = pendingMfaAccount(details);
-      if (!accountId) return loginForm(400, 'Your sign-in took too long. Enter your e-mail and password again.');
+      if (!accountId) return loginForm(400, t('signin.mfa_timeout'));
       const recovery = form.has('recovery_code');
       const given = (form.get(recovery ? 'recovery_code' : 'code') ?? '').trim();
       const again = (status: number, error: string) =>
-        page(status, mfaChallengePage({ stylesheet: host.stylesheet, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery`, error }), formTargets());
+        page(status, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery`, error }), formTargets());
       if (!host.guard.allowIp(tenant, req.ip)) {
         ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
         return again(429, tooMany);
@@ -250,7 +270,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       }
       // MFA reset by an administrator since the password step: the password is all there is.
       if (!user.mfa_enabled) return complete(user, ['pwd'], 'password');
-      if (!given || given.length > 64) return again(400, recovery ? 'Enter a recovery code.' : 'Enter the code from your authenticator app.');
+      if (!given || given.length > 64) return again(400, recovery ? t('mfa.enter_recovery') : t('mfa.enter_code'));
 
       const method = recovery ? 'recovery_code' : 'totp';
       let outcome: 'ok' | 'invalid' | 'replayed';
@@ -265,8 +285,8 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
         ctx.metrics.loginAttempts.inc({ result: 'failure' });
         await ctx.audit.record(tenant, { type: 'mfa_failed', status: 'failed', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, reason: outcome === 'replayed' ? 'code_already_used' : 'invalid_code' } });
         if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
-        if (outcome === 'replayed') return again(401, 'That code was already used. Wait for the next code from your app.');
-        return again(401, recovery ? 'That recovery code is not valid.' : 'That code is not valid. Check your authenticator app and try again.');
+        if (outcome === 'replayed') return again(401, t('mfa.code_used'));
+        return again(401, recovery ? t('mfa.recovery_invalid') : t('mfa.code_invalid'));
       }
       await ctx.audit.record(tenant, { type: 'mfa_verified', status: 'success', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, ...(left === undefined ? {} : { recovery_codes_left: left }) } });
       return complete(user, ['pwd', 'otp'], `password+${method}`);
@@ -281,7 +301,7 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
       return relogin(429, tooMany);
     }
-    if (!email || !password || password.length > 1024) return relogin(400, 'Enter your e-mail and password.');
+    if (!email || !password || password.length > 1024) return relogin(400, t('signin.missing'));
 
     const found = await ctx.storage.users.findByEmail(tenant, email.slice(0, 320));
     const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
@@ -293,13 +313,13 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       // The Argon2 queue is full (or the pool is closing): the form again, 503 with Retry-After.
       if (!isUnavailable(err)) throw err;
       ctx.metrics.loginAttempts.inc({ result: 'unavailable' });
-      return unavailable(relogin(503, 'Too many sign-ins are in progress. Wait a moment and try again.'), err);
+      return unavailable(relogin(503, t('signin.busy')), err);
     }
     if (!user || !user.password_hash || !ok) {
       ctx.metrics.loginAttempts.inc({ result: 'failure' });
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: email.slice(0, 320), user_id: user?.id ?? null, ...who, details: { reason: user ? 'wrong_password' : 'unknown_account' } });
       if (user) await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']);
-      return relogin(401, GENERIC_FAILURE);
+      return relogin(401, t('signin.invalid'));
     }
     if (!canSignIn(user)) {
       ctx.metrics.loginAttempts.inc({ result: 'refused' });
@@ -315,5 +335,5 @@ async function interaction(host: SignInHost, req: HttpRequest, uid: string, acti
       return redirect(base);
     }
     return complete(user, ['pwd'], 'password');
-  });
+  }
 }

@@ -9,8 +9,9 @@ import type { KeySet } from '../keys/keystore.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import { adapterFactory, type ClientLoader } from './adapter.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
-import { HASH_PREFIX, hashSecret } from './client-metadata.js';
+import { HASH_PREFIX, hashSecret } from '../clients/secrets.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
+import { preciseErrorCodes } from './error-codes.js';
 
 export interface ProviderOptions {
   tenant: TenantId;
@@ -139,6 +140,7 @@ export function createProvider(opts: ProviderOptions): Provider {
 
   const provider = new Provider(opts.issuer, configuration);
   provider.proxy = true;
+  provider.use(preciseErrorCodes);
 
   // Stored secrets are hashes (see client-metadata.ts): compare the hash of what was presented.
   const ClientClass = provider.Client as unknown as { prototype: { compareClientSecret(this: { clientSecret?: string }, actual: string): Promise<boolean> } };

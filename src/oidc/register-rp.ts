@@ -10,10 +10,11 @@
  */
 import type { AppContext } from '../context.js';
 import { OAuthError } from '../http/problem.js';
+import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { createClient, presentClient } from '../management/clients/operations.js';
+import { createClient, presentClient } from '../clients/operations.js';
+import { hashSecret } from '../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../storage/types.js';
-import { hashSecret } from './client-metadata.js';
 import { REGISTRATION_FIELDS, registrationMetadata } from './registration-metadata.js';
 
 export interface RegisterDeps {
@@ -49,8 +50,9 @@ function readBody(req: HttpRequest): Record<string, unknown> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
-  } catch {
+    value = parseJson(req.body.toString('utf8'));
+  } catch (err) {
+    if (err instanceof JsonTooDeep) throw new OAuthError(400, 'invalid_client_metadata', `the request body is ${err.message}`);
     throw new OAuthError(400, 'invalid_client_metadata', 'the request body is not valid JSON');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -85,19 +87,15 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   }
   let created: Awaited<ReturnType<typeof createClient>>;
   try {
-    created = await createClient(deps, metadata);
+    created = await createClient({ ...deps, by: { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null } }, metadata, {
+      // The new client is the actor of its own registration.
+      audit: (r) => ({ type: 'client.registered', client_id: r.client_id, details: { client_id: r.client_id, client_name: metadata.client_name, registration_token: token.jti } }),
+    });
   } catch (err) {
     await tokens.releaseUse(tenant, token.jti);
     throw err;
   }
   const { record, secret } = created;
-  await ctx.audit.record(tenant, {
-    type: 'client.registered',
-    client_id: record.client_id,
-    ip_address: req.ip,
-    user_agent: req.headers['user-agent'] ?? null,
-    details: { client_id: record.client_id, client_name: metadata.client_name, registration_token: token.jti },
-  });
   return {
     status: 201,
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' },

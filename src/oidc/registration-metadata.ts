@@ -5,9 +5,9 @@
  */
 import type { Config } from '../config/index.js';
 import { OAuthError, ProblemError, type FieldError } from '../http/problem.js';
-import { buildMetadata } from '../management/clients/rules.js';
-import { clientPatchSchema } from '../management/clients/schema.js';
-import { zodFieldErrors } from '../management/validation.js';
+import { buildMetadata } from '../clients/rules.js';
+import { clientPatchSchema } from '../clients/schema.js';
+import { zodFieldErrors } from '../http/zod-errors.js';
 import type { ClientMetadata } from '../storage/types.js';
 import { STANDARD_OIDC_SCOPES, policyViolations } from './registration-policies.js';
 

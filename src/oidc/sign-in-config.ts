@@ -7,6 +7,7 @@ import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import type { TenantId } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
 import { deviceConfirmPage, deviceInputPage, logoutPage, messagePage } from '../ui/pages.js';
 import { findAccountFor } from './accounts.js';
 
@@ -14,7 +15,7 @@ export interface SignInConfigHost {
   tenant: TenantId;
   ctx: AppContext;
   mountPath: string;
-  stylesheet: string;
+  ui: UiSettings;
   pairwiseKey: Buffer;
 }
 
@@ -29,7 +30,19 @@ function render(ctx: KoaContextWithOIDC, body: string, status?: number, formTarg
 }
 
 export function signInConfiguration(host: SignInConfigHost): Partial<Configuration> {
-  const { stylesheet } = host;
+  /** The page context of a page oidc-provider renders (device, logout, errors); the language cookie set on ctx. */
+  const uiOf = (ctx: KoaContextWithOIDC): PageUi => {
+    const query = new URLSearchParams(ctx.method === 'GET' ? ctx.querystring : '');
+      const uiLocales = (ctx.oidc?.params as { ui_locales?: unknown } | undefined)?.ui_locales;
+    const { ui, setCookie } = buildPageUi(
+      host.ui,
+      { path: host.mountPath + ctx.path, query: query.toString(), headers: { cookie: ctx.get('cookie'), 'accept-language': ctx.get('accept-language') } },
+      uiLocales,
+    );
+    const headers = withCookie({ headers: {} as Record<string, string | string[]> }, setCookie).headers;
+    if (headers?.['set-cookie']) ctx.append('set-cookie', headers['set-cookie']);
+    return ui;
+  };
   return {
     findAccount: findAccountFor(host.ctx.storage, host.tenant),
     interactions: {
@@ -39,8 +52,10 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
     pairwiseIdentifier: (_ctx, accountId, client) =>
       createHmac('sha256', host.pairwiseKey).update(`${client.sectorIdentifier ?? client.clientId}|${accountId}`).digest('base64url'),
     renderError: (ctx, out) => {
-      const description = out.error_description ?? 'The request could not be completed.';
-      render(ctx, messagePage({ stylesheet, title: 'Something went wrong', message: `${description} (${out.error})`, error: true }));
+      const ui = uiOf(ctx);
+      // oidc-provider's descriptions are English protocol text: shown after the translated title.
+      const description = out.error_description ?? ui.t('page.error.default');
+      render(ctx, messagePage({ ui, title: ui.t('page.error.title'), message: `${description} (${out.error})`, error: true }));
     },
     features: {
       deviceFlow: {
@@ -48,37 +63,40 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
         charset: 'base-20',
         mask: '****-****',
         userCodeInputSource: (ctx, form, _out, err) => {
+          const ui = uiOf(ctx);
           const error = !err
             ? undefined
             : (err as { userCode?: unknown }).userCode || err.name === 'NoCodeError'
-              ? 'That code is not valid or has expired. Check the code on your device and try again.'
+              ? ui.t('device.invalid_code')
               : err.name === 'AbortedError'
-                ? 'The sign-in request was cancelled.'
-                : 'The request could not be completed. Try again.';
+                ? ui.t('device.cancelled')
+                : ui.t('device.failed');
           render(
             ctx,
-            deviceInputPage({ stylesheet, action: attr(form, /action="([^"]+)"/), xsrf: attr(form, /name="xsrf" value="([^"]+)"/), error }),
+            deviceInputPage({ ui, action: attr(form, /action="([^"]+)"/), xsrf: attr(form, /name="xsrf" value="([^"]+)"/), error }),
             err ? 400 : 200,
           );
         },
         userCodeConfirmSource: (ctx, form, client, _deviceInfo, userCode) => {
           render(
             ctx,
-            deviceConfirmPage({ stylesheet, action: attr(form, /action="([^"]+)"/), xsrf: attr(form, /name="xsrf" value="([^"]+)"/), userCode, clientName: client.clientName ?? client.clientId }),
+            deviceConfirmPage({ ui: uiOf(ctx), action: attr(form, /action="([^"]+)"/), xsrf: attr(form, /name="xsrf" value="([^"]+)"/), userCode, clientName: client.clientName ?? client.clientId }),
           );
         },
         successSource: (ctx) => {
-          render(ctx, messagePage({ stylesheet, title: 'Device connected', message: 'You are signed in on your device. You can close this window.' }));
+          const ui = uiOf(ctx);
+          render(ctx, messagePage({ ui, title: ui.t('device.done.title'), message: ui.t('device.done.message') }));
         },
       },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: (ctx, form) => {
           const target = ctx.oidc.params?.post_logout_redirect_uri;
-          render(ctx, logoutPage({ stylesheet, form, host: ctx.host }), undefined, formTargetOf(typeof target === 'string' ? target : undefined));
+          render(ctx, logoutPage({ ui: uiOf(ctx), form, host: ctx.host }), undefined, formTargetOf(typeof target === 'string' ? target : undefined));
         },
         postLogoutSuccessSource: (ctx) => {
-          render(ctx, messagePage({ stylesheet, title: 'Signed out', message: 'You are signed out. You can close this window.' }));
+          const ui = uiOf(ctx);
+          render(ctx, messagePage({ ui, title: ui.t('logout.done.title'), message: ui.t('logout.done.message') }));
         },
       },
       backchannelLogout: { enabled: true },

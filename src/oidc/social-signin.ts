@@ -23,7 +23,8 @@ import type { UserRecord } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
 import type { RelayState } from '../tenancy/ops.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
-import { socialErrorPage, socialLinkPage, type SocialButton } from '../ui/social-pages.js';
+import { buildPageUi, type PageUi } from '../ui/page-ui.js';
+import { socialButtons, socialErrorPage, socialLinkPage } from '../ui/social-pages.js';
 import { canSignIn } from './accounts.js';
 import {
   MFA_PENDING,
@@ -32,6 +33,7 @@ import {
   csrfValid,
   grantConsent,
   page,
+  pageUiFor,
   readForm,
   redirect,
   saveInteractionResult,
@@ -114,12 +116,12 @@ function withCookie(res: HttpResponse, cookie: string): HttpResponse {
 export function socialHooks(host: SignInHost, sc: SocialContext): SocialHooks {
   const base = (uid: string) => `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
   return {
-    buttons: (uid) => sc.settings.providers.map((p): SocialButton => ({ name: p.displayName, href: `${base(uid)}/social/${p.name}` })),
-    pending: (details, uid, formTargets) => {
+    buttons: (uid, ui) => socialButtons(sc.settings.providers.map((p) => ({ name: p.displayName, href: `${base(uid)}/social/${p.name}` })), ui),
+    pending: (details, uid, ui, formTargets) => {
       const link = pendingLink(details);
       if (!link) return undefined;
       const provider = sc.settings.providers.find((p) => p.name === link.provider);
-      return page(200, socialLinkPage({ stylesheet: host.stylesheet, action: `${base(uid)}/link`, cancelAction: `${base(uid)}/link-cancel`, csrf: csrfFor(host, uid), provider: provider?.displayName ?? link.provider, email: link.email }), formTargets);
+      return page(200, socialLinkPage({ ui, action: `${base(uid)}/link`, cancelAction: `${base(uid)}/link-cancel`, csrf: csrfFor(host, uid), provider: provider?.displayName ?? link.provider, email: link.email }), formTargets);
     },
   };
 }
@@ -134,32 +136,35 @@ export async function handleSocial(host: SignInHost, sc: SocialContext | undefin
   if (start && method !== 'GET') return { status: 405, headers: { allow: 'GET', ...pageHeaders() }, body: 'Method Not Allowed' };
   if (link && method !== 'POST') return { status: 405, headers: { allow: 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
   if (callback && method !== 'GET' && method !== 'POST') return { status: 405, headers: { allow: 'GET, POST', ...pageHeaders() }, body: 'Method Not Allowed' };
+  const uid = start?.[1] ?? link?.[1];
+  const ui = uid ? pageUiFor(host, req, uid).ui : buildPageUi(host.ui, { path: req.path, headers: req.headers }).ui;
   const name = start?.[2] ?? callback?.[1];
   const provider = name ? sc?.settings.providers.find((p) => p.name === name) : undefined;
-  if (name && (!sc || !provider)) {
-    return page(404, socialErrorPage({ stylesheet: host.stylesheet, title: 'Sign-in method not available', message: 'This sign-in method is not available. Return to the application and choose another way to sign in.' }));
+  if ((name && !provider) || !sc) {
+    return page(404, socialErrorPage({ ui, title: ui.t('social.unavailable.title'), message: ui.t('social.unavailable.message') }));
   }
-  if (start) return startFlow(host, sc!, provider!, req, start[1]!);
-  if (callback) return method === 'POST' ? formPostToQuery(req) : finishFlow(host, sc!, provider!, req);
-  if (!sc) return page(404, socialErrorPage({ stylesheet: host.stylesheet, title: 'Sign-in method not available', message: 'There is nothing to link here.' }));
-  return confirmLink(host, sc, req, link![1]!, link![2] === 'link-cancel');
+  if (start) return startFlow(host, sc, provider!, req, start[1]!, ui);
+  if (callback) return method === 'POST' ? formPostToQuery(req) : finishFlow(host, sc, provider!, req, ui);
+  return confirmLink(host, sc, req, link![1]!, link![2] === 'link-cancel', ui);
 }
 
 function count(host: SignInHost, p: SocialProvider, result: SocialResult): void {
   host.ctx.metrics.socialLogins.inc({ provider: p.label, result });
 }
 
-async function startFlow(host: SignInHost, sc: SocialContext, p: SocialProvider, req: HttpRequest, uid: string): Promise<HttpResponse> {
+function expiredPage(ui: PageUi, mismatch = false): HttpResponse {
+  return page(400, socialErrorPage({ ui, title: ui.t('signin.expired.title'), message: ui.t(mismatch ? 'signin.mismatch.message' : 'signin.expired.message') }));
+}
+
+async function startFlow(host: SignInHost, sc: SocialContext, p: SocialProvider, req: HttpRequest, uid: string, ui: PageUi): Promise<HttpResponse> {
   return withNodeObjects(req, host.target, async (nreq, nres) => {
     let details: Interaction;
     try {
       details = await host.provider.interactionDetails(nreq as never, nres as never);
     } catch {
-      return page(400, socialErrorPage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request has expired or is no longer valid. Return to the application and start again.' }));
+      return expiredPage(ui);
     }
-    if (details.uid !== uid || details.prompt.name !== 'login') {
-      return page(400, socialErrorPage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request does not match your browser session. Return to the application and start again.' }));
-    }
+    if (details.uid !== uid || details.prompt.name !== 'login') return expiredPage(ui, true);
     const { state, flow } = sc.codec.create(p.name, uid);
     const sent = sc.relayIssuer ? sc.relay.sign(host.tenant, state) : state;
     let location: string;
@@ -168,7 +173,8 @@ async function startFlow(host: SignInHost, sc: SocialContext, p: SocialProvider,
     } catch (err) {
       count(host, p, 'upstream_failed');
       host.ctx.log.warn({ req_id: req.id, tenant: host.tenant, provider: p.name, reason: err instanceof Error ? err.message : String(err) }, 'social sign-in could not start: upstream unavailable');
-      return page(502, socialErrorPage({ stylesheet: host.stylesheet, title: `${p.displayName} is not available`, message: `${p.displayName} could not be reached. Try again in a moment, or sign in another way.`, back: `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}` }));
+      const vars = { provider: p.displayName };
+      return page(502, socialErrorPage({ ui, title: ui.t('social.down.title', vars), message: ui.t('social.down.message', vars), back: `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}` }));
     }
     return withCookie(redirect(location), bindingCookie(host, sc.codec.binding(flow.jti), 900));
   });
@@ -185,76 +191,68 @@ function formPostToQuery(req: HttpRequest): HttpResponse {
   return redirect(`${req.path}?${query.toString()}`);
 }
 
-async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider, req: HttpRequest): Promise<HttpResponse> {
+type Fail = (status: number, result: SocialResult, reason: string, title: string, message: string, back?: string, userId?: string) => Promise<HttpResponse>;
+
+async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider, req: HttpRequest, ui: PageUi): Promise<HttpResponse> {
   const { ctx, tenant } = host;
+  const { t } = ui;
+  const vars = { provider: p.displayName };
   const q = new URLSearchParams(req.rawQuery);
   const clear = bindingCookie(host, '', 0);
   const who: Who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null };
-  const fail = async (status: number, result: SocialResult, reason: string, title: string, message: string, back?: string, userId?: string) => {
+  const fail: Fail = async (status, result, reason, title, message, back, userId) => {
     count(host, p, result);
     ctx.log.info({ req_id: req.id, tenant, provider: p.name, result, reason }, 'social sign-in refused');
     await ctx.audit.record(tenant, { type: 'social_login', status: 'failed', user_id: userId ?? null, ...who, details: { provider: p.name, reason: result, ...(userId ? { user_id: userId } : {}) } });
-    return withCookie(page(status, socialErrorPage({ stylesheet: host.stylesheet, title, message, ...(back ? { back } : {}) })), clear);
+    return withCookie(page(status, socialErrorPage({ ui, title, message, ...(back ? { back } : {}) })), clear);
   };
-  const startAgain = 'Return to the application and sign in again.';
+  const invalid = (reason: string) => fail(400, 'invalid_state', reason, t('social.invalid.title'), t('social.invalid.message'));
 
   // 1. The state: the relay envelope (naming this tenant) when callbacks go through _ops, then ours.
   let raw = q.get('state') ?? '';
   if (sc.relayIssuer) {
     const relayed = sc.relay.read(raw);
-    if (!relayed || relayed.tenant !== tenant) return fail(400, 'invalid_state', 'relay envelope invalid, expired or of another tenant', 'Sign-in could not be completed', `This sign-in answer is not valid here. ${startAgain}`);
+    if (!relayed || relayed.tenant !== tenant) return invalid('relay envelope invalid, expired or of another tenant');
     raw = relayed.state;
   }
   const flow = sc.codec.read(raw, p.name);
-  if (flow === 'expired') return fail(400, 'expired', 'state expired', 'Sign-in expired', `This sign-in took too long. ${startAgain}`);
-  if (typeof flow === 'string') return fail(400, 'invalid_state', `state ${flow}`, 'Sign-in could not be completed', `This sign-in answer is not valid here. ${startAgain}`);
+  if (flow === 'expired') return fail(400, 'expired', 'state expired', t('signin.expired.title'), t('social.expired.message'));
+  if (typeof flow === 'string') return invalid(`state ${flow}`);
   const back = `${host.target.mountPath}/interaction/${encodeURIComponent(flow.uid)}`;
   // 2. The browser that started it (a callback URL handed to someone else does not sign them in).
   if (!sc.codec.bindingValid(flow.jti, cookieOf(req, BINDING_COOKIE))) {
-    return fail(400, 'wrong_browser', 'binding cookie missing or not of this state', 'Sign-in could not be completed', `This sign-in was started in another browser or has already finished. ${startAgain}`);
+    return fail(400, 'wrong_browser', 'binding cookie missing or not of this state', t('social.invalid.title'), t('social.wrong_browser.message'));
   }
   // 3. Once only.
   if (!(await sc.replay.unique('social-state', flow.jti, flow.exp))) {
-    return fail(400, 'replayed_state', 'state already used', 'Sign-in already used', `This sign-in answer was already used. ${startAgain}`);
+    return fail(400, 'replayed_state', 'state already used', t('social.replayed.title'), t('social.replayed.message'));
   }
   const interaction = await host.provider.Interaction.find(flow.uid);
-  if (!interaction) return fail(400, 'expired', 'interaction gone', 'Sign-in expired', `This sign-in request has expired. ${startAgain}`);
+  if (!interaction) return fail(400, 'expired', 'interaction gone', t('signin.expired.title'), t('signin.expired.message'));
   who.client_id = typeof interaction.params.client_id === 'string' ? interaction.params.client_id : null;
 
   // 4. The upstream's answer.
   const error = q.get('error');
   if (error !== null) {
-    const cancelled = error === 'access_denied';
-    return fail(cancelled ? 401 : 502, 'upstream_denied', `upstream error ${error.slice(0, 64)}`, cancelled ? 'Sign-in cancelled' : `${p.displayName} sign-in failed`, cancelled ? `The sign-in with ${p.displayName} was cancelled. You can try again or sign in another way.` : `${p.displayName} could not sign you in. Try again, or sign in another way.`, back);
+    if (error === 'access_denied') return fail(401, 'upstream_denied', 'upstream error access_denied', t('social.cancelled.title'), t('social.cancelled.message', vars), back);
+    return fail(502, 'upstream_denied', `upstream error ${error.slice(0, 64)}`, t('social.failed.title', vars), t('social.failed.message', vars), back);
   }
   const code = q.get('code');
-  if (!code || code.length > MAX_PARAM) return fail(400, 'upstream_failed', 'no code', `${p.displayName} sign-in failed`, `${p.displayName} did not send a sign-in result. Try again, or sign in another way.`, back);
+  if (!code || code.length > MAX_PARAM) return fail(400, 'upstream_failed', 'no code', t('social.failed.title', vars), t('social.no_code.message', vars), back);
   let identity: UpstreamIdentity;
   try {
-    let appleUser: { name?: { firstName?: string; lastName?: string } } | undefined;
-    try {
-      const u: unknown = q.get('user') ? JSON.parse(q.get('user')!) : undefined;
-      if (u && typeof u === 'object') appleUser = u as typeof appleUser;
-    } catch {
-      appleUser = undefined;
-    }
-    identity = await exchangeCode(ctx, p, { code, redirectUri: callbackUrl(sc, p.name), verifier: flow.verifier, nonce: flow.nonce, iss: q.get('iss') ?? undefined, appleUser, timeoutMs: sc.settings.timeoutMs });
+    identity = await exchangeCode(ctx, p, { code, redirectUri: callbackUrl(sc, p.name), verifier: flow.verifier, nonce: flow.nonce, iss: q.get('iss') ?? undefined, appleUser: appleUser(q.get('user')), timeoutMs: sc.settings.timeoutMs });
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    const title = err.reason === 'timeout' ? `${p.displayName} did not answer` : `${p.displayName} sign-in failed`;
-    const message = err.reason === 'timeout' ? `${p.displayName} took too long to answer. Try again in a moment, or sign in another way.` : `Your identity from ${p.displayName} could not be verified. Try again, or sign in another way.`;
-    return fail(502, 'upstream_failed', `${err.reason}: ${err.message}`, title, message, back);
+    if (err.reason === 'timeout') return fail(502, 'upstream_failed', `${err.reason}: ${err.message}`, t('social.timeout.title', vars), t('social.timeout.message', vars), back);
+    return fail(502, 'upstream_failed', `${err.reason}: ${err.message}`, t('social.failed.title', vars), t('social.unverified.message', vars), back);
   }
 
   // 5. Who that is here.
   const resolution = await resolveAccount(ctx, tenant, sc.config, p, identity);
   if (resolution.kind === 'refused') {
-    const text = {
-      email_in_use: `An account with this e-mail address already exists, and ${p.displayName} does not confirm the address is yours. Sign in with your password, then link ${p.displayName} from your account page.`,
-      signup_closed: `There is no account linked to this ${p.displayName} account, and new accounts cannot be created here. Sign in another way.`,
-      domain_not_allowed: `Accounts can only be created with an e-mail address of an allowed domain, confirmed by ${p.displayName}.`,
-    }[resolution.reason];
-    return fail(403, 'refused', resolution.reason, 'Sign-in not possible', text, back);
+    const key = ({ email_in_use: 'social.refused.email_in_use', signup_closed: 'social.refused.signup_closed', domain_not_allowed: 'social.refused.domain_not_allowed' } as const)[resolution.reason];
+    return fail(403, 'refused', resolution.reason, t('social.refused.title'), t(key, vars), back);
   }
   if (resolution.kind === 'confirm_link') {
     const pending: PendingLink = { accountId: resolution.user.id, provider: p.name, subject: identity.subject, email: resolution.user.email ?? identity.email!, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS };
@@ -266,25 +264,34 @@ async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider
   let result: SocialResult = 'success';
   if (resolution.kind === 'create') {
     const created = await createSocialUser(ctx, tenant, p, identity, who);
-    if (!created) return fail(409, 'refused', 'e-mail taken meanwhile', 'Sign-in not possible', 'An account with this e-mail address was just created. Sign in again.', back);
+    if (!created) return fail(409, 'refused', 'e-mail taken meanwhile', t('social.refused.title'), t('social.refused.raced'), back);
     user = created;
     result = 'created';
   } else {
     user = resolution.user;
     await ctx.storage.socialIdentities.touch(tenant, p.name, identity.subject, new Date().toISOString());
   }
-  return withCookie(await completeSignIn(host, p, interaction as unknown as Interaction, user, ['fed'], who, result, fail), clear);
+  return withCookie(await completeSignIn(host, p, interaction as unknown as Interaction, user, ['fed'], who, result, fail, ui), clear);
 }
 
-type Fail = (status: number, result: SocialResult, reason: string, title: string, message: string, back?: string, userId?: string) => Promise<HttpResponse>;
+/** Apple's one-time `user` field (JSON with the name, first sign-in only); anything else is ignored. */
+function appleUser(raw: string | null): { name?: { firstName?: string; lastName?: string } } | undefined {
+  if (!raw) return undefined;
+  try {
+    const u: unknown = JSON.parse(raw);
+    return u && typeof u === 'object' ? (u as { name?: { firstName?: string; lastName?: string } }) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The user is known: a second factor when enrolled, otherwise the login handed to oidc-provider. */
-async function completeSignIn(host: SignInHost, p: SocialProvider, details: Interaction, user: UserRecord, amr: string[], who: Who, result: SocialResult, fail: Fail): Promise<HttpResponse> {
+async function completeSignIn(host: SignInHost, p: SocialProvider, details: Interaction, user: UserRecord, amr: string[], who: Who, result: SocialResult, fail: Fail, ui: PageUi): Promise<HttpResponse> {
   const { ctx, tenant } = host;
   const back = `${host.target.mountPath}/interaction/${encodeURIComponent(details.uid)}`;
   const found = await host.guard.liftExpiredLock(tenant, user);
   if (!canSignIn(found)) {
-    return fail(403, 'refused', found.account_enabled ? 'account_locked' : 'account_disabled', 'Sign-in not possible', 'This account cannot sign in right now. Contact your administrator.', undefined, user.id);
+    return fail(403, 'refused', found.account_enabled ? 'account_locked' : 'account_disabled', ui.t('social.refused.title'), ui.t('signin.cannot'), undefined, user.id);
   }
   if (found.mfa_enabled) {
     // The upstream vouches for one factor; the second is this service's own (TOTP or recovery code).
@@ -304,19 +311,20 @@ async function completeSignIn(host: SignInHost, p: SocialProvider, details: Inte
 }
 
 /** The password confirmation (or its cancellation) of a pending link. */
-async function confirmLink(host: SignInHost, sc: SocialContext, req: HttpRequest, uid: string, cancel: boolean): Promise<HttpResponse> {
+async function confirmLink(host: SignInHost, sc: SocialContext, req: HttpRequest, uid: string, cancel: boolean, ui: PageUi): Promise<HttpResponse> {
   const { ctx, tenant } = host;
+  const { t } = ui;
   return withNodeObjects(req, host.target, async (nreq, nres) => {
     let details: Interaction;
     try {
       details = await host.provider.interactionDetails(nreq as never, nres as never);
     } catch {
-      return page(400, socialErrorPage({ stylesheet: host.stylesheet, title: 'Sign-in expired', message: 'This sign-in request has expired or is no longer valid. Return to the application and start again.' }));
+      return expiredPage(ui);
     }
     const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
     const form = readForm(req);
     if (details.uid !== uid || !form || !csrfValid(host, uid, form.get('csrf_token'))) {
-      return page(403, socialErrorPage({ stylesheet: host.stylesheet, title: 'Form expired', message: 'This form could not be verified. Go back, reload the page and try again.' }));
+      return page(403, socialErrorPage({ ui, title: t('page.form_expired.title'), message: t('page.form_expired.message') }));
     }
     const pending = pendingLink(details);
     const p = pending ? sc.settings.providers.find((x) => x.name === pending.provider) : undefined;
@@ -325,40 +333,38 @@ async function confirmLink(host: SignInHost, sc: SocialContext, req: HttpRequest
       await saveInteractionResult(host.provider, uid, {});
       return redirect(base);
     }
+    const vars = { provider: p.displayName };
     const who: Who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: typeof details.params.client_id === 'string' ? details.params.client_id : null };
     // The submission ends at the client's redirect URI: the form's CSP must allow it (as on the sign-in page).
     const targets = formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);
     const again = (status: number, error: string) =>
-      page(status, socialLinkPage({ stylesheet: host.stylesheet, action: `${base}/link`, cancelAction: `${base}/link-cancel`, csrf: csrfFor(host, uid), provider: p.displayName, email: pending.email, error }), targets);
-    if (!host.guard.allowIp(tenant, req.ip)) return again(429, 'Too many sign-in attempts from your network. Wait a minute and try again.');
+      page(status, socialLinkPage({ ui, action: `${base}/link`, cancelAction: `${base}/link-cancel`, csrf: csrfFor(host, uid), provider: p.displayName, email: pending.email, error }), targets);
+    const cannot = () => page(403, socialErrorPage({ ui, title: t('social.refused.title'), message: t('signin.cannot') }));
+    if (!host.guard.allowIp(tenant, req.ip)) return again(429, t('signin.too_many'));
     const password = form.get('password') ?? '';
-    if (!password || password.length > 1024) return again(400, 'Enter your password.');
+    if (!password || password.length > 1024) return again(400, t('social.link.missing_password'));
     const found = await ctx.storage.users.get(tenant, pending.accountId);
     const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
     if (!user || user.deleted_at) return redirect(base);
-    if (!user.password_hash) {
-      return again(400, `This account has no password. Sign in the way you did before, then link ${p.displayName} from your account page.`);
-    }
+    if (!user.password_hash) return again(400, t('social.link.no_password', vars));
     const ok = await ctx.passwords.verify(user.password_hash, password);
     if (!ok) {
       ctx.metrics.loginAttempts.inc({ result: 'failure' });
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason: 'wrong_password', step: 'social_link', provider: p.name } });
-      if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) {
-        return page(403, socialErrorPage({ stylesheet: host.stylesheet, title: 'Sign-in not possible', message: 'This account cannot sign in right now. Contact your administrator.' }));
-      }
-      return again(401, 'That password is not correct.');
+      if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return cannot();
+      return again(401, t('social.link.wrong_password'));
     }
-    if (!canSignIn(user)) return page(403, socialErrorPage({ stylesheet: host.stylesheet, title: 'Sign-in not possible', message: 'This account cannot sign in right now. Contact your administrator.' }));
+    if (!canSignIn(user)) return cannot();
     const identity: UpstreamIdentity = { subject: pending.subject, email: pending.email, emailVerified: true, claims: {} };
     if ((await linkIdentity(ctx, tenant, user, p, identity, who)) === 'taken') {
-      return page(409, socialErrorPage({ stylesheet: host.stylesheet, title: 'Already linked', message: `This ${p.displayName} account is already linked to another account.` }));
+      return page(409, socialErrorPage({ ui, title: t('social.link.taken.title'), message: t('social.link.taken.message', vars) }));
     }
     await host.guard.recordSuccess(tenant, user);
     const fail: Fail = async (status, result, reason, title, message, back) => {
       count(host, p, result);
       ctx.log.info({ req_id: req.id, tenant, provider: p.name, result, reason }, 'social sign-in refused');
-      return page(status, socialErrorPage({ stylesheet: host.stylesheet, title, message, ...(back ? { back } : {}) }));
+      return page(status, socialErrorPage({ ui, title, message, ...(back ? { back } : {}) }));
     };
-    return completeSignIn(host, p, details, user, ['pwd', 'fed'], who, 'linked', fail);
+    return completeSignIn(host, p, details, user, ['pwd', 'fed'], who, 'linked', fail, ui);
   });
 }

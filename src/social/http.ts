@@ -6,7 +6,7 @@
  * path moves to src/outbound in one place.
  */
 import type { AppContext } from '../context.js';
-import { outboundAllowed } from '../oidc/backchannel.js';
+import { OutboundRefused, outboundFetch, outboundPolicy } from '../outbound/index.js';
 
 export interface UpstreamResponse {
   status: number;
@@ -36,44 +36,29 @@ export class UpstreamError extends Error {
 const DEFAULT_MAX_BYTES = 512 * 1024;
 
 export async function upstreamFetch(ctx: AppContext, raw: string, init: UpstreamRequest): Promise<UpstreamResponse> {
-  const url = new URL(raw);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UpstreamError('refused', `${url.protocol} is not an HTTP URL`);
-  if (!(await outboundAllowed(ctx, url))) throw new UpstreamError('refused', `${url.host} is a private or loopback address (security.outbound.allow_private_networks is off)`);
-  const limit = init.maxBytes ?? DEFAULT_MAX_BYTES;
-  let res: Response;
+  let host = raw;
   try {
-    res = await fetch(url, {
+    host = new URL(raw).host;
+  } catch {
+    throw new UpstreamError('refused', 'not a valid URL');
+  }
+  try {
+    const res = await outboundFetch(raw, {
       method: init.method ?? 'GET',
       headers: { 'user-agent': 'svc', ...init.headers },
       ...(init.body !== undefined ? { body: init.body } : {}),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(init.timeoutMs),
+      timeoutMs: init.timeoutMs,
+      maxBytes: init.maxBytes ?? DEFAULT_MAX_BYTES,
+      policy: outboundPolicy(ctx.config),
     });
+    return { status: res.status, body: res.body, header: res.header };
   } catch (err) {
-    const e = err as Error;
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new UpstreamError('timeout', `${url.host} did not answer within ${init.timeoutMs} ms`);
-    throw new UpstreamError('network', `${url.host}: ${e.message}`);
+    if (err instanceof OutboundRefused) throw new UpstreamError('refused', `${host}: ${err.message}`);
+    const message = err instanceof Error ? err.message : String(err);
+    if (/timed out/.test(message)) throw new UpstreamError('timeout', `${host} did not answer within ${init.timeoutMs} ms`);
+    if (/too large/.test(message)) throw new UpstreamError('too_large', `${host} answered more than ${init.maxBytes ?? DEFAULT_MAX_BYTES} bytes`);
+    throw new UpstreamError('network', `${host}: ${message}`);
   }
-  const chunks: Buffer[] = [];
-  let received = 0;
-  try {
-    if (res.body) {
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        received += chunk.length;
-        if (received > limit) {
-          await res.body.cancel().catch(() => undefined);
-          throw new UpstreamError('too_large', `${url.host} answered more than ${limit} bytes`);
-        }
-        chunks.push(Buffer.from(chunk));
-      }
-    }
-  } catch (err) {
-    if (err instanceof UpstreamError) throw err;
-    const e = err as Error;
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new UpstreamError('timeout', `${url.host} did not answer within ${init.timeoutMs} ms`);
-    throw new UpstreamError('network', `${url.host}: ${e.message}`);
-  }
-  return { status: res.status, body: Buffer.concat(chunks), header: (name) => res.headers.get(name) };
 }
 
 /** The JSON object of a 200 answer, or an UpstreamError naming what came instead. */

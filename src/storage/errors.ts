@@ -1,12 +1,5 @@
 /**
- * Errors a repository raises in a storage-neutral shape, so the Management API can map them to
- * problem responses without knowing SQLite or PostgreSQL error codes.
+ * Errors a repository raises in a storage-neutral shape (src/errors.ts), so the surfaces map them
+ * without knowing SQLite, PostgreSQL or Redis error codes.
  */
-
-/** A unique constraint refused the write (another live record already holds the value). */
-export class UniqueViolation extends Error {
-  constructor(readonly field: string) {
-    super(`unique constraint violated on ${field}`);
-    this.name = 'UniqueViolation';
-  }
-}
+export { NotFound, Unavailable, UniqueViolation } from '../errors.js';

@@ -8,14 +8,16 @@
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
+import { isSystemClientId, systemClient } from '../clients/system-clients.js';
 import type { AppContext } from '../context.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
-import { OAuthError, isUnavailable, oauthResponse } from '../http/problem.js';
+import { isUnavailable } from '../errors.js';
+import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { SerialTask } from '../events/serial-task.js';
-import { decodeJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import { checkAccessToken, clientCredentialsGrant, introspect, type TokenCheck, type TokenContext } from '../oidc/access-tokens.js';
+import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
+import { accessTokenOwner, checkAccessToken, type AccessTokenOwner, type TokenCheck } from '../oidc/token-verification.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
 import { assertionServices } from '../oidc/assertion-services.js';
@@ -27,6 +29,7 @@ import { LoginGuard } from '../oidc/login-guard.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
+import type { UiSettings } from '../ui/page-ui.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import { ReplayStore } from '../oidc/replay-store.js';
@@ -37,16 +40,11 @@ import { RelayState } from './ops.js';
 import { OPS_TENANT } from './resolver.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
+import type { TenantHandle } from './handle.js';
 import type { TenantState } from './state-cache.js';
 
 const DISCOVERY_PATH = '/.well-known/openid-configuration';
 
-/** Who an end user's access token belongs to (TenantActor.accessTokenOwner). */
-export interface AccessTokenOwner {
-  accountId: string;
-  clientId: string;
-  scope: string;
-}
 const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
 
 /** The oidc-provider instance of the actor's current keys and config, and what was rendered with it. */
@@ -56,7 +54,7 @@ interface BuiltProvider {
   discovery: { body: Buffer; etag: string };
 }
 
-export class TenantActor implements TokenContext {
+export class TenantActor implements TokenContext, TenantHandle {
   readonly issuer: string;
   readonly origin: URL;
   readonly mountPath: string;
@@ -84,6 +82,8 @@ export class TenantActor implements TokenContext {
   private readonly stylesheetPath: string;
   /** Derived on the first sign-in page, then kept (an HMAC per request otherwise). */
   private csrfKey: Buffer | undefined;
+  /** The tenant's built-in first-party clients (clients/system-clients.ts), made on first use. */
+  private readonly systemClients: Record<string, ClientRecord | undefined> = {};
   /** Client assertion keys and jti replay store of the token endpoint fast paths. */
   readonly assertions: AssertionServices;
   /** Social login of the current config (built on first use, dropped when the config changes). */
@@ -164,10 +164,11 @@ export class TenantActor implements TokenContext {
       extend: (conf) => {
         mergeConfiguration(
           conf,
-          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, stylesheet: this.stylesheetPath, pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
+          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
         );
-        const discovery = discoveryMetadata(config);
-        if (Object.keys(discovery).length) conf.discovery = { ...conf.discovery, ...discovery };
+        // RFC 7591 clients find dynamic registration here (it is served by oidc/register-rp.ts,
+        // not by oidc-provider's own registration feature, so oidc-provider would not announce it).
+        conf.discovery = { ...conf.discovery, registration_endpoint: `${this.issuer}/register-rp`, ...discoveryMetadata(config) };
       },
       backchannelLogout: (client, sub, sid) => this.backchannel.send(client, sub, sid),
     });
@@ -240,12 +241,19 @@ export class TenantActor implements TokenContext {
       guard: this.guard,
       csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       stylesheet: this.stylesheetPath,
+      ui: this.uiSettings(this.current),
       loadClient: (id) => this.loadClient(id),
     };
   }
 
+  /** What the tenant's end-user pages are rendered with (stylesheet, languages, brand). */
+  uiSettings(config: EffectiveConfig = this.current): UiSettings {
+    return { stylesheet: this.stylesheetPath, application: config.overrides.application };
+  }
+
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
+    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin));
     const cache = this.clientCache;
     const cached = cache.get(clientId);
     if (cached) return cached;
@@ -291,23 +299,13 @@ export class TenantActor implements TokenContext {
     this.ctx.log.info({ tenant: this.tenant, client_id: clientId, reason }, 'client authentication failed');
   }
 
-  /**
-   * The end user an access token of this tenant was issued to (authorization code or device flow),
-   * or undefined when it is not a live user token: opaque tokens through oidc-provider's own store
-   * (expiry and session binding checked), JWTs through checkAccessToken. A client_credentials
-   * token has no user (its `sub` is the client) and is refused.
-   */
-  async accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined> {
-    if (decodeJwt(token)) {
-      const check = await this.checkAccessToken(token);
-      if (!check.active || check.claims.sub === check.claims.client_id) return undefined;
-      return { accountId: check.claims.sub, clientId: check.claims.client_id, scope: check.claims.scope ?? '' };
-    }
-    const stored = await (await this.provider()).provider.AccessToken.find(token);
-    if (!stored?.accountId || !stored.clientId || stored.isExpired) return undefined;
-    const client = await this.loadClient(stored.clientId);
-    if (!client?.active) return undefined;
-    return { accountId: stored.accountId, clientId: stored.clientId, scope: stored.scope ?? '' };
+  accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined> {
+    return accessTokenOwner(this, token);
+  }
+
+  /** oidc-provider's stored opaque access token (its own expiry and session binding rules). */
+  async findOpaqueAccessToken(token: string) {
+    return (await (await this.provider()).provider.AccessToken.find(token)) ?? undefined;
   }
 
   /** Every request under the OIDC path of this tenant. */

@@ -15,7 +15,7 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { Cursors } from '../management/pagination.js';
 import type { TenantActor } from './actor.js';
 import { OpsGateway, RelayState } from './ops.js';
-import { PlatformRoutes } from './platform-routes.js';
+import { PlatformRoutes } from '../management/platform-routes.js';
 import type { ActorPool } from './pool.js';
 import { OPS_TENANT, PLATFORM_TENANT } from './resolver.js';
 

@@ -57,6 +57,8 @@ export interface RegistryDeps {
   /** First segment of event channels (config redis.key_prefix). */
   prefix: string;
   ttlMs?: number;
+  /** False in multi-tenant production: `default` is then unknown like any unstored slug (resolver.ts). */
+  defaultServes?: boolean;
 }
 
 export class TenantRegistry {
@@ -70,7 +72,7 @@ export class TenantRegistry {
 
   /** The tenant's record, or undefined when there is no such tenant. */
   find(slug: string): Promise<TenantRecord | undefined> {
-    if (slug === DEFAULT_TENANT) return Promise.resolve(DEFAULT_RECORD);
+    if (slug === DEFAULT_TENANT) return Promise.resolve(this.deps.defaultServes === false ? undefined : DEFAULT_RECORD);
     const hit = this.cache.get(slug);
     if (hit) return Promise.resolve(hit.record);
     // Concurrent first requests for one tenant share one query.
@@ -101,7 +103,7 @@ export class TenantRegistry {
    * when the cache cannot tell (not cached, expired, unknown or suspended: the async path decides).
    */
   activeNow(slug: string): true | undefined {
-    if (slug === DEFAULT_TENANT) return true;
+    if (slug === DEFAULT_TENANT) return this.deps.defaultServes === false ? undefined : true;
     return this.cache.get(slug)?.record?.status === 'active' ? true : undefined;
   }
 

@@ -19,6 +19,15 @@ export const OPS_TENANT = '_ops';
 export const RESERVED_TENANTS = new Set([DEFAULT_TENANT, PLATFORM_TENANT, OPS_TENANT]);
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
+/**
+ * `default` exists only in single-tenant mode and, for convenience, in development/test. In a
+ * multi-tenant production it is an unknown tenant (404): it would otherwise serve the bare issuer
+ * and generate keys for a tenant nobody created (issue 12 item 12).
+ */
+export function defaultTenantServes(config: Pick<Config, 'multi_tenancy' | 'node_env'>): boolean {
+  return !config.multi_tenancy.enabled || config.node_env === 'development' || config.node_env === 'test';
+}
+
 export interface Resolution {
   tenant: string;
   via: 'single' | 'header' | 'subdomain' | 'fallback';

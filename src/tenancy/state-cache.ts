@@ -17,9 +17,10 @@
  */
 import { LRUCache } from 'lru-cache';
 import QuickLRU from 'quick-lru';
-import type { AppContext } from '../context.js';
 import { KeySet, ensureKeys } from '../keys/keystore.js';
-import type { ClientRecord } from '../storage/types.js';
+import type { Config } from '../config/index.js';
+import type { Sealer } from '../keys/sealer.js';
+import type { ClientRecord, Storage } from '../storage/types.js';
 import type { EffectiveConfig } from './config/merge.js';
 import { loadEffectiveConfig } from './config/store.js';
 
@@ -34,7 +35,12 @@ export interface TenantState {
   readonly clients: QuickLRU<string, ClientRecord>;
 }
 
-type Deps = Pick<AppContext, 'config' | 'storage' | 'sealer'>;
+/** What loading needs (named here, not as a slice of AppContext: the context holds this cache). */
+interface Deps {
+  readonly config: Config;
+  readonly storage: Storage;
+  readonly sealer: Sealer;
+}
 
 export class TenantStateCache {
   private readonly entries: LRUCache<string, TenantState>;

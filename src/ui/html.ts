@@ -1,51 +1,40 @@
 /** HTML building blocks for the end-user pages: escaping, the page layout, security headers. */
+import type { PageUi } from './page-ui.js';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+import { Html, esc } from './escape.js';
 
-export function esc(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
-
-/** Marks trusted markup built from escaped parts. */
-export class Html {
-  constructor(readonly value: string) {}
-  toString(): string {
-    return this.value;
-  }
-}
-
-/** Tagged template: interpolated values are escaped unless they are Html. */
-export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  let out = strings[0]!;
-  values.forEach((v, i) => {
-    const part = Array.isArray(v) ? v.map((x) => (x instanceof Html ? x.value : esc(x))).join('') : v instanceof Html ? v.value : esc(v);
-    out += part + strings[i + 1]!;
-  });
-  return new Html(out);
-}
+export { Html, esc, html } from './escape.js';
 
 export interface PageOptions {
   title: string;
-  /** Path of the stylesheet served by the actor (same origin). */
-  stylesheet: string;
-  lang?: string;
+  ui: PageUi;
+}
+
+/** The language switcher: plain links (no script), each language named in itself. */
+function languageSwitcher(ui: PageUi): string {
+  if (!ui.languages.length) return '';
+  const items = ui.languages
+    .map((l) => `<li><a href="${esc(l.href)}" hreflang="${l.lang}" lang="${l.lang}"${l.current ? ' aria-current="true"' : ''}>${esc(l.name)}</a></li>`)
+    .join('');
+  return `<nav class="languages" aria-label="${esc(ui.t('lang.label'))}"><ul>${items}</ul></nav>\n`;
 }
 
 export function layout(opts: PageOptions, body: Html): string {
+  const { ui } = opts;
   return `<!DOCTYPE html>
-<html lang="${esc(opts.lang ?? 'en')}">
+<html lang="${esc(ui.t.lang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${esc(opts.title)}</title>
-<link rel="stylesheet" href="${esc(opts.stylesheet)}">
+<link rel="stylesheet" href="${esc(ui.stylesheet)}">
 </head>
 <body>
 <main class="card">
 ${body.value}
 </main>
-</body>
+${languageSwitcher(ui)}</body>
 </html>`;
 }
 

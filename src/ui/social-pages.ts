@@ -2,49 +2,54 @@
  * Social login on the end-user pages: the "Continue with <name>" links of the sign-in page, the
  * page that asks an existing user's password before an upstream account is linked, and the page
  * that ends a failed upstream sign-in (with a way back to the sign-in page when it is still open).
+ * Provider names come from configuration and are escaped like any text.
  */
-import { Html, html, layout } from './html.js';
+import { html, layout, type Html } from './html.js';
+import type { PageUi } from './page-ui.js';
+import { errorBlock } from './pages.js';
 
 export interface SocialButton {
-  /** The provider's display name (configuration: escaped like any text). */
+  /** The provider's display name. */
   name: string;
   href: string;
 }
 
 /** The block under the password form; empty without enabled providers. */
-export function socialButtons(buttons: readonly SocialButton[] | undefined): Html {
-  if (!buttons?.length) return html``;
-  return html`<div class="social" role="group" aria-label="Other ways to sign in">
-<p class="divider">or</p>
-<ul class="social-list">${buttons.map((b) => html`<li><a class="button social-button" href="${b.href}">Continue with ${b.name}</a></li>`)}</ul>
+export function socialButtons(buttons: readonly SocialButton[], ui: PageUi): Html {
+  if (!buttons.length) return html``;
+  const { t } = ui;
+  return html`<div class="social" role="group" aria-label="${t('social.group')}">
+<p class="divider">${t('social.or')}</p>
+<ul class="social-list">${buttons.map((b) => html`<li><a class="button social-button" href="${b.href}">${t('social.continue_with', { provider: b.name })}</a></li>`)}</ul>
 </div>`;
 }
 
-export function socialLinkPage(o: { stylesheet: string; action: string; cancelAction: string; csrf: string; provider: string; email: string; error?: string }): string {
+export function socialLinkPage(o: { ui: PageUi; action: string; cancelAction: string; csrf: string; provider: string; email: string; error?: string }): string {
+  const { t } = o.ui;
   return layout(
-    { title: `Link your ${o.provider} account`, stylesheet: o.stylesheet },
-    html`<h1>Link your ${o.provider} account</h1>
-<p>An account with the e-mail <strong>${o.email}</strong> already exists. Enter its password to link your ${o.provider} account to it. Next time, Continue with ${o.provider} signs you in directly.</p>
-${o.error ? html`<p class="error" role="alert" id="form-error">${o.error}</p>` : html``}
+    { title: t('social.link.title', { provider: o.provider }), ui: o.ui },
+    html`<h1>${t('social.link.title', { provider: o.provider })}</h1>
+<p>${t.html('social.link.intro', { email: html`<strong>${o.email}</strong>`, provider: o.provider })}</p>
+${errorBlock(o.error)}
 <form method="post" action="${o.action}" novalidate>
 <input type="hidden" name="csrf_token" value="${o.csrf}">
 <input type="hidden" name="username" autocomplete="username" value="${o.email}">
-<label for="password">Password</label>
+<label for="password">${t('signin.password')}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required${o.error ? html` aria-describedby="form-error"` : html``} autofocus>
 <div class="actions">
-<button type="submit" formaction="${o.cancelAction}" name="decision" value="cancel">Cancel</button>
-<button type="submit" class="primary">Link and sign in</button>
+<button type="submit" formaction="${o.cancelAction}" name="decision" value="cancel">${t('social.link.cancel')}</button>
+<button type="submit" class="primary">${t('social.link.submit')}</button>
 </div>
 </form>`,
   );
 }
 
-export function socialErrorPage(o: { stylesheet: string; title: string; message: string; back?: string }): string {
+export function socialErrorPage(o: { ui: PageUi; title: string; message: string; back?: string }): string {
   return layout(
-    { title: o.title, stylesheet: o.stylesheet },
+    { title: o.title, ui: o.ui },
     html`<h1>${o.title}</h1>
 <p class="error" role="alert">${o.message}</p>
-${o.back ? html`<p><a href="${o.back}">Back to sign-in</a></p>` : html``}`,
+${o.back ? html`<p><a href="${o.back}">${o.ui.t('social.back')}</a></p>` : html``}`,
   );
 }
 

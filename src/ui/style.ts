@@ -6,7 +6,7 @@ export const STYLESHEET = `
 :root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f4f6fa;--card:#fff;--accent:#2456d3;--accent-fg:#fff;--danger:#b3261e;--border:#d5dae3}
 @media (prefers-color-scheme:dark){:root{--fg:#e6e9ef;--muted:#a3abba;--bg:#11151c;--card:#1b212b;--accent:#7aa2ff;--accent-fg:#0b1020;--danger:#ff8a80;--border:#343c4a}}
 *{box-sizing:border-box}
-body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+body{margin:0;min-height:100vh;display:flex;flex-direction:column;align-items:center;justify-content:center;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 .card{width:100%;max-width:400px;margin:24px;padding:32px;background:var(--card);border:1px solid var(--border);border-radius:12px}
 h1{font-size:1.5rem;margin:0 0 8px}
 p{margin:0 0 16px;color:var(--muted)}
@@ -22,6 +22,10 @@ code.user-code{display:block;font-size:1.6rem;letter-spacing:.15em;text-align:ce
 code.secret{display:block;font-size:1.2rem;letter-spacing:.08em;word-break:break-all;margin:0 0 16px}
 code.uri{display:block;font-size:.8rem;word-break:break-all;margin:0 0 16px}
 ul.codes{columns:2;padding-left:20px;margin:0 0 16px;font-family:ui-monospace,monospace}
+nav.languages{margin:16px 24px;text-align:center}
+nav.languages ul{list-style:none;margin:0;padding:0;display:flex;gap:16px;justify-content:center;flex-wrap:wrap}
+nav.languages a{color:var(--fg)}
+nav.languages a[aria-current]{font-weight:700;text-decoration:none}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 ` + SOCIAL_STYLES;
 

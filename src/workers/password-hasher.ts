@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Piscina } from 'piscina';
 import type { Config } from '../config/index.js';
-import { ProblemError } from '../http/problem.js';
+import { Unavailable } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { PROJECT_ROOT } from '../paths.js';
 import type { Argon2Params, Argon2WorkerData, HashTask, VerifyTask } from '../../workers/argon2.js';
@@ -77,7 +77,7 @@ export class PasswordHasher {
 
   /** Created on first use, so commands that never hash (CLI, most tests) start no threads. */
   private getPool(): Piscina {
-    if (this.closed) throw new ProblemError(503, 'unavailable', 'The service is shutting down', { headers: { 'retry-after': '1' } });
+    if (this.closed) throw new Unavailable('The service is shutting down');
     if (!this.pool) {
       const filename = this.opts.filename ?? ARGON2_WORKER_FILE;
       if (!existsSync(filename)) throw new Error(`Argon2 worker not found at ${filename}: run \`npm run build\` first`);
@@ -122,6 +122,6 @@ export class PasswordHasher {
   }
 }
 
-function queueFull(): ProblemError {
-  return new ProblemError(503, 'unavailable', 'Too many password operations in progress; retry shortly', { headers: { 'retry-after': '1' } });
+function queueFull(): Unavailable {
+  return new Unavailable('Too many password operations in progress; retry shortly');
 }

@@ -267,6 +267,23 @@ describe('token endpoint errors', () => {
     expect(res.json.error).toBe('unauthorized_client');
   });
 
+  it('gives unauthorized_client for every grant the client is not registered for (RFC 6749 5.2)', async () => {
+    // A client_credentials-only client trying the code, refresh and device grants (oidc-provider's paths).
+    const c = await serviceClient(t, admin, 'svc:clients:read', { grant_types: ['client_credentials'] });
+    for (const form of [
+      { grant_type: 'authorization_code', code: 'x'.repeat(43), redirect_uri: 'https://app.example/cb', code_verifier: 'v'.repeat(43) },
+      { grant_type: 'refresh_token', refresh_token: 'x'.repeat(43) },
+      { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'x'.repeat(43) },
+    ]) {
+      const res = await postForm(t, '/token', form, c);
+      expect(res.status, form.grant_type).toBe(400);
+      expect(res.json.error, form.grant_type).toBe('unauthorized_client');
+    }
+    const device = await postForm(t, '/device/auth', { scope: 'openid' }, c);
+    expect(device.status).toBe(400);
+    expect(device.json.error).toBe('unauthorized_client');
+  });
+
   it('answers a wrong secret or an unknown client with 401 invalid_client and a Basic challenge', async () => {
     for (const creds of [
       { id: BOOTSTRAP_ID, secret: 'not-the-secret' },

@@ -186,6 +186,24 @@ describe('registration tokens and register-rp', () => {
   });
 
   describe('POST {oidc}/register-rp', () => {
+    it('is announced in discovery, so an RFC 7591 client (openid-client) registers itself', async () => {
+      const disc = await (await fetch(`${t.url}/oidc/v1/.well-known/openid-configuration`)).json();
+      expect(disc.registration_endpoint).toBe(`${t.issuer}/register-rp`);
+      const tok = await createToken();
+      // openid-client discovers the issuer, then posts to its registration_endpoint with the token.
+      const config = await oidc.dynamicClientRegistration(
+        new URL(t.issuer),
+        { client_name: 'Self-registered RP', redirect_uris: ['https://rp.example.com/cb'], grant_types: ['authorization_code'] },
+        undefined,
+        { initialAccessToken: tok.token, execute: [oidc.allowInsecureRequests] },
+      );
+      const clientId = config.clientMetadata().client_id;
+      expect(clientId).toEqual(expect.any(String));
+      const listed = await api(t, 'GET', `/api/v1/clients/${encodeURIComponent(clientId)}`, { token: admin });
+      expect(listed.status).toBe(200);
+      expect(listed.json.data.client_name).toBe('Self-registered RP');
+    });
+
     it('registers a public native client with a custom-scheme redirect, visible and usable', async () => {
       const tok = await createToken({ policies: ['native-only'] });
       const res = await register(tok.token, {

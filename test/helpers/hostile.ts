@@ -7,8 +7,8 @@
 import { expect } from 'vitest';
 import { allOperations as everyOperation } from '../../src/management/index.js';
 import type { Operation } from '../../src/management/operation.js';
-import { buildMetadata } from '../../src/management/clients/rules.js';
-import { createClient as createClientRecord } from '../../src/management/clients/operations.js';
+import { buildMetadata } from '../../src/clients/rules.js';
+import { createClient as createClientRecord } from '../../src/clients/operations.js';
 import type { RateClass } from '../../src/management/rate-limit.js';
 import { api, type TestApp } from './app.js';
 import { requestToken, type Credentials } from './oauth.js';

@@ -22,6 +22,8 @@ export interface Instance {
   output(): string;
   /** SIGTERM, then waits for the exit (graceful drain). */
   stop(): Promise<void>;
+  /** The process's exit code once it exited (null after a signal), undefined while it runs. */
+  exitCode(): number | null | undefined;
 }
 
 /** Starts src/main.ts in a process of its own with exactly this environment; waits until /readyz says ready. */
@@ -69,6 +71,7 @@ export async function startInstance(name: string, port: number, env: Record<stri
     url,
     port,
     output: () => out,
+    exitCode: () => exited,
     async stop() {
       process.off('exit', kill);
       if (exited === undefined) {

@@ -48,7 +48,7 @@ describe('HttpServer', () => {
     expect(req.id).toBe(res.headers.get('x-request-id'));
   });
 
-  it('answers 413 before reading a body declared over 1 MiB, closing the connection', async () => {
+  it('answers 413 to a body declared over 1 MiB that never comes (after the linger time), closing the connection', async () => {
     const { port, seen } = await serve(async () => ({ status: 200 }));
     const conn = await openRaw(port);
     await conn.write(head('POST', '/upload', port, { 'content-type': 'application/json', 'content-length': MAX_BODY_BYTES + 1 }));
@@ -58,6 +58,39 @@ describe('HttpServer', () => {
     expect(JSON.parse(res.body)).toMatchObject({ type: 'urn:svc:error:payload-too-large', status: 413, instance: '/upload' });
     await conn.closed;
     expect(seen).toHaveLength(0); // the application never saw it
+  });
+
+  it('lets ordinary clients read the 413 of a body over 1 MiB (lingering close, no reset)', async () => {
+    const { port, seen } = await serve(async () => ({ status: 200 }));
+    // Node's fetch (undici) and node:http both keep writing the body; before the lingering close
+    // they often saw ECONNRESET/EPIPE instead of the answer.
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/upload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Uint8Array(12 * MAX_BODY_BYTES) });
+      expect(res.status).toBe(413);
+      expect((await res.json()).type).toBe('urn:svc:error:payload-too-large');
+    }
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/upload', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      // Chunked, no content-length: the limit is found while reading.
+      for (let i = 0; i < 20; i++) req.write(Buffer.alloc(MAX_BODY_BYTES / 2));
+      req.end(Buffer.alloc(MAX_BODY_BYTES));
+    });
+    expect(status).toBe(413);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('does not wait for a body declared far beyond what it would discard', async () => {
+    const { port } = await serve(async () => ({ status: 200 }));
+    const conn = await openRaw(port);
+    await conn.write(head('POST', '/upload', port, { 'content-type': 'application/json', 'content-length': 17 * MAX_BODY_BYTES }));
+    const res = await conn.response;
+    expect(res.status).toBe(413);
+    await conn.closed;
   });
 
   it('reads a body of exactly 1 MiB', async () => {
@@ -112,5 +145,41 @@ describe('HttpServer', () => {
       expect(server.accepting).toBe(false);
       conn.end();
     });
+  });
+});
+
+describe('HttpServer listen', () => {
+  function server(port: number, reusePort?: boolean): HttpServer {
+    const s = new HttpServer({ host: '127.0.0.1', port, reusePort, log: pino({ level: 'silent' }), handle: async () => ({ status: 204 }) });
+    servers.push(s);
+    return s;
+  }
+
+  it('refuses a port another process already holds, naming the address and the cause', async () => {
+    const port = await server(0).listen();
+    await expect(server(port).listen()).rejects.toThrow(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use`));
+  });
+
+  it('refuses a port held by a plain Node.js server too', async () => {
+    const { createServer } = await import('node:net');
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const port = (other.address() as { port: number }).port;
+    try {
+      await expect(server(port).listen()).rejects.toThrow(/address is in use/);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('shares the port only when both sides ask for it (HTTP_REUSE_PORT)', async () => {
+    // A port of our choosing: uSockets sets SO_REUSEPORT only on a fixed port, not on port 0.
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    await expect(server(port, true).listen()).resolves.toBe(port);
+    await expect(server(port, true).listen()).resolves.toBe(port);
   });
 });

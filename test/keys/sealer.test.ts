@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -75,7 +75,7 @@ describe('loadEncryptionKey', () => {
     const config = loadConfig({ SVC_ENCRYPTION_KEY: key.toString('base64'), STORAGE_SQLITE_PATH: join(sub, 'svc.db') });
     const log = logger();
     expect(loadEncryptionKey(config, log).equals(key)).toBe(true);
-    expect(() => statSync(join(sub, 'encryption.key'))).toThrow();
+    expect(() => statSync(join(sub, 'svc.db.encryption-key'))).toThrow();
     expect(log.warn).not.toHaveBeenCalled();
   });
 
@@ -85,7 +85,7 @@ describe('loadEncryptionKey', () => {
     const log1 = logger();
     const first = loadEncryptionKey(config, log1);
     expect(first).toHaveLength(32);
-    const file = join(sub, 'encryption.key');
+    const file = join(sub, 'svc.db.encryption-key');
     expect(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64').equals(first)).toBe(true);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(log1.warn).toHaveBeenCalledTimes(1);
@@ -99,9 +99,28 @@ describe('loadEncryptionKey', () => {
     const sub = join(dir, 'corrupt');
     const config = loadConfig({ STORAGE_SQLITE_PATH: join(sub, 'svc.db') });
     loadEncryptionKey(config, logger());
-    writeFileSync(join(sub, 'encryption.key'), 'c2hvcnQ=\n');
+    writeFileSync(join(sub, 'svc.db.encryption-key'), 'c2hvcnQ=\n');
     const key2 = loadEncryptionKey(config, logger());
     expect(key2).toHaveLength(32);
     expect(new Sealer(key2).unseal(new Sealer(key2).seal('ok'))).toBe('ok');
+  });
+
+  it('names the key after its database, so two databases in one folder get two keys', () => {
+    const sub = join(dir, 'two');
+    const a = loadEncryptionKey(loadConfig({ STORAGE_SQLITE_PATH: join(sub, 'a.db') }), logger());
+    const b = loadEncryptionKey(loadConfig({ STORAGE_SQLITE_PATH: join(sub, 'b.db') }), logger());
+    expect(a.equals(b)).toBe(false);
+    expect(() => statSync(join(sub, 'encryption.key'))).toThrow();
+    expect(statSync(join(sub, 'a.db.encryption-key')).isFile()).toBe(true);
+  });
+
+  it('moves a key an earlier version wrote as encryption.key, keeping old data readable', () => {
+    const sub = join(dir, 'legacy');
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, 'encryption.key'), key.toString('base64') + '\n', { mode: 0o600 });
+    const config = loadConfig({ STORAGE_SQLITE_PATH: join(sub, 'svc.db') });
+    expect(loadEncryptionKey(config, logger()).equals(key)).toBe(true);
+    expect(() => statSync(join(sub, 'encryption.key'))).toThrow();
+    expect(loadEncryptionKey(config, logger()).equals(key)).toBe(true);
   });
 });

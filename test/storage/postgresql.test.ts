@@ -11,7 +11,8 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { ProblemError } from '../../src/http/problem.js';
+import { Unavailable } from '../../src/errors.js';
+import { toProblem } from '../../src/http/problem.js';
 import { InProcessBus } from '../../src/events/bus.js';
 import { newKeyRecord } from '../../src/keys/keystore.js';
 import { rotateIfDue, type KeyLifecycleDeps } from '../../src/keys/rotation.js';
@@ -187,7 +188,7 @@ describe('connections', () => {
     }
   });
 
-  it('turns a statement over statement_timeout into a 503 problem, not a hang or a 500', async () => {
+  it('turns a statement over statement_timeout into Unavailable (a 503 problem), not a hang or a 500', async () => {
     const s = await openPg(db.url, { statement_timeout_ms: 300 });
     const admin = await db.admin();
     try {
@@ -197,8 +198,8 @@ describe('connections', () => {
       const started = Date.now();
       const err = await s.clients.get('timeout-t', 'locked').catch((e: unknown) => e);
       expect(Date.now() - started).toBeLessThan(3000);
-      expect(err).toBeInstanceOf(ProblemError);
-      expect(err).toMatchObject({ status: 503, type: 'urn:svc:error:unavailable' });
+      expect(err).toBeInstanceOf(Unavailable);
+      expect(toProblem(err)).toMatchObject({ status: 503, type: 'urn:svc:error:unavailable' });
       expect((err as Error).cause).toMatchObject({ code: '57014' });
     } finally {
       await admin.query('ROLLBACK');

@@ -5,7 +5,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProblemError } from '../../src/http/problem.js';
+import { Unavailable } from '../../src/errors.js';
+import { toProblem } from '../../src/http/problem.js';
 import { commandOptions, createRedis } from '../../src/storage/redis/client.js';
 import { RedisOidcPayloads } from '../../src/storage/redis/oidc-payloads.js';
 import type { OidcPayloadRepository } from '../../src/storage/types.js';
@@ -234,16 +235,16 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
     await expect(repo.listSessions('a:b', {})).rejects.toThrow(/invalid tenant/);
   });
 
-  it('fails fast with a 503 problem when Redis cannot be reached', async () => {
+  it('fails fast with Unavailable (a 503 problem at the API) when Redis cannot be reached', async () => {
     const down = createRedis(`redis://127.0.0.1:${await freePort()}`, commandOptions('test-down'));
     try {
       const unreachable = new RedisOidcPayloads(down, { prefix });
       const started = Date.now();
       const err = await unreachable.find(t, 'Session', 'x').catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ProblemError);
-      expect(err).toMatchObject({ status: 503, type: 'urn:svc:error:unavailable' });
-      await expect(unreachable.upsert(t, 'Session', 'x', {}, null)).rejects.toMatchObject({ status: 503 });
-      await expect(unreachable.ping()).rejects.toMatchObject({ status: 503 });
+      expect(err).toBeInstanceOf(Unavailable);
+      expect(toProblem(err)).toMatchObject({ status: 503, type: 'urn:svc:error:unavailable' });
+      await expect(unreachable.upsert(t, 'Session', 'x', {}, null)).rejects.toBeInstanceOf(Unavailable);
+      await expect(unreachable.ping()).rejects.toBeInstanceOf(Unavailable);
       expect(Date.now() - started).toBeLessThan(1000);
     } finally {
       down.disconnect();

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { Sealer } from '../../src/keys/sealer.js';
-import { zodFieldErrors } from '../../src/management/validation.js';
+import { zodFieldErrors } from '../../src/http/zod-errors.js';
 import { discoveryMetadata, mergeConfig } from '../../src/tenancy/config/merge.js';
 import { RULES, clamp, violations } from '../../src/tenancy/config/policy.js';
 import { MASK, maskSections, revealSecret, sealSection, sensitivePaths } from '../../src/tenancy/config/secrets.js';

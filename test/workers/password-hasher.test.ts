@@ -4,7 +4,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { ProblemError } from '../../src/http/problem.js';
+import { Unavailable } from '../../src/errors.js';
+import { toProblem } from '../../src/http/problem.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { PasswordHasher } from '../../src/workers/password-hasher.js';
 
@@ -53,9 +54,9 @@ describe('PasswordHasher', () => {
       expect(ok).toHaveLength(2);
       expect(refused).toHaveLength(3);
       for (const r of refused) {
-        expect(r.reason).toBeInstanceOf(ProblemError);
-        expect(r.reason).toMatchObject({ status: 503, type: 'urn:svc:error:unavailable' });
-        expect((r.reason as ProblemError).extra.headers).toEqual({ 'retry-after': '1' });
+        expect(r.reason).toBeInstanceOf(Unavailable);
+        expect(toProblem(r.reason)).toMatchObject({ status: 503, type: 'urn:svc:error:unavailable' });
+        expect(toProblem(r.reason)?.extra.headers).toEqual({ 'retry-after': '1' });
       }
       // Capacity comes back once the queue drains.
       await expect(tiny.hash('after the burst')).resolves.toMatch(/^\$argon2id\$/);
@@ -68,6 +69,6 @@ describe('PasswordHasher', () => {
     const h = new PasswordHasher({ argon2: DEFAULTS, threads: 1, maxQueue: 1 });
     await h.hash('warm up');
     await h.close();
-    await expect(h.hash('too late')).rejects.toMatchObject({ status: 503 });
+    await expect(h.hash('too late')).rejects.toBeInstanceOf(Unavailable);
   });
 });

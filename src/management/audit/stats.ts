@@ -5,10 +5,11 @@
  */
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
-import type { TenantActor } from '../../tenancy/actor.js';
+import type { TenantHandle } from '../../tenancy/handle.js';
+import type { EffectiveConfig } from '../../tenancy/config/merge.js';
 import { op, type Operation } from '../operation.js';
 import { sendJson } from '../respond.js';
-import { findSessions, sessionTtl } from '../sessions/store.js';
+import { findSessions, sessionTtl } from '../../sessions/store.js';
 
 const SECTION_TIMEOUT_MS = 5_000;
 const CHECK_TIMEOUT_MS = 2_000;
@@ -50,14 +51,14 @@ async function computeSections(ctx: AppContext, tenant: string, reqId: string, s
   return out;
 }
 
-function overviewSections(ctx: AppContext, tenant: string): Sections {
+function overviewSections(ctx: AppContext, tenant: string, config: EffectiveConfig): Sections {
   const { storage } = ctx;
   return {
     users: async () => ({ total: await storage.users.count(tenant) }),
     clients: async () => ({ total: await storage.clients.count(tenant) }),
     // Same source and rules as GET /api/v1/sessions, so the totals equal its total_count.
     sessions: async () => {
-      const sessions = await findSessions(storage.oidc, tenant, {}, sessionTtl(ctx));
+      const sessions = await findSessions(storage.oidc, tenant, {}, sessionTtl(config));
       return { total: sessions.length, active: sessions.filter((s) => s.active).length };
     },
     grants: async () => ({ total: (await storage.oidc.listByModel(tenant, 'Grant')).length }),
@@ -74,7 +75,7 @@ async function check(run: () => Promise<CheckStatus>): Promise<{ status: CheckSt
 }
 
 /** Health of what this tenant's requests depend on. */
-export async function healthChecks(ctx: AppContext, actor: TenantActor) {
+export async function healthChecks(ctx: AppContext, actor: TenantHandle) {
   const [database, oidc, config, redis] = await Promise.all([
     check(async () => {
       await ctx.storage.ping();
@@ -121,7 +122,7 @@ export const statsOperations: Operation[] = [
     method: 'GET', path: '/api/v1/stats', scope: 'svc:stats:read', rateClass: 'read', tag: 'stats', summary: 'Dashboard overview; a failing section carries {error} while the others answer',
     success: { status: 200, schema: overviewResponse },
     handler: async (call) => {
-      const data = await computeSections(call.ctx, call.tenant, call.req.id, overviewSections(call.ctx, call.tenant));
+      const data = await computeSections(call.ctx, call.tenant, call.req.id, overviewSections(call.ctx, call.tenant, call.actor.config));
       return sendJson(200, JSON.stringify({ data }));
     },
   }),

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../../http/problem.js';
-import { hashSecret } from '../../oidc/client-metadata.js';
+import { hashSecret } from '../../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../../storage/types.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';

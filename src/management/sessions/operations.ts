@@ -3,7 +3,7 @@ import { notFound, validation } from '../../http/problem.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
 import { bulkRevokeQuery, revokedCountResponse, sessionListQuery, sessionResponse } from './schema.js';
-import { findSessions, getSession, pageOf, presentSession, revokeSession, sessionTtl, type SessionView } from './store.js';
+import { findSessions, getSession, pageOf, presentSession, revokeSession, sessionTtl, type SessionView } from '../../sessions/store.js';
 
 const one = serializer(dataEnvelope(sessionResponse));
 const many = serializer(listEnvelope(sessionResponse));
@@ -12,7 +12,7 @@ const revokedOut = serializer(dataEnvelope(revokedCountResponse));
 const auditDetails = (s: SessionView) => ({ jti: s.jti, account_id: s.account_id, client_ids: s.client_ids });
 
 async function mustGet(call: Call, jti: string): Promise<SessionView> {
-  const session = await getSession(call.ctx.storage.oidc, call.tenant, jti, sessionTtl(call.actor));
+  const session = await getSession(call.ctx.storage.oidc, call.tenant, jti, sessionTtl(call.actor.config));
   if (!session) throw notFound(`Session ${jti} not found`);
   return session;
 }
@@ -24,7 +24,7 @@ export const sessionOperations: Operation[] = [
     success: { status: 200, schema: listEnvelope(sessionResponse) },
     handler: async (call) => {
       const { username, client_id, active, ...pq } = call.query;
-      const sessions = await findSessions(call.ctx.storage.oidc, call.tenant, { username, client_id, active }, sessionTtl(call.actor));
+      const sessions = await findSessions(call.ctx.storage.oidc, call.tenant, { username, client_id, active }, sessionTtl(call.actor.config));
       const key = (s: SessionView): [string, string] => [s.created_at, s.jti];
       const page = pageOf(sessions, key, call.cursors.request('sessions', pq));
       return sendJson(200, many(call.cursors.envelope('sessions', page, key, presentSession)));
@@ -64,7 +64,7 @@ export const sessionOperations: Operation[] = [
           'Bulk revocation needs at least one of username and client_id',
         );
       }
-      const sessions = await findSessions(call.ctx.storage.oidc, call.tenant, { username, client_id }, sessionTtl(call.actor));
+      const sessions = await findSessions(call.ctx.storage.oidc, call.tenant, { username, client_id }, sessionTtl(call.actor.config));
       for (const s of sessions) {
         await revokeSession(call.ctx.storage.oidc, call.tenant, s);
         // One entry per session, so each account's activity log shows its own revocation.

@@ -23,7 +23,8 @@ import { SECTION_NAMES, SECTION_SCHEMAS, isSectionName, overridesSchema, type Se
 import { loadOverrides } from '../../tenancy/config/store.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, sendJson, serializer } from '../respond.js';
-import { readJsonObject, zodFieldErrors } from '../validation.js';
+import { zodFieldErrors } from '../../http/zod-errors.js';
+import { readJsonObject } from '../validation.js';
 
 const configResponse = dataEnvelope(overridesSchema);
 const configOut = serializer(configResponse);

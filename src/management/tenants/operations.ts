@@ -6,7 +6,7 @@
  */
 import { op, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
-import { createTenant, deleteTenant, getTenant, presentTenant, updateTenant } from '../../tenancy/tenants.js';
+import { createTenant, deleteTenant, getTenant, presentTenant, updateTenant } from '../../tenants/operations.js';
 import { tenantCreateSchema, tenantListQuery, tenantPatchSchema, tenantResponse } from './schema.js';
 
 const CURSOR_SCOPE = 'tenants';

@@ -1,9 +1,10 @@
 /**
  * PostgreSQL failures in the service's terms: "the database is not there right now" becomes the
- * 503 problem (with Retry-After) the Redis backend also uses, so a restart or failover of the
- * server costs clients a retry, not a 500. Everything else (a constraint, a bug) stays as it is.
+ * neutral Unavailable the Redis backend also raises (each surface answers it with a 503 and
+ * Retry-After), so a restart or failover of the server costs clients a retry, not a 500.
+ * Everything else (a constraint, a bug) stays as it is.
  */
-import { unavailable } from '../../http/problem.js';
+import { Unavailable } from '../../errors.js';
 
 /** SQLSTATEs that mean "try again": timeouts, shutdowns, connection loss, lock conflicts. */
 const TRANSIENT_SQLSTATES = new Set([
@@ -35,7 +36,7 @@ export function isTransient(err: unknown): boolean {
 
 /** The error a repository call rejects with. */
 export function storageError(err: unknown): unknown {
-  return isTransient(err) ? Object.assign(unavailable('PostgreSQL is unavailable; retry shortly'), { cause: err }) : err;
+  return isTransient(err) ? new Unavailable('PostgreSQL is unavailable; retry shortly', 1, { cause: err }) : err;
 }
 
 /** SQLSTATE of a server error, if it is one. */

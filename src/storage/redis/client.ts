@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { unavailable } from '../../http/problem.js';
+import { Unavailable } from '../../errors.js';
 
 /** Longest a single command may take before it counts as Redis being unavailable. */
 export const COMMAND_TIMEOUT_MS = 1000;
@@ -80,12 +80,12 @@ export function isRedisUnavailable(err: unknown): boolean {
   return typeof code === 'string' && /^E[A-Z]+$/.test(code);
 }
 
-/** Runs a Redis call; connectivity failures become a 503 `unavailable` problem. */
+/** Runs a Redis call; connectivity failures become the neutral Unavailable (a 503 at every surface). */
 export async function redisCall<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    if (isRedisUnavailable(err)) throw Object.assign(unavailable('Redis is unavailable; retry shortly'), { cause: err });
+    if (isRedisUnavailable(err)) throw new Unavailable('Redis is unavailable; retry shortly', 1, { cause: err });
     throw err;
   }
 }

@@ -15,7 +15,7 @@ import { ensureKeys } from '../keys/keystore.js';
 import { UniqueViolation } from '../storage/errors.js';
 import { purgeTenantKeys } from '../storage/redis/purge.js';
 import type { TenantRecord } from '../storage/types.js';
-import { DEFAULT_TENANT, OPS_TENANT, PLATFORM_TENANT, RESERVED_TENANTS } from './resolver.js';
+import { DEFAULT_TENANT, OPS_TENANT, PLATFORM_TENANT, RESERVED_TENANTS } from '../tenancy/resolver.js';
 
 export interface TenantCreate {
   slug: string;

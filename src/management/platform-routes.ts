@@ -15,17 +15,17 @@ import type { AppContext } from '../context.js';
 import { ProblemError, notFound, unauthorized } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { Cursors } from '../management/pagination.js';
-import { dataEnvelope, listEnvelope, sendJson, serializer } from '../management/respond.js';
-import { tenantCreateSchema, tenantListQuery, tenantPatchSchema, tenantResponse } from '../management/tenants/schema.js';
-import { presentUser } from '../management/users/operations.js';
-import { userListQuery, userResponse } from '../management/users/schema.js';
-import { parseBody, parseQuery } from '../management/validation.js';
+import type { Cursors } from './pagination.js';
+import { dataEnvelope, listEnvelope, sendJson, serializer } from './respond.js';
+import { tenantCreateSchema, tenantListQuery, tenantPatchSchema, tenantResponse } from './tenants/schema.js';
+import { presentUser } from '../users/operations.js';
+import { userListQuery, userResponse } from './users/schema.js';
+import { parseBody, parseQuery } from './validation.js';
 import { canSignIn } from '../oidc/accounts.js';
 import type { UserRecord } from '../storage/types.js';
-import type { TenantActor } from './actor.js';
-import { PLATFORM_TENANT } from './resolver.js';
-import { createTenant, getTenant, presentTenant, updateTenant } from './tenants.js';
+import type { TenantHandle } from '../tenancy/handle.js';
+import { PLATFORM_TENANT } from '../tenancy/resolver.js';
+import { createTenant, getTenant, presentTenant, updateTenant } from '../tenants/operations.js';
 
 /** Roles that may use the platform routes: platform_admin, and superadmin which includes it. */
 export const PLATFORM_ADMIN_ROLES: ReadonlySet<string> = new Set(['platform_admin', 'superadmin']);
@@ -36,7 +36,7 @@ const manyUsers = serializer(listEnvelope(userResponse));
 
 export interface PlatformDeps {
   ctx: AppContext;
-  platformActor: () => Promise<TenantActor>;
+  platformActor: () => Promise<TenantHandle>;
   cursors: Cursors;
 }
 

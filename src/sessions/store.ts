@@ -1,11 +1,12 @@
 /**
- * Sessions as the Management API sees them, read from oidc-provider's `Session` payloads.
+ * The sessions domain: the one module that knows oidc-provider's `Session` and `Grant` payload
+ * shapes. Sessions as every surface sees them, listed, read and revoked.
  *
  * The account and client filters go to the repository (listSessions: an index lookup with Redis);
  * `active` and the order are applied here.
  */
-import type { AppContext } from '../../context.js';
-import type { OidcPayloadRepository, TenantId } from '../../storage/types.js';
+import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
+import type { EffectiveConfig } from '../tenancy/config/merge.js';
 
 export interface SessionView {
   jti: string;
@@ -32,8 +33,11 @@ interface SessionRow {
   expires_at: number | null;
 }
 
-/** Session lifetime of the provider (seconds; pass the tenant actor, whose config holds its override); see toSessionView for why it matters here. */
-export const sessionTtl = (ctx: Pick<AppContext, 'config'>) => ctx.config.oidc.ttl.session;
+/**
+ * Session lifetime of the tenant's provider in seconds (see toSessionView for why it matters here).
+ * It takes the tenant's effective configuration, never the global one: a tenant may override it.
+ */
+export const sessionTtl = (config: EffectiveConfig): number => config.oidc.ttl.session;
 
 /** The public session object (CONTRACT.md): everything but the internal grant ids. */
 export function presentSession(s: SessionView): Omit<SessionView, 'grant_ids'> {
@@ -115,6 +119,12 @@ export async function revokeAccount(repo: OidcPayloadRepository, tenant: TenantI
   const grants = await repo.listByModel(tenant, 'Grant');
   for (const g of grants) if (g.payload.accountId === accountId) await revokeGrant(repo, tenant, g.id);
   return sessions.length;
+}
+
+/** Live sessions and grants a client holds (its statistics). */
+export async function countClientActivity(repo: OidcPayloadRepository, tenant: TenantId, clientId: string): Promise<{ sessions: number; grants: number }> {
+  const [sessions, grants] = await Promise.all([repo.listSessions(tenant, { clientId }), repo.listByModel(tenant, 'Grant')]);
+  return { sessions: sessions.length, grants: grants.filter((g) => g.payload.clientId === clientId).length };
 }
 
 /** One page of an in-memory, already sorted list, with the same shape the repositories return. */

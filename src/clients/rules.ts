@@ -3,9 +3,10 @@
  * rules that span fields: public SPA/native clients, redirect URI shapes per application type
  * (spec 1.1 rule 2), grant/response type consistency.
  */
-import type { Config } from '../../config/index.js';
-import { validation, type FieldError } from '../../http/problem.js';
-import type { ClientMetadata } from '../../storage/types.js';
+import type { Config } from '../config/index.js';
+import { validation, type FieldError } from '../http/problem.js';
+import { outboundPolicy, urlProblem } from '../outbound/index.js';
+import type { ClientMetadata } from '../storage/types.js';
 import { MUTABLE_CLIENT_FIELDS, type ClientInput } from './schema.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -82,6 +83,13 @@ export function buildMetadata(input: ClientInput, base: ClientMetadata | undefin
   }
   if (m.token_endpoint_auth_method === 'private_key_jwt' && !m.jwks && !m.jwks_uri) {
     errors.push({ field: 'jwks', message: 'private_key_jwt needs jwks or jwks_uri' });
+  }
+  // URLs the service will fetch or post to obey the outbound rule already when stored (src/outbound).
+  const policy = outboundPolicy(config);
+  for (const field of ['jwks_uri', 'backchannel_logout_uri'] as const) {
+    const uri = m[field];
+    const problem = uri ? urlProblem(uri, policy) : undefined;
+    if (problem) errors.push({ field, message: problem });
   }
   if (m.jwks && m.jwks_uri) errors.push({ field: 'jwks', message: 'jwks and jwks_uri are mutually exclusive' });
   if (m.id_token_signed_response_alg && !config.security.key_store.algorithms.includes(m.id_token_signed_response_alg as never)) {

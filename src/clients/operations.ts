@@ -1,0 +1,153 @@
+/**
+ * The clients domain: every create, change and delete of a client goes through here, whichever
+ * surface asks (Management API, dynamic registration, CLI, bootstrap, the console). Each write is
+ * audited, and the tenant's client caches are told (this instance at once, the others by event).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Attribution, AuditEvent } from '../audit/audit-log.js';
+import type { AppContext } from '../context.js';
+import { clientChangedChannel, type ClientChangedEvent } from '../events/bus.js';
+import { notFound, validation } from '../http/problem.js';
+import type { ClientMetadata, ClientRecord } from '../storage/types.js';
+import { buildMetadata } from './rules.js';
+import type { ClientInput } from './schema.js';
+import { hashSecret, newClientSecret } from './secrets.js';
+
+/** The part of a tenant handle the domain needs: this instance's cache of the tenant's clients. */
+export interface ClientCache {
+  invalidateClient(clientId: string): void;
+}
+
+export interface ClientScope {
+  ctx: Pick<AppContext, 'config' | 'storage' | 'sealer' | 'events' | 'log' | 'audit'>;
+  tenant: string;
+  by?: Attribution;
+  cache?: ClientCache;
+}
+
+export function presentClient(r: ClientRecord, secret?: string): Record<string, unknown> {
+  return { ...r.metadata, client_id: r.client_id, active: r.active, created_at: r.created_at, updated_at: r.updated_at, ...(secret ? { client_secret: secret } : {}) };
+}
+
+export function isConfidential(m: ClientMetadata): boolean {
+  return m.token_endpoint_auth_method !== 'none';
+}
+
+/** Validated, complete metadata from a create or PUT (no base) or PATCH (the stored metadata as base). */
+export function clientMetadata(scope: Pick<ClientScope, 'ctx'>, input: ClientInput, base?: ClientMetadata): ClientMetadata {
+  return buildMetadata(input, base, scope.ctx.config);
+}
+
+/** Hash for every confidential client; sealed copy only where HMAC needs the raw secret. */
+function secretColumns(scope: ClientScope, clientId: string, m: ClientMetadata, secret: string | undefined) {
+  if (!secret) return { secret_hash: null, secret_sealed: null };
+  return {
+    secret_hash: hashSecret(secret),
+    secret_sealed: m.token_endpoint_auth_method === 'client_secret_jwt' ? scope.ctx.sealer.seal(secret, `${scope.tenant}:client:${clientId}`) : null,
+  };
+}
+
+async function audit(scope: ClientScope, event: AuditEvent): Promise<void> {
+  await scope.ctx.audit.record(scope.tenant, { ...scope.by, ...event });
+}
+
+/**
+ * After a write: this instance's cache drops the client at once, and every other instance drops it
+ * on the tenant's client:changed event (their caches would otherwise serve it for up to 5 minutes,
+ * tenancy/state-cache.ts). The write is committed; an event that cannot be published is logged, not
+ * failed: instances that miss it read the client again when their cache entry ends or their event
+ * bus reconnects.
+ */
+async function clientChanged(scope: ClientScope, clientId: string): Promise<void> {
+  scope.cache?.invalidateClient(clientId);
+  const { ctx, tenant } = scope;
+  const event: ClientChangedEvent = { tenant, client_id: clientId, at: new Date().toISOString() };
+  try {
+    await ctx.events.publish(clientChangedChannel(tenant, ctx.config.redis.key_prefix), event);
+  } catch (err) {
+    ctx.log.warn({ err, tenant, client_id: clientId }, 'client:changed event could not be published');
+  }
+}
+
+export async function getClient(scope: Pick<ClientScope, 'ctx' | 'tenant'>, clientId: string): Promise<ClientRecord> {
+  const record = await scope.ctx.storage.clients.get(scope.tenant, clientId);
+  if (!record) throw notFound(`Client ${clientId} not found`);
+  return record;
+}
+
+export interface CreateOptions {
+  clientId?: string;
+  secret?: string;
+  /** The audit entry (default `client.created` with id and name); undefined details are merged. */
+  audit?: (record: ClientRecord) => AuditEvent;
+}
+
+/** Creates a client; the secret (confidential clients) is returned once, never stored in clear. */
+export async function createClient(scope: ClientScope, metadata: ClientMetadata, opts: CreateOptions = {}): Promise<{ record: ClientRecord; secret?: string }> {
+  const clientId = opts.clientId ?? randomBytes(16).toString('base64url');
+  const secret = isConfidential(metadata) ? (opts.secret ?? newClientSecret()) : undefined;
+  const now = new Date().toISOString();
+  const record: ClientRecord = {
+    client_id: clientId,
+    ...secretColumns(scope, clientId, metadata, secret),
+    secret_generation: 0,
+    metadata,
+    active: true,
+    created_at: now,
+    updated_at: now,
+    last_used_at: null,
+    tokens_issued: 0,
+  };
+  await scope.ctx.storage.clients.create(scope.tenant, record);
+  await audit(scope, opts.audit?.(record) ?? { type: 'client.created', details: { client_id: clientId, client_name: metadata.client_name } });
+  return { record, secret };
+}
+
+/** PUT (omitted fields cleared to their defaults) or PATCH (supplied fields only). */
+export async function updateClient(scope: ClientScope, clientId: string, input: ClientInput, mode: 'put' | 'patch'): Promise<ClientRecord> {
+  const existing = await getClient(scope, clientId);
+  const metadata = clientMetadata(scope, input, mode === 'patch' ? existing.metadata : undefined);
+  const change: Parameters<ClientScope['ctx']['storage']['clients']['update']>[2] = { metadata };
+  // A client that became confidential has no secret until POST /secret; one that became public loses it.
+  if (!isConfidential(metadata)) Object.assign(change, { secret_hash: null, secret_sealed: null });
+  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change);
+  if (!updated) throw notFound(`Client ${existing.client_id} not found`);
+  await clientChanged(scope, updated.client_id);
+  const fields = Object.keys(input).filter((k) => k in metadata);
+  await audit(scope, { type: 'client.updated', details: { client_id: updated.client_id, fields, method: mode.toUpperCase() } });
+  return updated;
+}
+
+export async function setClientActive(scope: ClientScope, clientId: string, active: boolean): Promise<ClientRecord> {
+  const existing = await getClient(scope, clientId);
+  // Deactivation also ends every token issued so far: reactivating does not bring them back.
+  const change = active ? { active } : { active, bump_generation: true };
+  const updated = existing.active === active ? existing : await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change);
+  if (!updated) throw notFound(`Client ${existing.client_id} not found`);
+  await clientChanged(scope, updated.client_id);
+  await audit(scope, { type: active ? 'client.activated' : 'client.deactivated', details: { client_id: updated.client_id } });
+  return updated;
+}
+
+export async function deleteClient(scope: ClientScope, clientId: string): Promise<void> {
+  if (!(await scope.ctx.storage.clients.delete(scope.tenant, clientId))) throw notFound(`Client ${clientId} not found`);
+  await clientChanged(scope, clientId);
+  await audit(scope, { type: 'client.deleted', details: { client_id: clientId } });
+}
+
+/** A new secret; the old one (and every token issued under it) is invalid at once. */
+export async function rotateClientSecret(scope: ClientScope, clientId: string): Promise<{ client_id: string; client_secret: string }> {
+  const existing = await getClient(scope, clientId);
+  if (!isConfidential(existing.metadata)) {
+    throw validation([{ field: 'token_endpoint_auth_method', message: 'public clients have no secret' }]);
+  }
+  const secret = newClientSecret();
+  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, {
+    ...secretColumns(scope, existing.client_id, existing.metadata, secret),
+    bump_generation: true,
+  });
+  if (!updated) throw notFound(`Client ${existing.client_id} not found`);
+  await clientChanged(scope, existing.client_id);
+  await audit(scope, { type: 'client.secret_rotated', details: { client_id: existing.client_id } });
+  return { client_id: existing.client_id, client_secret: secret };
+}

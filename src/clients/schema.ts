@@ -1,0 +1,67 @@
+/** The client metadata a caller may send (spec 2.2): one schema for the API, dynamic registration and the CLI. */
+import { z } from 'zod';
+import { SIGNING_ALGORITHMS } from '../config/schema.js';
+
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'] as const;
+export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt'] as const;
+
+const httpUrl = z.url({ protocol: /^https?$/, message: 'must be a valid http(s) URL' }).max(2048);
+/** Redirect URIs may use custom schemes (native apps); the per-type rules are checked in rules.ts. */
+const redirectUri = z
+  .string()
+  .max(2048)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol.length > 1 && !v.includes('#');
+    } catch {
+      return false;
+    }
+  }, 'must be a valid absolute URI without a fragment');
+const scopeString = z.string().max(2000).regex(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/, 'must be space-separated scope tokens');
+
+/** Every mutable field; all optional here, `client_name` made required for create and PUT. */
+const mutableFields = {
+  client_name: z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
+  application_type: z.enum(['web', 'native', 'spa']),
+  redirect_uris: z.array(redirectUri).max(50),
+  post_logout_redirect_uris: z.array(redirectUri).max(50),
+  grant_types: z.array(z.enum(GRANT_TYPES)).min(1).max(4),
+  response_types: z.array(z.enum(['code'])).max(1),
+  scope: scopeString,
+  token_endpoint_auth_method: z.enum(AUTH_METHODS),
+  client_uri: httpUrl,
+  logo_uri: httpUrl,
+  policy_uri: httpUrl,
+  tos_uri: httpUrl,
+  contacts: z.array(z.email('must be a valid e-mail address').max(320)).max(20),
+  description: z.string().max(1000, 'must be at most 1000 characters'),
+  tags: z.array(z.string().min(1).max(100)).max(50),
+  require_pkce: z.boolean(),
+  id_token_signed_response_alg: z.enum(SIGNING_ALGORITHMS),
+  subject_type: z.enum(['public', 'pairwise']),
+  default_max_age: z.number().int('must be an integer').positive('must be a positive integer').max(31536000),
+  backchannel_logout_uri: httpUrl,
+  first_party: z.boolean(),
+  jwks_uri: httpUrl,
+  jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())).min(1).max(20) }),
+};
+
+/** Read-only fields a client may send back unchanged (GET then PUT); ignored, never stored. */
+const readOnly = {
+  client_id: z.unknown().optional(),
+  client_secret: z.unknown().optional(),
+  active: z.unknown().optional(),
+  created_at: z.unknown().optional(),
+  updated_at: z.unknown().optional(),
+};
+
+const optionalFields = Object.fromEntries(Object.entries(mutableFields).map(([k, v]) => [k, v.optional()])) as {
+  [K in keyof typeof mutableFields]: z.ZodOptional<(typeof mutableFields)[K]>;
+};
+
+export const clientCreateSchema = z.strictObject({ ...optionalFields, ...readOnly, client_name: mutableFields.client_name });
+export const clientPutSchema = clientCreateSchema;
+export const clientPatchSchema = z.strictObject({ ...optionalFields, ...readOnly });
+export type ClientInput = z.output<typeof clientPatchSchema>;
+export const MUTABLE_CLIENT_FIELDS = Object.keys(mutableFields) as Array<keyof typeof mutableFields>;

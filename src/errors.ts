@@ -1,0 +1,42 @@
+/**
+ * Errors the lower floors raise (storage, Redis, the event bus, the worker pools) in the service's
+ * own terms, knowing nothing of HTTP. Each surface maps them once: problem+json for the Management
+ * API (http/problem.ts, toProblem), an OAuth error for OIDC (tenancy/actor.ts, oidc/adapter.ts), a
+ * page for the browser (oidc/interactions.ts).
+ */
+
+/** A dependency is down or saturated right now; the caller may retry after `retryAfterSeconds`. */
+export class Unavailable extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'Unavailable';
+  }
+}
+
+/** A unique constraint refused the write (another live record already holds the value). */
+export class UniqueViolation extends Error {
+  constructor(readonly field: string) {
+    super(`unique constraint violated on ${field}`);
+    this.name = 'UniqueViolation';
+  }
+}
+
+/** The record named does not exist (for this tenant). */
+export class NotFound extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFound';
+  }
+}
+
+/** True for Unavailable, also when it travels as the `cause` of another error (oidc-provider wraps it). */
+export function isUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof Unavailable) return true;
+  }
+  return false;
+}

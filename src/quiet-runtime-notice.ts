@@ -1,0 +1,15 @@
+/**
+ * Imported first by the CLI: oidc-provider prints "Unsupported runtime" on import under Node 20
+ * (it prefers 22; the product ships on 20, see README), which would open every command's output
+ * with a warning that is not about the command. Only that exact notice is dropped, and only while
+ * the modules load; `restoreWarnings()` puts console.warn back.
+ */
+const original = console.warn;
+console.warn = (...args: unknown[]) => {
+  if (typeof args[0] === 'string' && args[0].startsWith('oidc-provider WARNING: Unsupported runtime')) return;
+  original(...args);
+};
+
+export function restoreWarnings(): void {
+  console.warn = original;
+}

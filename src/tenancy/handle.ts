@@ -1,0 +1,32 @@
+/**
+ * What the surfaces (Management API, platform routes, the OIDC sign-in and account pages, the
+ * console) may ask of a live tenant, instead of depending on the TenantActor class: who the
+ * tenant is, its effective configuration and keys, token verification, its client cache and usage
+ * counters, and a reload after a change. The actor implements it; tests can hand a fake.
+ */
+import type { ClientCache } from '../clients/operations.js';
+import type { KeySet } from '../keys/keystore.js';
+import type { AccessTokenOwner, TokenCheck } from '../oidc/token-verification.js';
+import type { ClientRecord } from '../storage/types.js';
+import type { EffectiveConfig } from './config/merge.js';
+
+export interface TenantHandle extends ClientCache {
+  readonly tenant: string;
+  readonly issuer: string;
+  /** The global configuration with this tenant's overrides: the one config a tenant's request reads. */
+  readonly config: EffectiveConfig;
+  /** The tenant's current signing and verifying keys. */
+  readonly keys: KeySet;
+  /** A JWT access token of this tenant: signature, issuer, expiry, claims, and its client's state. */
+  checkAccessToken(token: string): Promise<TokenCheck>;
+  /** The end user a live user access token (JWT or opaque) of this tenant belongs to. */
+  accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined>;
+  /** A client record through the tenant's cache. */
+  loadClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** Writes the counted token usage now (it is written every second anyway). */
+  flushUsage(): Promise<void>;
+  /** Tokens a client was issued that are not written yet. */
+  pendingUsage(clientId: string): number;
+  /** Reads keys, configuration and clients from storage again; resolves once the new state is live. */
+  reload(): Promise<void>;
+}

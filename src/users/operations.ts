@@ -1,0 +1,204 @@
+/**
+ * The users domain: every create, change and erase of an end user goes through here, whichever
+ * surface asks (Management API, platform routes, the coming sign-up and account pages, the console).
+ * Passwords are hashed on the Argon2 worker pool, never here; each write is audited.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Attribution, AuditEvent } from '../audit/audit-log.js';
+import type { AppContext } from '../context.js';
+import { conflict, notFound, validation } from '../http/problem.js';
+import { revokeAccount, sessionTtl } from '../sessions/store.js';
+import { UniqueViolation } from '../storage/errors.js';
+import type { UserRecord, UserRepository } from '../storage/types.js';
+import type { EffectiveConfig } from '../tenancy/config/merge.js';
+import { PLATFORM_TENANT } from '../tenancy/resolver.js';
+import { MUTABLE_USER_FIELDS, PLATFORM_ROLES, type UserCreateInput, type UserUpdateInput } from './schema.js';
+
+export interface UserScope {
+  ctx: Pick<AppContext, 'storage' | 'passwords' | 'audit'>;
+  tenant: string;
+  /** The tenant's effective configuration (session lifetime, and the password policy to come). */
+  config: EffectiveConfig;
+  by?: Attribution;
+}
+
+type UserChange = Parameters<UserRepository['update']>[2];
+
+/** Only the public fields; the hash, sealed MFA material and internal state never leave. */
+export function presentUser(u: UserRecord, now = new Date().toISOString()) {
+  return {
+    id: u.id,
+    email: u.email,
+    username: u.username,
+    given_name: u.given_name,
+    family_name: u.family_name,
+    name: u.name,
+    nickname: u.nickname,
+    role: u.role,
+    account_enabled: u.account_enabled,
+    email_verified: u.email_verified,
+    // A brute-force lock reads as unlocked once it has run out; an admin lock has no end.
+    locked: u.locked && (u.locked_until === null || u.locked_until > now),
+    auth_provider: u.auth_provider,
+    mfa: { enabled: u.mfa_enabled, methods: u.mfa_methods },
+    created_at: u.created_at,
+    updated_at: u.updated_at,
+    last_login_at: u.last_login_at,
+  };
+}
+
+/** The key of an account's failed-sign-in counter (the brute-force guard, oidc/login-guard.ts). */
+export const accountKey = (id: string) => `account:${id}`;
+
+async function audit(scope: UserScope, event: AuditEvent): Promise<void> {
+  await scope.ctx.audit.record(scope.tenant, { ...scope.by, ...event });
+}
+
+export async function getUser(scope: Pick<UserScope, 'ctx' | 'tenant'>, id: string): Promise<UserRecord> {
+  const user = await scope.ctx.storage.users.get(scope.tenant, id);
+  if (!user) throw notFound(`User ${id} not found`);
+  return user;
+}
+
+/** For changes: an anonymised account is a tombstone, it cannot be edited back to life. */
+async function getLiveUser(scope: UserScope, id: string): Promise<UserRecord> {
+  const user = await getUser(scope, id);
+  if (user.deleted_at) throw conflict(`User ${id} was deleted (anonymised) and cannot be changed`);
+  return user;
+}
+
+function checkRole(role: string | undefined, tenant: string): void {
+  if (role && PLATFORM_ROLES.has(role) && tenant !== PLATFORM_TENANT) {
+    throw validation([{ field: 'role', message: `the role ${role} can only be given in the ${PLATFORM_TENANT} tenant` }]);
+  }
+}
+
+/** 409 when another live account already has the e-mail (checked up front for a clear answer). */
+async function checkEmailFree(scope: UserScope, email: string, selfId?: string): Promise<void> {
+  const other = await scope.ctx.storage.users.findByEmail(scope.tenant, email);
+  if (other && other.id !== selfId) throw conflict('A user with this e-mail address already exists');
+}
+
+/** The unique indexes are the real guard (two concurrent writers): their violation is a 409 too. */
+function uniqueToConflict(err: unknown): never {
+  if (err instanceof UniqueViolation) {
+    throw conflict(err.field === 'username' ? 'A user with this username already exists' : 'A user with this e-mail address already exists');
+  }
+  throw err;
+}
+
+async function mustUpdate(scope: UserScope, id: string, change: UserChange): Promise<UserRecord> {
+  const updated = await scope.ctx.storage.users.update(scope.tenant, id, change).catch(uniqueToConflict);
+  if (!updated) throw notFound(`User ${id} not found`);
+  return updated;
+}
+
+export async function createUser(scope: UserScope, b: UserCreateInput): Promise<UserRecord> {
+  checkRole(b.role, scope.tenant);
+  // Before hashing: a duplicate should not cost an Argon2 run.
+  await checkEmailFree(scope, b.email);
+  const passwordHash = await scope.ctx.passwords.hash(b.password);
+  const now = new Date().toISOString();
+  const user: UserRecord = {
+    id: randomUUID(),
+    email: b.email,
+    email_verified: b.email_verified ?? false,
+    username: b.username ?? null,
+    given_name: b.given_name ?? null,
+    family_name: b.family_name ?? null,
+    name: b.name ?? null,
+    nickname: b.nickname ?? null,
+    role: b.role ?? 'user',
+    account_enabled: b.account_enabled ?? true,
+    locked: false,
+    locked_until: null,
+    auth_provider: 'local',
+    password_hash: passwordHash,
+    mfa_enabled: false,
+    mfa_methods: [],
+    mfa_secret_sealed: null,
+    mfa_recovery_sealed: null,
+    deleted_at: null,
+    created_at: now,
+    updated_at: now,
+    last_login_at: null,
+  };
+  await scope.ctx.storage.users.create(scope.tenant, user).catch(uniqueToConflict);
+  await audit(scope, { type: 'user.created', user_id: user.id, details: { user_id: user.id, role: user.role } });
+  return user;
+}
+
+/**
+ * The stored change for PUT (every mutable field; omitted ones back to their defaults, except the
+ * e-mail, which has no default and is kept) or PATCH (supplied fields only; null clears).
+ */
+function buildChange(input: UserUpdateInput, existing: UserRecord, mode: 'put' | 'patch'): UserChange {
+  const change: UserChange = {};
+  if (mode === 'put') {
+    Object.assign(change, {
+      username: null, given_name: null, family_name: null, name: null, nickname: null,
+      role: 'user', account_enabled: true, email_verified: false,
+    });
+  }
+  for (const key of MUTABLE_USER_FIELDS) {
+    if (input[key] !== undefined) (change as Record<string, unknown>)[key] = input[key];
+  }
+  // A new address is unverified unless the caller says otherwise.
+  const newEmail = change.email;
+  if (newEmail && newEmail.toLowerCase() !== existing.email?.toLowerCase() && input.email_verified === undefined) {
+    change.email_verified = false;
+  }
+  return change;
+}
+
+export async function updateUser(scope: UserScope, id: string, input: UserUpdateInput, mode: 'put' | 'patch'): Promise<UserRecord> {
+  const existing = await getLiveUser(scope, id);
+  checkRole(input.role, scope.tenant);
+  const change = buildChange(input, existing, mode);
+  if (change.email) await checkEmailFree(scope, change.email, existing.id);
+  const updated = await mustUpdate(scope, existing.id, change);
+  const fields = MUTABLE_USER_FIELDS.filter((k) => input[k] !== undefined);
+  await audit(scope, { type: 'user.updated', user_id: updated.id, details: { user_id: updated.id, fields, method: mode.toUpperCase() } });
+  return updated;
+}
+
+export async function setUserLock(scope: UserScope, id: string, locked: boolean): Promise<UserRecord> {
+  const existing = await getLiveUser(scope, id);
+  const updated = await mustUpdate(scope, existing.id, { locked, locked_until: null });
+  // Unlocking also forgets earlier failures, or the next wrong password would lock again at once.
+  if (!locked) await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
+  await audit(scope, { type: locked ? 'user.locked' : 'user.unlocked', user_id: existing.id, details: { user_id: existing.id } });
+  return updated;
+}
+
+/** Erases everything personal; the row stays so audit entries and references keep their target. */
+const ANONYMISED: UserChange = {
+  email: null, email_verified: false, username: null, given_name: null, family_name: null, name: null, nickname: null,
+  password_hash: null, mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null,
+  account_enabled: false, locked: false, locked_until: null,
+};
+
+/** Anonymises a user: personal data and credentials erased, sign-in impossible, sessions revoked. */
+export async function deleteUser(scope: UserScope, id: string): Promise<void> {
+  const existing = await getUser(scope, id);
+  if (existing.deleted_at) return; // already anonymised: nothing left to erase
+  await mustUpdate(scope, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() });
+  const revoked = await revokeAccount(scope.ctx.storage.oidc, scope.tenant, existing.id, sessionTtl(scope.config));
+  await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
+  await audit(scope, { type: 'user.deleted', user_id: existing.id, details: { user_id: existing.id, anonymised: true, sessions_revoked: revoked } });
+}
+
+/** An administrator sets a new password (the user's own reset comes with the account pages). */
+export async function setPassword(scope: UserScope, id: string, newPassword: string): Promise<void> {
+  const existing = await getLiveUser(scope, id);
+  const passwordHash = await scope.ctx.passwords.hash(newPassword);
+  await mustUpdate(scope, existing.id, { password_hash: passwordHash });
+  await audit(scope, { type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin' } });
+}
+
+/** TOTP disabled and recovery codes cleared. */
+export async function resetMfa(scope: UserScope, id: string): Promise<void> {
+  const existing = await getLiveUser(scope, id);
+  await mustUpdate(scope, existing.id, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null });
+  await audit(scope, { type: 'user.mfa_reset', user_id: existing.id, details: { user_id: existing.id, methods: existing.mfa_methods } });
+}

@@ -1,0 +1,46 @@
+/** The user fields a caller may send (spec 2.3): one schema for the API and the coming account pages and console. */
+import { z } from 'zod';
+
+export const ROLES = ['user', 'admin', 'superadmin', 'platform_admin'] as const;
+/** Roles that only exist in the `_platforms` tenant (CONTRACT.md). */
+export const PLATFORM_ROLES = new Set<string>(['superadmin', 'platform_admin']);
+
+export const maxChars = (n: number) => `must be at most ${n} characters`;
+export const password = z.string().min(8, 'must be at least 8 characters').max(128, maxChars(128));
+
+/** Every mutable field (spec 2.3 minus password). Optional text fields take null to clear them. */
+const mutableFields = {
+  email: z.email('must be a valid e-mail address').max(254, maxChars(254)),
+  username: z.string().trim().min(1, 'must not be empty').max(100, maxChars(100)).nullable(),
+  given_name: z.string().trim().max(100, maxChars(100)).nullable(),
+  family_name: z.string().trim().max(100, maxChars(100)).nullable(),
+  name: z.string().trim().max(200, maxChars(200)).nullable(),
+  nickname: z.string().trim().max(100, maxChars(100)).nullable(),
+  role: z.enum(ROLES, { message: `must be one of ${ROLES.join(', ')}` }),
+  account_enabled: z.boolean(),
+  email_verified: z.boolean(),
+};
+export const MUTABLE_USER_FIELDS = Object.keys(mutableFields) as Array<keyof typeof mutableFields>;
+
+/** Read-only fields a caller may send back unchanged (GET then PUT): accepted, ignored, never stored. */
+const readOnly = {
+  id: z.unknown().optional(),
+  locked: z.unknown().optional(),
+  auth_provider: z.unknown().optional(),
+  mfa: z.unknown().optional(),
+  created_at: z.unknown().optional(),
+  updated_at: z.unknown().optional(),
+  last_login_at: z.unknown().optional(),
+};
+
+const optionalFields = Object.fromEntries(Object.entries(mutableFields).map(([k, v]) => [k, v.optional()])) as {
+  [K in keyof typeof mutableFields]: z.ZodOptional<(typeof mutableFields)[K]>;
+};
+
+// Strict objects: `password` (or anything else unknown) on PUT/PATCH is a 422 "Unknown field".
+export const userCreateSchema = z.strictObject({ ...optionalFields, ...readOnly, email: mutableFields.email, password });
+export const userUpdateSchema = z.strictObject({ ...optionalFields, ...readOnly });
+export type UserUpdateInput = z.output<typeof userUpdateSchema>;
+
+export const passwordResetSchema = z.strictObject({ new_password: password });
+export type UserCreateInput = z.output<typeof userCreateSchema>;
