@@ -3,6 +3,7 @@
  * routes, and the front door. `startApp` is what main.ts, the CLI and the tests call.
  */
 import { performance } from 'node:perf_hooks';
+import { CONSOLE_PATH, StaticConsole } from './admin/static-console.js';
 import { AuditLog } from './audit/audit-log.js';
 import { ensureBootstrapAdmin, ensureBootstrapClient, ensurePlatformTenant } from './bootstrap.js';
 import { multiTenancyProblem, type Config } from './config/index.js';
@@ -35,6 +36,8 @@ import { routeTenantEvents } from './tenancy/tenant-events.js';
 import { UsageRecorder } from './tenancy/usage.js';
 import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
 import { metricsAccessCheck } from './metrics/access.js';
+import { PROJECT_ROOT } from './paths.js';
+import { join } from 'node:path';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -202,7 +205,18 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return target.actor.handleOidc(target.req);
     }
     if (req.path.startsWith('/api/v1/')) return management.handle(req);
+    // The administration console (issue 16): static files on the tenant's origin.
+    if (req.path === CONSOLE_PATH || req.path.startsWith(`${CONSOLE_PATH}/`)) return serveConsole(req);
     throw notFound(`No route for ${req.method} ${req.path}`);
+  }
+
+  const adminConsole = new StaticConsole(join(PROJECT_ROOT, 'dist', 'admin'));
+  async function serveConsole(req: HttpRequest): Promise<HttpResponse> {
+    const { tenant } = ctx.resolver.resolve(req);
+    if (tenant === OPS_TENANT) throw notFound(`No route for ${req.method} ${req.path} on ${OPS_TENANT}`);
+    await ctx.registry.require(tenant);
+    const multiTenant = config.multi_tenancy.enabled;
+    return adminConsole.handle(req, { tenant, issuer: ctx.resolver.issuerOf(tenant), platform: multiTenant && tenant === PLATFORM_TENANT, multiTenant });
   }
 
   function routeLabel(req: Pick<HttpRequest, 'method' | 'path'>): string {
@@ -212,6 +226,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return m && m !== 'method' ? m.pattern : 'api:unmatched';
     }
     if (req.path.startsWith('/platform/')) return 'platform';
+    if (req.path === CONSOLE_PATH || req.path.startsWith(`${CONSOLE_PATH}/`)) return req.path.startsWith(`${CONSOLE_PATH}/assets/`) ? 'admin/assets' : 'admin';
     return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
   }
 

@@ -10,6 +10,7 @@ import { clientChangedChannel, type ClientChangedEvent } from '../events/bus.js'
 import { notFound, validation } from '../http/problem.js';
 import type { ClientMetadata, ClientRecord } from '../storage/types.js';
 import { buildMetadata } from './rules.js';
+import { checkClientScopes } from './scope-names.js';
 import type { ClientInput } from './schema.js';
 import { hashSecret, newClientSecret } from './secrets.js';
 
@@ -84,6 +85,7 @@ export interface CreateOptions {
 
 /** Creates a client; the secret (confidential clients) is returned once, never stored in clear. */
 export async function createClient(scope: ClientScope, metadata: ClientMetadata, opts: CreateOptions = {}): Promise<{ record: ClientRecord; secret?: string }> {
+  await checkClientScopes(scope, metadata.scope);
   const clientId = opts.clientId ?? randomBytes(16).toString('base64url');
   const secret = isConfidential(metadata) ? (opts.secret ?? newClientSecret()) : undefined;
   const now = new Date().toISOString();
@@ -107,6 +109,8 @@ export async function createClient(scope: ClientScope, metadata: ClientMetadata,
 export async function updateClient(scope: ClientScope, clientId: string, input: ClientInput, mode: 'put' | 'patch'): Promise<ClientRecord> {
   const existing = await getClient(scope, clientId);
   const metadata = clientMetadata(scope, input, mode === 'patch' ? existing.metadata : undefined);
+  // PATCH checks a scope it sets; one it keeps may name a resource deleted since, which is harmless.
+  if (mode === 'put' || input.scope !== undefined) await checkClientScopes(scope, metadata.scope);
   const change: Parameters<ClientScope['ctx']['storage']['clients']['update']>[2] = { metadata };
   // A client that became confidential has no secret until POST /secret; one that became public loses it.
   if (!isConfidential(metadata)) Object.assign(change, { secret_hash: null, secret_sealed: null });

@@ -8,7 +8,6 @@
  * What a token of `svc-admin` may do is decided by the user's role when the token is issued and
  * used (the authorization model), not by this list: the list only says what the client may ask for.
  */
-import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
 import type { ClientRecord } from '../storage/types.js';
 
 export const ACCOUNT_CLIENT_ID = 'svc-account';
@@ -22,6 +21,7 @@ interface SystemClientSpec {
   callbackPath: string;
   /** Paths on the tenant's origin a sign-out may return to. */
   postLogoutPaths: string[];
+  /** The scopes it may ask for; `management` stands for every Management API scope of the caller's list. */
   scope: string;
 }
 
@@ -35,8 +35,8 @@ const SPECS: Record<string, SystemClientSpec> = {
   [ADMIN_CLIENT_ID]: {
     name: 'Administration console',
     callbackPath: '/admin/callback',
-    postLogoutPaths: ['/admin/', '/admin'],
-    scope: ['openid', 'profile', 'email', 'offline_access', ...MANAGEMENT_SCOPES].join(' '),
+    postLogoutPaths: ['/admin/', '/admin', '/admin/signed-out'],
+    scope: 'openid profile email offline_access management',
   },
 };
 
@@ -44,11 +44,18 @@ export function isSystemClientId(clientId: string): boolean {
   return Object.hasOwn(SPECS, clientId);
 }
 
-/** The built-in client `clientId` of the tenant served at `origin` (e.g. `http://acme.localhost:3000`), or undefined. */
-export function systemClient(clientId: string, origin: string): ClientRecord | undefined {
+/**
+ * The built-in client `clientId` of the tenant served at `origin` (e.g. `http://acme.localhost:3000`),
+ * or undefined. `managementScopes` is the Management API's scope list (the OIDC surface owns it).
+ */
+export function systemClient(clientId: string, origin: string, managementScopes: readonly string[]): ClientRecord | undefined {
   if (!isSystemClientId(clientId)) return undefined;
   const spec = SPECS[clientId];
   if (!spec) return undefined;
+  const scope = spec.scope
+    .split(' ')
+    .flatMap((s) => (s === 'management' ? managementScopes : [s]))
+    .join(' ');
   return {
     client_id: clientId,
     secret_hash: null,
@@ -66,7 +73,7 @@ export function systemClient(clientId: string, origin: string): ClientRecord | u
       post_logout_redirect_uris: spec.postLogoutPaths.map((p) => origin + p),
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
-      scope: spec.scope,
+      scope,
       token_endpoint_auth_method: 'none',
       contacts: [],
       tags: ['system'],

@@ -96,6 +96,8 @@ export class HttpServer {
   boundPort = 0;
 
   constructor(private readonly opts: ServerOptions) {
+    // No `uWebSockets: 20` header on every response (it only advertises the server software).
+    uWS._cfg('silent');
     this.app = uWS.App();
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
@@ -163,8 +165,10 @@ export class HttpServer {
     const ip = remote();
 
     let aborted = false;
+    const onAbort: Array<() => void> = [];
     res.onAborted(() => {
       aborted = true;
+      for (const f of onAbort.splice(0)) f();
     });
     this.inFlight++;
 
@@ -172,11 +176,18 @@ export class HttpServer {
       // While draining, a kept-alive connection gets its answer and is closed, so it cannot hold
       // the shutdown open with more requests.
       if (this.draining) response.headers = { ...(response.headers ?? {}), connection: 'close' };
+      const done = () => {
+        this.inFlight--;
+        if (this.inFlight === 0 && this.drained) this.drained();
+      };
+      if (response.stream) {
+        void this.pump(res, response, id, () => aborted, onAbort).finally(done);
+        return;
+      }
       if (!aborted) {
         res.cork(() => this.write(res, response, id));
       }
-      this.inFlight--;
-      if (this.inFlight === 0 && this.drained) this.drained();
+      done();
     };
 
     const dispatch = (body: Buffer) => {
@@ -241,6 +252,65 @@ export class HttpServer {
     if (declared > MAX_BODY_BYTES) {
       done = true;
       tooLarge(declared);
+    }
+  }
+
+  /**
+   * A streamed body: head first, then each chunk as the producer yields it; when uWS reports
+   * backpressure the next chunk waits for onWritable. A producer failure mid-stream can no longer
+   * change the status: the connection is closed so the client sees a truncated body, not a
+   * complete-looking one.
+   */
+  private async pump(res: uWS.HttpResponse, response: HttpResponse, id: string, aborted: () => boolean, onAbort: Array<() => void>): Promise<void> {
+    const iterator = response.stream![Symbol.asyncIterator]();
+    if (aborted()) {
+      await iterator.return?.();
+      return;
+    }
+    res.cork(() => this.writeHead(res, response, id));
+    try {
+      for (;;) {
+        const next = await iterator.next();
+        if (aborted()) {
+          await iterator.return?.();
+          return;
+        }
+        if (next.done) break;
+        let ok = true;
+        res.cork(() => {
+          ok = res.write(next.value);
+        });
+        if (!ok) {
+          await new Promise<void>((resolve) => {
+            onAbort.push(resolve);
+            res.onWritable(() => {
+              resolve();
+              return true;
+            });
+          });
+          if (aborted()) {
+            await iterator.return?.();
+            return;
+          }
+        }
+      }
+      res.cork(() => res.end());
+    } catch (err) {
+      this.opts.log.error({ err, req_id: id }, 'streamed response failed after its head was sent');
+      if (!aborted()) res.close();
+    }
+  }
+
+  private writeHead(res: uWS.HttpResponse, response: HttpResponse, id: string): void {
+    res.writeStatus(statusLine(response.status));
+    res.writeHeader('x-request-id', id);
+    const headers = response.headers ?? {};
+    for (const name in headers) {
+      const lower = name.toLowerCase();
+      if (SKIP_HEADERS.has(lower)) continue;
+      const value = headers[name]!;
+      if (Array.isArray(value)) for (const v of value) res.writeHeader(lower, v);
+      else res.writeHeader(lower, value);
     }
   }
 

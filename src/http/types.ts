@@ -23,6 +23,11 @@ export interface HttpResponse {
   status: number;
   headers?: Record<string, HeaderValue>;
   body?: string | Buffer;
+  /**
+   * A body produced piece by piece (large exports): written as it comes, with backpressure, in
+   * place of `body`. The iterator is closed (return()) if the client goes away.
+   */
+  stream?: AsyncIterable<string | Buffer>;
 }
 
 export type Handler = (req: HttpRequest) => Promise<HttpResponse> | HttpResponse;

@@ -3,6 +3,7 @@
  * rate limit -> query/body validation -> handler. Order matters: the scope check comes before any
  * lookup.
  */
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { isUnavailable } from '../errors.js';
 import { ProblemError, insufficientScope, notFound, toProblem } from '../http/problem.js';
@@ -14,6 +15,8 @@ import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
 import { rateHeaders, type RateDecision, type RateLimiter } from './rate-limit.js';
 import { parseBody, parseQuery } from './validation.js';
+
+const NO_QUERY = z.object({});
 
 export interface ManagementDeps extends AuthDeps {
   ctx: AppContext;
@@ -80,7 +83,8 @@ export class ManagementApi {
         actor,
         claims,
         params: req.params,
-        query: o.query ? parseQuery(o.query, req) : {},
+        // An operation without query parameters still refuses unknown ones (422), never ignores them.
+        query: parseQuery(o.query ?? NO_QUERY, req),
         body: o.body ? parseBody(o.body, req) : undefined,
         cursors: this.deps.cursors,
         peekActor: (t) => this.deps.peekActor?.(t),

@@ -75,7 +75,7 @@ export function buildOpenApi(operations: Operation[], config: Config): Json {
     const pathParams = [...o.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     const responses: Record<string, Json> = {};
     responses[String(o.success.status)] = o.success.schema
-      ? { description: o.success.description ?? 'Success', headers: rateHeaders, content: { 'application/json': { schema: schemaOf(o.success.schema, 'output') } } }
+      ? { description: o.success.description ?? 'Success', headers: rateHeaders, content: { [o.success.contentType ?? 'application/json']: { schema: schemaOf(o.success.schema, 'output') } } }
       : { description: o.success.description ?? 'Success', headers: rateHeaders };
     for (const status of errorStatuses(o)) {
       responses[String(status)] = { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };

@@ -52,7 +52,8 @@ export interface Operation<QS extends z.ZodType = z.ZodType, BS extends z.ZodTyp
   query?: QS;
   body?: BS;
   /** Response status on success and a zod schema of its body (for the OpenAPI document). */
-  success: { status: number; schema?: z.ZodType; description?: string };
+  /** `contentType` when the body is not JSON (the audit CSV export). */
+  success: { status: number; schema?: z.ZodType; description?: string; contentType?: string };
   errors?: number[];
   handler: (call: Call<z.output<QS>, z.output<BS>>) => Promise<HttpResponse>;
 }

@@ -31,14 +31,26 @@ export function parseBody<S extends z.ZodType>(schema: S, req: HttpRequest): z.o
   return result.data;
 }
 
+/** The parameter names a query schema declares (an object, possibly refined or piped); undefined when it cannot tell. */
+function declaredKeys(schema: z.ZodType): Set<string> | undefined {
+  if (schema instanceof z.ZodObject) return new Set(Object.keys(schema.shape));
+  if (schema instanceof z.ZodPipe) return declaredKeys(schema.in as z.ZodType);
+  return undefined;
+}
+
 /**
- * Query parameters as an object (last value wins); unknown parameters are ignored. A NUL character
+ * Query parameters as an object (last value wins). A parameter the operation does not declare is a
+ * 422 naming it (issue 19: a misspelt or unsupported filter must never widen the answer silently).
+ * A NUL character
  * is refused in every value: storage cannot match it literally (SQLite's LIKE stops at it, so a
  * search for "\0" would match everything), and no identifier, filter or cursor contains one.
  */
 export function parseQuery<S extends z.ZodType>(schema: S, req: HttpRequest): z.output<S> {
   const raw: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(req.rawQuery)) raw[k] = v;
+  const known = declaredKeys(schema);
+  const unknown = known ? Object.keys(raw).filter((k) => !known.has(k)) : [];
+  if (unknown.length) throw validation(unknown.map((field) => ({ field, message: 'Unknown query parameter' })));
   const result = schema.safeParse(raw);
   if (!result.success) throw validation(zodFieldErrors(result.error, 'query', raw));
   const nul = Object.keys(raw).filter((k) => raw[k]!.includes('\u0000') && k in (result.data as object));

@@ -13,7 +13,8 @@ import { OAuthError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { decodeJwt, signJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import type { ResourceIndex } from '../resources/index-cache.js';
+import type { ClientRecord, OidcPayloadRow, ResourceRecord } from '../storage/types.js';
 import { authenticateClient, type AuthenticatedClient, type ClientAuthHost } from './client-auth.js';
 import { parseForm } from './form.js';
 import { opaqueIntrospection } from './opaque-introspection.js';
@@ -28,6 +29,8 @@ export interface TokenContext extends ClientAuthHost {
   tokenIssued(clientId: string, grantType: string): void;
   /** oidc-provider's stored `ClientCredentials` artefact with this id (an opaque token), if any. */
   findClientCredentials(id: string): Promise<OidcPayloadRow | undefined>;
+  /** The tenant's own API resources (issue 19). */
+  resourceIndex(): Promise<ResourceIndex>;
 }
 
 /** oidc-provider's noCache middleware sets exactly this. */
@@ -56,8 +59,8 @@ function newJti(): string {
   return id;
 }
 
-function signingAlg(ctx: TokenContext, client: ClientRecord): SigningAlg {
-  const wanted = client.metadata.id_token_signed_response_alg as SigningAlg | undefined;
+function signingAlg(ctx: TokenContext, client: ClientRecord, resource?: ResourceRecord): SigningAlg {
+  const wanted = (resource?.signing_alg ?? client.metadata.id_token_signed_response_alg) as SigningAlg | undefined;
   return wanted && ctx.keys.signing.has(wanted) ? wanted : ctx.config.security.key_store.algorithms[0]!;
 }
 
@@ -74,7 +77,16 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   const requested = (form.get('scope') ?? '').split(' ').filter(Boolean);
   if (resources.length > 1) return undefined;
   const resource = resources[0] ?? (requested.some(isManagementScope) ? MANAGEMENT_RESOURCE : undefined);
-  if (resource !== MANAGEMENT_RESOURCE) return undefined;
+  if (resource === undefined) return undefined;
+  // A tenant's own API (issue 19) with JWT tokens is served here too; unknown resources
+  // (invalid_target) and opaque tokens (stored by oidc-provider for introspection) are not.
+  let index: ResourceIndex | undefined;
+  let target: ResourceRecord | undefined;
+  if (resource !== MANAGEMENT_RESOURCE) {
+    index = await ctx.resourceIndex();
+    target = index.get(resource);
+    if (!target || target.token_format !== 'jwt') return undefined;
+  }
 
   const auth = await authenticateClient(ctx, req, form, ctx.issuer + OIDC_ROUTES.token);
   if (auth === 'fallback') return undefined;
@@ -83,17 +95,17 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   if (auth.method === 'none' || !client.metadata.grant_types.includes('client_credentials')) {
     throw new OAuthError(400, 'unauthorized_client', 'requested grant type is not allowed for this client');
   }
-  const allowed = managementScopesOf(client);
+  const allowed = target && index ? new Set(index.allowedFor(target, client.metadata.scope)) : managementScopesOf(client);
   const denied = requested.filter((s) => !allowed.has(s));
   if (denied.length) throw new OAuthError(400, 'invalid_scope', `requested scope is not allowed: ${denied.join(' ')}`);
   const scope = [...new Set(requested)].join(' ');
 
   const now = Math.floor(Date.now() / 1000);
-  const ttl = ctx.config.oidc.ttl.access_token;
+  const ttl = target ? target.access_token_ttl : ctx.config.oidc.ttl.access_token;
   const claims: AccessTokenClaims = {
     iss: ctx.issuer,
     sub: client.client_id,
-    aud: MANAGEMENT_RESOURCE,
+    aud: target ? target.identifier : MANAGEMENT_RESOURCE,
     iat: now,
     exp: now + ttl,
     jti: newJti(),
@@ -101,7 +113,7 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
   };
   if (scope) claims.scope = scope;
   if (client.secret_generation > 0) claims.sgen = client.secret_generation;
-  const key = ctx.keys.signingKey(signingAlg(ctx, client));
+  const key = ctx.keys.signingKey(signingAlg(ctx, client, target));
   const token = await signJwt(claims as unknown as Record<string, unknown>, key, 'at+jwt');
   ctx.tokenIssued(client.client_id, 'client_credentials');
 

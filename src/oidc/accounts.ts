@@ -1,5 +1,6 @@
 /** oidc-provider accounts backed by the users repository; `sub` is the user's id (CONTRACT.md). */
 import type { Account, FindAccount } from 'oidc-provider';
+import { claimSourceFields } from '../resources/custom-claims.js';
 import type { Storage, TenantId, UserRecord } from '../storage/types.js';
 
 /** Whether a user may hold a session and tokens at all. */
@@ -31,8 +32,17 @@ export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount 
     if (!user || !canSignIn(user)) return undefined;
     return {
       accountId: user.id,
-      // oidc-provider filters these by the granted scopes (claims configuration in provider.ts).
-      claims: async () => userClaims(user) as { sub: string },
+      // Read by the roles claim of access tokens (resources/roles-claim.ts).
+      role: user.role,
+      // Read by the tenant's custom claims (resources/claims-provider.ts).
+      fields: claimSourceFields(user),
+      // oidc-provider filters these by the granted scopes (claims configuration in provider.ts);
+      // `roles` only with the roles scope, since it is listed under openid for the ID token.
+      claims: async (_use: string, scope: string) => {
+        const claims = userClaims(user) as { sub: string; roles?: string[] };
+        if ((scope ?? '').split(' ').includes('roles')) claims.roles = [user.role];
+        return claims;
+      },
     };
   };
 }

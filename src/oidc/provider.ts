@@ -11,6 +11,11 @@ import { adapterFactory, type ClientLoader } from './adapter.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
 import { HASH_PREFIX, hashSecret } from '../clients/secrets.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
+import type { ResourceIndex } from '../resources/index-cache.js';
+import { tenantResourceServer } from '../resources/resource-server.js';
+import { rolesClaimFor } from '../resources/roles-claim.js';
+import { customAccessTokenClaims, withCustomClaims } from '../resources/claims-provider.js';
+import type { CustomClaim } from '../resources/custom-claims.js';
 import { preciseErrorCodes } from './error-codes.js';
 
 export interface ProviderOptions {
@@ -24,6 +29,10 @@ export interface ProviderOptions {
   cookieKeys: string[];
   /** Extra configuration layered on top (accounts, interactions, device and logout pages). */
   extend?: (conf: Configuration) => void;
+  /** The tenant's own API resources (issue 19): more token audiences and scopes. */
+  resources?: ResourceIndex;
+  /** The tenant's custom claims (issue 19). */
+  customClaims?: readonly CustomClaim[];
   /** Replaces oidc-provider's back-channel logout delivery (ours retries and audits). */
   backchannelLogout?: (client: { clientId: string; backchannelLogoutUri: string; idTokenSignedResponseAlg?: string }, sub: string, sid: string | undefined) => Promise<void>;
 }
@@ -58,9 +67,12 @@ export function createProvider(opts: ProviderOptions): Provider {
     cookies: { keys: opts.cookieKeys, long: { signed: true }, short: { signed: true } },
     routes: OIDC_ROUTES,
     responseTypes: ['code', 'none'],
-    scopes: ['openid', 'offline_access', 'profile', 'email', ...MANAGEMENT_SCOPES],
+    scopes: ['openid', 'offline_access', 'profile', 'email', 'roles', ...MANAGEMENT_SCOPES, ...(opts.resources?.scopeNames ?? [])],
     claims: {
-      openid: ['sub', 'amr'],
+      // `roles` under openid too: the account returns it only when the roles scope was granted
+      // (accounts.ts), and the ID token of a code flow carries openid's claims only.
+      openid: ['sub', 'amr', 'roles', ...(opts.customClaims ?? []).map((c) => c.name)],
+      roles: ['roles'],
       profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'updated_at'],
       email: ['email', 'email_verified'],
     },
@@ -102,9 +114,13 @@ export function createProvider(opts: ProviderOptions): Provider {
       }
       return origins.has(origin);
     },
-    extraTokenClaims: (_ctx, token) => {
+    extraTokenClaims: (ctx, token) => {
       const gen = (token as { client?: { secret_generation?: unknown } }).client?.secret_generation;
-      return typeof gen === 'number' && gen > 0 ? { sgen: gen } : undefined;
+      const extra: Record<string, unknown> = typeof gen === 'number' && gen > 0 ? { sgen: gen } : {};
+      const roles = rolesClaimFor(ctx, token, opts.resources);
+      if (roles) extra.roles = roles;
+      Object.assign(extra, customAccessTokenClaims(ctx, token, opts.customClaims ?? []));
+      return Object.keys(extra).length ? extra : undefined;
     },
     features: {
       devInteractions: { enabled: false as never },
@@ -122,7 +138,10 @@ export function createProvider(opts: ProviderOptions): Provider {
         },
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource, client) => {
-          if (resource !== MANAGEMENT_RESOURCE) throw new errors.InvalidTarget();
+          if (resource !== MANAGEMENT_RESOURCE) {
+            if (!opts.resources) throw new errors.InvalidTarget();
+            return tenantResourceServer(_ctx, opts.resources, resource, client.scope, algs);
+          }
           const allowed = (client.scope ?? '').split(' ').filter(isManagementScope);
           const alg = algs.includes(client.idTokenSignedResponseAlg as (typeof algs)[number]) ? client.idTokenSignedResponseAlg : algs[0];
           return {
@@ -137,6 +156,7 @@ export function createProvider(opts: ProviderOptions): Provider {
     },
   };
   opts.extend?.(configuration);
+  if (configuration.findAccount && opts.customClaims?.length) configuration.findAccount = withCustomClaims(configuration.findAccount, opts.customClaims);
 
   const provider = new Provider(opts.issuer, configuration);
   provider.proxy = true;

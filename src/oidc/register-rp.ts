@@ -9,13 +9,14 @@
  * never holds one of the token's uses, not even for a moment.
  */
 import type { AppContext } from '../context.js';
-import { OAuthError } from '../http/problem.js';
+import { OAuthError, ProblemError } from '../http/problem.js';
 import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createClient, presentClient } from '../clients/operations.js';
+import { checkClientScopes } from '../clients/scope-names.js';
 import { hashSecret } from '../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../storage/types.js';
-import { REGISTRATION_FIELDS, registrationMetadata } from './registration-metadata.js';
+import { REGISTRATION_FIELDS, registrationError, registrationMetadata } from './registration-metadata.js';
 
 export interface RegisterDeps {
   ctx: AppContext;
@@ -80,6 +81,12 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   const tokens = ctx.storage.registrationTokens;
   const token = await authenticate(deps, req);
   const metadata = registrationMetadata(readBody(req), token.policies, ctx.config);
+  try {
+    await checkClientScopes(deps, metadata.scope);
+  } catch (err) {
+    if (err instanceof ProblemError && err.status === 422) throw registrationError(err.extra.errors ?? []);
+    throw err;
+  }
 
   if (!(await tokens.consumeUse(tenant, token.jti, new Date().toISOString()))) {
     // Lost a race (another registration took the last use) or revoked/expired meanwhile.

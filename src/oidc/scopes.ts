@@ -1,21 +1,2 @@
-/** The Management API resource and its scopes (spec section 5). */
-export const MANAGEMENT_RESOURCE = 'urn:svc:api:v1';
-
-export const MANAGEMENT_SCOPES = [
-  'svc:clients:read', 'svc:clients:write', 'svc:clients:delete',
-  'svc:users:read', 'svc:users:write', 'svc:users:delete',
-  'svc:sessions:read', 'svc:sessions:revoke',
-  'svc:jwks:read', 'svc:jwks:rotate',
-  'svc:audit:read', 'svc:stats:read',
-  'svc:registration-tokens:read', 'svc:registration-tokens:write', 'svc:registration-tokens:delete',
-  'svc:tenants:read', 'svc:tenants:write', 'svc:tenants:delete',
-  'svc:cross-tenant:read', 'svc:cross-tenant:write',
-] as const;
-
-export type ManagementScope = (typeof MANAGEMENT_SCOPES)[number];
-
-const SET = new Set<string>(MANAGEMENT_SCOPES);
-
-export function isManagementScope(scope: string): boolean {
-  return SET.has(scope);
-}
+/** The Management API resource and its scopes (spec section 5): defined in the resources domain. */
+export { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope, type ManagementScope } from '../resources/management-api.js';

@@ -189,6 +189,8 @@ export interface AuditFilter {
   username?: string;
   user_id?: string;
   client_id?: string;
+  /** Exact address as stored (normalised by src/http/ip.ts). */
+  ip_address?: string;
   from?: string;
   to?: string;
 }
@@ -224,6 +226,8 @@ export interface Storage {
   readonly tenantConfig: TenantConfigRepository;
   /** Social login: upstream accounts linked to users (src/social). */
   readonly socialIdentities: SocialIdentityRepository;
+  /** API resources of each tenant (issue 19). */
+  readonly resources: ResourceRepository;
   /** Cheap round trip for readiness and health checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -366,4 +370,41 @@ export interface SocialIdentityRepository {
   unlink(tenant: TenantId, userId: string, provider: string, subject: string): Promise<boolean>;
   /** Every link of a user (the user was deleted). */
   unlinkAll(tenant: TenantId, userId: string): Promise<void>;
+}
+
+/** A scope an API resource defines (issue 19). */
+export interface ResourceScope {
+  name: string;
+  description: string;
+}
+
+/** A tenant's own API (CONTRACT.md "API resources"): a token audience besides urn:svc:api:v1. */
+export interface ResourceRecord {
+  id: string;
+  /** Absolute URI, unique within the tenant; the `aud` of its access tokens. */
+  identifier: string;
+  name: string;
+  scopes: ResourceScope[];
+  token_format: 'jwt' | 'opaque';
+  /** Seconds; never above the tenant ceiling (86400). */
+  access_token_ttl: number;
+  signing_alg: string;
+  /** Puts the user's `roles` claim in this resource's access tokens even without the `roles` scope. */
+  include_roles: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export type ResourceChange = Partial<Pick<ResourceRecord, 'name' | 'scopes' | 'token_format' | 'access_token_ttl' | 'signing_alg' | 'include_roles'>> & { updated_at: string };
+
+export interface ResourceRepository {
+  /** Throws UniqueViolation('identifier') when the tenant already has a resource with that identifier. */
+  create(tenant: TenantId, record: ResourceRecord): Promise<void>;
+  get(tenant: TenantId, id: string): Promise<ResourceRecord | undefined>;
+  list(tenant: TenantId, page: PageRequest): Promise<Page<ResourceRecord>>;
+  /** Every resource of the tenant, oldest first (the token endpoint's index; bounded by the API). */
+  all(tenant: TenantId): Promise<ResourceRecord[]>;
+  count(tenant: TenantId): Promise<number>;
+  update(tenant: TenantId, id: string, change: ResourceChange): Promise<ResourceRecord | undefined>;
+  delete(tenant: TenantId, id: string): Promise<boolean>;
 }

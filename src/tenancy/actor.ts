@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
 import { isSystemClientId, systemClient } from '../clients/system-clients.js';
+import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
 import type { AppContext } from '../context.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { isUnavailable } from '../errors.js';
@@ -39,6 +40,9 @@ import { StateCodec } from '../social/state.js';
 import { RelayState } from './ops.js';
 import { OPS_TENANT } from './resolver.js';
 import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import { ResourceIndex } from '../resources/index-cache.js';
+import { knownScopesOnly } from '../resources/provider-scopes.js';
+import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantHandle } from './handle.js';
 import type { TenantState } from './state-cache.js';
@@ -89,6 +93,8 @@ export class TenantActor implements TokenContext, TenantHandle {
   /** Social login of the current config (built on first use, dropped when the config changes). */
   private social: { config: EffectiveConfig; context: SocialContext | undefined } | undefined;
   private socialReplay: ReplayStore | undefined;
+  /** The tenant's API resources, read on first use; dropped with the state (a resource write reloads). */
+  private resources: Promise<ResourceIndex> | undefined;
 
   private constructor(
     readonly tenant: string,
@@ -129,6 +135,7 @@ export class TenantActor implements TokenContext, TenantHandle {
     this.keys = state.keys;
     this.current = state.config;
     this.clientCache = state.clients;
+    this.resources = undefined;
     this.built = undefined;
     this.ready = undefined;
   }
@@ -151,9 +158,24 @@ export class TenantActor implements TokenContext, TenantHandle {
     return this.built;
   }
 
+  /** The tenant's API resources (issue 19), loaded once per state; a failed load is not kept. */
+  resourceIndex(): Promise<ResourceIndex> {
+    if (!this.resources) {
+      const load = ResourceIndex.load(this.ctx.storage.resources, this.tenant);
+      this.resources = load;
+      load.catch(() => {
+        if (this.resources === load) this.resources = undefined;
+      });
+    }
+    return this.resources;
+  }
+
   private async buildProvider(keys: KeySet, config: EffectiveConfig): Promise<BuiltProvider> {
     const { storage, sealer } = this.ctx;
+    const [resources, customClaims] = await Promise.all([this.resourceIndex(), loadCustomClaims(storage.tenantConfig, this.tenant)]);
     const provider = createProvider({
+      resources,
+      customClaims,
       tenant: this.tenant,
       issuer: this.issuer,
       config,
@@ -253,7 +275,7 @@ export class TenantActor implements TokenContext, TenantHandle {
 
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
-    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin));
+    if (isSystemClientId(clientId)) return (this.systemClients[clientId] ??= systemClient(clientId, this.origin.origin, MANAGEMENT_SCOPES));
     const cache = this.clientCache;
     const cached = cache.get(clientId);
     if (cached) return cached;
@@ -269,7 +291,9 @@ export class TenantActor implements TokenContext, TenantHandle {
   private async loadProviderClient(clientId: string): Promise<AdapterPayload | undefined> {
     const record = await this.loadClient(clientId);
     if (!record || !record.active) return undefined;
-    return toProviderMetadata(record, this.ctx.sealer, this.tenant);
+    const metadata = toProviderMetadata(record, this.ctx.sealer, this.tenant);
+    // A scope of a since-deleted resource would make oidc-provider refuse the whole client.
+    return knownScopesOnly(metadata, await this.resourceIndex());
   }
 
   tokenIssued(clientId: string, grantType: string): void {

@@ -107,7 +107,7 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
   }
 
   async function auditTypes(userId: string): Promise<string[]> {
-    const res = await api(t, 'GET', `/api/v1/audit?user_id=${userId}&limit=100`, { token: await t.token('svc:audit:read') });
+    const res = await api(t, 'GET', `/api/v1/users/${userId}/activities?limit=100`, { token: await t.token('svc:users:read') });
     return res.json.data.map((e: { type: string }) => e.type);
   }
 

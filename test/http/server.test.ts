@@ -38,6 +38,7 @@ describe('HttpServer', () => {
     expect(await res.text()).toBe('hello');
     expect(res.headers.get('x-custom')).toBe('a, b');
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get('uwebsockets')).toBeNull(); // no server-software banner
     const req = seen[0]!;
     expect(req.method).toBe('PATCH');
     expect(req.path).toBe('/some/path');

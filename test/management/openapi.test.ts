@@ -39,7 +39,7 @@ describe('OpenAPI document', () => {
       const success = op.responses[String(declared.success.status)];
       expect(success, `${route.method} ${route.pattern} has no success response`).toBeDefined();
       if (declared.success.status !== 204 && declared.success.status !== 202) {
-        expect(success.content?.['application/json']?.schema, `${route.method} ${route.pattern} has no response schema`).toBeDefined();
+        expect(success.content?.[declared.success.contentType ?? 'application/json']?.schema, `${route.method} ${route.pattern} has no response schema`).toBeDefined();
       }
       if (['POST', 'PUT', 'PATCH'].includes(route.method) && declared.body) {
         expect(op.requestBody?.content?.['application/json']?.schema).toBeDefined();

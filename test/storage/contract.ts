@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../src/storage/errors.js';
-import type { ClientRecord, PageRequest, RegistrationTokenRecord, Storage, UserRecord } from '../../src/storage/types.js';
+import type { ClientRecord, PageRequest, RegistrationTokenRecord, ResourceRecord, Storage, UserRecord } from '../../src/storage/types.js';
 import { at, auditEntry, clientRecord, keyRecord } from '../helpers/storage.js';
 
 export interface ContractBackend {
@@ -856,6 +856,75 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect((await s.socialIdentities.find(acme, 'google', 'g-2'))?.user_id).toBe('u-2');
         expect((await s.socialIdentities.find(globex, 'google', 'g-2'))?.user_id).toBe('other-user');
         expect(await s.socialIdentities.unlink(globex, 'u-2', 'google', 'g-2')).toBe(false);
+      });
+    });
+
+    describe('resources', () => {
+      const acme = 'res-acme';
+      const globex = 'res-globex';
+      let seq = 0;
+      const resource = (over: Partial<ResourceRecord> = {}): ResourceRecord => {
+        seq++;
+        const created = new Date(Date.UTC(2024, 1, 1, 0, 0, seq)).toISOString();
+        return {
+          id: `r-${String(seq).padStart(3, '0')}`,
+          identifier: `https://api${seq}.example.com/`,
+          name: `API ${seq}`,
+          scopes: [{ name: 'read:orders', description: 'Read orders' }],
+          token_format: 'jwt',
+          access_token_ttl: 900,
+          signing_alg: 'RS256',
+          include_roles: false,
+          created_at: created,
+          updated_at: created,
+          ...over,
+        };
+      };
+
+      it('creates, reads back every field, and refuses a second identifier in the same tenant', async () => {
+        const r = resource({ scopes: [{ name: 'read:orders', description: 'Lire les commandes ☃' }, { name: 'write:orders', description: '' }], include_roles: true, token_format: 'opaque' });
+        await s.resources.create(acme, r);
+        expect(await s.resources.get(acme, r.id)).toEqual(r);
+        await expect(s.resources.create(acme, resource({ identifier: r.identifier }))).rejects.toEqual(new UniqueViolation('identifier'));
+        // Unique per tenant only: another tenant may use the same identifier (its tokens have another issuer).
+        await s.resources.create(globex, resource({ identifier: r.identifier }));
+      });
+
+      it('keeps tenants apart on get, list, update and delete', async () => {
+        const mine = resource();
+        await s.resources.create(acme, mine);
+        expect(await s.resources.get(globex, mine.id)).toBeUndefined();
+        expect((await s.resources.all(globex)).some((x) => x.id === mine.id)).toBe(false);
+        expect(await s.resources.update(globex, mine.id, { name: 'stolen', updated_at: iso() })).toBeUndefined();
+        expect(await s.resources.delete(globex, mine.id)).toBe(false);
+        expect((await s.resources.get(acme, mine.id))?.name).toBe(mine.name);
+      });
+
+      it('pages in creation order with cursors and counts', async () => {
+        const tenant = 'res-paging';
+        const made = [resource(), resource(), resource()];
+        for (const r of made) await s.resources.create(tenant, r);
+        const first = await s.resources.list(tenant, page({ limit: 2, include_count: true }));
+        expect(first.items.map((r) => r.id)).toEqual([made[0]!.id, made[1]!.id]);
+        expect(first).toMatchObject({ has_more: true, total_count: 3 });
+        const last = first.items[1]!;
+        const second = await s.resources.list(tenant, page({ limit: 2, after: { created_at: last.created_at, id: last.id } }));
+        expect(second.items.map((r) => r.id)).toEqual([made[2]!.id]);
+        expect(second.has_more).toBe(false);
+        expect(await s.resources.count(tenant)).toBe(3);
+        expect((await s.resources.all(tenant)).map((r) => r.id)).toEqual(made.map((r) => r.id));
+      });
+
+      it('updates the given fields only and deletes once', async () => {
+        const r = resource();
+        await s.resources.create(acme, r);
+        const later = iso(HOUR);
+        const updated = await s.resources.update(acme, r.id, { scopes: [{ name: 'admin', description: 'Everything' }], include_roles: true, updated_at: later });
+        expect(updated).toEqual({ ...r, scopes: [{ name: 'admin', description: 'Everything' }], include_roles: true, updated_at: later });
+        expect(await s.resources.update(acme, 'missing', { name: 'x', updated_at: later })).toBeUndefined();
+        expect(await s.resources.delete(acme, r.id)).toBe(true);
+        expect(await s.resources.delete(acme, r.id)).toBe(false);
+        expect(await s.resources.get(acme, r.id)).toBeUndefined();
       });
     });
 

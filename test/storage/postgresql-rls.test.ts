@@ -27,6 +27,7 @@ const SAMPLES: Record<string, string> = {
   tenants: `INSERT INTO tenants (tenant_id, slug, id, display_name, status, created_at, updated_at) VALUES ($1, $2, $2, 'n', 'active', now(), now())`,
   tenant_config: `INSERT INTO tenant_config (tenant_id, section, data, updated_at) VALUES ($1, $2, '{}', now())`,
   social_identities: `INSERT INTO social_identities (tenant_id, provider, subject, user_id, linked_at) VALUES ($1, 'corp', $2, $2, now())`,
+  resources: `INSERT INTO resources (tenant_id, id, identifier, name, scopes, token_format, access_token_ttl, signing_alg, created_at, updated_at) VALUES ($1, $2, 'https://' || $2, 'n', '[]', 'jwt', 60, 'RS256', now(), now())`,
 };
 const TABLES = Object.keys(SAMPLES);
 

@@ -5,6 +5,8 @@ import type { AuditEntry } from '../../storage/types.js';
 import { op, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, sendJson, serializer } from '../respond.js';
 import { auditEntryResponse, auditListQuery, auditStatsResponse } from './schema.js';
+import { auditExportOperation } from './export.js';
+import { auditTenantOf } from './scope.js';
 import { statsOperations, utcDayStart } from './stats.js';
 
 const one = serializer(dataEnvelope(auditEntryResponse));
@@ -37,8 +39,9 @@ export const auditOperations: Operation[] = [
     success: { status: 200, schema: listEnvelope(auditEntryResponse) },
     errors: [422],
     handler: async (call) => {
-      const { limit, after, include_count, ...filter } = call.query;
-      const page = await call.ctx.storage.audit.list(call.tenant, filter, call.cursors.request('audit', { limit, after, include_count }));
+      const { limit, after, include_count, tenant: named, ...filter } = call.query;
+      const tenant = await auditTenantOf(call, named);
+      const page = await call.ctx.storage.audit.list(tenant, filter, call.cursors.request('audit', { limit, after, include_count }));
       return sendJson(200, many(call.cursors.envelope('audit', page, (e) => [e.timestamp, e.id], presentAuditEntry)));
     },
   }),
@@ -52,6 +55,7 @@ export const auditOperations: Operation[] = [
     success: { status: 200, schema: dataEnvelope(auditStatsResponse) },
     handler: async (call) => sendJson(200, statsOut({ data: await call.ctx.storage.audit.stats(call.tenant, utcDayStart()) })),
   }),
+  auditExportOperation,
   op({
     method: 'GET', path: '/api/v1/audit/:id', scope: 'svc:audit:read', rateClass: 'read', tag: 'audit', summary: 'Get an audit entry',
     success: { status: 200, schema: dataEnvelope(auditEntryResponse) },

@@ -1,6 +1,7 @@
 /** Audit API shapes (spec 2.6, 4.7; CONTRACT.md audit entry). */
 import { z } from 'zod';
 import { pageQuery } from '../pagination.js';
+import { canonicalIp } from './scope.js';
 
 export const AUDIT_STATUSES = ['success', 'failed', 'info', 'warning'] as const;
 
@@ -41,14 +42,30 @@ const instant = (edge: 'start' | 'end') =>
     .refine((v) => z.iso.datetime({ offset: true }).safeParse(v).success || z.iso.date().safeParse(v).success, INSTANT_MESSAGE)
     .transform((v) => (DATE_ONLY.test(v) ? `${v}T${edge === 'start' ? '00:00:00.000' : '23:59:59.999'}Z` : new Date(v).toISOString()));
 
+const auditFilterFields = {
+  type: z.string().min(1).max(100).optional(),
+  status: z.enum(AUDIT_STATUSES).optional(),
+  username: z.string().min(1).max(255).optional(),
+  client_id: z.string().min(1).max(255).optional(),
+  ip_address: z
+    .string()
+    .max(64)
+    .transform((v, ctx) => canonicalIp(v) ?? (ctx.addIssue({ code: 'custom', message: 'must be an IPv4 or IPv6 address' }), z.NEVER))
+    .optional(),
+  from: instant('start').optional(),
+  to: instant('end').optional(),
+};
+
 export const auditListQuery = z
   .object({
     ...pageQuery,
-    type: z.string().min(1).max(100).optional(),
-    status: z.enum(AUDIT_STATUSES).optional(),
-    username: z.string().min(1).max(255).optional(),
-    client_id: z.string().min(1).max(255).optional(),
-    from: instant('start').optional(),
-    to: instant('end').optional(),
+    ...auditFilterFields,
+    // Cross-tenant reading with a _platforms token (scope.ts).
+    tenant: z.string().min(1).max(63).optional(),
   })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { path: ['from'], message: 'must not be later than to' });
+
+/** The list's filters without paging or tenant: the CSV export (export.ts) of the addressed tenant. */
+export const auditFilterQuery = z
+  .object(auditFilterFields)
   .refine((q) => !q.from || !q.to || q.from <= q.to, { path: ['from'], message: 'must not be later than to' });

@@ -3,7 +3,7 @@ import { Params, instant, json } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 
 const COLUMNS = 'tenant_id, id, type, status, username, user_id, client_id, ip_address, user_agent, details, "timestamp"';
-const EQUALITY_FILTERS = ['type', 'status', 'username', 'user_id', 'client_id'] as const;
+const EQUALITY_FILTERS = ['type', 'status', 'username', 'user_id', 'client_id', 'ip_address'] as const;
 
 export class PgAudit implements AuditRepository {
   constructor(private readonly db: TenantDb) {}

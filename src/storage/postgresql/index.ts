@@ -15,6 +15,7 @@ import { PgOidcPayloads } from './oidc.js';
 import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
 import { PgSocialIdentities } from './social-identities.js';
+import { PgResources } from './resources.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
@@ -40,6 +41,7 @@ export class PgStorage implements Storage {
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
   readonly socialIdentities: PgSocialIdentities;
+  readonly resources: PgResources;
   private closed = false;
 
   private constructor(
@@ -56,6 +58,7 @@ export class PgStorage implements Storage {
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
     this.socialIdentities = new PgSocialIdentities(db);
+    this.resources = new PgResources(db);
   }
 
   /**

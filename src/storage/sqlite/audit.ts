@@ -34,7 +34,7 @@ export class SqliteAudit implements AuditRepository {
   async list(tenant: TenantId, f: AuditFilter, page: PageRequest): Promise<Page<AuditEntry>> {
     const where = ['tenant_id = @tenant'];
     const params: Record<string, unknown> = { tenant };
-    for (const key of ['type', 'status', 'username', 'user_id', 'client_id'] as const) {
+    for (const key of ['type', 'status', 'username', 'user_id', 'client_id', 'ip_address'] as const) {
       if (f[key] !== undefined) {
         where.push(`${key} = @${key}`);
         params[key] = f[key];

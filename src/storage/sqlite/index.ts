@@ -7,6 +7,7 @@ import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
 import { SqliteSocialIdentities } from './social-identities.js';
+import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
@@ -23,6 +24,7 @@ export class SqliteStorage implements Storage {
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
   readonly socialIdentities: SqliteSocialIdentities;
+  readonly resources: SqliteResources;
 
   constructor(readonly db: Db) {
     this.clients = new SqliteClients(db);
@@ -35,6 +37,7 @@ export class SqliteStorage implements Storage {
     this.tenantConfig = new SqliteTenantConfig(db);
     this.socialIdentities = new SqliteSocialIdentities(db);
     this.tenants = new SqliteTenants(db);
+    this.resources = new SqliteResources(db);
   }
 
   static open(path: string): SqliteStorage {

@@ -1,0 +1,88 @@
+/**
+ * The console's only way to the data: the Management API (and the platform routes in
+ * `_platforms`), with the signed-in user's access token. Problems (RFC 9457) become ApiError with
+ * their words and per-field errors for the forms.
+ */
+import type { Auth } from './auth';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail: string,
+    readonly type: string,
+    readonly errors: FieldError[] = [],
+  ) {
+    super(detail || title);
+  }
+
+  /** Errors of one form field ("redirect_uris.0" belongs to "redirect_uris"). */
+  forField(name: string): string | undefined {
+    const hits = this.errors.filter((e) => e.field === name || e.field.startsWith(`${name}.`));
+    return hits.length ? hits.map((e) => e.message).join('; ') : undefined;
+  }
+}
+
+export interface Page<T> {
+  data: T[];
+  pagination: { has_more: boolean; next_cursor: string | null; total_count?: number };
+}
+
+type Query = Record<string, string | number | boolean | undefined | null>;
+
+export function queryString(q: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  const s = params.toString();
+  return s ? `?${s}` : '';
+}
+
+export class Api {
+  constructor(private readonly auth: Auth, private readonly onSignedOut: () => void) {}
+
+  async raw(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<Response> {
+    const send = () => {
+      const headers: Record<string, string> = { accept: 'application/json' };
+      const token = this.auth.accessToken;
+      if (token) headers.authorization = `Bearer ${token}`;
+      let body: string | undefined;
+      if (opts.body !== undefined) {
+        headers['content-type'] = 'application/json';
+        body = JSON.stringify(opts.body);
+      }
+      return fetch(`${path}${queryString(opts.query)}`, { method, headers, body, credentials: 'omit', cache: 'no-store' });
+    };
+    let res = await send();
+    if (res.status === 401) {
+      if (await this.auth.renew()) res = await send();
+      if (res.status === 401) this.onSignedOut();
+    }
+    if (!res.ok) throw await toError(res);
+    return res;
+  }
+
+  async json<T>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> {
+    const res = await this.raw(method, path, opts);
+    if (res.status === 204) return undefined as T;
+    return (await res.json()) as T;
+  }
+
+  get<T>(path: string, query?: Query): Promise<T> {
+    return this.json<T>('GET', path, { query });
+  }
+}
+
+async function toError(res: Response): Promise<ApiError> {
+  let problem: { title?: string; detail?: string; type?: string; errors?: FieldError[] } = {};
+  try {
+    problem = (await res.json()) as typeof problem;
+  } catch {
+    // Not problem+json (a proxy's page): the status says enough.
+  }
+  return new ApiError(res.status, problem.title ?? res.statusText, problem.detail ?? '', problem.type ?? '', Array.isArray(problem.errors) ? problem.errors : []);
+}

@@ -1,0 +1,240 @@
+/**
+ * Settings: the seven tenant configuration sections (spec 1.5) as forms over
+ * GET /api/v1/tenants/:slug/config and PUT .../config/:section. An empty field inherits the global
+ * value; secrets are write-only (the API answers `********`, and sending that back keeps them).
+ * Spec 1.5 rule 4: a tenant's configuration is managed by the `_platforms` administrators, so
+ * outside `_platforms` the section explains where it is done.
+ */
+import { useState } from 'preact/hooks';
+import { ApiError } from '../api';
+import { t } from '../i18n';
+import { href, setQuery } from '../router';
+import { Checkbox, ErrorBox, Field, Loader, Select, useAsync, useServices } from '../ui';
+
+type Kind = 'text' | 'number' | 'bool' | 'list' | 'secret' | 'url' | { options: string[] };
+interface FieldSpec {
+  path: string;
+  kind: Kind;
+}
+
+const PALETTE = ['primary', 'secondary', 'accent', 'background', 'surface', 'text', 'error'];
+const PROVIDERS = ['google', 'github', 'microsoft', 'apple', 'facebook', 'gitlab'];
+
+export const SECTIONS: Record<string, FieldSpec[]> = {
+  application: [
+    { path: 'title', kind: 'text' },
+    { path: 'description', kind: 'text' },
+    { path: 'default_locale', kind: { options: ['en', 'fr', 'de', 'es'] } },
+    { path: 'available_locales', kind: 'list' },
+  ],
+  branding: [
+    { path: 'company_name', kind: 'text' },
+    { path: 'logo_light_url', kind: 'url' },
+    { path: 'logo_dark_url', kind: 'url' },
+    { path: 'favicon_url', kind: 'url' },
+    { path: 'font_family', kind: 'text' },
+    ...PALETTE.map((c) => ({ path: `palette_light.${c}`, kind: 'text' as const })),
+    ...PALETTE.map((c) => ({ path: `palette_dark.${c}`, kind: 'text' as const })),
+  ],
+  security: [
+    { path: 'password_policy.min_length', kind: 'number' },
+    ...['uppercase', 'lowercase', 'digit', 'symbol'].map((x) => ({ path: `password_policy.require_${x}`, kind: 'bool' as const })),
+    { path: 'mfa.required', kind: 'bool' },
+    { path: 'mfa.totp_enabled', kind: 'bool' },
+    { path: 'mfa.webauthn_enabled', kind: 'bool' },
+    { path: 'sessions.ttl_seconds', kind: 'number' },
+    { path: 'signup.enabled', kind: 'bool' },
+    { path: 'signup.allowed_email_domains', kind: 'list' },
+    ...['read', 'write', 'delete', 'sensitive'].map((x) => ({ path: `rate_limit.${x}`, kind: 'number' as const })),
+    { path: 'device_matching.enabled', kind: 'bool' },
+    { path: 'device_matching.trusted_device_days', kind: 'number' },
+    { path: 'device_matching.notify_new_device', kind: 'bool' },
+  ],
+  features: PROVIDERS.flatMap((p) => [
+    { path: `social_login.providers.${p}.enabled`, kind: 'bool' as const },
+    { path: `social_login.providers.${p}.client_id`, kind: 'text' as const },
+    { path: `social_login.providers.${p}.client_secret`, kind: 'secret' as const },
+  ]),
+  oidc: [
+    { path: 'discovery.service_documentation', kind: 'url' },
+    { path: 'discovery.op_policy_uri', kind: 'url' },
+    { path: 'discovery.op_tos_uri', kind: 'url' },
+    ...['access_token', 'id_token', 'refresh_token', 'authorization_code', 'device_code'].map((x) => ({ path: `ttl.${x}`, kind: 'number' as const })),
+  ],
+  integrations: [
+    { path: 'smtp.host', kind: 'text' },
+    { path: 'smtp.port', kind: 'number' },
+    { path: 'smtp.username', kind: 'text' },
+    { path: 'smtp.password', kind: 'secret' },
+    { path: 'smtp.from', kind: 'text' },
+    { path: 'smtp.secure', kind: 'bool' },
+    { path: 'urls.website', kind: 'url' },
+    { path: 'urls.privacy_policy', kind: 'url' },
+    { path: 'urls.terms', kind: 'url' },
+  ],
+  notifications: [
+    { path: 'email.enabled', kind: 'bool' },
+    { path: 'sms.enabled', kind: 'bool' },
+    { path: 'sms.provider', kind: { options: ['twilio', 'vonage', 'messagebird', 'aws_sns'] } },
+    { path: 'sms.api_key', kind: 'secret' },
+    ...['new_device_login', 'password_changed', 'mfa_changed', 'account_locked'].map((x) => ({ path: `security_alerts.${x}`, kind: 'bool' as const })),
+  ],
+};
+
+const MASK = '********';
+
+function get(obj: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
+}
+
+function put(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let o = obj;
+  for (const k of keys.slice(0, -1)) o = (o[k] ??= {}) as Record<string, unknown>;
+  o[keys[keys.length - 1]!] = value;
+}
+
+function toText(v: unknown, kind: Kind): string {
+  if (v === undefined || v === null) return '';
+  if (kind === 'list') return Array.isArray(v) ? v.join(', ') : String(v);
+  if (kind === 'secret') return '';
+  return String(v);
+}
+
+function SectionForm({ slug, section, stored, onSaved }: { slug: string; section: string; stored: Record<string, unknown>; onSaved(config: Record<string, unknown>): void }) {
+  const { api, notify } = useServices();
+  const specs = SECTIONS[section]!;
+  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(specs.map((s) => [s.path, toText(get(stored, s.path), s.kind)])));
+  const [clear, setClear] = useState<Record<string, boolean>>({});
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const fe = (p: string) => (error instanceof ApiError ? error.forField(p) : undefined);
+
+  function body(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const s of specs) {
+      const v = values[s.path] ?? '';
+      if (s.kind === 'secret') {
+        if (v) put(out, s.path, v);
+        else if (get(stored, s.path) === MASK && !clear[s.path]) put(out, s.path, MASK);
+        continue;
+      }
+      if (v === '') continue;
+      if (s.kind === 'number') put(out, s.path, Number(v));
+      else if (s.kind === 'bool') put(out, s.path, v === 'true');
+      else if (s.kind === 'list') put(out, s.path, v.split(/[,\s]+/).filter(Boolean));
+      else put(out, s.path, v);
+    }
+    return out;
+  }
+
+  return (
+    <form
+      class="form"
+      noValidate
+      aria-labelledby={`sec-${section}`}
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setBusy(true);
+        setError(null);
+        try {
+          const res = await api.json<{ data: Record<string, unknown> }>('PUT', `/api/v1/tenants/${encodeURIComponent(slug)}/config/${section}`, { body: body() });
+          notify(t('done.saved'), 'ok');
+          onSaved(res.data);
+        } catch (err) {
+          setError(err);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <h2 id={`sec-${section}`}>{t(`settings.${section}`)}</h2>
+      {error ? <ErrorBox error={error} /> : null}
+      {specs.map((s) => {
+        const label = s.path;
+        const value = values[s.path] ?? '';
+        const set = (v: string) => setValues((x) => ({ ...x, [s.path]: v }));
+        if (s.kind === 'bool') return <Select key={s.path} label={label} name={s.path} value={value} options={[['', t('inherit')], ['true', t('yes')], ['false', t('no')]]} onChange={set} error={fe(s.path)} />;
+        if (typeof s.kind === 'object') return <Select key={s.path} label={label} name={s.path} value={value} options={[['', t('inherit')], ...s.kind.options.map((o): [string, string] => [o, o])]} onChange={set} error={fe(s.path)} />;
+        if (s.kind === 'secret') {
+          const isSet = get(stored, s.path) === MASK;
+          return (
+            <div key={s.path}>
+              <Field label={label} name={s.path} type="password" autocomplete="new-password" value={value} onInput={set} hint={isSet ? t('secret.stored') : t('secret.unset')} error={fe(s.path)} />
+              {isSet ? <Checkbox label={t('secret.clear', { name: s.path })} name={`${s.path}.clear`} checked={Boolean(clear[s.path])} onChange={(v) => setClear((c) => ({ ...c, [s.path]: v }))} /> : null}
+            </div>
+          );
+        }
+        return <Field key={s.path} label={label} name={s.path} type={s.kind === 'number' ? 'number' : s.kind === 'url' ? 'url' : 'text'} hint={s.kind === 'list' ? t('hint.commas') : undefined} value={value} onInput={set} error={fe(s.path)} />;
+      })}
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {busy ? t('saving') : t('settings.save', { name: t(`settings.${section}`) })}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Every section of one tenant's configuration, one at a time (tabs in the URL). */
+export function TenantSettings({ slug, section, onSection }: { slug: string; section: string; onSection(s: string): void }) {
+  const { api } = useServices();
+  const state = useAsync(() => api.get<{ data: Record<string, unknown> }>(`/api/v1/tenants/${encodeURIComponent(slug)}/config`), slug);
+  const [saved, setSaved] = useState<Record<string, unknown> | null>(null);
+  const current = SECTIONS[section] ? section : 'application';
+  return (
+    <Loader state={state}>
+      {({ data }) => {
+        const config = saved ?? data;
+        return (
+          <>
+            <nav class="tabs" aria-label={t('settings.sections')}>
+              {Object.keys(SECTIONS).map((s) => (
+                <button type="button" key={s} aria-pressed={s === current} onClick={() => onSection(s)}>
+                  {t(`settings.${s}`)}
+                </button>
+              ))}
+            </nav>
+            <SectionForm key={`${slug}:${current}:${JSON.stringify(config[current] ?? {})}`} slug={slug} section={current} stored={(config[current] as Record<string, unknown>) ?? {}} onSaved={setSaved} />
+          </>
+        );
+      }}
+    </Loader>
+  );
+}
+
+export function SettingsSection({ query }: { query: URLSearchParams }) {
+  const { config } = useServices();
+  const [slug, setSlug] = useState(query.get('tenant') ?? '');
+  if (!config.platform) {
+    return (
+      <>
+        <h1>{t('nav.settings')}</h1>
+        <p>{config.multiTenant ? t('settings.platform_only') : t('settings.single_tenant')}</p>
+      </>
+    );
+  }
+  const tenant = query.get('tenant');
+  return (
+    <>
+      <h1>{t('nav.settings')}</h1>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setQuery({ tenant: slug.trim() || undefined, section: undefined });
+        }}
+      >
+        <Field label={t('settings.tenant')} name="tenant" value={slug} onInput={setSlug} hint={t('settings.tenant_hint')} />
+        <div class="actions">
+          <button type="submit" class="primary">
+            {t('open')}
+          </button>
+        </div>
+      </form>
+      {tenant ? <TenantSettings slug={tenant} section={query.get('section') ?? 'application'} onSection={(s) => setQuery({ section: s }, true)} /> : <p>
+        <a href={href('/tenants')}>{t('nav.tenants')}</a>
+      </p>}
+    </>
+  );
+}

@@ -1,0 +1,31 @@
+/**
+ * A tenant's API resources as the token endpoint needs them: by identifier, and the set of every
+ * scope name they define. Built from one storage read and kept by the tenant actor until a
+ * resource changes (src/management/resources publishes the change; see the actor's reload).
+ */
+import type { ResourceRecord, ResourceRepository, TenantId } from '../storage/types.js';
+
+export class ResourceIndex {
+  private readonly byIdentifier: ReadonlyMap<string, ResourceRecord>;
+  /** Every scope name any resource of the tenant defines. */
+  readonly scopeNames: ReadonlySet<string>;
+
+  constructor(readonly resources: readonly ResourceRecord[]) {
+    this.byIdentifier = new Map(resources.map((r) => [r.identifier, r]));
+    this.scopeNames = new Set(resources.flatMap((r) => r.scopes.map((s) => s.name)));
+  }
+
+  static async load(repo: ResourceRepository, tenant: TenantId): Promise<ResourceIndex> {
+    return new ResourceIndex(await repo.all(tenant));
+  }
+
+  get(identifier: string): ResourceRecord | undefined {
+    return this.byIdentifier.get(identifier);
+  }
+
+  /** The scopes of `resource` a client holding `clientScope` may ask for. */
+  allowedFor(resource: ResourceRecord, clientScope: string | undefined): string[] {
+    const held = new Set((clientScope ?? '').split(' '));
+    return resource.scopes.map((s) => s.name).filter((name) => held.has(name));
+  }
+}

@@ -1,0 +1,19 @@
+/** How a tenant's API resources show in oidc-provider's view of scopes and clients. */
+import type { AdapterPayload } from 'oidc-provider';
+import { isManagementScope } from '../resources/management-api.js';
+import type { ResourceIndex } from './index-cache.js';
+import { STANDARD_SCOPES } from './names.js';
+
+/**
+ * The client metadata with only scopes that exist now: clients are checked at creation
+ * (clients/scope-names.ts), but a resource deleted later leaves its scope names behind, and
+ * oidc-provider refuses a client whose `scope` names an unknown scope (invalid_client_metadata).
+ */
+export function knownScopesOnly(metadata: AdapterPayload, index: ResourceIndex): AdapterPayload {
+  if (typeof metadata.scope !== 'string') return metadata;
+  const kept = metadata.scope.split(' ').filter((s) => s && (STANDARD_SCOPES.has(s) || isManagementScope(s) || index.scopeNames.has(s)));
+  const scope = kept.join(' ');
+  if (scope === metadata.scope) return metadata;
+  // Never no scope at all: oidc-provider reads a client without `scope` as allowed every scope.
+  return { ...metadata, scope: scope || 'openid' };
+}
