@@ -145,8 +145,8 @@ async function tokenRequest(ctx: AppContext, p: SocialProvider, endpoint: string
   return jsonObject(await upstreamFetch(ctx, endpoint, { method: 'POST', headers, body: form.toString(), timeoutMs: o.timeoutMs }), 'token');
 }
 
-/** The `iss` an ID token must carry. */
-function expectedIssuer(p: SocialProvider, doc: Discovery, payload: JWTPayload): string {
+/** The `iss` an ID token must carry (Microsoft's multi-tenant template filled with the token's `tid`). */
+export function idTokenIssuer(p: Pick<SocialProvider, 'tidIssuer'>, doc: Pick<Discovery, 'issuer'>, payload: JWTPayload): string {
   if (!p.tidIssuer || !doc.issuer.includes('{tenantid}')) return doc.issuer;
   const tid = payload.tid;
   // A directory id is a GUID; anything else cannot fill the template.
@@ -171,7 +171,7 @@ export async function verifyIdToken(ctx: AppContext, p: SocialProvider, doc: Dis
     if (err instanceof UpstreamError) throw err;
     throw new UpstreamError('invalid', `id_token: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const iss = expectedIssuer(p, doc, payload);
+  const iss = idTokenIssuer(p, doc, payload);
   if (payload.iss !== iss) throw new UpstreamError('invalid', `id_token: issuer ${String(payload.iss).slice(0, 200)} is not ${iss}`);
   if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== p.clientId) throw new UpstreamError('invalid', 'id_token: azp is not our client_id');
   if (payload.azp !== undefined && payload.azp !== p.clientId) throw new UpstreamError('invalid', 'id_token: azp is not our client_id');

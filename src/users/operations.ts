@@ -185,6 +185,8 @@ export async function deleteUser(scope: UserScope, id: string): Promise<void> {
   await mustUpdate(scope, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() });
   const revoked = await revokeAccount(scope.ctx.storage.oidc, scope.tenant, existing.id, sessionTtl(scope.config));
   await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
+  // Linked social accounts go too: they are personal data, and a link must not outlive its user.
+  await scope.ctx.storage.socialIdentities.unlinkAll(scope.tenant, existing.id);
   await audit(scope, { type: 'user.deleted', user_id: existing.id, details: { user_id: existing.id, anonymised: true, sessions_revoked: revoked } });
 }
 
