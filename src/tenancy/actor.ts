@@ -34,6 +34,7 @@ import type { UiSettings } from '../ui/page-ui.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import { ReplayStore } from '../oidc/replay-store.js';
+import { handleAccountSocial } from '../oidc/account-social.js';
 import { handleSocial, socialHooks, type SocialContext } from '../oidc/social-signin.js';
 import { socialSettings } from '../social/providers.js';
 import { StateCodec } from '../social/state.js';
@@ -358,6 +359,9 @@ export class TenantActor implements TokenContext, TenantHandle {
         const action = (interaction[2] ?? 'show') as InteractionAction;
         if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
         return await handleInteraction(await this.signInHost(), req, interaction[1]!, action);
+      }
+      if (sub === '/account/social' || sub === '/account/social/unlink') {
+        return await handleAccountSocial(await this.signInHost(), this.socialContext()?.settings.providers ?? [], req, sub === '/account/social' ? 'list' : 'unlink');
       }
       if (sub === '/account/mfa' || sub === '/account/mfa/disable') return await handleAccountMfa(await this.signInHost(), req, sub === '/account/mfa' ? 'manage' : 'disable');
       if (req.method === 'POST' && sub === '/token') {

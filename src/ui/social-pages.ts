@@ -60,3 +60,33 @@ export const SOCIAL_STYLES = `
 a.button{display:block;text-align:center;padding:10px 16px;font-weight:600;border-radius:8px;border:1px solid var(--border);color:inherit;text-decoration:none}
 a.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 `;
+
+export interface LinkedAccountRow {
+  provider: string;
+  /** Display name of the provider (or its configured name when no longer enabled). */
+  name: string;
+  subject: string;
+  email: string | null;
+}
+
+/** The signed-in user's linked accounts, each with its Unlink button (a form with the CSRF token). */
+export function linkedAccountsPage(o: { ui: PageUi; action: string; csrf: string; rows: LinkedAccountRow[]; notice?: string; error?: string }): string {
+  const { t } = o.ui;
+  const rows = o.rows.map(
+    (r) => html`<li><strong>${r.name}</strong>${r.email ? html` (${r.email})` : html``}
+<form method="post" action="${o.action}">
+<input type="hidden" name="csrf_token" value="${o.csrf}">
+<input type="hidden" name="provider" value="${r.provider}">
+<input type="hidden" name="subject" value="${r.subject}">
+<button type="submit">${t('social.account.unlink', { provider: r.name })}</button>
+</form></li>`,
+  );
+  return layout(
+    { title: t('social.account.title'), ui: o.ui },
+    html`<h1>${t('social.account.title')}</h1>
+<p>${t('social.account.intro')}</p>
+${o.notice ? html`<p role="status">${o.notice}</p>` : html``}
+${errorBlock(o.error)}
+${o.rows.length ? html`<ul class="linked-accounts">${rows}</ul>` : html`<p>${t('social.account.none')}</p>`}`,
+  );
+}

@@ -236,4 +236,45 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
       await setSignup({ enabled: true });
     }
   });
+
+  it('lists linked accounts on the account page and unlinks them, never the last way to sign in, never another user\'s', async () => {
+    const [alice] = await t.sql("SELECT user_id FROM social_identities WHERE provider = 'corp' AND subject = 'alice'");
+    // alice has no password and one link: refused.
+    let flow = await authorize({ bypassCSP: true });
+    await continueAtUpstream(flow.page, 'alice');
+    await tokensAtRp(flow.page, flow);
+    await flow.page.goto(`${t.issuer}/account/social`);
+    expect(await flow.page.getByRole('heading', { name: 'Linked accounts' }).count()).toBe(1);
+    expect(await seriousViolations(flow.page)).toEqual([]);
+    const refused = flow.page.waitForResponse((r) => r.url().endsWith('/account/social/unlink'));
+    await flow.page.getByRole('button', { name: 'Unlink Corp SSO' }).click();
+    expect((await refused).status()).toBe(409);
+    expect(await flow.page.getByRole('alert').textContent()).toContain('only way to sign in');
+    expect(await t.sql("SELECT subject FROM social_identities WHERE provider = 'corp' AND subject = 'alice'")).toHaveLength(1);
+    await flow.context.close();
+
+    // bob (password + link): cannot name alice's link, cannot post without the CSRF token, can unlink his own.
+    const [bob] = await t.sql("SELECT user_id FROM social_identities WHERE provider = 'corp' AND subject = 'bob-upstream'");
+    flow = await authorize();
+    await continueAtUpstream(flow.page, 'bob-upstream');
+    expect((await tokensAtRp(flow.page, flow)).sub).toBe(bob!.user_id);
+    await flow.page.goto(`${t.issuer}/account/social`);
+    const csrf = (await flow.page.locator('input[name=csrf_token]').first().getAttribute('value'))!;
+    const other = await flow.context.request.post(`${t.issuer}/account/social/unlink`, { form: { csrf_token: csrf, provider: 'corp', subject: 'alice' } });
+    expect(other.status()).toBe(404);
+    const forged = await flow.context.request.post(`${t.issuer}/account/social/unlink`, { form: { provider: 'corp', subject: 'bob-upstream' } });
+    expect(forged.status()).toBe(403);
+    expect(await t.sql('SELECT user_id FROM social_identities WHERE user_id = ?', [alice!.user_id])).toHaveLength(1);
+    await flow.page.getByRole('button', { name: 'Unlink Corp SSO' }).click();
+    await expect.poll(() => flow.page.getByRole('status').textContent()).toContain('Corp SSO is no longer linked.');
+    expect(await t.sql('SELECT * FROM social_identities WHERE user_id = ?', [bob!.user_id])).toEqual([]);
+    expect(await auditTypes(bob!.user_id)).toContain('social_unlink');
+    await flow.context.close();
+
+    // Without a session: sign in first.
+    const anon = await browser.newContext();
+    const page = await anon.newPage();
+    expect((await page.goto(`${t.issuer}/account/social`))?.status()).toBe(401);
+    await anon.close();
+  }, 60_000);
 });

@@ -142,4 +142,11 @@ export const de: Messages = {
   'social.refused.signup_closed': 'Mit diesem {provider}-Konto ist kein Konto verknüpft, und neue Konten können hier nicht erstellt werden. Melden Sie sich anders an.',
   'social.refused.domain_not_allowed': 'Konten können nur mit einer von {provider} bestätigten E-Mail-Adresse einer zugelassenen Domain erstellt werden.',
   'social.refused.raced': 'Ein Konto mit dieser E-Mail-Adresse wurde gerade erstellt. Melden Sie sich erneut an.',
+  'social.account.title': 'Verknüpfte Konten',
+  'social.account.intro': 'Andere Konten, mit denen Sie sich anmelden können.',
+  'social.account.none': 'Kein Konto ist verknüpft.',
+  'social.account.unlink': '{provider} trennen',
+  'social.account.unlinked': '{provider} ist nicht mehr verknüpft.',
+  'social.account.last_method': 'Dies ist Ihre einzige Anmeldemöglichkeit und kann daher nicht getrennt werden.',
+  'social.account.not_found': 'Dieses Konto ist nicht verknüpft.',
 };

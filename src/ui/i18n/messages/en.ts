@@ -148,6 +148,13 @@ export const en = {
   'social.refused.signup_closed': 'There is no account linked to this {provider} account, and new accounts cannot be created here. Sign in another way.',
   'social.refused.domain_not_allowed': 'Accounts can only be created with an e-mail address of an allowed domain, confirmed by {provider}.',
   'social.refused.raced': 'An account with this e-mail address was just created. Sign in again.',
+  'social.account.title': 'Linked accounts',
+  'social.account.intro': 'Other accounts you can sign in with.',
+  'social.account.none': 'No account is linked.',
+  'social.account.unlink': 'Unlink {provider}',
+  'social.account.unlinked': '{provider} is no longer linked.',
+  'social.account.last_method': 'This is your only way to sign in, so it cannot be unlinked.',
+  'social.account.not_found': 'That account is not linked.',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -142,4 +142,11 @@ export const es: Messages = {
   'social.refused.signup_closed': 'No hay ninguna cuenta vinculada a esta cuenta de {provider} y aquí no se pueden crear cuentas nuevas. Inicie sesión de otra forma.',
   'social.refused.domain_not_allowed': 'Solo se pueden crear cuentas con una dirección de correo de un dominio permitido, confirmada por {provider}.',
   'social.refused.raced': 'Se acaba de crear una cuenta con esta dirección de correo. Inicie sesión de nuevo.',
+  'social.account.title': 'Cuentas vinculadas',
+  'social.account.intro': 'Otras cuentas con las que puede iniciar sesión.',
+  'social.account.none': 'No hay ninguna cuenta vinculada.',
+  'social.account.unlink': 'Desvincular {provider}',
+  'social.account.unlinked': '{provider} ya no está vinculada.',
+  'social.account.last_method': 'Es su única forma de iniciar sesión, así que no se puede desvincular.',
+  'social.account.not_found': 'Esa cuenta no está vinculada.',
 };

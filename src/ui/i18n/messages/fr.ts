@@ -142,4 +142,11 @@ export const fr: Messages = {
   'social.refused.signup_closed': "Aucun compte n'est associé à ce compte {provider}, et il n'est pas possible de créer de nouveaux comptes ici. Connectez-vous autrement.",
   'social.refused.domain_not_allowed': "Les comptes ne peuvent être créés qu'avec une adresse e-mail d'un domaine autorisé, confirmée par {provider}.",
   'social.refused.raced': 'Un compte avec cette adresse e-mail vient d’être créé. Connectez-vous à nouveau.',
+  'social.account.title': 'Comptes associés',
+  'social.account.intro': 'Autres comptes avec lesquels vous pouvez vous connecter.',
+  'social.account.none': "Aucun compte n'est associé.",
+  'social.account.unlink': 'Dissocier {provider}',
+  'social.account.unlinked': "{provider} n'est plus associé.",
+  'social.account.last_method': "C'est votre seule façon de vous connecter : elle ne peut pas être dissociée.",
+  'social.account.not_found': "Ce compte n'est pas associé.",
 };
