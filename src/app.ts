@@ -38,6 +38,8 @@ import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from
 import { metricsAccessCheck } from './metrics/access.js';
 import { PROJECT_ROOT } from './paths.js';
 import { join } from 'node:path';
+
+import { clientIpResolver } from './http/client-ip.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -299,6 +301,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     reusePort: config.http.reuse_port,
     log,
     handle,
+    clientIp: clientIpResolver(config.http.trusted_proxies),
     fast,
     onTooLarge: (req) => {
       const err = new ProblemError(413, 'payload-too-large', 'Request bodies are limited to 1 MiB');

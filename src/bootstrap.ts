@@ -91,12 +91,12 @@ export async function ensureBootstrapAdmin(ctx: AppContext): Promise<void> {
     mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null,
     deleted_at: null, created_at: now, updated_at: now, last_login_at: null,
   };
+  const audit = ctx.audit.entry(PLATFORM_TENANT, { type: 'user.created', user_id: user.id, details: { user_id: user.id, role: user.role, source: 'bootstrap' } });
   try {
-    await ctx.storage.users.create(PLATFORM_TENANT, user);
+    await ctx.storage.users.create(PLATFORM_TENANT, user, audit);
   } catch (err) {
     if (err instanceof UniqueViolation) return; // created by a concurrent instance
     throw err;
   }
-  await ctx.audit.record(PLATFORM_TENANT, { type: 'user.created', user_id: user.id, details: { user_id: user.id, role: user.role, source: 'bootstrap' } });
   ctx.log.info({ email, tenant: PLATFORM_TENANT }, 'bootstrap platform administrator created');
 }

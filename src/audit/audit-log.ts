@@ -72,6 +72,26 @@ export class AuditLog {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * The entry of an event, not written: for a domain write that stores it in its own transaction
+   * (storage/types.ts, ClientRepository and UserRepository).
+   */
+  entry(tenant: TenantId, event: AuditEvent): AuditEntry {
+    return {
+      id: timeOrderedId(),
+      type: event.type,
+      status: event.status ?? 'success',
+      username: event.username ?? null,
+      user_id: event.user_id ?? null,
+      client_id: event.client_id ?? null,
+      ip_address: event.ip_address ?? null,
+      user_agent: event.user_agent?.slice(0, 512) ?? null,
+      tenant_id: tenant,
+      details: event.details ?? {},
+      timestamp: new Date().toISOString(),
+    };
+  }
+
   record(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
     const write = this.write(tenant, event);
     this.pending.add(write);
@@ -85,19 +105,7 @@ export class AuditLog {
   }
 
   private async write(tenant: TenantId, event: AuditEvent): Promise<AuditEntry | undefined> {
-    const entry: AuditEntry = {
-      id: timeOrderedId(),
-      type: event.type,
-      status: event.status ?? 'success',
-      username: event.username ?? null,
-      user_id: event.user_id ?? null,
-      client_id: event.client_id ?? null,
-      ip_address: event.ip_address ?? null,
-      user_agent: event.user_agent?.slice(0, 512) ?? null,
-      tenant_id: tenant,
-      details: event.details ?? {},
-      timestamp: new Date().toISOString(),
-    };
+    const entry = this.entry(tenant, event);
     try {
       await this.storage.audit.insert(tenant, entry);
       return entry;

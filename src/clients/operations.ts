@@ -1,14 +1,15 @@
 /**
  * The clients domain: every create, change and delete of a client goes through here, whichever
- * surface asks (Management API, dynamic registration, CLI, bootstrap, the console). Each write is
- * audited, and the tenant's client caches are told (this instance at once, the others by event).
+ * surface asks (Management API, dynamic registration, CLI, bootstrap, the console). Each write and
+ * its audit entry are one storage transaction (storage/types.ts), so an accepted change is never
+ * unaudited; then the tenant's client caches are told (this instance at once, the others by event).
  */
 import { randomBytes } from 'node:crypto';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import { clientChangedChannel, type ClientChangedEvent } from '../events/bus.js';
 import { notFound, validation } from '../http/problem.js';
-import type { ClientMetadata, ClientRecord } from '../storage/types.js';
+import type { AuditEntry, ClientMetadata, ClientRecord } from '../storage/types.js';
 import { buildMetadata } from './rules.js';
 import { checkClientScopes } from './scope-names.js';
 import type { ClientInput } from './schema.js';
@@ -48,8 +49,9 @@ function secretColumns(scope: ClientScope, clientId: string, m: ClientMetadata, 
   };
 }
 
-async function audit(scope: ClientScope, event: AuditEvent): Promise<void> {
-  await scope.ctx.audit.record(scope.tenant, { ...scope.by, ...event });
+/** The audit entry of a write, attributed to the caller; written by the repository with the write. */
+function entry(scope: ClientScope, event: AuditEvent): AuditEntry {
+  return scope.ctx.audit.entry(scope.tenant, { ...scope.by, ...event });
 }
 
 /**
@@ -100,8 +102,8 @@ export async function createClient(scope: ClientScope, metadata: ClientMetadata,
     last_used_at: null,
     tokens_issued: 0,
   };
-  await scope.ctx.storage.clients.create(scope.tenant, record);
-  await audit(scope, opts.audit?.(record) ?? { type: 'client.created', details: { client_id: clientId, client_name: metadata.client_name } });
+  const event = opts.audit?.(record) ?? { type: 'client.created', details: { client_id: clientId, client_name: metadata.client_name } };
+  await scope.ctx.storage.clients.create(scope.tenant, record, entry(scope, event));
   return { record, secret };
 }
 
@@ -114,11 +116,11 @@ export async function updateClient(scope: ClientScope, clientId: string, input: 
   const change: Parameters<ClientScope['ctx']['storage']['clients']['update']>[2] = { metadata };
   // A client that became confidential has no secret until POST /secret; one that became public loses it.
   if (!isConfidential(metadata)) Object.assign(change, { secret_hash: null, secret_sealed: null });
-  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change);
+  const fields = Object.keys(input).filter((k) => k in metadata);
+  const event = { type: 'client.updated', details: { client_id: existing.client_id, fields, method: mode.toUpperCase() } };
+  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event));
   if (!updated) throw notFound(`Client ${existing.client_id} not found`);
   await clientChanged(scope, updated.client_id);
-  const fields = Object.keys(input).filter((k) => k in metadata);
-  await audit(scope, { type: 'client.updated', details: { client_id: updated.client_id, fields, method: mode.toUpperCase() } });
   return updated;
 }
 
@@ -126,17 +128,23 @@ export async function setClientActive(scope: ClientScope, clientId: string, acti
   const existing = await getClient(scope, clientId);
   // Deactivation also ends every token issued so far: reactivating does not bring them back.
   const change = active ? { active } : { active, bump_generation: true };
-  const updated = existing.active === active ? existing : await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change);
+  const event = { type: active ? 'client.activated' : 'client.deactivated', details: { client_id: existing.client_id } };
+  if (existing.active === active) {
+    // Nothing to write; the request is still recorded, as every accepted change request is.
+    await scope.ctx.audit.record(scope.tenant, { ...scope.by, ...event });
+    await clientChanged(scope, existing.client_id);
+    return existing;
+  }
+  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event));
   if (!updated) throw notFound(`Client ${existing.client_id} not found`);
   await clientChanged(scope, updated.client_id);
-  await audit(scope, { type: active ? 'client.activated' : 'client.deactivated', details: { client_id: updated.client_id } });
   return updated;
 }
 
 export async function deleteClient(scope: ClientScope, clientId: string): Promise<void> {
-  if (!(await scope.ctx.storage.clients.delete(scope.tenant, clientId))) throw notFound(`Client ${clientId} not found`);
+  const event = { type: 'client.deleted', details: { client_id: clientId } };
+  if (!(await scope.ctx.storage.clients.delete(scope.tenant, clientId, entry(scope, event)))) throw notFound(`Client ${clientId} not found`);
   await clientChanged(scope, clientId);
-  await audit(scope, { type: 'client.deleted', details: { client_id: clientId } });
 }
 
 /** A new secret; the old one (and every token issued under it) is invalid at once. */
@@ -146,12 +154,10 @@ export async function rotateClientSecret(scope: ClientScope, clientId: string): 
     throw validation([{ field: 'token_endpoint_auth_method', message: 'public clients have no secret' }]);
   }
   const secret = newClientSecret();
-  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, {
-    ...secretColumns(scope, existing.client_id, existing.metadata, secret),
-    bump_generation: true,
-  });
+  const change = { ...secretColumns(scope, existing.client_id, existing.metadata, secret), bump_generation: true };
+  const event = { type: 'client.secret_rotated', details: { client_id: existing.client_id } };
+  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event));
   if (!updated) throw notFound(`Client ${existing.client_id} not found`);
   await clientChanged(scope, existing.client_id);
-  await audit(scope, { type: 'client.secret_rotated', details: { client_id: existing.client_id } });
   return { client_id: existing.client_id, client_secret: secret };
 }

@@ -29,6 +29,8 @@ export const configSchema = z.object({
        * them). Off by default: a second instance on a taken port refuses to start.
        */
       reuse_port: bool.default(false),
+      /** Reverse proxies whose X-Forwarded-For is believed (CIDR list, default none; src/http/client-ip.ts). */
+      trusted_proxies: z.array(z.string()).default([]),
     })
     .prefault({}),
 

@@ -2,7 +2,8 @@
  * Per-tenant signing keys: generation, sealing into storage, and the in-memory key set an actor
  * uses (signing keys by algorithm, verification keys by kid, the published JWKS as bytes).
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
+import { etagOf } from '../http/etag.js';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import QuickLRU from 'quick-lru';
 import type { SigningAlg } from '../config/schema.js';
@@ -171,7 +172,7 @@ export class KeySet {
       if (r.status === 'active' && r.promoted && !this.signing.has(key.alg) && algorithms.includes(key.alg)) this.signing.set(key.alg, key);
     }
     this.jwksBody = Buffer.from(JSON.stringify({ keys: published.map((r) => r.public_jwk) }));
-    this.jwksEtag = `"${createHash('sha256').update(this.jwksBody).digest('base64url').slice(0, 27)}"`;
+    this.jwksEtag = etagOf(this.jwksBody);
   }
 
   /** Private JWKs for oidc-provider, current keys first so it signs with them (unsealed on each call). */

@@ -63,7 +63,7 @@ export async function handleAccountMfa(host: SignInHost, req: HttpRequest, actio
     if (!form || given.length !== csrf.length || !timingSafeEqual(given, Buffer.from(csrf))) {
       return message(403, t('page.form_expired.title'), t('page.form_expired.message'));
     }
-    if (!host.guard.allowIp(host.tenant, req.ip)) return message(429, t('page.too_many.title'), t('page.too_many.message'));
+    if (!(await host.guard.allowIp(host.tenant, req.ip))) return message(429, t('page.too_many.title'), t('page.too_many.message'));
     return action === 'disable' ? disable(visit, form) : confirmEnrollment(visit, form);
   }), setCookie);
 }

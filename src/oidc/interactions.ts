@@ -19,6 +19,7 @@ import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras
 import { canSignIn } from './accounts.js';
 import type { LoginGuard } from './login-guard.js';
 import { useRecoveryCode, verifyUserTotp } from './mfa.js';
+import { SourceOverShare } from '../workers/fair-admission.js';
 
 export interface SignInHost {
   readonly tenant: TenantId;
@@ -258,7 +259,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const given = (form.get(recovery ? 'recovery_code' : 'code') ?? '').trim();
       const again = (status: number, error: string) =>
         page(status, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery`, error }), formTargets());
-      if (!host.guard.allowIp(tenant, req.ip)) {
+      if (!(await host.guard.allowIp(tenant, req.ip))) {
         ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
         return again(429, tooMany);
       }
@@ -297,7 +298,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const password = form.get('password') ?? '';
     const relogin = (status: number, error: string) => loginForm(status, error, email);
 
-    if (!host.guard.allowIp(tenant, req.ip)) {
+    if (!(await host.guard.allowIp(tenant, req.ip))) {
       ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
       return relogin(429, tooMany);
     }
@@ -308,8 +309,13 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     // Verify even for unknown e-mails so response time does not tell whether the account exists.
     let ok: boolean;
     try {
-      ok = await ctx.passwords.verify(user?.password_hash ?? (await host.guard.dummyHash()), password);
+      ok = await ctx.passwords.verify(user?.password_hash ?? (await host.guard.dummyHash()), password, req.ip);
     } catch (err) {
+      // This address holds more than its share of the Argon2 queue (fair admission): 429 to it alone.
+      if (err instanceof SourceOverShare) {
+        ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
+        return relogin(429, tooMany);
+      }
       // The Argon2 queue is full (or the pool is closing): the form again, 503 with Retry-After.
       if (!isUnavailable(err)) throw err;
       ctx.metrics.loginAttempts.inc({ result: 'unavailable' });

@@ -77,8 +77,13 @@ export interface UsageEntry {
   lastUsedAt: string;
 }
 
+/**
+ * The writes of clients and users take the audit entry that records them (`audit`): it is written in
+ * the same transaction when the write changed a row, so an accepted change is never unaudited and
+ * a refused one leaves no entry (the domains, src/clients and src/users, always pass one).
+ */
 export interface ClientRepository {
-  create(tenant: TenantId, record: ClientRecord): Promise<void>;
+  create(tenant: TenantId, record: ClientRecord, audit?: AuditEntry): Promise<void>;
   get(tenant: TenantId, clientId: string): Promise<ClientRecord | undefined>;
   list(tenant: TenantId, filter: ClientFilter, page: PageRequest): Promise<Page<ClientRecord>>;
   count(tenant: TenantId): Promise<number>;
@@ -88,8 +93,9 @@ export interface ClientRepository {
     clientId: string,
     /** `bump_generation` raises secret_generation atomically (concurrent bumps never collapse into one). */
     change: Partial<Pick<ClientRecord, 'metadata' | 'active' | 'secret_hash' | 'secret_sealed'>> & { bump_generation?: boolean },
+    audit?: AuditEntry,
   ): Promise<ClientRecord | undefined>;
-  delete(tenant: TenantId, clientId: string): Promise<boolean>;
+  delete(tenant: TenantId, clientId: string, audit?: AuditEntry): Promise<boolean>;
   /** Adds issued-token counts (batched by the caller). */
   /**
    * Adds token counts and moves last_used_at forward (never back: a late batch keeps the newer
@@ -271,13 +277,13 @@ export interface UserFilter {
 }
 
 export interface UserRepository {
-  create(tenant: TenantId, user: UserRecord): Promise<void>;
+  create(tenant: TenantId, user: UserRecord, audit?: AuditEntry): Promise<void>;
   get(tenant: TenantId, id: string): Promise<UserRecord | undefined>;
   /** Case-insensitive e-mail lookup (sign-in); anonymised users are never found. */
   findByEmail(tenant: TenantId, email: string): Promise<UserRecord | undefined>;
   list(tenant: TenantId, filter: UserFilter, page: PageRequest): Promise<Page<UserRecord>>;
   count(tenant: TenantId): Promise<number>;
-  update(tenant: TenantId, id: string, change: Partial<Omit<UserRecord, 'id' | 'created_at'>>): Promise<UserRecord | undefined>;
+  update(tenant: TenantId, id: string, change: Partial<Omit<UserRecord, 'id' | 'created_at'>>, audit?: AuditEntry): Promise<UserRecord | undefined>;
 }
 
 /** Failed sign-in attempts, for the brute-force guard (CONTRACT.md). */

@@ -5,37 +5,35 @@
  * oidc-provider instance (built on first use), the rendered discovery document and the sign-in,
  * back-channel and client-assertion services.
  */
-import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';
 import { isSystemClientId, systemClient } from '../clients/system-clients.js';
 import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
 import type { AppContext } from '../context.js';
+import { Unavailable, isUnavailable } from '../errors.js';
+import { etagOf } from '../http/etag.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
-import { isUnavailable } from '../errors.js';
 import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { SerialTask } from '../events/serial-task.js';
 import type { KeySet } from '../keys/keystore.js';
-import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
 import { accessTokenOwner, checkAccessToken, type AccessTokenOwner, type TokenCheck } from '../oidc/token-verification.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
 import { assertionServices } from '../oidc/assertion-services.js';
 import type { AssertionServices } from '../oidc/client-assertion.js';
-import { devicePollGuard, offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
-import { handleAccountMfa } from '../oidc/account-mfa.js';
-import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
+import { devicePollGuard } from '../oidc/device-and-auth.js';
+import type { SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
+import { AuthThrottle } from '../oidc/auth-throttle.js';
+import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
-import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
-import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 import { registerRp } from '../oidc/register-rp.js';
 import { ReplayStore } from '../oidc/replay-store.js';
-import { handleAccountSocial } from '../oidc/account-social.js';
-import { handleSocial, socialHooks, type SocialContext } from '../oidc/social-signin.js';
+import { socialHooks, type SocialContext } from '../oidc/social-signin.js';
 import { socialSettings } from '../social/providers.js';
 import { StateCodec } from '../social/state.js';
 import { RelayState } from './ops.js';
@@ -46,11 +44,10 @@ import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantHandle } from './handle.js';
+import { DISCOVERY_PATH, documentResponse, jwksResponse, routeOidc, type OidcRouteHost } from './oidc-routes.js';
 import type { TenantState } from './state-cache.js';
 
-const DISCOVERY_PATH = '/.well-known/openid-configuration';
 
-const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
 
 /** The oidc-provider instance of the actor's current keys and config, and what was rendered with it. */
 interface BuiltProvider {
@@ -59,7 +56,7 @@ interface BuiltProvider {
   discovery: { body: Buffer; etag: string };
 }
 
-export class TenantActor implements TokenContext, TenantHandle {
+export class TenantActor implements OidcRouteHost, TenantHandle {
   readonly issuer: string;
   readonly origin: URL;
   readonly mountPath: string;
@@ -82,6 +79,7 @@ export class TenantActor implements TokenContext, TenantHandle {
   private readonly refresh: SerialTask;
   private closed = false;
   private readonly guard: LoginGuard;
+  private readonly authThrottle: AuthThrottle;
   private readonly backchannel: BackchannelLogout;
   private readonly devicePolls = devicePollGuard();
   private readonly stylesheetPath: string;
@@ -91,11 +89,11 @@ export class TenantActor implements TokenContext, TenantHandle {
   private readonly systemClients: Record<string, ClientRecord | undefined> = {};
   /** Client assertion keys and jti replay store of the token endpoint fast paths. */
   readonly assertions: AssertionServices;
-  /** Social login of the current config (built on first use, dropped when the config changes). */
-  private social: { config: EffectiveConfig; context: SocialContext | undefined } | undefined;
-  private socialReplay: ReplayStore | undefined;
   /** The tenant's API resources, read on first use; dropped with the state (a resource write reloads). */
   private resources: Promise<ResourceIndex> | undefined;
+  /** Social login of the current config (built on first use, rebuilt when the config changes). */
+  private social: { config: EffectiveConfig; context: SocialContext | undefined } | undefined;
+  private socialReplay: ReplayStore | undefined;
 
   private constructor(
     readonly tenant: string,
@@ -108,6 +106,7 @@ export class TenantActor implements TokenContext, TenantHandle {
     this.mountPath = ctx.config.oidc.path;
     this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
     this.guard = new LoginGuard(ctx);
+    this.authThrottle = new AuthThrottle(ctx, tenant);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
     this.assertions = assertionServices(ctx, tenant);
@@ -200,32 +199,36 @@ export class TenantActor implements TokenContext, TenantHandle {
     const discoveryResponse = await runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin });
     if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
-    return { provider, callback, discovery: { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` } };
+    return { provider, callback, discovery: { body, etag: etagOf(body) } };
   }
 
   /** Audit and metrics from oidc-provider's events. */
   private observe(provider: Provider): void {
     const { log, audit } = this.ctx;
-    provider.on('server_error', (_ctx: unknown, err: Error) => log.error({ err, tenant: this.tenant }, 'oidc-provider server_error'));
+    provider.on('server_error', (_ctx: unknown, err: Error) => {
+      noteServerError(err);
+      log.error({ err, tenant: this.tenant }, 'oidc-provider server_error');
+    });
     provider.on('grant.success', (kctx: { oidc: { client?: { clientId: string }; params?: { grant_type?: unknown } } }) => {
       const clientId = kctx.oidc.client?.clientId;
       if (clientId) this.tokenIssued(clientId, String(kctx.oidc.params?.grant_type ?? 'unknown'));
     });
     provider.on('end_session.success', (kctx: { ip?: string; get?: (h: string) => string; oidc: { session?: { accountId?: string }; client?: { clientId: string } } }) => {
       const accountId = kctx.oidc.session?.accountId;
-      void audit.record(this.tenant, {
+      // Awaited before the answer leaves (request-scope.ts): a logout is never accepted unaudited.
+      noteAudit(audit.record(this.tenant, {
         type: 'logout',
         user_id: accountId ?? null,
         client_id: kctx.oidc.client?.clientId ?? null,
         ip_address: kctx.ip ?? null,
         user_agent: kctx.get?.('user-agent') ?? null,
         details: { user_id: accountId ?? null, method: 'rp_initiated' },
-      });
+      }));
     });
   }
 
   /** Social login settings of the current config; undefined when the tenant has no enabled provider. */
-  private socialContext(): SocialContext | undefined {
+  socialContext(): SocialContext | undefined {
     const config = this.current;
     if (this.social?.config === config) return this.social.context;
     const { ctx } = this;
@@ -249,7 +252,7 @@ export class TenantActor implements TokenContext, TenantHandle {
     return context;
   }
 
-  private async signInHost(): Promise<SignInHost> {
+  async signInHost(): Promise<SignInHost> {
     const host = await this.baseSignInHost();
     const social = this.socialContext();
     return social ? { ...host, social: socialHooks(host, social) } : host;
@@ -333,61 +336,40 @@ export class TenantActor implements TokenContext, TenantHandle {
     return (await (await this.provider()).provider.AccessToken.find(token)) ?? undefined;
   }
 
-  /** Every request under the OIDC path of this tenant. */
+  /** Every request under the OIDC path of this tenant: the route table (oidc-routes.ts), then oidc-provider. */
   async handleOidc(req: HttpRequest): Promise<HttpResponse> {
     const sub = req.path.slice(this.mountPath.length) || '/';
+    // Failed client authentications and wrong device codes are throttled (oidc/auth-throttle.ts).
     try {
-      if (req.method === 'GET' || req.method === 'HEAD') {
-        if (sub === DISCOVERY_PATH) {
-          const { discovery } = await this.provider();
-          return this.publicDocument(req, discovery.body, discovery.etag);
-        }
-        if (sub === '/jwks') return this.publicDocument(req, this.keys.jwksBody, this.keys.jwksEtag, 'application/jwk-set+json; charset=utf-8');
-      }
-      if (req.method === 'POST' && sub === '/register-rp') return await registerRp({ ctx: this.ctx, tenant: this.tenant }, req);
-      if (sub === '/assets/app.css' && (req.method === 'GET' || req.method === 'HEAD')) {
-        const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
-        return etagMatches(req.headers['if-none-match'], STYLESHEET_ETAG) ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
-      }
-      if (sub.startsWith('/social/') || /^\/interaction\/[^/]+\/(?:social\/|link)/.test(sub)) {
-        const host = await this.signInHost();
-        const social = await handleSocial(host, this.socialContext(), req, sub);
-        if (social) return social;
-      }
-      const interaction = /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort))?$/.exec(sub);
-      if (interaction) {
-        const action = (interaction[2] ?? 'show') as InteractionAction;
-        if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
-        return await handleInteraction(await this.signInHost(), req, interaction[1]!, action);
-      }
-      if (sub === '/account/social' || sub === '/account/social/unlink') {
-        return await handleAccountSocial(await this.signInHost(), this.socialContext()?.settings.providers ?? [], req, sub === '/account/social' ? 'list' : 'unlink');
-      }
-      if (sub === '/account/mfa' || sub === '/account/mfa/disable') return await handleAccountMfa(await this.signInHost(), req, sub === '/account/mfa' ? 'manage' : 'disable');
-      if (req.method === 'POST' && sub === '/token') {
-        const fast = await clientCredentialsGrant(this, req);
-        if (fast) return fast;
-        const slow = await this.devicePolls.check({ tenant: this.tenant, config: this.config, ctx: this.ctx }, req);
-        if (slow) return slow;
-      } else if (req.method === 'POST' && sub === '/token/introspection') {
-        const fast = await introspect(this, req);
-        if (fast) return fast;
-      } else if (sub === '/auth') {
-        return secureHtml(await this.bridge(offlineAccessNeedsConsent(req)));
-      } else if (req.method === 'POST' && sub === '/device/auth') {
-        return withDeviceInterval(await this.bridge(req), this.config.oidc.device_poll_interval);
-      }
-      return secureHtml(await this.bridge(req));
+      return await this.authThrottle.around(req, sub, () => routeOidc(this, req, sub));
     } catch (err) {
-      if (err instanceof OAuthError) return oauthResponse(err);
-      if (isUnavailable(err)) {
-        // Storage (Redis) is down: fail fast with the OAuth error a client can retry on.
-        this.ctx.log.warn({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request refused: storage unavailable');
-        return oauthResponse(new OAuthError(503, 'temporarily_unavailable', 'the service is temporarily unavailable; retry shortly', { 'retry-after': '1' }));
-      }
-      this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');
-      return oauthResponse(new OAuthError(500, 'server_error', 'an unexpected error occurred'));
+      return this.oidcFailure(req, err);
     }
+  }
+
+  /** The one place OIDC errors become answers: OAuth errors as they are, neutral ones mapped. */
+  private oidcFailure(req: HttpRequest, err: unknown): HttpResponse {
+    if (err instanceof OAuthError) return oauthResponse(err);
+    if (isUnavailable(err)) {
+      // Storage (Redis) is down: fail fast with the OAuth error a client can retry on.
+      this.ctx.log.warn({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request refused: storage unavailable');
+      return oauthResponse(new OAuthError(503, 'temporarily_unavailable', 'the service is temporarily unavailable; retry shortly', { 'retry-after': '1' }));
+    }
+    this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');
+    return oauthResponse(new OAuthError(500, 'server_error', 'an unexpected error occurred'));
+  }
+
+  /** The rendered discovery document of the current provider (built now if needed). */
+  async discovery(): Promise<{ body: Buffer; etag: string }> {
+    return (await this.provider()).discovery;
+  }
+
+  devicePoll(req: HttpRequest): Promise<HttpResponse | undefined> {
+    return this.devicePolls.check({ tenant: this.tenant, config: this.config, ctx: this.ctx }, req);
+  }
+
+  registerClient(req: HttpRequest): Promise<HttpResponse> {
+    return registerRp({ ctx: this.ctx, tenant: this.tenant }, req);
   }
 
   /**
@@ -396,21 +378,27 @@ export class TenantActor implements TokenContext, TenantHandle {
    */
   publicDocumentNow(req: Pick<HttpRequest, 'method' | 'path' | 'headers'>): HttpResponse | undefined {
     const sub = req.path.slice(this.mountPath.length);
-    if (sub === '/jwks') return this.publicDocument(req, this.keys.jwksBody, this.keys.jwksEtag, 'application/jwk-set+json; charset=utf-8');
-    if (sub === DISCOVERY_PATH && this.ready) return this.publicDocument(req, this.ready.discovery.body, this.ready.discovery.etag);
+    if (sub === '/jwks') return jwksResponse(this, req);
+    if (sub === DISCOVERY_PATH && this.ready) return documentResponse(req, this.ready.discovery);
     return undefined;
   }
 
   /** Hands a request to oidc-provider (Koa) through the bridge. */
   async bridge(req: HttpRequest): Promise<HttpResponse> {
     const { callback } = await this.provider();
-    return runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin });
-  }
-
-  private publicDocument(req: Pick<HttpRequest, 'method' | 'headers'>, body: Buffer, etag: string, type = 'application/json; charset=utf-8'): HttpResponse {
-    const headers = { 'content-type': type, 'cache-control': PUBLIC_CACHE, etag, 'access-control-allow-origin': '*' };
-    if (etagMatches(req.headers['if-none-match'], etag)) return { status: 304, headers };
-    return { status: 200, headers, body: req.method === 'HEAD' ? '' : body };
+    // The logout confirmation writes an audit entry: refused up front while storage is down.
+    if (req.method === 'POST' && req.path === `${this.mountPath}/session/end/confirm`) {
+      await this.ctx.storage.ping().catch((err: unknown) => {
+        throw new Unavailable('storage is unavailable', 1, { cause: err });
+      });
+    }
+    return inRequestScope(
+      () => runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin }),
+      () => {
+        this.ctx.log.error({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request answered 503: its audit entry could not be written');
+        return { status: 503, headers: { ...pageHeaders(), 'retry-after': '1' }, body: '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Try again</title></head><body><main><h1>Try again</h1><p>This could not be completed. Try again in a moment.</p></main></body></html>' };
+      },
+    );
   }
 
   async close(): Promise<void> {
@@ -419,35 +407,6 @@ export class TenantActor implements TokenContext, TenantHandle {
     this.backchannel.close();
     this.built = undefined;
   }
-}
-
-/**
- * HTML that oidc-provider rendered without our page headers (its error paths, the form_post
- * response mode) still gets them; form_post's auto-submit script is allowed by its hash.
- */
-function secureHtml(res: HttpResponse): HttpResponse {
-  const type = res.headers?.['content-type'];
-  // Redirects carry a tiny HTML body nobody renders: framing headers there would only get in the way.
-  if (res.status >= 300 && res.status < 400) return res;
-  if (typeof type !== 'string' || !type.startsWith('text/html') || res.headers?.['content-security-policy']) return res;
-  const body = res.body?.toString() ?? '';
-  const action = /<form method="post" action="([^"]+)"/.exec(body)?.[1]?.replace(/&amp;/g, '&');
-  const headers: Record<string, string> = { ...pageHeaders(formTargetOf(action)), 'content-type': type };
-  const script = /<script>([\s\S]*?)<\/script>/.exec(body)?.[1];
-  if (script !== undefined) {
-    headers['content-security-policy'] += `; script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`;
-  }
-  res.headers = { ...res.headers, ...headers };
-  return res;
-}
-
-/** If-None-Match semantics (RFC 9110 13.1.2): a list, weak tags and `*` all count. */
-function etagMatches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((tag) => {
-    const t = tag.trim();
-    return t === '*' || t.replace(/^W\//, '') === etag;
-  });
 }
 
 function syntheticGet(path: string): HttpRequest {

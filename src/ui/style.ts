@@ -1,5 +1,5 @@
 /** The one stylesheet of the end-user pages, served from the tenant's OIDC path (same origin, CSP style-src 'self'). */
-import { createHash } from 'node:crypto';
+import { etagOf } from '../http/etag.js';
 import { SOCIAL_STYLES } from './social-pages.js';
 
 export const STYLESHEET = `
@@ -29,4 +29,4 @@ nav.languages a[aria-current]{font-weight:700;text-decoration:none}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 ` + SOCIAL_STYLES;
 
-export const STYLESHEET_ETAG = `"${createHash('sha256').update(STYLESHEET).digest('base64url').slice(0, 22)}"`;
+export const STYLESHEET_ETAG = etagOf(STYLESHEET);

@@ -1,15 +1,16 @@
 /**
  * The users domain: every create, change and erase of an end user goes through here, whichever
  * surface asks (Management API, platform routes, the coming sign-up and account pages, the console).
- * Passwords are hashed on the Argon2 worker pool, never here; each write is audited.
+ * Passwords are hashed on the Argon2 worker pool, never here. Each write and its audit entry are
+ * one storage transaction (storage/types.ts), so an accepted change is never unaudited.
  */
 import { randomUUID } from 'node:crypto';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import { conflict, notFound, validation } from '../http/problem.js';
-import { revokeAccount, sessionTtl } from '../sessions/store.js';
+import { findSessions, revokeAccount, sessionTtl } from '../sessions/store.js';
 import { UniqueViolation } from '../storage/errors.js';
-import type { UserRecord, UserRepository } from '../storage/types.js';
+import type { AuditEntry, UserRecord, UserRepository } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
 import { PLATFORM_TENANT } from '../tenancy/resolver.js';
 import { MUTABLE_USER_FIELDS, PLATFORM_ROLES, type UserCreateInput, type UserUpdateInput } from './schema.js';
@@ -50,8 +51,9 @@ export function presentUser(u: UserRecord, now = new Date().toISOString()) {
 /** The key of an account's failed-sign-in counter (the brute-force guard, oidc/login-guard.ts). */
 export const accountKey = (id: string) => `account:${id}`;
 
-async function audit(scope: UserScope, event: AuditEvent): Promise<void> {
-  await scope.ctx.audit.record(scope.tenant, { ...scope.by, ...event });
+/** The audit entry of a write, attributed to the caller; written by the repository with the write. */
+function entry(scope: UserScope, event: AuditEvent): AuditEntry {
+  return scope.ctx.audit.entry(scope.tenant, { ...scope.by, ...event });
 }
 
 export async function getUser(scope: Pick<UserScope, 'ctx' | 'tenant'>, id: string): Promise<UserRecord> {
@@ -87,8 +89,8 @@ function uniqueToConflict(err: unknown): never {
   throw err;
 }
 
-async function mustUpdate(scope: UserScope, id: string, change: UserChange): Promise<UserRecord> {
-  const updated = await scope.ctx.storage.users.update(scope.tenant, id, change).catch(uniqueToConflict);
+async function mustUpdate(scope: UserScope, id: string, change: UserChange, event: AuditEvent): Promise<UserRecord> {
+  const updated = await scope.ctx.storage.users.update(scope.tenant, id, change, entry(scope, event)).catch(uniqueToConflict);
   if (!updated) throw notFound(`User ${id} not found`);
   return updated;
 }
@@ -123,8 +125,8 @@ export async function createUser(scope: UserScope, b: UserCreateInput): Promise<
     updated_at: now,
     last_login_at: null,
   };
-  await scope.ctx.storage.users.create(scope.tenant, user).catch(uniqueToConflict);
-  await audit(scope, { type: 'user.created', user_id: user.id, details: { user_id: user.id, role: user.role } });
+  const event = { type: 'user.created', user_id: user.id, details: { user_id: user.id, role: user.role } };
+  await scope.ctx.storage.users.create(scope.tenant, user, entry(scope, event)).catch(uniqueToConflict);
   return user;
 }
 
@@ -156,18 +158,16 @@ export async function updateUser(scope: UserScope, id: string, input: UserUpdate
   checkRole(input.role, scope.tenant);
   const change = buildChange(input, existing, mode);
   if (change.email) await checkEmailFree(scope, change.email, existing.id);
-  const updated = await mustUpdate(scope, existing.id, change);
   const fields = MUTABLE_USER_FIELDS.filter((k) => input[k] !== undefined);
-  await audit(scope, { type: 'user.updated', user_id: updated.id, details: { user_id: updated.id, fields, method: mode.toUpperCase() } });
-  return updated;
+  return mustUpdate(scope, existing.id, change, { type: 'user.updated', user_id: existing.id, details: { user_id: existing.id, fields, method: mode.toUpperCase() } });
 }
 
 export async function setUserLock(scope: UserScope, id: string, locked: boolean): Promise<UserRecord> {
   const existing = await getLiveUser(scope, id);
-  const updated = await mustUpdate(scope, existing.id, { locked, locked_until: null });
+  const event = { type: locked ? 'user.locked' : 'user.unlocked', user_id: existing.id, details: { user_id: existing.id } };
+  const updated = await mustUpdate(scope, existing.id, { locked, locked_until: null }, event);
   // Unlocking also forgets earlier failures, or the next wrong password would lock again at once.
   if (!locked) await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
-  await audit(scope, { type: locked ? 'user.locked' : 'user.unlocked', user_id: existing.id, details: { user_id: existing.id } });
   return updated;
 }
 
@@ -182,25 +182,28 @@ const ANONYMISED: UserChange = {
 export async function deleteUser(scope: UserScope, id: string): Promise<void> {
   const existing = await getUser(scope, id);
   if (existing.deleted_at) return; // already anonymised: nothing left to erase
-  await mustUpdate(scope, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() });
-  const revoked = await revokeAccount(scope.ctx.storage.oidc, scope.tenant, existing.id, sessionTtl(scope.config));
+  // The sessions are counted first, so the entry written with the erasure can name how many end.
+  const ttl = sessionTtl(scope.config);
+  const sessions = await findSessions(scope.ctx.storage.oidc, scope.tenant, { username: existing.id }, ttl);
+  const event = { type: 'user.deleted', user_id: existing.id, details: { user_id: existing.id, anonymised: true, sessions_revoked: sessions.length } };
+  await mustUpdate(scope, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() }, event);
+  // After the erasure, so no new sign-in can slip in between (the account cannot sign in any more).
+  await revokeAccount(scope.ctx.storage.oidc, scope.tenant, existing.id, ttl);
   await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
   // Linked social accounts go too: they are personal data, and a link must not outlive its user.
   await scope.ctx.storage.socialIdentities.unlinkAll(scope.tenant, existing.id);
-  await audit(scope, { type: 'user.deleted', user_id: existing.id, details: { user_id: existing.id, anonymised: true, sessions_revoked: revoked } });
 }
 
 /** An administrator sets a new password (the user's own reset comes with the account pages). */
 export async function setPassword(scope: UserScope, id: string, newPassword: string): Promise<void> {
   const existing = await getLiveUser(scope, id);
   const passwordHash = await scope.ctx.passwords.hash(newPassword);
-  await mustUpdate(scope, existing.id, { password_hash: passwordHash });
-  await audit(scope, { type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin' } });
+  await mustUpdate(scope, existing.id, { password_hash: passwordHash }, { type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin' } });
 }
 
 /** TOTP disabled and recovery codes cleared. */
 export async function resetMfa(scope: UserScope, id: string): Promise<void> {
   const existing = await getLiveUser(scope, id);
-  await mustUpdate(scope, existing.id, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null });
-  await audit(scope, { type: 'user.mfa_reset', user_id: existing.id, details: { user_id: existing.id, methods: existing.mfa_methods } });
+  const event = { type: 'user.mfa_reset', user_id: existing.id, details: { user_id: existing.id, methods: existing.mfa_methods } };
+  await mustUpdate(scope, existing.id, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null }, event);
 }

@@ -81,6 +81,8 @@ export const SPEC_ENDPOINTS: SpecEndpoint[] = [
   row('GET', '/api/v1/audit/stats', 'svc:stats:read', 'read'),
   row('GET', '/api/v1/stats', 'svc:stats:read', 'read'),
   row('GET', '/api/v1/stats/health', 'svc:stats:read', 'read'),
+  // CSV export of the audit log (CONTRACT.md "Administration console", issue 16): the list's scope and class.
+  row('GET', '/api/v1/audit/export', 'svc:audit:read', 'read'),
   // 4.8 Registration tokens
   row('GET', '/api/v1/registration-tokens', 'svc:registration-tokens:read', 'read'),
   row('POST', '/api/v1/registration-tokens', 'svc:registration-tokens:write', 'write'),

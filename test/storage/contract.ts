@@ -558,6 +558,55 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
       });
     });
 
+    describe('writes with their audit entry (one transaction)', () => {
+      const T = 'audited-t';
+      const entriesOf = async (type: string) => (await s.audit.list(T, { type }, page())).items;
+
+      it('stores a client write and its entry together, for create, update and delete', async () => {
+        await s.clients.create(T, clientRecord('ac1'), auditEntry('a-create', { type: 'client.created', client_id: 'ac1' }));
+        expect(await s.clients.get(T, 'ac1')).toBeDefined();
+        expect(await s.audit.get(T, 'a-create')).toMatchObject({ type: 'client.created', tenant_id: T });
+        await s.clients.update(T, 'ac1', { active: false }, auditEntry('a-update', { type: 'client.deactivated' }));
+        expect(await s.audit.get(T, 'a-update')).toMatchObject({ type: 'client.deactivated' });
+        expect(await s.clients.delete(T, 'ac1', auditEntry('a-delete', { type: 'client.deleted' }))).toBe(true);
+        expect(await s.audit.get(T, 'a-delete')).toMatchObject({ type: 'client.deleted' });
+      });
+
+      it('writes no entry when the client write changes nothing or is refused', async () => {
+        expect(await s.clients.update(T, 'missing', { active: false }, auditEntry('a-none-1', { type: 'client.ghost' }))).toBeUndefined();
+        expect(await s.clients.delete(T, 'missing', auditEntry('a-none-2', { type: 'client.ghost' }))).toBe(false);
+        await s.clients.create(T, clientRecord('ac2'));
+        await expect(s.clients.create(T, clientRecord('ac2'), auditEntry('a-none-3', { type: 'client.ghost' }))).rejects.toThrow();
+        expect(await entriesOf('client.ghost')).toEqual([]);
+      });
+
+      it('stores a user write and its entry together, and none for an unknown id or a refused duplicate', async () => {
+        const u = user();
+        await s.users.create(T, u, auditEntry('u-create', { type: 'user.created', user_id: u.id }));
+        expect(await s.audit.get(T, 'u-create')).toMatchObject({ type: 'user.created', user_id: u.id });
+        await s.users.update(T, u.id, { locked: true }, auditEntry('u-lock', { type: 'user.locked' }));
+        expect(await s.audit.get(T, 'u-lock')).toMatchObject({ type: 'user.locked' });
+        expect(await s.users.update(T, 'missing', { locked: true }, auditEntry('u-none-1', { type: 'user.ghost' }))).toBeUndefined();
+        await expect(s.users.create(T, { ...user(), email: u.email }, auditEntry('u-none-2', { type: 'user.ghost' }))).rejects.toEqual(new UniqueViolation('email'));
+        const other = user();
+        await s.users.create(T, other);
+        await expect(s.users.update(T, other.id, { email: u.email }, auditEntry('u-none-3', { type: 'user.ghost' }))).rejects.toEqual(new UniqueViolation('email'));
+        expect(await entriesOf('user.ghost')).toEqual([]);
+      });
+
+      it('leaves no change behind when the entry cannot be written (a duplicate entry id)', async () => {
+        await s.audit.insert(T, auditEntry('taken-id', { type: 'seed' }));
+        await expect(s.clients.create(T, clientRecord('ac3'), auditEntry('taken-id', { type: 'client.created' }))).rejects.toThrow();
+        expect(await s.clients.get(T, 'ac3')).toBeUndefined();
+        const u = user();
+        await expect(s.users.create(T, u, auditEntry('taken-id', { type: 'user.created' }))).rejects.toThrow();
+        expect(await s.users.get(T, u.id)).toBeUndefined();
+        await s.users.create(T, u);
+        await expect(s.users.update(T, u.id, { nickname: 'changed' }, auditEntry('taken-id', { type: 'user.updated' }))).rejects.toThrow();
+        expect((await s.users.get(T, u.id))?.nickname).toBe(u.nickname);
+      });
+    });
+
     describe('login attempts', () => {
       const lt = 'login-t';
 

@@ -1,6 +1,6 @@
 import type { AuditEntry, AuditFilter, AuditRepository, AuditStats, Page, PageRequest, TenantId } from '../types.js';
 import { Params, instant, json } from './sql.js';
-import type { TenantDb } from './tenant-db.js';
+import type { Query, TenantDb } from './tenant-db.js';
 
 const COLUMNS = 'tenant_id, id, type, status, username, user_id, client_id, ip_address, user_agent, details, "timestamp"';
 const EQUALITY_FILTERS = ['type', 'status', 'username', 'user_id', 'client_id', 'ip_address'] as const;
@@ -9,22 +9,15 @@ export class PgAudit implements AuditRepository {
   constructor(private readonly db: TenantDb) {}
 
   async insert(tenant: TenantId, e: AuditEntry): Promise<void> {
+    await this.db.withTenant(tenant, (q) => this.write(q, tenant, e));
+  }
+
+  /** The insert on a given transaction: other repositories call it inside their own. */
+  async write(q: Query, tenant: TenantId, e: AuditEntry): Promise<void> {
     // The row's tenant is the one the call names, whatever the entry says (as in SQLite).
-    await this.db.withTenant(tenant, (q) =>
-      q(`INSERT INTO audit_entries (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
-        tenant,
-        e.id,
-        e.type,
-        e.status,
-        e.username,
-        e.user_id,
-        e.client_id,
-        e.ip_address,
-        e.user_agent,
-        json(e.details),
-        e.timestamp,
-      ]),
-    );
+    await q(`INSERT INTO audit_entries (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
+      tenant, e.id, e.type, e.status, e.username, e.user_id, e.client_id, e.ip_address, e.user_agent, json(e.details), e.timestamp,
+    ]);
   }
 
   async get(tenant: TenantId, id: string): Promise<AuditEntry | undefined> {

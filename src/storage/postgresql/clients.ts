@@ -1,5 +1,6 @@
 import pg from 'pg';
-import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId, UsageEntry } from '../types.js';
+import type { AuditEntry, ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId, UsageEntry } from '../types.js';
+import type { PgAudit } from './audit.js';
 import { Params, json, likePattern } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 
@@ -12,16 +13,21 @@ const COLUMNS = 'client_id, secret_hash, secret_sealed, secret_generation, metad
 const searchColumns = (m: ClientRecord['metadata']) => [m.client_name, m.application_type, m.description ?? null];
 
 export class PgClients implements ClientRepository {
-  constructor(private readonly db: TenantDb) {}
+  constructor(
+    private readonly db: TenantDb,
+    /** Audit entries of a write go in the write's own transaction. */
+    private readonly audit: PgAudit,
+  ) {}
 
-  async create(tenant: TenantId, r: ClientRecord): Promise<void> {
-    await this.db.withTenant(tenant, (q) =>
-      q(
+  async create(tenant: TenantId, r: ClientRecord, audit?: AuditEntry): Promise<void> {
+    await this.db.withTenant(tenant, async (q) => {
+      await q(
         `INSERT INTO clients (tenant_id, ${COLUMNS}, client_name, application_type, description)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
         [tenant, r.client_id, r.secret_hash, r.secret_sealed, r.secret_generation, json(r.metadata), r.active, r.created_at, r.updated_at, r.last_used_at, r.tokens_issued, ...searchColumns(r.metadata)],
-      ),
-    );
+      );
+      if (audit) await this.audit.write(q, tenant, audit);
+    });
   }
 
   async get(tenant: TenantId, clientId: string): Promise<ClientRecord | undefined> {
@@ -57,7 +63,7 @@ export class PgClients implements ClientRepository {
     return rows[0]!.n;
   }
 
-  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2]): Promise<ClientRecord | undefined> {
+  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2], audit?: AuditEntry): Promise<ClientRecord | undefined> {
     const p = new Params();
     const sets = [`updated_at = ${p.add(new Date().toISOString())}`];
     if (change.metadata) {
@@ -69,13 +75,19 @@ export class PgClients implements ClientRepository {
     if (change.secret_sealed !== undefined) sets.push(`secret_sealed = ${p.add(change.secret_sealed)}`);
     if (change.bump_generation) sets.push('secret_generation = secret_generation + 1');
     const sql = `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = ${p.add(tenant)} AND client_id = ${p.add(clientId)} RETURNING ${COLUMNS}`;
-    const { rows } = await this.db.withTenant(tenant, (q) => q<Row>(sql, p.values));
-    return rows[0];
+    return this.db.withTenant(tenant, async (q) => {
+      const { rows } = await q<Row>(sql, p.values);
+      if (rows[0] && audit) await this.audit.write(q, tenant, audit);
+      return rows[0];
+    });
   }
 
-  async delete(tenant: TenantId, clientId: string): Promise<boolean> {
-    const { rowCount } = await this.db.withTenant(tenant, (q) => q('DELETE FROM clients WHERE tenant_id = $1 AND client_id = $2', [tenant, clientId]));
-    return rowCount > 0;
+  async delete(tenant: TenantId, clientId: string, audit?: AuditEntry): Promise<boolean> {
+    return this.db.withTenant(tenant, async (q) => {
+      const { rowCount } = await q('DELETE FROM clients WHERE tenant_id = $1 AND client_id = $2', [tenant, clientId]);
+      if (rowCount > 0 && audit) await this.audit.write(q, tenant, audit);
+      return rowCount > 0;
+    });
   }
 
   async recordUsageBatch(entries: readonly UsageEntry[]): Promise<void> {

@@ -48,11 +48,11 @@ export class PgStorage implements Storage {
     private readonly pool: Pool,
     db: TenantDb,
   ) {
-    this.clients = new PgClients(db);
+    this.audit = new PgAudit(db);
+    this.clients = new PgClients(db, this.audit);
     this.oidc = new PgOidcPayloads(db);
     this.keys = new PgKeys(db);
-    this.audit = new PgAudit(db);
-    this.users = new PgUsers(db);
+    this.users = new PgUsers(db, this.audit);
     this.loginAttempts = new PgLoginAttempts(db);
     this.registrationTokens = new PgRegistrationTokens(db);
     this.tenants = new PgTenants(db);

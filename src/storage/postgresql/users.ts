@@ -1,5 +1,6 @@
 import { UniqueViolation } from '../errors.js';
-import type { Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
+import type { AuditEntry, Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
+import type { PgAudit } from './audit.js';
 import { sqlState } from './errors.js';
 import { Params, json, likePattern } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
@@ -27,13 +28,20 @@ function translate(err: unknown): unknown {
 }
 
 export class PgUsers implements UserRepository {
-  constructor(private readonly db: TenantDb) {}
+  constructor(
+    private readonly db: TenantDb,
+    /** Audit entries of a write go in the write's own transaction. */
+    private readonly audit: PgAudit,
+  ) {}
 
-  async create(tenant: TenantId, user: UserRecord): Promise<void> {
+  async create(tenant: TenantId, user: UserRecord, audit?: AuditEntry): Promise<void> {
     const p = new Params();
     const values = [p.add(tenant), ...COLUMN_LIST.map((c) => p.add(toColumn(c, user[c])))];
     try {
-      await this.db.withTenant(tenant, (q) => q(`INSERT INTO users (tenant_id, ${COLUMNS}) VALUES (${values.join(', ')})`, p.values));
+      await this.db.withTenant(tenant, async (q) => {
+        await q(`INSERT INTO users (tenant_id, ${COLUMNS}) VALUES (${values.join(', ')})`, p.values);
+        if (audit) await this.audit.write(q, tenant, audit);
+      });
     } catch (err) {
       throw translate(err);
     }
@@ -81,7 +89,7 @@ export class PgUsers implements UserRepository {
     return rows[0]!.n;
   }
 
-  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2]): Promise<UserRecord | undefined> {
+  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2], audit?: AuditEntry): Promise<UserRecord | undefined> {
     // updated_at is stamped now unless the change supplies one (as in SQLite).
     const values = new Map<string, unknown>([['updated_at', new Date().toISOString()]]);
     for (const [key, value] of Object.entries(change)) {
@@ -93,8 +101,11 @@ export class PgUsers implements UserRepository {
     const assignments = [...values].map(([column, value]) => `${column} = ${p.add(value)}`).join(', ');
     const sql = `UPDATE users SET ${assignments} WHERE tenant_id = ${p.add(tenant)} AND id = ${p.add(id)} RETURNING ${COLUMNS}`;
     try {
-      const { rows } = await this.db.withTenant(tenant, (q) => q<UserRecord>(sql, p.values));
-      return rows[0];
+      return await this.db.withTenant(tenant, async (q) => {
+        const { rows } = await q<UserRecord>(sql, p.values);
+        if (rows[0] && audit) await this.audit.write(q, tenant, audit);
+        return rows[0];
+      });
     } catch (err) {
       throw translate(err);
     }

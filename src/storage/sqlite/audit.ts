@@ -23,6 +23,11 @@ export class SqliteAudit implements AuditRepository {
   }
 
   async insert(tenant: TenantId, e: AuditEntry): Promise<void> {
+    this.write(tenant, e);
+  }
+
+  /** The insert itself, synchronous: other repositories call it inside their own transaction. */
+  write(tenant: TenantId, e: AuditEntry): void {
     this.insertStmt.run({ ...e, tenant_id: tenant, details: JSON.stringify(e.details) });
   }
 

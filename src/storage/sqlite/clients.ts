@@ -1,4 +1,5 @@
-import type { ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId, UsageEntry } from '../types.js';
+import type { AuditEntry, ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId, UsageEntry } from '../types.js';
+import type { SqliteAudit } from './audit.js';
 import { keysetPage, likePattern, prepared, type Db } from './db.js';
 
 interface Row {
@@ -38,7 +39,11 @@ export class SqliteClients implements ClientRepository {
   private readonly usageStmt;
   private readonly countStmt;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    /** Audit entries of a write go in the write's own transaction. */
+    private readonly audit: SqliteAudit,
+  ) {
     this.getStmt = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM clients WHERE tenant_id = ? AND client_id = ?`);
     this.insertStmt = db.prepare(
       `INSERT INTO clients (tenant_id, ${COLUMNS}, client_name, application_type, description)
@@ -51,8 +56,8 @@ export class SqliteClients implements ClientRepository {
     this.countStmt = db.prepare<[string], number>('SELECT count(*) FROM clients WHERE tenant_id = ?').pluck();
   }
 
-  async create(tenant: TenantId, r: ClientRecord): Promise<void> {
-    this.insertStmt.run({
+  async create(tenant: TenantId, r: ClientRecord, audit?: AuditEntry): Promise<void> {
+    this.atomically(tenant, audit, () => this.insertStmt.run({
       tenant_id: tenant,
       client_id: r.client_id,
       secret_hash: r.secret_hash,
@@ -67,7 +72,16 @@ export class SqliteClients implements ClientRepository {
       client_name: r.metadata.client_name,
       application_type: r.metadata.application_type,
       description: r.metadata.description ?? null,
-    });
+    }).changes);
+  }
+
+  /** Runs the write and, when it changed a row, the audit entry, in one transaction. */
+  private atomically(tenant: TenantId, audit: AuditEntry | undefined, write: () => number): number {
+    return this.db.transaction(() => {
+      const changes = write();
+      if (changes > 0 && audit) this.audit.write(tenant, audit);
+      return changes;
+    })();
   }
 
   async get(tenant: TenantId, clientId: string): Promise<ClientRecord | undefined> {
@@ -98,7 +112,7 @@ export class SqliteClients implements ClientRepository {
     return this.countStmt.get(tenant) ?? 0;
   }
 
-  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2]): Promise<ClientRecord | undefined> {
+  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2], audit?: AuditEntry): Promise<ClientRecord | undefined> {
     const sets: string[] = ['updated_at = @updated_at'];
     const params: Record<string, unknown> = { tenant, clientId, updated_at: new Date().toISOString() };
     if (change.metadata) {
@@ -121,13 +135,13 @@ export class SqliteClients implements ClientRepository {
       params.secret_sealed = change.secret_sealed;
     }
     if (change.bump_generation) sets.push('secret_generation = secret_generation + 1');
-    const info = prepared(this.db, `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = @tenant AND client_id = @clientId`).run(params);
-    if (info.changes === 0) return undefined;
+    const changes = this.atomically(tenant, audit, () => prepared(this.db, `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = @tenant AND client_id = @clientId`).run(params).changes);
+    if (changes === 0) return undefined;
     return this.get(tenant, clientId);
   }
 
-  async delete(tenant: TenantId, clientId: string): Promise<boolean> {
-    return this.deleteStmt.run(tenant, clientId).changes > 0;
+  async delete(tenant: TenantId, clientId: string, audit?: AuditEntry): Promise<boolean> {
+    return this.atomically(tenant, audit, () => this.deleteStmt.run(tenant, clientId).changes) > 0;
   }
 
   async recordUsageBatch(entries: readonly UsageEntry[]): Promise<void> {

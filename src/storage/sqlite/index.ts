@@ -27,11 +27,11 @@ export class SqliteStorage implements Storage {
   readonly resources: SqliteResources;
 
   constructor(readonly db: Db) {
-    this.clients = new SqliteClients(db);
+    this.audit = new SqliteAudit(db);
+    this.clients = new SqliteClients(db, this.audit);
     this.oidc = new SqliteOidcPayloads(db);
     this.keys = new SqliteKeys(db);
-    this.audit = new SqliteAudit(db);
-    this.users = new SqliteUsers(db);
+    this.users = new SqliteUsers(db, this.audit);
     this.loginAttempts = new SqliteLoginAttempts(db);
     this.registrationTokens = new SqliteRegistrationTokens(db);
     this.tenantConfig = new SqliteTenantConfig(db);

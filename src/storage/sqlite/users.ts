@@ -1,4 +1,5 @@
-import type { Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
+import type { AuditEntry, Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
+import type { SqliteAudit } from './audit.js';
 import { UniqueViolation } from '../errors.js';
 import { keysetPage, likePattern, prepared, type Db } from './db.js';
 
@@ -74,7 +75,11 @@ export class SqliteUsers implements UserRepository {
   private readonly byEmailStmt;
   private readonly countStmt;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    /** Audit entries of a write go in the write's own transaction. */
+    private readonly audit: SqliteAudit,
+  ) {
     this.getStmt = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = ? AND id = ?`);
     this.insertStmt = db.prepare(`INSERT INTO users (tenant_id, ${COLUMNS}) VALUES (@tenant_id, ${COLUMN_LIST.map((c) => `@${c}`).join(', ')})`);
     // Same expression as the users_email index, so the lookup is an index seek.
@@ -84,11 +89,20 @@ export class SqliteUsers implements UserRepository {
     this.countStmt = db.prepare<[string], number>('SELECT count(*) FROM users WHERE tenant_id = ?').pluck();
   }
 
-  async create(tenant: TenantId, user: UserRecord): Promise<void> {
+  async create(tenant: TenantId, user: UserRecord, audit?: AuditEntry): Promise<void> {
     const params: Record<string, unknown> = { tenant_id: tenant };
     for (const c of COLUMN_LIST) params[c] = toColumn(c, user[c]);
+    this.atomically(tenant, audit, () => this.insertStmt.run(params).changes);
+  }
+
+  /** Runs the write and, when it changed a row, the audit entry, in one transaction. */
+  private atomically(tenant: TenantId, audit: AuditEntry | undefined, write: () => number): number {
     try {
-      this.insertStmt.run(params);
+      return this.db.transaction(() => {
+        const changes = write();
+        if (changes > 0 && audit) this.audit.write(tenant, audit);
+        return changes;
+      })();
     } catch (err) {
       throw translate(err);
     }
@@ -131,7 +145,7 @@ export class SqliteUsers implements UserRepository {
     return this.countStmt.get(tenant) ?? 0;
   }
 
-  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2]): Promise<UserRecord | undefined> {
+  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2], audit?: AuditEntry): Promise<UserRecord | undefined> {
     const params: Record<string, unknown> = { tenant, id, updated_at: new Date().toISOString() };
     const sets = new Set<string>(['updated_at = @updated_at']);
     for (const [key, value] of Object.entries(change)) {
@@ -140,12 +154,7 @@ export class SqliteUsers implements UserRepository {
       sets.add(`${key} = @${key}`);
       params[key] = toColumn(key, value);
     }
-    let changes: number;
-    try {
-      changes = prepared(this.db, `UPDATE users SET ${[...sets].join(', ')} WHERE tenant_id = @tenant AND id = @id`).run(params).changes;
-    } catch (err) {
-      throw translate(err);
-    }
+    const changes = this.atomically(tenant, audit, () => prepared(this.db, `UPDATE users SET ${[...sets].join(', ')} WHERE tenant_id = @tenant AND id = @id`).run(params).changes);
     return changes === 0 ? undefined : this.get(tenant, id);
   }
 }

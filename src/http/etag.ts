@@ -1,0 +1,28 @@
+/** Entity tags of the documents the service serves as they are (JWKS, discovery, the stylesheet). */
+import { createHash } from 'node:crypto';
+import type { HttpRequest, HttpResponse } from './types.js';
+
+/** A strong ETag of a body: a truncated sha256, enough to tell versions of one document apart. */
+export function etagOf(body: string | Buffer): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+}
+
+/** If-None-Match semantics (RFC 9110 13.1.2): a list, weak tags and `*` all count. */
+export function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t.replace(/^W\//, '') === etag;
+  });
+}
+
+/** A cacheable public document (GET/HEAD), 304 when the client holds this version. */
+export function publicDocument(
+  req: Pick<HttpRequest, 'method' | 'headers'>,
+  doc: { body: Buffer; etag: string },
+  headers: Record<string, string>,
+): HttpResponse {
+  const all = { ...headers, etag: doc.etag };
+  if (etagMatches(req.headers['if-none-match'], doc.etag)) return { status: 304, headers: all };
+  return { status: 200, headers: all, body: req.method === 'HEAD' ? '' : doc.body };
+}

@@ -1,0 +1,127 @@
+/**
+ * The OIDC sub-routes a tenant actor answers itself, as a table: path (exact or pattern), methods,
+ * and what to do. A route may return undefined to hand the request on to oidc-provider (the token
+ * and introspection fast paths decline what they do not serve); anything that matches no route goes
+ * to oidc-provider too. Errors become OAuth errors in the actor (handleOidc), the one place for OIDC.
+ */
+import { createHash } from 'node:crypto';
+import { etagMatches, publicDocument } from '../http/etag.js';
+import type { HttpRequest, HttpResponse } from '../http/types.js';
+import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
+import { handleAccountMfa } from '../oidc/account-mfa.js';
+import { handleAccountSocial } from '../oidc/account-social.js';
+import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
+import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
+import { registerRp } from '../oidc/register-rp.js';
+import { handleSocial, type SocialContext } from '../oidc/social-signin.js';
+import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
+
+export const DISCOVERY_PATH = '/.well-known/openid-configuration';
+const PUBLIC_CACHE = 'public, max-age=300, must-revalidate';
+const JWKS_TYPE = 'application/jwk-set+json; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** What the routes need of the actor. */
+export interface OidcRouteHost extends TokenContext {
+  readonly tenant: string;
+  discovery(): Promise<{ body: Buffer; etag: string }>;
+  signInHost(): Promise<SignInHost>;
+  /** Hands a request to oidc-provider. */
+  bridge(req: HttpRequest): Promise<HttpResponse>;
+  /** The device-flow poll guard: an answer when the poll is refused (slow_down), else undefined. */
+  devicePoll(req: HttpRequest): Promise<HttpResponse | undefined>;
+  /** Dynamic client registration (register-rp.ts) for this tenant. */
+  registerClient(req: HttpRequest): Promise<HttpResponse>;
+  /** Social login of the tenant's current config; undefined without enabled providers. */
+  socialContext(): SocialContext | undefined;
+}
+
+type Run = (host: OidcRouteHost, req: HttpRequest, match: RegExpExecArray | null) => Promise<HttpResponse | undefined>;
+
+interface OidcRoute {
+  path: string | RegExp;
+  /** Methods this route serves; others fall through to the next route (oidc-provider at last). */
+  methods?: ReadonlySet<string>;
+  run: Run;
+}
+
+const GET = new Set(['GET', 'HEAD']);
+const POST = new Set(['POST']);
+
+/** JWKS and discovery headers: public, cacheable, readable from any origin. */
+export function documentResponse(req: Pick<HttpRequest, 'method' | 'headers'>, doc: { body: Buffer; etag: string }, type = JSON_TYPE): HttpResponse {
+  return publicDocument(req, doc, { 'content-type': type, 'cache-control': PUBLIC_CACHE, 'access-control-allow-origin': '*' });
+}
+
+export function jwksResponse(host: Pick<TokenContext, 'keys'>, req: Pick<HttpRequest, 'method' | 'headers'>): HttpResponse {
+  return documentResponse(req, { body: host.keys.jwksBody, etag: host.keys.jwksEtag }, JWKS_TYPE);
+}
+
+const ROUTES: readonly OidcRoute[] = [
+  { path: DISCOVERY_PATH, methods: GET, run: async (host, req) => documentResponse(req, await host.discovery()) },
+  { path: '/jwks', methods: GET, run: async (host, req) => jwksResponse(host, req) },
+  { path: '/register-rp', methods: POST, run: (host, req) => host.registerClient(req) },
+  {
+    path: '/assets/app.css',
+    methods: GET,
+    run: async (_host, req) => {
+      const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' };
+      return etagMatches(req.headers['if-none-match'], STYLESHEET_ETAG) ? { status: 304, headers } : { status: 200, headers, body: STYLESHEET };
+    },
+  },
+  {
+    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort))?$/,
+    run: async (host, req, m) => {
+      const action = (m?.[2] ?? 'show') as InteractionAction;
+      if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
+      return handleInteraction(await host.signInHost(), req, m?.[1] ?? '', action);
+    },
+  },
+  // Social login (src/oidc/social-signin.ts): start, callback (GET, form_post), link confirmation; linked accounts.
+  { path: /^\/(?:social\/[a-z][a-z0-9-]{0,31}\/callback|interaction\/[A-Za-z0-9_-]{1,128}\/(?:social\/[a-z][a-z0-9-]{0,31}|link|link-cancel))$/, run: async (host, req, m) => handleSocial(await host.signInHost(), host.socialContext(), req, m?.[0] ?? '') },
+  { path: '/account/social', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'list') },
+  { path: '/account/social/unlink', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'unlink') },
+  { path: '/account/mfa', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'manage') },
+  { path: '/account/mfa/disable', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'disable') },
+  // Fast paths: client_credentials for the Management API, then the device-flow poll guard.
+  { path: '/token', methods: POST, run: async (host, req) => (await clientCredentialsGrant(host, req)) ?? (await host.devicePoll(req)) },
+  { path: '/token/introspection', methods: POST, run: (host, req) => introspect(host, req) },
+  { path: '/auth', run: async (host, req) => secureHtml(await host.bridge(offlineAccessNeedsConsent(req))) },
+  { path: '/device/auth', methods: POST, run: async (host, req) => withDeviceInterval(await host.bridge(req), host.config.oidc.device_poll_interval) },
+];
+
+/** The answer of the first route that serves the request, or oidc-provider's. */
+export async function routeOidc(host: OidcRouteHost, req: HttpRequest, sub: string): Promise<HttpResponse> {
+  for (const route of ROUTES) {
+    if (route.methods && !route.methods.has(req.method)) continue;
+    let match: RegExpExecArray | null = null;
+    if (typeof route.path === 'string') {
+      if (route.path !== sub) continue;
+    } else if (!(match = route.path.exec(sub))) continue;
+    const res = await route.run(host, req, match);
+    if (res) return res;
+    break; // declined: oidc-provider answers
+  }
+  return secureHtml(await host.bridge(req));
+}
+
+/**
+ * HTML that oidc-provider rendered without our page headers (its error paths, the form_post
+ * response mode) still gets them; form_post's auto-submit script is allowed by its hash.
+ */
+export function secureHtml(res: HttpResponse): HttpResponse {
+  const type = res.headers?.['content-type'];
+  // Redirects carry a tiny HTML body nobody renders: framing headers there would only get in the way.
+  if (res.status >= 300 && res.status < 400) return res;
+  if (typeof type !== 'string' || !type.startsWith('text/html') || res.headers?.['content-security-policy']) return res;
+  const body = res.body?.toString() ?? '';
+  const action = /<form method="post" action="([^"]+)"/.exec(body)?.[1]?.replace(/&amp;/g, '&');
+  const headers: Record<string, string> = { ...pageHeaders(formTargetOf(action)), 'content-type': type };
+  const script = /<script>([\s\S]*?)<\/script>/.exec(body)?.[1];
+  if (script !== undefined) {
+    headers['content-security-policy'] += `; script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`;
+  }
+  res.headers = { ...res.headers, ...headers };
+  return res;
+}
