@@ -48,13 +48,15 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
           social_login: {
             providers: {
               corp: { type: 'oidc', enabled: true, issuer: upstream.issuer, client_id: 'svc-at-corp', client_secret: UPSTREAM_SECRET, display_name: 'Corp SSO', scopes: ['openid', 'email', 'profile'] },
+              // The same upstream answering by form_post (as Apple does): a cross-site POST to the callback.
+              'corp-post': { type: 'oidc', enabled: true, issuer: upstream.issuer, client_id: 'svc-at-corp', client_secret: UPSTREAM_SECRET, display_name: 'Corp Post', response_mode: 'form_post' },
             },
           },
         },
       }),
     );
     t = await startTestApp({ SVC_CONFIG_FILE: file });
-    upstream.register({ client_id: 'svc-at-corp', client_secret: UPSTREAM_SECRET, redirect_uris: [`${t.issuer}/social/corp/callback`] });
+    upstream.register({ client_id: 'svc-at-corp', client_secret: UPSTREAM_SECRET, redirect_uris: [`${t.issuer}/social/corp/callback`, `${t.issuer}/social/corp-post/callback`] });
     browser = await launchBrowser();
     const client = await createClient(t, { client_name: 'Web App', application_type: 'web', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], scope: 'openid profile email', first_party: true });
     config = await oidc.discovery(new URL(t.issuer), client.client_id, client.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
@@ -85,8 +87,8 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
   }
 
   /** "Continue with Corp SSO", then the upstream's own sign-in and consent pages. */
-  async function continueAtUpstream(page: Page, login: string) {
-    await page.getByRole('link', { name: 'Continue with Corp SSO' }).click();
+  async function continueAtUpstream(page: Page, login: string, button = 'Continue with Corp SSO') {
+    await page.getByRole('link', { name: button }).click();
     await page.waitForURL((u) => u.href.startsWith(upstream.issuer));
     await page.locator('input[name=login]').fill(login);
     await page.locator('input[name=password]').fill('whatever');
@@ -277,4 +279,16 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
     expect((await page.goto(`${t.issuer}/account/social`))?.status()).toBe(401);
     await anon.close();
   }, 60_000);
+
+  it('completes a form_post answer (Apple\'s response mode): the cross-site POST becomes a GET that carries the binding cookie', async () => {
+    upstream.accounts.set('frank', { email: 'frank@corp.example', email_verified: true, name: 'Frank' });
+    const flow = await authorize();
+    const posted = flow.page.waitForRequest((r) => r.method() === 'POST' && r.url() === `${t.issuer}/social/corp-post/callback`);
+    await continueAtUpstream(flow.page, 'frank', 'Continue with Corp Post');
+    expect((await posted).postData()).toMatch(/(^|&)code=/);
+    const claims = await tokensAtRp(flow.page, flow);
+    await flow.context.close();
+    expect(await t.sql('SELECT provider, subject FROM social_identities WHERE user_id = ?', [claims.sub])).toEqual([{ provider: 'corp-post', subject: 'frank' }]);
+    expect((await userById(claims.sub)).auth_provider).toBe('corp-post');
+  });
 });
