@@ -28,6 +28,7 @@ import { ExpirySweeper } from './storage/sweeper.js';
 import { openRedis } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
 import { TenantActor } from './tenancy/actor.js';
+import { oidcRouteLabel } from './tenancy/oidc-routes.js';
 import { TenantFrontDoor } from './tenancy/front-door.js';
 import { ActorPool } from './tenancy/pool.js';
 import { TenantRegistry } from './tenancy/registry.js';
@@ -40,6 +41,9 @@ import { PROJECT_ROOT } from './paths.js';
 import { join } from 'node:path';
 
 import { clientIpResolver } from './http/client-ip.js';
+import { setSecretHashKey } from './clients/secrets.js';
+import { GLOBAL_STYLESHEET_PATH, problemPage, wantsErrorPage } from './ui/error-page.js';
+import { STYLESHEET, STYLESHEET_ETAG } from './ui/style.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -67,6 +71,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   const log = opts.log ?? createLogger(config);
   const baseStorage = opts.storage ?? (await openStorage(config, log));
   const sealer = new Sealer(loadEncryptionKey(config, log));
+  setSecretHashKey(sealer.derive('client-secret-hash'));
   const metrics = new Metrics(config);
   const onBusError = (err: unknown, channel: string) => log.error({ err, channel }, 'event subscriber failed');
   // With REDIS_URL: the event bus and oidc-provider's short-lived artefacts live in Redis.
@@ -168,6 +173,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   let openapiBody: string | undefined;
 
   async function route(req: HttpRequest): Promise<HttpResponse> {
+    // The base stylesheet without a tenant: the error pages of requests no tenant could answer.
+    if (req.path === GLOBAL_STYLESHEET_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      return { status: 200, headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' }, body: STYLESHEET };
+    }
     if (req.path === '/healthz') return json(200, { status: 'ok' }, { 'cache-control': 'no-store' });
     if (req.path === '/readyz') {
       const checks: Record<string, string> = {};
@@ -273,6 +282,12 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   /** The one place errors become responses. */
   function errorResponse(err: unknown, req: HttpRequest): HttpResponse {
     const problem = toProblem(err);
+    // A person navigating to a page gets a page (ui/error-page.ts); API clients get problem+json.
+    if (problem && problem.status < 500 && wantsErrorPage(req, oidcPath)) return problemPage(req, problem.status, problem.code);
+    if (problem && problem.status === 503 && wantsErrorPage(req, oidcPath)) {
+      const page = problemPage(req, 503, 'unavailable');
+      return { ...page, headers: { ...page.headers, ...(problem.extra.headers ?? {}) } };
+    }
     if (problem) return problemResponse(problem, req.path, req.id);
     if (err instanceof OAuthError) return oauthResponse(err);
     log.error({ err, req_id: req.id, method: req.method, path: req.path }, 'request failed');
@@ -356,20 +371,3 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   };
 }
 
-/**
- * The route label of an OIDC path (below the mount path): the endpoint, with interaction ids and
- * anything unknown folded, so a client cannot grow the metrics' label sets without bound.
- */
-const OIDC_ROUTES = new Set([
-  '/auth', '/token', '/token/introspection', '/token/revocation', '/me', '/jwks', '/.well-known/openid-configuration',
-  '/session/end', '/session/end/confirm', '/session/end/success', '/device/auth', '/device', '/device/confirm', '/reg',
-  '/register-rp', '/backchannel', '/assets/app.css', '/account/mfa', '/account/mfa/disable',
-]);
-function oidcRouteLabel(sub: string): string {
-  if (OIDC_ROUTES.has(sub)) return `oidc${sub}`;
-  const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);
-  if (interaction) return `oidc/interaction/:uid${interaction[1] ?? ''}`;
-  if (sub.startsWith('/reg/')) return 'oidc/reg/:client_id';
-  if (sub.startsWith('/device/')) return 'oidc/device/:action';
-  return 'oidc:other';
-}

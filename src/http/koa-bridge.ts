@@ -103,7 +103,8 @@ export function runNodeCallback(callback: NodeCallback, req: HttpRequest, target
   // oidc-provider builds absolute URLs from the request: pin them to the tenant's issuer origin.
   // X-Forwarded-For is replaced by the one client address the front door computed (trusted
   // proxies only, http/client-ip.ts): oidc-provider trusts it (`proxy`), so a client's own must not reach it.
-  const headers = { ...req.headers, host: target.origin.host, 'x-forwarded-host': target.origin.host, 'x-forwarded-proto': target.origin.protocol.slice(0, -1), 'x-forwarded-for': req.ip };
+  // x-request-id: the id the front door answers with, so oidc-provider's error pages can show it.
+  const headers = { ...req.headers, host: target.origin.host, 'x-forwarded-host': target.origin.host, 'x-forwarded-proto': target.origin.protocol.slice(0, -1), 'x-forwarded-for': req.ip, 'x-request-id': req.id };
   const nreq = new BridgeRequest(req.method, inner.startsWith('/') ? inner : `/${inner}`, originalUrl, headers, socket, req.body);
   const nres = new BridgeResponse(socket);
   return new Promise((resolve, reject) => {

@@ -61,7 +61,7 @@ export class ManagementApi {
   private async run(o: Operation, req: HttpRequest): Promise<HttpResponse> {
     // Tenant, actor and verified token (own tenant, `_platforms` for platform operations, or a
     // cross-tenant `_platforms` token): authenticate.ts.
-    const { tenant, actor, claims } = await authenticate(this.deps, o, req);
+    const { tenant, actor, claims, user } = await authenticate(this.deps, o, req);
     const scopes = new Set((claims.scope ?? '').split(' '));
     if (!scopes.has(o.scope)) throw insufficientScope(o.scope);
 
@@ -74,7 +74,8 @@ export class ManagementApi {
       });
     }
 
-    const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null };
+    // With a user token the entry names the user who acted (issue 12); the affected id is in details.
+    const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, ...(user ? { user_id: user.id, username: user.email } : {}) };
     try {
       const call: Call = {
         req,
@@ -82,6 +83,7 @@ export class ManagementApi {
         tenant,
         actor,
         claims,
+        ...(user ? { user } : {}),
         params: req.params,
         // An operation without query parameters still refuses unknown ones (422), never ignores them.
         query: parseQuery(o.query ?? NO_QUERY, req),

@@ -16,6 +16,7 @@ import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
 import type { Html } from '../ui/html.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
+import { lockMinutesLeft, lockedNow } from '../users/lockout.js';
 import { canSignIn } from './accounts.js';
 import type { LoginGuard } from './login-guard.js';
 import { useRecoveryCode, verifyUserTotp } from './mfa.js';
@@ -239,6 +240,11 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       page(status, loginPage({ ui, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error, extras: socialExtras(host, uid, ui) }), formTargets());
     const tooMany = t('signin.too_many');
     const cannotSignIn = t('signin.cannot');
+    /** Hole 6: the answer for an account that cannot sign in, from its state alone (users/lockout.ts). */
+    const refusal = (u: UserRecord) => {
+      const minutes = lockMinutesLeft(u);
+      return minutes === undefined ? cannotSignIn : minutes === 1 ? t('signin.locked_one') : t('signin.locked_for', { minutes });
+    };
 
     /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
     const complete = async (user: UserRecord, amr: string[], method: string) => {
@@ -267,7 +273,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
       if (!user || !canSignIn(user)) {
         ctx.metrics.loginAttempts.inc({ result: 'refused' });
-        return loginForm(403, cannotSignIn);
+        return loginForm(403, user ? refusal(user) : cannotSignIn);
       }
       // MFA reset by an administrator since the password step: the password is all there is.
       if (!user.mfa_enabled) return complete(user, ['pwd'], 'password');
@@ -285,7 +291,9 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         // A wrong second factor is a failed sign-in for the brute-force guard, like a wrong password.
         ctx.metrics.loginAttempts.inc({ result: 'failure' });
         await ctx.audit.record(tenant, { type: 'mfa_failed', status: 'failed', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, reason: outcome === 'replayed' ? 'code_already_used' : 'invalid_code' } });
-        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
+        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) {
+          return loginForm(403, refusal(lockedNow(user, ctx.config.security.login.lockout_seconds)));
+        }
         if (outcome === 'replayed') return again(401, t('mfa.code_used'));
         return again(401, recovery ? t('mfa.recovery_invalid') : t('mfa.code_invalid'));
       }
@@ -321,17 +329,23 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       ctx.metrics.loginAttempts.inc({ result: 'unavailable' });
       return unavailable(relogin(503, t('signin.busy')), err);
     }
+    // Hole 6 (issue 12): a locked or disabled account gets one answer whatever the password, so the
+    // lock is no password oracle; decided before `ok` is looked at (the hash was verified anyway,
+    // so the time taken does not tell either).
+    if (user && !canSignIn(user)) {
+      ctx.metrics.loginAttempts.inc({ result: 'refused' });
+      const reason = user.account_enabled && !user.deleted_at ? 'account_locked' : 'account_disabled';
+      await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
+      return relogin(403, refusal(user));
+    }
     if (!user || !user.password_hash || !ok) {
       ctx.metrics.loginAttempts.inc({ result: 'failure' });
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: email.slice(0, 320), user_id: user?.id ?? null, ...who, details: { reason: user ? 'wrong_password' : 'unknown_account' } });
-      if (user) await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']);
+      if (user && (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']))) {
+        // Locked by this very attempt: from now on every password gets the lock's answer.
+        return relogin(403, refusal(lockedNow(user, ctx.config.security.login.lockout_seconds)));
+      }
       return relogin(401, t('signin.invalid'));
-    }
-    if (!canSignIn(user)) {
-      ctx.metrics.loginAttempts.inc({ result: 'refused' });
-      const reason = user.account_enabled ? 'account_locked' : 'account_disabled';
-      await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
-      return relogin(403, cannotSignIn);
     }
     if (user.mfa_enabled) {
       // The failure count is deliberately not cleared here: otherwise re-entering the password

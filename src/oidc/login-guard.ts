@@ -4,19 +4,30 @@
  */
 import type { AppContext } from '../context.js';
 import type { TenantId, UserRecord } from '../storage/types.js';
+import type { EffectiveConfig } from '../tenancy/config/merge.js';
 import { attemptCounter } from './attempt-counter.js';
+
+/**
+ * The guard's services (the app context: the shared attempt counter is keyed by it); its settings
+ * come from the tenant's effective configuration, never from ctx.config.
+ */
+type GuardDeps = AppContext;
 
 export class LoginGuard {
   private dummy: Promise<string> | undefined;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(
+    private readonly ctx: GuardDeps,
+    /** The tenant's effective configuration as it is now (it changes with a reload), never the global one. */
+    private readonly config: () => EffectiveConfig,
+  ) {}
 
   /**
    * Counts one attempt of this IP; false once it has used up its attempts for the current minute.
    * The count is the app's (Redis when configured: every instance), so it survives actor eviction.
    */
   async allowIp(tenant: TenantId, ip: string): Promise<boolean> {
-    const limit = this.ctx.config.security.login.per_ip_per_minute;
+    const limit = this.config().security.login.per_ip_per_minute;
     return (await attemptCounter(this.ctx).hit(tenant, 'signin-ip', ip, 60)) <= limit;
   }
 
@@ -43,7 +54,7 @@ export class LoginGuard {
 
   /** Records a failed password for an existing account; locks it at the threshold. Returns true if it locked now. */
   async recordFailure(tenant: TenantId, user: UserRecord, ip: string, userAgent: string | undefined): Promise<boolean> {
-    const { max_failed_attempts, failure_window_seconds, lockout_seconds } = this.ctx.config.security.login;
+    const { max_failed_attempts, failure_window_seconds, lockout_seconds } = this.config().security.login;
     const now = new Date();
     const since = new Date(now.getTime() - failure_window_seconds * 1000).toISOString();
     const failures = await this.ctx.storage.loginAttempts.recordFailure(tenant, `account:${user.id}`, now.toISOString(), since);

@@ -14,7 +14,7 @@ import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createClient, presentClient } from '../clients/operations.js';
 import { checkClientScopes } from '../clients/scope-names.js';
-import { hashSecret } from '../clients/secrets.js';
+import { hashRandomToken } from '../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../storage/types.js';
 import { REGISTRATION_FIELDS, registrationError, registrationMetadata } from './registration-metadata.js';
 
@@ -38,7 +38,7 @@ function unusable(record: RegistrationTokenRecord | undefined, nowIso: string): 
 async function authenticate(deps: RegisterDeps, req: HttpRequest): Promise<RegistrationTokenRecord> {
   const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(req.headers.authorization ?? '');
   if (!m) throw invalidToken('a Bearer registration token is required');
-  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashSecret(m[1]!));
+  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashRandomToken(m[1]!));
   const reason = unusable(record, new Date().toISOString());
   if (reason) throw invalidToken(reason);
   return record!;
@@ -80,7 +80,7 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   const { ctx, tenant } = deps;
   const tokens = ctx.storage.registrationTokens;
   const token = await authenticate(deps, req);
-  const metadata = registrationMetadata(readBody(req), token.policies, ctx.config);
+  const metadata = registrationMetadata(readBody(req), token.policies, ctx.config, token.creator_scopes);
   try {
     await checkClientScopes(deps, metadata.scope);
   } catch (err) {
@@ -94,7 +94,9 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   }
   let created: Awaited<ReturnType<typeof createClient>>;
   try {
-    created = await createClient({ ...deps, by: { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null } }, metadata, {
+    // The domain's rule too (issue 12): never more svc:* scopes than the token's creator held.
+    const held = new Set(token.creator_scopes ?? []);
+    created = await createClient({ ...deps, by: { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null }, held }, metadata, {
       // The new client is the actor of its own registration.
       audit: (r) => ({ type: 'client.registered', client_id: r.client_id, details: { client_id: r.client_id, client_name: metadata.client_name, registration_token: token.jti } }),
     });

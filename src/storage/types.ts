@@ -304,6 +304,11 @@ export interface RegistrationTokenRecord {
   note: string | null;
   created_at: string;
   revoked_at: string | null;
+  /**
+   * The `svc:*` scopes the creator held (issue 12): the only ones a client registered with this
+   * token may be allowed. null for tokens made before the rule (no `svc:*` scope for registrants).
+   */
+  creator_scopes: string[] | null;
 }
 
 export interface RegistrationTokenRepository {

@@ -26,6 +26,7 @@ import { devicePollGuard } from '../oidc/device-and-auth.js';
 import type { SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
+import { protectBearerIds } from '../oidc/bearer-at-rest.js';
 import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
@@ -38,13 +39,14 @@ import { socialSettings } from '../social/providers.js';
 import { StateCodec } from '../social/state.js';
 import { RelayState } from './ops.js';
 import { OPS_TENANT } from './resolver.js';
-import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
 import { ResourceIndex } from '../resources/index-cache.js';
 import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantHandle } from './handle.js';
 import { DISCOVERY_PATH, documentResponse, jwksResponse, routeOidc, type OidcRouteHost } from './oidc-routes.js';
+import { PLATFORM_TENANT } from './resolver.js';
 import type { TenantState } from './state-cache.js';
 
 
@@ -105,7 +107,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.origin = new URL(this.issuer);
     this.mountPath = ctx.config.oidc.path;
     this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
-    this.guard = new LoginGuard(ctx);
+    this.guard = new LoginGuard(ctx, () => this.config);
     this.authThrottle = new AuthThrottle(ctx, tenant);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
@@ -180,7 +182,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       issuer: this.issuer,
       config,
       keys,
-      oidcRepo: storage.oidc,
+      // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
+      oidcRepo: protectBearerIds(storage.oidc, sealer),
       loadClient: (id) => this.loadProviderClient(id),
       cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
       extend: (conf) => {
@@ -327,13 +330,17 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.ctx.log.info({ tenant: this.tenant, client_id: clientId, reason }, 'client authentication failed');
   }
 
-  accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined> {
-    return accessTokenOwner(this, token);
+  findTokenUser(sub: string): Promise<UserRecord | undefined> {
+    return this.ctx.storage.users.get(this.tenant, sub);
   }
 
-  /** oidc-provider's stored opaque access token (its own expiry and session binding rules). */
-  async findOpaqueAccessToken(token: string) {
-    return (await (await this.provider()).provider.AccessToken.find(token)) ?? undefined;
+  get platformTenant(): boolean {
+    return this.tenant === PLATFORM_TENANT;
+  }
+
+  /** The user behind a Management token, checked for what a route needs (token-verification.ts). */
+  accessTokenOwner(token: string, need: { scopes: readonly string[]; firstParty: boolean }): Promise<AccessTokenOwner> {
+    return accessTokenOwner(this, token, need);
   }
 
   /** Every request under the OIDC path of this tenant: the route table (oidc-routes.ts), then oidc-provider. */

@@ -12,8 +12,8 @@ import { handleAccountMfa } from '../oidc/account-mfa.js';
 import { handleAccountSocial } from '../oidc/account-social.js';
 import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
-import { registerRp } from '../oidc/register-rp.js';
 import { handleSocial, type SocialContext } from '../oidc/social-signin.js';
+import { OIDC_ROUTES } from '../oidc/provider.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 
@@ -90,6 +90,30 @@ const ROUTES: readonly OidcRoute[] = [
   { path: '/auth', run: async (host, req) => secureHtml(await host.bridge(offlineAccessNeedsConsent(req))) },
   { path: '/device/auth', methods: POST, run: async (host, req) => withDeviceInterval(await host.bridge(req), host.config.oidc.device_poll_interval) },
 ];
+
+/**
+ * Every OIDC path with a metrics label of its own: oidc-provider's endpoints (from the one route
+ * list it is configured with, so a renamed endpoint cannot drift from its label), its sub-pages,
+ * and the routes of the table above.
+ */
+const LABELLED = new Set<string>([
+  ...Object.values(OIDC_ROUTES),
+  '/session/end/confirm', '/session/end/success', '/device/confirm',
+  ...ROUTES.flatMap((r) => (typeof r.path === 'string' ? [r.path] : [])),
+]);
+
+/**
+ * The route label of an OIDC path (below the mount path): the endpoint, with interaction ids and
+ * anything unknown folded, so a client cannot grow the metrics' label sets without bound.
+ */
+export function oidcRouteLabel(sub: string): string {
+  if (LABELLED.has(sub)) return `oidc${sub}`;
+  const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);
+  if (interaction) return `oidc/interaction/:uid${interaction[1] ?? ''}`;
+  if (sub.startsWith('/reg/')) return 'oidc/reg/:client_id';
+  if (sub.startsWith('/device/')) return 'oidc/device/:action';
+  return 'oidc:other';
+}
 
 /** The answer of the first route that serves the request, or oidc-provider's. */
 export async function routeOidc(host: OidcRouteHost, req: HttpRequest, sub: string): Promise<HttpResponse> {

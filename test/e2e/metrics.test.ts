@@ -49,6 +49,14 @@ describe('metrics endpoint', () => {
     expect(text).not.toContain(probe);
     expect(text).not.toContain('abcdefgh12345678');
   });
+  it('labels userinfo as oidc/userinfo, not oidc:other (the label list follows the provider routes)', async () => {
+    // No token: oidc-provider answers 401, which is still a request to the userinfo endpoint.
+    const res = await api(t, 'GET', '/oidc/v1/userinfo');
+    expect(res.status).toBe(401);
+    const text = (await api(t, 'GET', '/metrics')).text;
+    expect(text).toMatch(/svc_http_requests_total\{route="oidc\/userinfo",method="GET",status="401"\} [1-9]/);
+    expect(text).not.toContain('route="oidc/me"');
+  });
 });
 
 describe('metrics disabled (default)', () => {

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, openLoginForm, type LoginForm } from '../../bench/flows.js';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { clientIpResolver } from '../../src/http/client-ip.js';
+import { runNodeCallback } from '../../src/http/koa-bridge.js';
+import type { HttpRequest } from '../../src/http/types.js';
 import { LoginGuard } from '../../src/oidc/login-guard.js';
 import { FairAdmission } from '../../src/workers/fair-admission.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
@@ -26,6 +28,16 @@ describe('client address behind proxies', () => {
     expect(ip('2001:db8::1', { 'x-forwarded-for': '[2001:db8::5]:443, 198.51.100.1:8080' })).toBe('198.51.100.1');
     expect(ip('10.1.1.1', { 'x-forwarded-for': 'not-an-ip, 10.0.0.9' })).toBe('10.0.0.9');
     expect(ip('10.1.1.1', { 'x-forwarded-for': '::ffff:6.6.6.6' })).toBe('6.6.6.6');
+  });
+
+  it('hands oidc-provider the computed client address, never the X-Forwarded-For a client sent', async () => {
+    const req = { id: 'r', method: 'GET', path: '/oidc/v1/x', rawQuery: '', headers: { 'x-forwarded-for': '6.6.6.6' }, ip: '203.0.113.9', body: Buffer.alloc(0), params: {} } as HttpRequest;
+    const seen = await runNodeCallback(
+      (nreq, nres) => (nres as unknown as { end(s: string): void }).end(String((nreq as unknown as { headers: Record<string, string> }).headers['x-forwarded-for'])),
+      req,
+      { mountPath: '/oidc/v1', origin: new URL('http://localhost') },
+    );
+    expect(String(seen.body)).toBe('203.0.113.9');
   });
 
   it('refuses a malformed HTTP_TRUSTED_PROXIES at start', () => {
@@ -95,7 +107,7 @@ describe('through the service', () => {
       expect(await post(form, '2.2.2.2')).toBe(401);
       expect(await post(form, '3.3.3.3')).toBe(401);
       // A new guard (as a new actor after eviction builds) sees the same count: the fourth is over.
-      expect(await new LoginGuard(t.app.ctx).allowIp('default', '127.0.0.1')).toBe(false);
+      expect(await new LoginGuard(t.app.ctx, () => t.app.ctx.config as never).allowIp('default', '127.0.0.1')).toBe(false);
       expect(await post(form, '4.4.4.4')).toBe(429);
     });
   });

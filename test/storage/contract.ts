@@ -73,6 +73,7 @@ function token(over: Partial<RegistrationTokenRecord> = {}): RegistrationTokenRe
     note: null,
     created_at: iso(),
     revoked_at: null,
+    creator_scopes: null,
     ...over,
   };
 }
@@ -767,6 +768,19 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await repo().findByHash(T, r.token_hash)).toEqual(r);
         expect(await repo().findByHash(T, 'hash-unknown')).toBeUndefined();
         expect(await repo().get(T, 'unknown')).toBeUndefined();
+      });
+
+      it("round-trips the creator's scopes (issue 12), empty and absent alike", async () => {
+        const T = fresh();
+        const held = token({ creator_scopes: ['svc:clients:write', 'svc:users:read'] });
+        const none = token({ creator_scopes: [] });
+        const legacy = token({ creator_scopes: null });
+        for (const r of [held, none, legacy]) await repo().create(T, r);
+        expect((await repo().get(T, held.jti))!.creator_scopes).toEqual(['svc:clients:write', 'svc:users:read']);
+        expect((await repo().findByHash(T, none.token_hash))!.creator_scopes).toEqual([]);
+        expect((await repo().get(T, legacy.jti))!.creator_scopes).toBeNull();
+        const listed = await repo().list(T, { limit: 10, include_count: false }, iso());
+        expect(listed.items.map((r) => r.creator_scopes)).toEqual(expect.arrayContaining([['svc:clients:write', 'svc:users:read'], [], null]));
       });
 
       it('consumeUse counts up to max_usage_count and then refuses; releaseUse gives one back', async () => {
