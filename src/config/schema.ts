@@ -167,7 +167,14 @@ export const configSchema = z.object({
           require_symbol: bool.default(false),
         })
         .prefault({}),
-      mfa: z.object({ required: bool.default(false) }).prefault({}),
+      mfa: z
+        .object({
+          required: bool.default(false),
+          // Which second factors are offered (issue 14): a disabled one is neither enrolled nor accepted.
+          totp_enabled: bool.default(true),
+          webauthn_enabled: bool.default(true),
+        })
+        .prefault({}),
       password: z
         .object({
           argon2: z

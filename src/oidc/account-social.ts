@@ -35,7 +35,7 @@ export async function handleAccountSocial(host: SignInHost, providers: readonly 
       const form = readForm(req);
       const given = Buffer.from(form?.get('csrf_token') ?? '');
       if (!form || given.length !== csrf.length || !timingSafeEqual(given, Buffer.from(csrf))) return message(403, t('page.form_expired.title'), t('page.form_expired.message'));
-      if (!host.guard.allowIp(host.tenant, req.ip)) return message(429, t('page.too_many.title'), t('page.too_many.message'));
+      if (!(await host.guard.allowIp(host.tenant, req.ip))) return message(429, t('page.too_many.title'), t('page.too_many.message'));
       const provider = (form.get('provider') ?? '').slice(0, 64);
       const subject = (form.get('subject') ?? '').slice(0, 512);
       // Only the signed-in user's own links can be named: another user's (provider, subject) is not_found.

@@ -340,7 +340,7 @@ async function confirmLink(host: SignInHost, sc: SocialContext, req: HttpRequest
     const again = (status: number, error: string) =>
       page(status, socialLinkPage({ ui, action: `${base}/link`, cancelAction: `${base}/link-cancel`, csrf: csrfFor(host, uid), provider: p.displayName, email: pending.email, error }), targets);
     const cannot = () => page(403, socialErrorPage({ ui, title: t('social.refused.title'), message: t('signin.cannot') }));
-    if (!host.guard.allowIp(tenant, req.ip)) return again(429, t('signin.too_many'));
+    if (!(await host.guard.allowIp(tenant, req.ip))) return again(429, t('signin.too_many'));
     const password = form.get('password') ?? '';
     if (!password || password.length > 1024) return again(400, t('social.link.missing_password'));
     const found = await ctx.storage.users.get(tenant, pending.accountId);

@@ -30,6 +30,7 @@ export function withOidcRepository(storage: Storage, oidc: OidcPayloadRepository
     tenants: storage.tenants,
     tenantConfig: storage.tenantConfig,
     socialIdentities: storage.socialIdentities,
+    webauthn: storage.webauthn,
     resources: storage.resources,
     ping: () => storage.ping(),
     close: () => storage.close(),

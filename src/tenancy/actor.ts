@@ -25,6 +25,7 @@ import type { AssertionServices } from '../oidc/client-assertion.js';
 import { devicePollGuard } from '../oidc/device-and-auth.js';
 import type { SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
+import { relyingPartyOf } from '../users/passkeys.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
 import { protectBearerIds } from '../oidc/bearer-at-rest.js';
 import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
@@ -272,6 +273,10 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       stylesheet: this.stylesheetPath,
       ui: this.uiSettings(this.current),
       loadClient: (id) => this.loadClient(id),
+      // Passkeys and the MFA policy (issue 14): RP ID = this tenant's host, its settings as merged.
+      mfa: this.current.security.mfa,
+      relyingParty: relyingPartyOf(this.origin, this.current.overrides.branding?.company_name ?? this.current.overrides.application?.title ?? this.origin.hostname),
+      script: `${this.mountPath}/assets/passkey.js`,
     };
   }
 

@@ -20,6 +20,7 @@ import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
 import { PgUsers } from './users.js';
+import { PgWebauthn } from './webauthn.js';
 
 export type { PgSettings } from './pool.js';
 export type { QueryLog } from './tenant-db.js';
@@ -41,6 +42,7 @@ export class PgStorage implements Storage {
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
   readonly socialIdentities: PgSocialIdentities;
+  readonly webauthn: PgWebauthn;
   readonly resources: PgResources;
   private closed = false;
 
@@ -58,6 +60,7 @@ export class PgStorage implements Storage {
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
     this.socialIdentities = new PgSocialIdentities(db);
+    this.webauthn = new PgWebauthn(db);
     this.resources = new PgResources(db);
   }
 

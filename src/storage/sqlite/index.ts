@@ -11,6 +11,7 @@ import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
+import { SqliteWebauthn } from './webauthn.js';
 
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
@@ -24,6 +25,7 @@ export class SqliteStorage implements Storage {
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
   readonly socialIdentities: SqliteSocialIdentities;
+  readonly webauthn: SqliteWebauthn;
   readonly resources: SqliteResources;
 
   constructor(readonly db: Db) {
@@ -37,6 +39,7 @@ export class SqliteStorage implements Storage {
     this.tenantConfig = new SqliteTenantConfig(db);
     this.socialIdentities = new SqliteSocialIdentities(db);
     this.tenants = new SqliteTenants(db);
+    this.webauthn = new SqliteWebauthn(db);
     this.resources = new SqliteResources(db);
   }
 
