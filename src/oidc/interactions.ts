@@ -19,6 +19,7 @@ import type { WindowLimiter } from '../ui/account/limiter.js';
 import { loginExtras } from '../ui/account/links.js';
 import { recogniseDevice } from '../ui/account/devices.js';
 import { SIGNUP_PENDING, checkEmailView, handleSignupStep, newPending, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
+import type { Html } from '../ui/html.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
 import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
 import { authenticationOptions, completeAuthentication, completeRegistration, passkeyAmr, registrationOptions, usableMethods } from '../users/passkeys.js';
@@ -55,13 +56,32 @@ export interface SignInHost extends PasskeyHostSettings {
   readonly account: AccountHost;
   readonly limiter: WindowLimiter;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** Social login's part of the sign-in page (social-signin.ts); absent without providers. */
+  readonly social?: SocialHooks;
+}
+
+/** What social login adds to the interaction pages. */
+export interface SocialHooks {
+  /** The "Continue with <name>" block of the sign-in page. */
+  buttons(uid: string, ui: PageUi): Html;
+  /** The page of a step social login left pending in the interaction (link confirmation), if any. */
+  pending(details: Interaction, uid: string, ui: PageUi, formTargets: string[]): HttpResponse | undefined;
+}
+
+/** Two sets of sign-in page extras, one after the other. */
+function mergeExtras(a: LoginExtras, b: LoginExtras | undefined): LoginExtras {
+  return { afterPassword: [...(a.afterPassword ?? []), ...(b?.afterPassword ?? [])], afterForm: [...(a.afterForm ?? []), ...(b?.afterForm ?? [])] };
+}
+
+function socialExtras(host: SignInHost, uid: string, ui: PageUi): LoginExtras | undefined {
+  return host.social ? { afterForm: [host.social.buttons(uid, ui)] } : undefined;
 }
 
 export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' | 'passkey' | 'passkey/options' | 'mfa/options' | 'enrol' | 'enrol/options' | 'signup' | 'resend' | 'continue';
 
-type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-function page(status: number, body: string, formTargets: string[] = [], script = false): HttpResponse {
+export function page(status: number, body: string, formTargets: string[] = [], script = false): HttpResponse {
   return { status, headers: pageHeaders(formTargets, { script }), body };
 }
 
@@ -79,15 +99,15 @@ function unavailable(res: HttpResponse, err: unknown): HttpResponse {
   return res;
 }
 
-function redirect(location: string): HttpResponse {
+export function redirect(location: string): HttpResponse {
   return { status: 303, headers: { location, 'cache-control': 'no-store' } };
 }
 
-function csrfFor(host: SignInHost, uid: string): string {
+export function csrfFor(host: SignInHost, uid: string): string {
   return createHmac('sha256', host.csrfKey).update(`interaction:${uid}`).digest('base64url');
 }
 
-function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
+export function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
   if (!given) return false;
   const a = Buffer.from(csrfFor(host, uid));
   const b = Buffer.from(given);
@@ -105,9 +125,9 @@ export function readForm(req: HttpRequest): URLSearchParams | undefined {
  * and its browser cookie, dies with it, and needs no token format of our own. oidc-provider ignores
  * the unknown key if the browser jumps to the resume URL early: without `login` it asks again.
  */
-const MFA_PENDING = 'svc_mfa_pending';
+export const MFA_PENDING = 'svc_mfa_pending';
 /** How long the second step may take after the password. */
-const MFA_PENDING_SECONDS = 300;
+export const MFA_PENDING_SECONDS = 300;
 
 /** "Password verified, no usable second factor, the MFA policy requires one": enrolment due (same shape). */
 const MFA_ENROL = 'svc_mfa_enrol';
@@ -127,7 +147,7 @@ function pendingMfaAccount(details: Interaction, key = MFA_PENDING): string | un
  * SessionNotFound, as before), its session still there under the same account, the result stored
  * for what is left of its lifetime, the resume URL returned.
  */
-async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
+export async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
   const interaction = await provider.Interaction.find(uid);
   if (!interaction) throw new errors.SessionNotFound('interaction session not found');
   if (interaction.session?.uid) {
@@ -141,7 +161,7 @@ async function saveInteractionResult(provider: Provider, uid: string, result: In
 }
 
 /** The grant a consent (explicit or implied for first-party clients) stores. */
-async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
+export async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
   const { Grant } = host.provider;
   const clientId = String(details.params.client_id);
   const grant = (details.grantId ? await Grant.find(details.grantId) : undefined) ?? new Grant({ accountId, clientId });
@@ -173,7 +193,7 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
 }
 
 /** The page context of an interaction page: its GET address for the switcher, the RP's ui_locales when known. */
-function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
+export function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
   const query = new URLSearchParams(req.method === 'GET' ? req.rawQuery : '');
   return buildPageUi(host.ui, { path: `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`, query: query.toString(), headers: req.headers }, uiLocales);
 }
@@ -221,9 +241,9 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           clientName,
           email,
           error,
-          // Reset and sign-up links (src/ui/account/links.ts), and the passkey button when passkeys are on.
-          extras: withPasskey(loginExtras(host.account, uid, ui)),
           ...(passkeys ? { script: host.script } : {}),
+          // Reset and sign-up links (src/ui/account/links.ts), the passkey button, the social providers.
+          extras: mergeExtras(withPasskey(loginExtras(host.account, uid, ui)), socialExtras(host, uid, ui)),
         }),
         formTargets(),
         passkeys,
@@ -304,6 +324,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           if (!recovery && pendingUser && usableMethods(pendingUser, host.mfa).includes('webauthn')) return secondStep(200, pendingUser);
           return page(200, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
         }
+        const pending = host.social?.pending(details, uid, ui, formTargets());
+        if (pending) return pending;
         return loginForm(200, undefined, typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined);
       }
       if (details.prompt.name === 'consent') {

@@ -31,6 +31,7 @@ export function withOidcRepository(storage: Storage, oidc: OidcPayloadRepository
     userPreferences: storage.userPreferences,
     tenants: storage.tenants,
     tenantConfig: storage.tenantConfig,
+    socialIdentities: storage.socialIdentities,
     webauthn: storage.webauthn,
     resources: storage.resources,
     ping: () => storage.ping(),

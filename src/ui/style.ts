@@ -1,5 +1,6 @@
 /** The one stylesheet of the end-user pages, served from the tenant's OIDC path (same origin, CSP style-src 'self'). */
 import { etagOf } from '../http/etag.js';
+import { SOCIAL_STYLES } from './social-pages.js';
 
 export const STYLESHEET = `
 :root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f4f6fa;--card:#fff;--accent:#2456d3;--accent-fg:#fff;--danger:#b3261e;--border:#d5dae3}
@@ -37,6 +38,6 @@ ul.sessions{list-style:none;padding:0}
 fieldset{border:0;margin:0;padding:0}
 .check{display:flex;gap:8px;align-items:center;margin:8px 0}.check label{margin:0;font-weight:400}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
-`;
+` + SOCIAL_STYLES;
 
 export const STYLESHEET_ETAG = etagOf(STYLESHEET);

@@ -16,6 +16,7 @@ import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
 import { PgAccountTokens } from './account-tokens.js';
 import { PgUserPreferences } from './user-preferences.js';
+import { PgSocialIdentities } from './social-identities.js';
 import { PgResources } from './resources.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
@@ -44,6 +45,7 @@ export class PgStorage implements Storage {
   readonly userPreferences: PgUserPreferences;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
+  readonly socialIdentities: PgSocialIdentities;
   readonly webauthn: PgWebauthn;
   readonly resources: PgResources;
   private closed = false;
@@ -63,6 +65,7 @@ export class PgStorage implements Storage {
     this.userPreferences = new PgUserPreferences(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
+    this.socialIdentities = new PgSocialIdentities(db);
     this.webauthn = new PgWebauthn(db);
     this.resources = new PgResources(db);
   }

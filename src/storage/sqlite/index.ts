@@ -8,6 +8,7 @@ import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
 import { SqliteAccountTokens } from './account-tokens.js';
 import { SqliteUserPreferences } from './user-preferences.js';
+import { SqliteSocialIdentities } from './social-identities.js';
 import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
@@ -27,6 +28,7 @@ export class SqliteStorage implements Storage {
   readonly userPreferences: SqliteUserPreferences;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
+  readonly socialIdentities: SqliteSocialIdentities;
   readonly webauthn: SqliteWebauthn;
   readonly resources: SqliteResources;
 
@@ -41,6 +43,7 @@ export class SqliteStorage implements Storage {
     this.accountTokens = new SqliteAccountTokens(db);
     this.userPreferences = new SqliteUserPreferences(db);
     this.tenantConfig = new SqliteTenantConfig(db);
+    this.socialIdentities = new SqliteSocialIdentities(db);
     this.tenants = new SqliteTenants(db);
     this.webauthn = new SqliteWebauthn(db);
     this.resources = new SqliteResources(db);
