@@ -12,6 +12,7 @@
  *   GET   /platform/tenants/:slug/users     the tenant's users (same filters as GET /api/v1/users)
  */
 import type { AppContext } from '../context.js';
+import { bearerToken } from '../http/bearer.js';
 import { ProblemError, notFound, unauthorized } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
@@ -58,23 +59,16 @@ export class PlatformRoutes {
     this.router.add(method, path, async (req) => handler(req, await this.authorise(req)));
   }
 
-  async handle(req: HttpRequest): Promise<HttpResponse> {
-    const match = this.router.match(req.method, req.path);
-    if (match === undefined) throw notFound(`No platform route ${req.method} ${req.path}`);
-    if (match === 'method') {
-      throw new ProblemError(405, 'method-not-allowed', `${req.method} is not allowed on ${req.path}`, { headers: { allow: this.router.allowedMethods(req.path).join(', ') } });
-    }
-    req.params = match.params;
-    return match.handler(req);
+  handle(req: HttpRequest): Promise<HttpResponse> {
+    return this.router.dispatch(req, 'platform');
   }
 
   /** The signed-in platform administrator the Bearer token belongs to; 401 or 403 otherwise. */
   private async authorise(req: HttpRequest): Promise<UserRecord> {
-    const header = req.headers.authorization ?? '';
-    const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
-    if (!m) throw unauthorized('A Bearer access token of a platform administrator is required');
+    const token = bearerToken(req);
+    if (!token) throw unauthorized('A Bearer access token of a platform administrator is required');
     const actor = await this.deps.platformActor();
-    const owner = await actor.accessTokenOwner(m[1]!);
+    const owner = await actor.accessTokenOwner(token);
     if (!owner) throw unauthorized(`The access token is not a valid user token of the ${PLATFORM_TENANT} issuer`);
     const user = await this.deps.ctx.storage.users.get(PLATFORM_TENANT, owner.accountId);
     if (!user || !canSignIn(user)) throw unauthorized('The account of the access token can no longer sign in');
