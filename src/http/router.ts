@@ -102,3 +102,13 @@ function matchSegments(segments: string[], parts: string[]): Record<string, stri
 }
 
 export type { HttpRequest };
+
+/**
+ * A path parameter of the matched route. A route pattern names its parameters, so a missing one
+ * means the handler asked for a name its pattern lacks: 404 rather than an undefined slipping on.
+ */
+export function pathParam(req: Pick<HttpRequest, 'params' | 'path'>, name: string): string {
+  const value = req.params[name];
+  if (value === undefined) throw notFound(`No ${name} in ${req.path}`);
+  return value;
+}

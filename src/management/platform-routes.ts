@@ -14,7 +14,7 @@
 import type { AppContext } from '../context.js';
 import { bearerToken } from '../http/bearer.js';
 import { ProblemError, notFound, unauthorized } from '../http/problem.js';
-import { Router } from '../http/router.js';
+import { Router, pathParam } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { Cursors } from './pagination.js';
 import { dataEnvelope, listEnvelope, sendJson, serializer } from './respond.js';
@@ -49,7 +49,7 @@ export class PlatformRoutes {
   constructor(private readonly deps: PlatformDeps) {
     this.add('GET', '/platform/tenants', (req) => this.list(req));
     this.add('POST', '/platform/tenants', (req, admin) => this.create(req, admin));
-    this.add('GET', '/platform/tenants/:slug', async (req) => sendJson(200, oneTenant({ data: presentTenant(await getTenant(this.deps.ctx, req.params.slug!)) })));
+    this.add('GET', '/platform/tenants/:slug', async (req) => sendJson(200, oneTenant({ data: presentTenant(await getTenant(this.deps.ctx, pathParam(req, 'slug'))) })));
     this.add('PATCH', '/platform/tenants/:slug', (req, admin) => this.update(req, admin));
     this.add('GET', '/platform/tenants/:slug/users', (req) => this.users(req));
   }
@@ -101,13 +101,13 @@ export class PlatformRoutes {
 
   private async update(req: HttpRequest, admin: UserRecord): Promise<HttpResponse> {
     const body = parseBody(tenantPatchSchema, req);
-    const record = await updateTenant(this.deps.ctx, req.params.slug!, body);
+    const record = await updateTenant(this.deps.ctx, pathParam(req, 'slug'), body);
     await this.audit(req, admin, 'tenant.updated', { tenant_id: record.id, slug: record.slug, fields: Object.keys(body), status: record.status });
     return sendJson(200, oneTenant({ data: presentTenant(record) }));
   }
 
   private async users(req: HttpRequest): Promise<HttpResponse> {
-    const slug = req.params.slug!;
+    const slug = pathParam(req, 'slug');
     const { account_enabled, role, auth_provider, q, ...pq } = parseQuery(userListQuery, req);
     // Any tenant that resolves has users, `default` included (the registry knows it hard-coded).
     if (!(await this.deps.ctx.registry.find(slug))) throw notFound(`Tenant ${slug} not found`);
