@@ -11,6 +11,8 @@ COPY src ./src
 COPY workers ./workers
 COPY bench ./bench
 COPY migrations ./migrations
+# The administration console (Preact + Vite), built into dist/admin by npm run build.
+COPY admin ./admin
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

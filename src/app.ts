@@ -39,6 +39,11 @@ import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from
 import { metricsAccessCheck } from './metrics/access.js';
 import { PROJECT_ROOT } from './paths.js';
 import { join } from 'node:path';
+
+import { clientIpResolver } from './http/client-ip.js';
+import { setSecretHashKey } from './clients/secrets.js';
+import { GLOBAL_STYLESHEET_PATH, problemPage, wantsErrorPage } from './ui/error-page.js';
+import { STYLESHEET, STYLESHEET_ETAG } from './ui/style.js';
 import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
@@ -66,6 +71,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   const log = opts.log ?? createLogger(config);
   const baseStorage = opts.storage ?? (await openStorage(config, log));
   const sealer = new Sealer(loadEncryptionKey(config, log));
+  setSecretHashKey(sealer.derive('client-secret-hash'));
   const metrics = new Metrics(config);
   const onBusError = (err: unknown, channel: string) => log.error({ err, channel }, 'event subscriber failed');
   // With REDIS_URL: the event bus and oidc-provider's short-lived artefacts live in Redis.
@@ -167,6 +173,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   let openapiBody: string | undefined;
 
   async function route(req: HttpRequest): Promise<HttpResponse> {
+    // The base stylesheet without a tenant: the error pages of requests no tenant could answer.
+    if (req.path === GLOBAL_STYLESHEET_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      return { status: 200, headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' }, body: STYLESHEET };
+    }
     if (req.path === '/healthz') return json(200, { status: 'ok' }, { 'cache-control': 'no-store' });
     if (req.path === '/readyz') {
       const checks: Record<string, string> = {};
@@ -272,6 +282,12 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   /** The one place errors become responses. */
   function errorResponse(err: unknown, req: HttpRequest): HttpResponse {
     const problem = toProblem(err);
+    // A person navigating to a page gets a page (ui/error-page.ts); API clients get problem+json.
+    if (problem && problem.status < 500 && wantsErrorPage(req, oidcPath)) return problemPage(req, problem.status, problem.code);
+    if (problem && problem.status === 503 && wantsErrorPage(req, oidcPath)) {
+      const page = problemPage(req, 503, 'unavailable');
+      return { ...page, headers: { ...page.headers, ...(problem.extra.headers ?? {}) } };
+    }
     if (problem) return problemResponse(problem, req.path, req.id);
     if (err instanceof OAuthError) return oauthResponse(err);
     log.error({ err, req_id: req.id, method: req.method, path: req.path }, 'request failed');
@@ -300,6 +316,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     reusePort: config.http.reuse_port,
     log,
     handle,
+    clientIp: clientIpResolver(config.http.trusted_proxies),
     fast,
     onTooLarge: (req) => {
       const err = new ProblemError(413, 'payload-too-large', 'Request bodies are limited to 1 MiB');

@@ -27,6 +27,7 @@ export async function ensureBootstrapClient(ctx: AppContext): Promise<void> {
   const existing = await ctx.storage.clients.get(tenant, id);
   if (existing) {
     // The configured secret is authoritative for the bootstrap client: follow it if it changed.
+    // Also rehashes a secret stored unkeyed before (`$sha256$`) under the server key.
     if (existing.secret_hash !== hashSecret(secret)) {
       await ctx.storage.clients.update(tenant, id, { secret_hash: hashSecret(secret), bump_generation: true });
       ctx.log.warn({ client_id: id }, 'bootstrap client secret changed to the configured value');

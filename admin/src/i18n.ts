@@ -193,6 +193,7 @@ const C: Record<string, Entry> = {
   'audit.actor': ['User', 'Utilisateur', 'Benutzer', 'Usuario'],
   'audit.from': ['From', 'Du', 'Von', 'Desde'],
   'audit.to': ['To', 'Au', 'Bis', 'Hasta'],
+  'audit.ip': ['IP address', 'Adresse IP', 'IP-Adresse', 'Dirección IP'],
   'audit.tenant': ['Tenant', 'Locataire', 'Mandant', 'Inquilino'],
   'audit.details': ['Details', 'Détails', 'Details', 'Detalles'],
   'settings.platform_only': [

@@ -10,6 +10,7 @@ import type { AppContext } from '../context.js';
 import { clientChangedChannel, type ClientChangedEvent } from '../events/bus.js';
 import { notFound, validation } from '../http/problem.js';
 import type { AuditEntry, ClientMetadata, ClientRecord } from '../storage/types.js';
+import { assertMayConfigureClient } from './escalation.js';
 import { buildMetadata } from './rules.js';
 import { checkClientScopes } from './scope-names.js';
 import type { ClientInput } from './schema.js';
@@ -25,6 +26,11 @@ export interface ClientScope {
   tenant: string;
   by?: Attribution;
   cache?: ClientCache;
+  /**
+   * The caller's `svc:*` scopes (escalation.ts): a client may not be created, changed or have its
+   * secret handed out with scopes beyond them. Undefined for the operator (CLI, bootstrap).
+   */
+  held?: ReadonlySet<string>;
 }
 
 export function presentClient(r: ClientRecord, secret?: string): Record<string, unknown> {
@@ -49,9 +55,14 @@ function secretColumns(scope: ClientScope, clientId: string, m: ClientMetadata, 
   };
 }
 
-/** The audit entry of a write, attributed to the caller; written by the repository with the write. */
+/**
+ * The audit entry of a write, attributed to the caller; written by the repository with the write.
+ * The acting user (a user token) is named even where the event names the affected user in
+ * user_id; the affected id stays in details (issue 12).
+ */
 function entry(scope: ClientScope, event: AuditEvent): AuditEntry {
-  return scope.ctx.audit.entry(scope.tenant, { ...scope.by, ...event });
+  const actingUser = scope.by?.user_id ? { user_id: scope.by.user_id, username: scope.by.username ?? null } : {};
+  return scope.ctx.audit.entry(scope.tenant, { ...scope.by, ...event, ...actingUser });
 }
 
 /**
@@ -87,6 +98,7 @@ export interface CreateOptions {
 
 /** Creates a client; the secret (confidential clients) is returned once, never stored in clear. */
 export async function createClient(scope: ClientScope, metadata: ClientMetadata, opts: CreateOptions = {}): Promise<{ record: ClientRecord; secret?: string }> {
+  if (scope.held) assertMayConfigureClient(metadata.scope, scope.held);
   await checkClientScopes(scope, metadata.scope);
   const clientId = opts.clientId ?? randomBytes(16).toString('base64url');
   const secret = isConfidential(metadata) ? (opts.secret ?? newClientSecret()) : undefined;
@@ -111,6 +123,9 @@ export async function createClient(scope: ClientScope, metadata: ClientMetadata,
 export async function updateClient(scope: ClientScope, clientId: string, input: ClientInput, mode: 'put' | 'patch'): Promise<ClientRecord> {
   const existing = await getClient(scope, clientId);
   const metadata = clientMetadata(scope, input, mode === 'patch' ? existing.metadata : undefined);
+  // Hole 3: changing a client (even fields other than scope: its redirect URIs, its keys) is
+  // taking it over; the caller must hold every svc:* scope the client is and will be allowed.
+  if (scope.held) assertMayConfigureClient(`${existing.metadata.scope ?? ''} ${metadata.scope ?? ''}`, scope.held);
   // PATCH checks a scope it sets; one it keeps may name a resource deleted since, which is harmless.
   if (mode === 'put' || input.scope !== undefined) await checkClientScopes(scope, metadata.scope);
   const change: Parameters<ClientScope['ctx']['storage']['clients']['update']>[2] = { metadata };
@@ -150,6 +165,8 @@ export async function deleteClient(scope: ClientScope, clientId: string): Promis
 /** A new secret; the old one (and every token issued under it) is invalid at once. */
 export async function rotateClientSecret(scope: ClientScope, clientId: string): Promise<{ client_id: string; client_secret: string }> {
   const existing = await getClient(scope, clientId);
+  // The new secret is handed to the caller: as good as creating the client (hole 3).
+  if (scope.held) assertMayConfigureClient(existing.metadata.scope, scope.held);
   if (!isConfidential(existing.metadata)) {
     throw validation([{ field: 'token_endpoint_auth_method', message: 'public clients have no secret' }]);
   }

@@ -3,6 +3,7 @@
  * Nothing else in the code base reads process.env, except the transport switch UWS_USE_FALLBACK
  * (http/server.ts), read before any configuration exists.
  */
+import { parseCidrList } from '../http/client-ip.js';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { configSchema, type Config, type ParsedConfig } from './schema.js';
@@ -150,6 +151,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (Boolean(parsed.svc.bootstrap.admin_email) !== Boolean(parsed.svc.bootstrap.admin_password)) {
     problems.push('SVC_BOOTSTRAP_ADMIN_EMAIL: SVC_BOOTSTRAP_ADMIN_EMAIL and SVC_BOOTSTRAP_ADMIN_PASSWORD must be set together');
+  }
+  try {
+    parseCidrList(parsed.http.trusted_proxies);
+  } catch (err) {
+    problems.push(`HTTP_TRUSTED_PROXIES: ${(err as Error).message}`);
   }
   if (problems.length) throw new ConfigError(problems);
 

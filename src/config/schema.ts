@@ -28,6 +28,8 @@ export const configSchema = z.object({
        * them). Off by default: a second instance on a taken port refuses to start.
        */
       reuse_port: bool.default(false),
+      /** Reverse proxies whose X-Forwarded-For is believed (CIDR list, default none; src/http/client-ip.ts). */
+      trusted_proxies: z.array(z.string()).default([]),
     })
     .prefault({}),
 
@@ -164,7 +166,14 @@ export const configSchema = z.object({
           require_symbol: bool.default(false),
         })
         .prefault({}),
-      mfa: z.object({ required: bool.default(false) }).prefault({}),
+      mfa: z
+        .object({
+          required: bool.default(false),
+          // Which second factors are offered (issue 14): a disabled one is neither enrolled nor accepted.
+          totp_enabled: bool.default(true),
+          webauthn_enabled: bool.default(true),
+        })
+        .prefault({}),
       password: z
         .object({
           argon2: z

@@ -101,7 +101,10 @@ export function runNodeCallback(callback: NodeCallback, req: HttpRequest, target
   const originalUrl = req.rawQuery ? `${req.path}?${req.rawQuery}` : req.path;
   const inner = originalUrl.slice(target.mountPath.length) || '/';
   // oidc-provider builds absolute URLs from the request: pin them to the tenant's issuer origin.
-  const headers = { ...req.headers, host: target.origin.host, 'x-forwarded-host': target.origin.host, 'x-forwarded-proto': target.origin.protocol.slice(0, -1) };
+  // X-Forwarded-For is replaced by the one client address the front door computed (trusted
+  // proxies only, http/client-ip.ts): oidc-provider trusts it (`proxy`), so a client's own must not reach it.
+  // x-request-id: the id the front door answers with, so oidc-provider's error pages can show it.
+  const headers = { ...req.headers, host: target.origin.host, 'x-forwarded-host': target.origin.host, 'x-forwarded-proto': target.origin.protocol.slice(0, -1), 'x-forwarded-for': req.ip, 'x-request-id': req.id };
   const nreq = new BridgeRequest(req.method, inner.startsWith('/') ? inner : `/${inner}`, originalUrl, headers, socket, req.body);
   const nres = new BridgeResponse(socket);
   return new Promise((resolve, reject) => {
@@ -126,7 +129,9 @@ export async function withNodeObjects(
 ): Promise<HttpResponse> {
   const socket = new FakeSocket(req.ip, target.origin.protocol === 'https:');
   const originalUrl = req.rawQuery ? `${req.path}?${req.rawQuery}` : req.path;
-  const headers = { ...req.headers, host: target.origin.host, 'x-forwarded-host': target.origin.host, 'x-forwarded-proto': target.origin.protocol.slice(0, -1) };
+  // X-Forwarded-For is replaced by the one client address the front door computed (trusted
+  // proxies only, http/client-ip.ts): oidc-provider trusts it (`proxy`), so a client's own must not reach it.
+  const headers = { ...req.headers, host: target.origin.host, 'x-forwarded-host': target.origin.host, 'x-forwarded-proto': target.origin.protocol.slice(0, -1), 'x-forwarded-for': req.ip };
   const nreq = new BridgeRequest(req.method, originalUrl.slice(target.mountPath.length) || '/', originalUrl, headers, socket, Buffer.alloc(0));
   const nres = new BridgeResponse(socket);
   const res = await fn(nreq, nres);

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import uWS from 'uWebSockets.js';
+import type { ClientIpOf } from './client-ip.js';
 import { normalizeIp } from './ip.js';
 import { ProblemError, problemResponse } from './problem.js';
 import type { HttpRequest, HttpResponse } from './types.js';
@@ -40,6 +41,8 @@ export interface ServerOptions {
    * handler or remote-address parsing. Undefined means "not here": the request takes the full path.
    */
   fast?: (head: RequestHead) => HttpResponse | undefined;
+  /** The client's address from the TCP peer and the headers (trusted proxies, client-ip.ts); the peer when absent. */
+  clientIp?: ClientIpOf;
 }
 
 /** What a fast handler sees of a request: the head, copied, and the remote address on demand. */
@@ -153,7 +156,9 @@ export class HttpServer {
       headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
     });
     const id = requestId(headers['x-request-id'] ?? '');
-    const remote = () => normalizeIp(Buffer.from(res.getRemoteAddressAsText()).toString());
+    const peer = () => normalizeIp(Buffer.from(res.getRemoteAddressAsText()).toString());
+    const clientIp = this.opts.clientIp;
+    const remote = clientIp ? () => clientIp(peer(), headers) : peer;
     if (this.opts.fast && !this.draining && !BODY_METHODS.has(method)) {
       const response = this.opts.fast({ id, method, path, rawQuery, headers, ip: remote });
       if (response) {

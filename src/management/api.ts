@@ -53,12 +53,15 @@ export class ManagementApi {
   private async run(o: Operation, req: HttpRequest): Promise<HttpResponse> {
     // Tenant, actor and verified token (own tenant, `_platforms` for platform operations, or a
     // cross-tenant `_platforms` token): authenticate.ts.
-    const { tenant, actor, claims } = await authenticate(this.deps, o, req);
+    const { tenant, actor, claims, user } = await authenticate(this.deps, o, req);
     const scopes = new Set((claims.scope ?? '').split(' '));
     if (!scopes.has(o.scope)) throw insufficientScope(o.scope);
 
     // The tenant's own limit: its config overrides may lower the global one.
-    const decision = await this.limit(o, tenant, claims.client_id, actor.config.security.rate_limit[o.rateClass]);
+    // A user token counts per (client, user): the admins of one console do not share one budget,
+    // so one of them cannot use up everyone's (issue 12; client tokens count per client as before).
+    const bucket = user ? `${claims.client_id}|user:${user.id}` : claims.client_id;
+    const decision = await this.limit(o, tenant, bucket, actor.config.security.rate_limit[o.rateClass]);
     const limitHeaders = decision ? rateHeaders(decision) : {};
     if (decision && !decision.allowed) {
       throw new ProblemError(429, 'rate-limited', `Rate limit of ${decision.limit} ${o.rateClass} requests per window exceeded`, {
@@ -66,7 +69,8 @@ export class ManagementApi {
       });
     }
 
-    const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null };
+    // With a user token the entry names the user who acted (issue 12); the affected id is in details.
+    const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, ...(user ? { user_id: user.id, username: user.email } : {}) };
     try {
       const call: Call = {
         req,
@@ -74,6 +78,7 @@ export class ManagementApi {
         tenant,
         actor,
         claims,
+        ...(user ? { user } : {}),
         params: req.params,
         // An operation without query parameters still refuses unknown ones (422), never ignores them.
         query: parseQuery(o.query ?? NO_QUERY, req),

@@ -9,13 +9,18 @@
  *
  * Every token is a JWT for the Management API resource; the scope of the operation itself is
  * checked by the caller (api.ts), so its 403 still comes before any lookup.
+ *
+ * Two kinds of bearer (issue 12): a client's own client_credentials token, and a user's token
+ * (authorization code + PKCE with resource=urn:svc:api:v1, e.g. through the console's first-party
+ * client). A user token is checked at every use by checkAccessToken: the user must exist and be
+ * able to sign in, and its scope is narrowed to what the user's role grants now (users/roles.ts).
  */
 import type { AppContext } from '../context.js';
 import { bearerToken } from '../http/bearer.js';
 import { insufficientScope, notFound, unauthorized } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
 import { decodeJwt } from '../keys/jwt.js';
-import type { AccessTokenClaims } from '../oidc/token-verification.js';
+import type { AccessTokenClaims, TokenUser } from '../oidc/token-verification.js';
 import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
 import type { TenantHandle } from '../tenancy/handle.js';
 import { PLATFORM_TENANT } from '../tenancy/resolver.js';
@@ -33,7 +38,10 @@ export interface Authenticated {
   /** The tenant the call acts on (rate limits, audit, storage). */
   tenant: string;
   actor: TenantHandle;
+  /** For a user token, `scope` is already narrowed to the user's current role. */
   claims: AccessTokenClaims;
+  /** The user who acts, for a user token; absent for a client's own token. */
+  user?: TokenUser;
 }
 
 function requiredBearer(req: HttpRequest): string {
@@ -42,13 +50,13 @@ function requiredBearer(req: HttpRequest): string {
   return token;
 }
 
-/** The claims of a token `actor` verifies, for the Management API resource; 401 otherwise. */
-async function verifiedBy(actor: TenantHandle, token: string): Promise<AccessTokenClaims> {
+/** The claims (and user) of a token `actor` verifies, for the Management API resource; 401 otherwise. */
+async function verifiedBy(actor: TenantHandle, token: string): Promise<{ claims: AccessTokenClaims; user?: TokenUser }> {
   const check = await actor.checkAccessToken(token);
   if (!check.active) throw unauthorized(`The access token is not valid: ${check.reason}`);
   const aud = Array.isArray(check.claims.aud) ? check.claims.aud : [check.claims.aud];
   if (!aud.includes(MANAGEMENT_RESOURCE)) throw unauthorized(`The access token is not valid: audience is not ${MANAGEMENT_RESOURCE}`);
-  return check.claims;
+  return check.user ? { claims: check.claims, user: check.user } : { claims: check.claims };
 }
 
 export async function authenticate(deps: AuthDeps, o: Operation, req: HttpRequest): Promise<Authenticated> {
@@ -57,21 +65,21 @@ export async function authenticate(deps: AuthDeps, o: Operation, req: HttpReques
     // CONTRACT.md: in single-tenant mode the tenant endpoints answer 404 problem+json.
     if (!multiTenant || !deps.platformActor) throw notFound(`${req.path} is available in multi-tenant mode only`);
     const actor = await deps.platformActor();
-    return { tenant: PLATFORM_TENANT, actor, claims: await verifiedBy(actor, requiredBearer(req)) };
+    return { tenant: PLATFORM_TENANT, actor, ...(await verifiedBy(actor, requiredBearer(req))) };
   }
 
   const { tenant, actor } = await deps.actorFor(req);
   const token = requiredBearer(req);
   try {
-    return { tenant, actor, claims: await verifiedBy(actor, token) };
+    return { tenant, actor, ...(await verifiedBy(actor, token)) };
   } catch (err) {
     if (!multiTenant || tenant === PLATFORM_TENANT || !deps.platformActor || !issuedByPlatform(deps, token)) throw err;
   }
   // A `_platforms` token: valid there, and allowed to cross into this tenant.
-  const claims = await verifiedBy(await deps.platformActor(), token);
+  const verified = await verifiedBy(await deps.platformActor(), token);
   const needed = req.method === 'GET' || req.method === 'HEAD' ? 'svc:cross-tenant:read' : 'svc:cross-tenant:write';
-  if (!(claims.scope ?? '').split(' ').includes(needed)) throw insufficientScope(needed);
-  return { tenant, actor, claims };
+  if (!(verified.claims.scope ?? '').split(' ').includes(needed)) throw insufficientScope(needed);
+  return { tenant, actor, ...verified };
 }
 
 /** Whether the token claims the `_platforms` issuer (checked before building that actor; verified after). */

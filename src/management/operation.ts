@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { AccessTokenClaims } from '../oidc/token-verification.js';
+import type { AccessTokenClaims, TokenUser } from '../oidc/token-verification.js';
 import type { ManagementScope } from '../oidc/scopes.js';
 import type { TenantHandle } from '../tenancy/handle.js';
 import type { Cursors } from './pagination.js';
@@ -17,16 +17,22 @@ export interface Call<Q = unknown, B = unknown> {
   ctx: AppContext;
   tenant: string;
   actor: TenantHandle;
+  /** The bearer's claims; for a user token `scope` is narrowed to the user's current role. */
   claims: AccessTokenClaims;
+  /** The user who acts (a user token), absent for a client's own token. */
+  user?: TokenUser;
   params: Record<string, string>;
   query: Q;
   body: B;
   cursors: Cursors;
   /** Another tenant's live actor on this instance, if any (never creates one): tenant config updates reload it. */
   peekActor(tenant: string): TenantHandle | undefined;
-  /** The calling client and request, as domain operations name them in their audit entries. */
+  /**
+   * The calling client and request, as domain operations name them in their audit entries; with a
+   * user token also the user who acted (`user_id`, `username`: the affected id stays in `details`).
+   */
   by: Attribution;
-  /** Records an audit entry attributed to the calling client and request. */
+  /** Records an audit entry attributed to the calling client and request (and user, as `by`). */
   audit(event: Omit<AuditEvent, 'client_id' | 'ip_address' | 'user_agent'>): Promise<void>;
 }
 

@@ -1,19 +1,22 @@
 /**
  * `/platform/*` of the `_platforms` tenant (spec 1.5): cross-tenant management for people, not
- * machines. Authorised by a Bearer access token the `_platforms` issuer gave an end user
- * (authorization code or device flow; opaque or JWT), whose account holds the role
- * `platform_admin` — or `superadmin`, the higher role (the bootstrap administrator has it), which
- * includes it. JSON in and out, the same envelopes and problems as the Management API.
+ * machines. Authorised (issue 12, hole 1) by a Management API access token (JWT, audience
+ * urn:svc:api:v1) the `_platforms` issuer gave an end user through a FIRST-PARTY client, whose
+ * account holds the role `platform_admin` — or `superadmin`, the higher role (the bootstrap
+ * administrator has it), which includes it — AND the route's scope below (after narrowing to the
+ * role the user holds now: TenantActor.accessTokenOwner). A third-party client a superadmin signed
+ * in to therefore gets nothing here. JSON in and out, the same envelopes and problems as the
+ * Management API.
  *
- *   GET   /platform/tenants                 list (limit, after, status)
- *   POST  /platform/tenants                 create
- *   GET   /platform/tenants/:slug           one tenant
- *   PATCH /platform/tenants/:slug           status, display_name, domain
- *   GET   /platform/tenants/:slug/users     the tenant's users (same filters as GET /api/v1/users)
+ *   GET   /platform/tenants                 list (limit, after, status)        svc:tenants:read
+ *   POST  /platform/tenants                 create                             svc:tenants:write
+ *   GET   /platform/tenants/:slug           one tenant                         svc:tenants:read
+ *   PATCH /platform/tenants/:slug           status, display_name, domain       svc:tenants:write
+ *   GET   /platform/tenants/:slug/users     the tenant's users                 svc:tenants:read + svc:cross-tenant:read
  */
 import type { AppContext } from '../context.js';
 import { bearerToken } from '../http/bearer.js';
-import { ProblemError, notFound, unauthorized } from '../http/problem.js';
+import { ProblemError, insufficientScope, notFound, unauthorized } from '../http/problem.js';
 import { Router, pathParam } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { Cursors } from './pagination.js';
@@ -22,14 +25,17 @@ import { tenantCreateSchema, tenantListQuery, tenantPatchSchema, tenantResponse 
 import { presentUser } from '../users/operations.js';
 import { userListQuery, userResponse } from './users/schema.js';
 import { parseBody, parseQuery } from './validation.js';
-import { canSignIn } from '../oidc/accounts.js';
-import type { UserRecord } from '../storage/types.js';
+import type { TokenUser } from '../oidc/token-verification.js';
+import { PLATFORM_ADMIN_ROLES } from '../users/roles.js';
 import type { TenantHandle } from '../tenancy/handle.js';
 import { PLATFORM_TENANT } from '../tenancy/resolver.js';
 import { createTenant, getTenant, presentTenant, updateTenant } from '../tenants/operations.js';
 
-/** Roles that may use the platform routes: platform_admin, and superadmin which includes it. */
-export const PLATFORM_ADMIN_ROLES: ReadonlySet<string> = new Set(['platform_admin', 'superadmin']);
+/** The platform administrator behind a request, and the client they act through (audit). */
+interface PlatformAdmin {
+  user: TokenUser;
+  clientId: string;
+}
 
 const oneTenant = serializer(dataEnvelope(tenantResponse));
 const manyTenants = serializer(listEnvelope(tenantResponse));
@@ -41,22 +47,25 @@ export interface PlatformDeps {
   cursors: Cursors;
 }
 
-type Handler = (req: HttpRequest, admin: UserRecord) => Promise<HttpResponse>;
+type Handler = (req: HttpRequest, admin: PlatformAdmin) => Promise<HttpResponse>;
+
+const READ = ['svc:tenants:read'];
+const WRITE = ['svc:tenants:write'];
 
 export class PlatformRoutes {
   private readonly router = new Router();
 
   constructor(private readonly deps: PlatformDeps) {
-    this.add('GET', '/platform/tenants', (req) => this.list(req));
-    this.add('POST', '/platform/tenants', (req, admin) => this.create(req, admin));
-    this.add('GET', '/platform/tenants/:slug', async (req) => sendJson(200, oneTenant({ data: presentTenant(await getTenant(this.deps.ctx, pathParam(req, 'slug'))) })));
-    this.add('PATCH', '/platform/tenants/:slug', (req, admin) => this.update(req, admin));
-    this.add('GET', '/platform/tenants/:slug/users', (req) => this.users(req));
+    this.add('GET', '/platform/tenants', READ, (req) => this.list(req));
+    this.add('POST', '/platform/tenants', WRITE, (req, admin) => this.create(req, admin));
+    this.add('GET', '/platform/tenants/:slug', READ, async (req) => sendJson(200, oneTenant({ data: presentTenant(await getTenant(this.deps.ctx, pathParam(req, 'slug'))) })));
+    this.add('PATCH', '/platform/tenants/:slug', WRITE, (req, admin) => this.update(req, admin));
+    this.add('GET', '/platform/tenants/:slug/users', [...READ, 'svc:cross-tenant:read'], (req) => this.users(req));
   }
 
-  private add(method: string, path: string, handler: Handler): void {
+  private add(method: string, path: string, scopes: readonly string[], handler: Handler): void {
     // Authorisation first, for every route: nothing is looked up for an anonymous caller.
-    this.router.add(method, path, async (req) => handler(req, await this.authorise(req)));
+    this.router.add(method, path, async (req) => handler(req, await this.authorise(req, scopes)));
   }
 
   handle(req: HttpRequest): Promise<HttpResponse> {
@@ -64,23 +73,29 @@ export class PlatformRoutes {
   }
 
   /** The signed-in platform administrator the Bearer token belongs to; 401 or 403 otherwise. */
-  private async authorise(req: HttpRequest): Promise<UserRecord> {
+  private async authorise(req: HttpRequest, scopes: readonly string[]): Promise<PlatformAdmin> {
     const token = bearerToken(req);
     if (!token) throw unauthorized('A Bearer access token of a platform administrator is required');
     const actor = await this.deps.platformActor();
-    const owner = await actor.accessTokenOwner(token);
-    if (!owner) throw unauthorized(`The access token is not a valid user token of the ${PLATFORM_TENANT} issuer`);
-    const user = await this.deps.ctx.storage.users.get(PLATFORM_TENANT, owner.accountId);
-    if (!user || !canSignIn(user)) throw unauthorized('The account of the access token can no longer sign in');
-    if (!PLATFORM_ADMIN_ROLES.has(user.role)) throw new ProblemError(403, 'forbidden', 'The platform routes require the role platform_admin');
-    return user;
+    // The role first (a clear 403 for an ordinary user), then client and scope.
+    const owner = await actor.accessTokenOwner(token, { scopes: [], firstParty: true });
+    if (!owner.ok) {
+      if (owner.status === 401) throw unauthorized(`The access token is not a valid user token of the ${PLATFORM_TENANT} issuer: ${owner.reason}`);
+      throw new ProblemError(403, 'forbidden', `The platform routes refuse this token: ${owner.reason}`);
+    }
+    if (!PLATFORM_ADMIN_ROLES.has(owner.user.role)) throw new ProblemError(403, 'forbidden', 'The platform routes require the role platform_admin');
+    const held = new Set(owner.scope.split(' '));
+    const missing = scopes.find((s) => !held.has(s));
+    if (missing) throw insufficientScope(missing);
+    return { user: owner.user, clientId: owner.clientId };
   }
 
-  private audit(req: HttpRequest, admin: UserRecord, type: string, details: Record<string, unknown>): Promise<unknown> {
+  private audit(req: HttpRequest, admin: PlatformAdmin, type: string, details: Record<string, unknown>): Promise<unknown> {
     return this.deps.ctx.audit.record(PLATFORM_TENANT, {
       type,
-      user_id: admin.id,
-      username: admin.email,
+      user_id: admin.user.id,
+      username: admin.user.email,
+      client_id: admin.clientId,
       ip_address: req.ip,
       user_agent: req.headers['user-agent'] ?? null,
       details: { ...details, via: 'platform' },
@@ -93,13 +108,13 @@ export class PlatformRoutes {
     return sendJson(200, manyTenants(this.deps.cursors.envelope('tenants', page, (t) => [t.created_at, t.id], presentTenant)));
   }
 
-  private async create(req: HttpRequest, admin: UserRecord): Promise<HttpResponse> {
+  private async create(req: HttpRequest, admin: PlatformAdmin): Promise<HttpResponse> {
     const record = await createTenant(this.deps.ctx, parseBody(tenantCreateSchema, req));
     await this.audit(req, admin, 'tenant.created', { tenant_id: record.id, slug: record.slug });
     return sendJson(201, oneTenant({ data: presentTenant(record) }));
   }
 
-  private async update(req: HttpRequest, admin: UserRecord): Promise<HttpResponse> {
+  private async update(req: HttpRequest, admin: PlatformAdmin): Promise<HttpResponse> {
     const body = parseBody(tenantPatchSchema, req);
     const record = await updateTenant(this.deps.ctx, pathParam(req, 'slug'), body);
     await this.audit(req, admin, 'tenant.updated', { tenant_id: record.id, slug: record.slug, fields: Object.keys(body), status: record.status });

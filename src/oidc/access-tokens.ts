@@ -20,9 +20,9 @@ import { parseForm } from './form.js';
 import { opaqueIntrospection } from './opaque-introspection.js';
 import { OIDC_ROUTES } from './provider.js';
 import { MANAGEMENT_RESOURCE, isManagementScope } from './scopes.js';
-import { checkAccessToken, clientRevoked, type AccessTokenClaims } from './token-verification.js';
+import { checkAccessToken, clientRevoked, type AccessTokenClaims, type VerifierHost } from './token-verification.js';
 
-export interface TokenContext extends ClientAuthHost {
+export interface TokenContext extends ClientAuthHost, VerifierHost {
   readonly config: Config;
   readonly keys: KeySet;
   /** Counts an issued token for client stats and metrics. */
@@ -145,13 +145,26 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
     if (body.active === true) {
       const extra = row.payload.extra && typeof row.payload.extra === 'object' ? (row.payload.extra as Record<string, unknown>) : {};
       if (await clientRevoked(ctx, row.payload.clientId as string, extra.sgen)) return introspectionResponse({ active: false });
+      if (!(await audienceLive(ctx, row.payload.aud))) return introspectionResponse({ active: false });
     }
     return introspectionResponse(body);
   }
   const auth = await authenticateClient(ctx, req, form, endpoint);
   if (auth === 'fallback') return undefined;
   const check = await checkAccessToken(ctx, token);
-  return introspectionResponse(check.active && allowedPolicy(auth, check.claims.client_id) ? jwtIntrospection(check.claims) : { active: false });
+  const live = check.active && allowedPolicy(auth, check.claims.client_id) && (await audienceLive(ctx, check.claims.aud));
+  return introspectionResponse(live && check.active ? jwtIntrospection(check.claims) : { active: false });
+}
+
+/**
+ * Whether a token's audience still exists: the Management API, no audience (oidc-provider's own
+ * userinfo tokens), or a resource the tenant has now. A deleted resource's tokens introspect as
+ * inactive (issue 19); self-contained JWTs stay verifiable by signature until they expire.
+ */
+async function audienceLive(ctx: TokenContext, aud: unknown): Promise<boolean> {
+  const list = Array.isArray(aud) ? aud : aud === undefined || aud === null ? [] : [aud];
+  const index = list.some((a) => a !== MANAGEMENT_RESOURCE) ? await ctx.resourceIndex() : undefined;
+  return list.every((a) => a === MANAGEMENT_RESOURCE || (typeof a === 'string' && index?.get(a) !== undefined));
 }
 
 /** oidc-provider's default introspection policy: a public client only learns about its own tokens. */

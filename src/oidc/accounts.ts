@@ -32,7 +32,8 @@ export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount 
     if (!user || !canSignIn(user)) return undefined;
     return {
       accountId: user.id,
-      // Read by the roles claim of access tokens (resources/roles-claim.ts).
+      // Read by the roles claim of access tokens (resources/roles-claim.ts) and by the
+      // resource-server policy (provider.ts): a Management token carries what the role grants.
       role: user.role,
       // Read by the tenant's custom claims (resources/claims-provider.ts).
       fields: claimSourceFields(user),

@@ -5,12 +5,15 @@
 import type { AppContext } from '../context.js';
 import type { TenantId, UserRecord } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
+import { attemptCounter } from './attempt-counter.js';
 
-/** The guard's services; its settings come from the tenant's effective configuration instead. */
-type GuardDeps = Pick<AppContext, 'storage' | 'passwords' | 'audit'>;
+/**
+ * The guard's services (the app context: the shared attempt counter is keyed by it); its settings
+ * come from the tenant's effective configuration, never from ctx.config.
+ */
+type GuardDeps = AppContext;
 
 export class LoginGuard {
-  private perIp = new Map<string, { start: number; count: number }>();
   private dummy: Promise<string> | undefined;
 
   constructor(
@@ -19,20 +22,13 @@ export class LoginGuard {
     private readonly config: () => EffectiveConfig,
   ) {}
 
-  /** False when this IP has used up its attempts for the current minute. */
-  allowIp(tenant: TenantId, ip: string): boolean {
+  /**
+   * Counts one attempt of this IP; false once it has used up its attempts for the current minute.
+   * The count is the app's (Redis when configured: every instance), so it survives actor eviction.
+   */
+  async allowIp(tenant: TenantId, ip: string): Promise<boolean> {
     const limit = this.config().security.login.per_ip_per_minute;
-    const now = Date.now();
-    const start = now - (now % 60000);
-    const key = `${tenant}|${ip}`;
-    let w = this.perIp.get(key);
-    if (!w || w.start !== start) {
-      if (this.perIp.size > 10000) this.perIp.clear();
-      w = { start, count: 0 };
-      this.perIp.set(key, w);
-    }
-    w.count++;
-    return w.count <= limit;
+    return (await attemptCounter(this.ctx).hit(tenant, 'signin-ip', ip, 60)) <= limit;
   }
 
   /** A hash to verify against when the account does not exist (same cost, no timing oracle). */

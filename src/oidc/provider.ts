@@ -9,7 +9,7 @@ import type { KeySet } from '../keys/keystore.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import { adapterFactory, type ClientLoader } from './adapter.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
-import { HASH_PREFIX, hashSecret } from '../clients/secrets.js';
+import { isSecretHash, secretMatches } from '../clients/secrets.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
 import type { ResourceIndex } from '../resources/index-cache.js';
 import { tenantResourceServer } from '../resources/resource-server.js';
@@ -17,6 +17,10 @@ import { rolesClaimFor } from '../resources/roles-claim.js';
 import { customAccessTokenClaims, withCustomClaims } from '../resources/claims-provider.js';
 import type { CustomClaim } from '../resources/custom-claims.js';
 import { preciseErrorCodes } from './error-codes.js';
+import { narrowToRole } from '../users/roles.js';
+
+/** The platform tenant's name (tenancy/resolver.ts PLATFORM_TENANT; not imported: a surface does not reach up to the wiring). */
+const PLATFORM = '_platforms';
 
 export interface ProviderOptions {
   tenant: TenantId;
@@ -137,12 +141,18 @@ export function createProvider(opts: ProviderOptions): Provider {
           return scope.split(' ').some(isManagementScope) ? MANAGEMENT_RESOURCE : (undefined as unknown as string);
         },
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resource, client) => {
+        getResourceServerInfo: (ctx, resource, client) => {
           if (resource !== MANAGEMENT_RESOURCE) {
             if (!opts.resources) throw new errors.InvalidTarget();
-            return tenantResourceServer(_ctx, opts.resources, resource, client.scope, algs);
+            return tenantResourceServer(ctx, opts.resources, resource, client.scope, algs);
           }
-          const allowed = (client.scope ?? '').split(' ').filter(isManagementScope);
+          let allowed = (client.scope ?? '').split(' ').filter(isManagementScope);
+          // A user's token (authorization code, refresh, device flow: oidc-provider has loaded the
+          // account by now) carries no more than the user's role grants (users/roles.ts). Without
+          // an account (the authorization request, client_credentials) the client's list applies;
+          // the token endpoint narrows it, and the Management API checks the role again at use.
+          const account = ctx.oidc.account as { role?: unknown } | undefined;
+          if (account) allowed = narrowToRole(allowed.join(' '), typeof account.role === 'string' ? account.role : '', opts.tenant === PLATFORM).split(' ').filter(Boolean);
           const alg = algs.includes(client.idTokenSignedResponseAlg as (typeof algs)[number]) ? client.idTokenSignedResponseAlg : algs[0];
           return {
             scope: allowed.join(' '),
@@ -166,8 +176,8 @@ export function createProvider(opts: ProviderOptions): Provider {
   const ClientClass = provider.Client as unknown as { prototype: { compareClientSecret(this: { clientSecret?: string }, actual: string): Promise<boolean> } };
   ClientClass.prototype.compareClientSecret = async function compareClientSecret(actual: string) {
     const stored = this.clientSecret ?? '';
-    const presented = stored.startsWith(HASH_PREFIX) ? hashSecret(actual) : actual;
-    const a = Buffer.from(presented);
+    if (isSecretHash(stored)) return secretMatches(actual, stored);
+    const a = Buffer.from(actual);
     const b = Buffer.from(stored);
     return a.length === b.length && timingSafeEqual(a, b);
   };

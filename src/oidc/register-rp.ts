@@ -15,7 +15,7 @@ import { readJsonBody } from '../http/json-body.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createClient, presentClient } from '../clients/operations.js';
 import { checkClientScopes } from '../clients/scope-names.js';
-import { hashSecret } from '../clients/secrets.js';
+import { hashRandomToken } from '../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../storage/types.js';
 import { REGISTRATION_FIELDS, registrationError, registrationMetadata } from './registration-metadata.js';
 
@@ -39,7 +39,7 @@ function unusable(record: RegistrationTokenRecord | undefined, nowIso: string): 
 async function authenticate(deps: RegisterDeps, req: HttpRequest): Promise<RegistrationTokenRecord> {
   const presented = bearerToken(req);
   if (!presented) throw invalidToken('a Bearer registration token is required');
-  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashSecret(presented));
+  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashRandomToken(presented));
   const reason = unusable(record, new Date().toISOString());
   if (reason) throw invalidToken(reason);
   return record!;
@@ -78,7 +78,7 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   const { ctx, tenant } = deps;
   const tokens = ctx.storage.registrationTokens;
   const token = await authenticate(deps, req);
-  const metadata = registrationMetadata(readBody(req), token.policies, ctx.config);
+  const metadata = registrationMetadata(readBody(req), token.policies, ctx.config, token.creator_scopes);
   try {
     await checkClientScopes(deps, metadata.scope);
   } catch (err) {
@@ -92,7 +92,9 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   }
   let created: Awaited<ReturnType<typeof createClient>>;
   try {
-    created = await createClient({ ...deps, by: { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null } }, metadata, {
+    // The domain's rule too (issue 12): never more svc:* scopes than the token's creator held.
+    const held = new Set(token.creator_scopes ?? []);
+    created = await createClient({ ...deps, by: { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null }, held }, metadata, {
       // The new client is the actor of its own registration.
       audit: (r) => ({ type: 'client.registered', client_id: r.client_id, details: { client_id: r.client_id, client_name: metadata.client_name, registration_token: token.jti } }),
     });

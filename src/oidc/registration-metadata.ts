@@ -29,7 +29,8 @@ export function registrationError(errors: FieldError[]): OAuthError {
   return new OAuthError(400, code, errors.map((e) => `${e.field}: ${e.message}`).join('; '));
 }
 
-export function registrationMetadata(body: Record<string, unknown>, policies: readonly string[], config: Config): ClientMetadata {
+/** `creatorScopes`: the `svc:*` scopes the registration token's creator held (null: none). */
+export function registrationMetadata(body: Record<string, unknown>, policies: readonly string[], config: Config, creatorScopes: readonly string[] | null = null): ClientMetadata {
   // first_party is not RFC 7591 metadata, but silently ignoring an attempt to skip consent would hide it.
   if (body.first_party !== undefined) throw registrationError([{ field: 'first_party', message: 'cannot be set by dynamic registration' }]);
 
@@ -60,7 +61,7 @@ export function registrationMetadata(body: Record<string, unknown>, policies: re
   if (m.grant_types.includes('authorization_code') && m.redirect_uris.length === 0) {
     throw registrationError([{ field: 'redirect_uris', message: 'at least one redirect URI is required for the authorization_code grant' }]);
   }
-  const violations = policyViolations(m, policies);
+  const violations = policyViolations(m, policies, creatorScopes);
   if (violations.length) throw registrationError(violations);
   return m;
 }

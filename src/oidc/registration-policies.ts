@@ -22,8 +22,13 @@ export function isRegistrationPolicy(name: string): name is RegistrationPolicy {
   return KNOWN.has(name);
 }
 
-/** Field errors for every restriction the built metadata breaks; empty when it is allowed. */
-export function policyViolations(m: ClientMetadata, policies: readonly string[]): FieldError[] {
+/**
+ * Field errors for every restriction the built metadata breaks; empty when it is allowed.
+ * `creatorScopes` are the `svc:*` scopes the token's creator held (null: none): a registered client
+ * is never allowed more (issue 12, hole 3; clients/escalation.ts).
+ */
+export function policyViolations(m: ClientMetadata, policies: readonly string[], creatorScopes: readonly string[] | null): FieldError[] {
+  const creator = new Set(creatorScopes ?? []);
   const has = new Set(policies);
   const errors: FieldError[] = [];
   if (m.first_party) errors.push({ field: 'first_party', message: 'dynamically registered clients cannot be first-party' });
@@ -35,6 +40,8 @@ export function policyViolations(m: ClientMetadata, policies: readonly string[])
     if (isManagementScope(scope)) {
       if (!has.has('allow-management-scopes')) {
         errors.push({ field: 'scope', message: `scope ${scope} needs a registration token with the 'allow-management-scopes' policy` });
+      } else if (!creator.has(scope)) {
+        errors.push({ field: 'scope', message: `scope ${scope} is beyond what the registration token's creator holds` });
       }
       continue;
     }

@@ -10,6 +10,7 @@ import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
 import { deviceConfirmPage, deviceInputPage, logoutPage, messagePage } from '../ui/pages.js';
 import { findAccountFor } from './accounts.js';
+import { errorPageHtml, protocolMessage } from '../ui/error-page.js';
 
 export interface SignInConfigHost {
   tenant: TenantId;
@@ -52,10 +53,11 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
     pairwiseIdentifier: (_ctx, accountId, client) =>
       createHmac('sha256', host.pairwiseKey).update(`${client.sectorIdentifier ?? client.clientId}|${accountId}`).digest('base64url'),
     renderError: (ctx, out) => {
+      // A plain explanation in the page's language and the request id; oidc-provider's English
+      // protocol text (error, error_description) stays in the log, not on the page.
       const ui = uiOf(ctx);
-      // oidc-provider's descriptions are English protocol text: shown after the translated title.
-      const description = out.error_description ?? ui.t('page.error.default');
-      render(ctx, messagePage({ ui, title: ui.t('page.error.title'), message: `${description} (${out.error})`, error: true }));
+      const requestId = ctx.get('x-request-id') || undefined;
+      render(ctx, errorPageHtml(ui, protocolMessage(out.error, out.error_description), requestId));
     },
     features: {
       deviceFlow: {

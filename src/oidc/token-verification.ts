@@ -7,7 +7,10 @@
 import { z } from 'zod';
 import { JwtError, decodeJwt, verifyJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import type { ClientRecord } from '../storage/types.js';
+import type { ClientRecord, UserRecord } from '../storage/types.js';
+import { narrowToRole } from '../users/roles.js';
+import { canSignIn } from './accounts.js';
+import { MANAGEMENT_RESOURCE } from './scopes.js';
 
 /** The claims this service puts in an access token (and that its verifiers rely on). */
 const accessTokenClaims = z.object({
@@ -23,12 +26,33 @@ const accessTokenClaims = z.object({
 });
 export type AccessTokenClaims = z.output<typeof accessTokenClaims>;
 
-export type TokenCheck = { active: true; claims: AccessTokenClaims } | { active: false; reason: string };
+/** Who a user token belongs to, as checked when it is used (TokenCheck). */
+export interface TokenUser {
+  id: string;
+  email: string | null;
+  role: string;
+}
+
+/**
+ * `user` is set for a user's token (authorization code, refresh, device flow), absent for a
+ * client's own (client_credentials: `sub` is the client). For a Management API token of a user,
+ * `claims.scope` is already narrowed to what the user's role grants NOW (users/roles.ts).
+ */
+export type TokenCheck = { active: true; claims: AccessTokenClaims; user?: TokenUser } | { active: false; reason: string };
 
 export interface VerifierHost {
   readonly issuer: string;
   readonly keys: KeySet;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** The user a user token's `sub` names in this tenant (any state; checked here). */
+  findTokenUser(sub: string): Promise<UserRecord | undefined>;
+  /** True for the `_platforms` tenant, whose platform roles grant the tenant and cross-tenant scopes. */
+  readonly platformTenant: boolean;
+}
+
+/** A client's own token names the client as its subject; anything else is a user's token. */
+export function isUserToken(claims: { sub?: unknown; client_id?: unknown }): boolean {
+  return claims.sub !== claims.client_id;
 }
 
 /** Verifies a JWT access token of this tenant and the current state of its client. */
@@ -53,7 +77,26 @@ export async function checkAccessToken(host: VerifierHost, token: string): Promi
   if (!parsed.success) return { active: false, reason: 'malformed claims' };
   const revoked = await clientRevoked(host, parsed.data.client_id, parsed.data.sgen);
   if (revoked) return { active: false, reason: revoked };
-  return { active: true, claims: parsed.data };
+  if (!isUserToken(parsed.data)) return { active: true, claims: parsed.data };
+  return checkTokenUser(host, parsed.data);
+}
+
+/**
+ * The user half of a user token's check, at every use (issue 12): the user must still exist and be
+ * able to sign in (not deleted, disabled or locked), and a Management API token holds only what
+ * the user's current role grants, whatever it held when issued. A `sub` that names no user of this
+ * tenant (a pairwise subject, a forged token) is not active.
+ */
+async function checkTokenUser(host: VerifierHost, claims: AccessTokenClaims): Promise<TokenCheck> {
+  const user = await host.findTokenUser(claims.sub);
+  if (!user) return { active: false, reason: 'the user of the token does not exist' };
+  if (!canSignIn(user)) return { active: false, reason: 'the user of the token can no longer sign in' };
+  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  const who = { id: user.id, email: user.email, role: user.role };
+  if (!aud.includes(MANAGEMENT_RESOURCE)) return { active: true, claims, user: who };
+  const { scope: _held, ...rest } = claims;
+  const scope = narrowToRole(claims.scope ?? '', user.role, host.platformTenant);
+  return { active: true, claims: scope ? { ...rest, scope } : rest, user: who };
 }
 
 /**
@@ -70,40 +113,31 @@ export async function clientRevoked(host: Pick<VerifierHost, 'loadClient'>, clie
   return undefined;
 }
 
-/** Who an end user's access token belongs to. */
-export interface AccessTokenOwner {
-  accountId: string;
-  clientId: string;
-  scope: string;
-}
-
-/** oidc-provider's stored opaque access token, as far as the owner lookup needs it. */
-export interface StoredAccessToken {
-  accountId?: string;
-  clientId?: string;
-  scope?: string;
-  isExpired: boolean;
-}
-
-export interface OwnerHost extends VerifierHost {
-  findOpaqueAccessToken(token: string): Promise<StoredAccessToken | undefined>;
-}
+/** Who an end user's Management token belongs to (accessTokenOwner), or why it does not qualify. */
+export type AccessTokenOwner =
+  | { ok: true; user: TokenUser; clientId: string; scope: string }
+  | { ok: false; status: 401 | 403; reason: string; scope?: string };
 
 /**
- * The end user an access token of this tenant was issued to (authorization code or device flow),
- * or undefined when it is not a live user token: opaque tokens through oidc-provider's own store
- * (expiry and session binding checked), JWTs through checkAccessToken. A client_credentials
- * token has no user (its `sub` is the client) and is refused.
+ * The end user a Management API access token of this tenant was issued to, checked for what a
+ * route needs (issue 12, hole 1): a JWT of this issuer for the Management API audience, issued to
+ * a user (not a client's own token) who can still sign in, through a client that is still active
+ * and first-party when `firstParty`, holding `scopes` after the narrowing to the user's current
+ * role (checkTokenUser). Opaque tokens carry no audience and never qualify.
  */
-export async function accessTokenOwner(host: OwnerHost, token: string): Promise<AccessTokenOwner | undefined> {
-  if (decodeJwt(token)) {
-    const check = await checkAccessToken(host, token);
-    if (!check.active || check.claims.sub === check.claims.client_id) return undefined;
-    return { accountId: check.claims.sub, clientId: check.claims.client_id, scope: check.claims.scope ?? '' };
+export async function accessTokenOwner(host: VerifierHost, token: string, need: { scopes: readonly string[]; firstParty: boolean }): Promise<AccessTokenOwner> {
+  if (!decodeJwt(token)) return { ok: false, status: 401, reason: 'the access token is not a Management API token' };
+  const check = await checkAccessToken(host, token);
+  if (!check.active) return { ok: false, status: 401, reason: `the access token is not valid: ${check.reason}` };
+  const aud = Array.isArray(check.claims.aud) ? check.claims.aud : [check.claims.aud];
+  if (!aud.includes(MANAGEMENT_RESOURCE)) return { ok: false, status: 401, reason: `the access token's audience is not ${MANAGEMENT_RESOURCE}` };
+  if (!check.user) return { ok: false, status: 401, reason: 'the access token was not issued to a user' };
+  if (need.firstParty && !(await host.loadClient(check.claims.client_id))?.metadata.first_party) {
+    return { ok: false, status: 403, reason: 'the access token was not issued to a first-party client' };
   }
-  const stored = await host.findOpaqueAccessToken(token);
-  if (!stored?.accountId || !stored.clientId || stored.isExpired) return undefined;
-  const client = await host.loadClient(stored.clientId);
-  if (!client?.active) return undefined;
-  return { accountId: stored.accountId, clientId: stored.clientId, scope: stored.scope ?? '' };
+  const scope = check.claims.scope ?? '';
+  const held = new Set(scope.split(' '));
+  const missing = need.scopes.filter((s) => !held.has(s));
+  if (missing.length) return { ok: false, status: 403, reason: `the access token lacks the scope ${missing.join(' ')}`, scope: missing.join(' ') };
+  return { ok: true, user: check.user, clientId: check.claims.client_id, scope };
 }

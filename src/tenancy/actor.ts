@@ -10,7 +10,7 @@ import type { AdapterPayload } from 'oidc-provider';
 import { isSystemClientId, systemClient } from '../clients/system-clients.js';
 import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
 import type { AppContext } from '../context.js';
-import { isUnavailable } from '../errors.js';
+import { Unavailable, isUnavailable } from '../errors.js';
 import { etagOf } from '../http/etag.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { OAuthError, oauthResponse } from '../http/problem.js';
@@ -25,17 +25,23 @@ import type { AssertionServices } from '../oidc/client-assertion.js';
 import { devicePollGuard } from '../oidc/device-and-auth.js';
 import type { SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
+import { relyingPartyOf } from '../users/passkeys.js';
+import { AuthThrottle } from '../oidc/auth-throttle.js';
+import { protectBearerIds } from '../oidc/bearer-at-rest.js';
+import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
+import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
 import { registerRp } from '../oidc/register-rp.js';
-import type { ClientRecord, OidcPayloadRow } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
 import { ResourceIndex } from '../resources/index-cache.js';
 import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantHandle } from './handle.js';
 import { DISCOVERY_PATH, documentResponse, jwksResponse, routeOidc, type OidcRouteHost } from './oidc-routes.js';
+import { PLATFORM_TENANT } from './resolver.js';
 import type { TenantState } from './state-cache.js';
 
 
@@ -70,6 +76,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private readonly refresh: SerialTask;
   private closed = false;
   private readonly guard: LoginGuard;
+  private readonly authThrottle: AuthThrottle;
   private readonly backchannel: BackchannelLogout;
   private readonly devicePolls = devicePollGuard();
   private readonly stylesheetPath: string;
@@ -93,6 +100,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.mountPath = ctx.config.oidc.path;
     this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
     this.guard = new LoginGuard(ctx, () => this.config);
+    this.authThrottle = new AuthThrottle(ctx, tenant);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
     this.assertions = assertionServices(ctx, tenant);
@@ -166,7 +174,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       issuer: this.issuer,
       config,
       keys,
-      oidcRepo: storage.oidc,
+      // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
+      oidcRepo: protectBearerIds(storage.oidc, sealer),
       loadClient: (id) => this.loadProviderClient(id),
       cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
       extend: (conf) => {
@@ -191,21 +200,25 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   /** Audit and metrics from oidc-provider's events. */
   private observe(provider: Provider): void {
     const { log, audit } = this.ctx;
-    provider.on('server_error', (_ctx: unknown, err: Error) => log.error({ err, tenant: this.tenant }, 'oidc-provider server_error'));
+    provider.on('server_error', (_ctx: unknown, err: Error) => {
+      noteServerError(err);
+      log.error({ err, tenant: this.tenant }, 'oidc-provider server_error');
+    });
     provider.on('grant.success', (kctx: { oidc: { client?: { clientId: string }; params?: { grant_type?: unknown } } }) => {
       const clientId = kctx.oidc.client?.clientId;
       if (clientId) this.tokenIssued(clientId, String(kctx.oidc.params?.grant_type ?? 'unknown'));
     });
     provider.on('end_session.success', (kctx: { ip?: string; get?: (h: string) => string; oidc: { session?: { accountId?: string }; client?: { clientId: string } } }) => {
       const accountId = kctx.oidc.session?.accountId;
-      void audit.record(this.tenant, {
+      // Awaited before the answer leaves (request-scope.ts): a logout is never accepted unaudited.
+      noteAudit(audit.record(this.tenant, {
         type: 'logout',
         user_id: accountId ?? null,
         client_id: kctx.oidc.client?.clientId ?? null,
         ip_address: kctx.ip ?? null,
         user_agent: kctx.get?.('user-agent') ?? null,
         details: { user_id: accountId ?? null, method: 'rp_initiated' },
-      });
+      }));
     });
   }
 
@@ -220,6 +233,10 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       stylesheet: this.stylesheetPath,
       ui: this.uiSettings(this.current),
       loadClient: (id) => this.loadClient(id),
+      // Passkeys and the MFA policy (issue 14): RP ID = this tenant's host, its settings as merged.
+      mfa: this.current.security.mfa,
+      relyingParty: relyingPartyOf(this.origin, this.current.overrides.branding?.company_name ?? this.current.overrides.application?.title ?? this.origin.hostname),
+      script: `${this.mountPath}/assets/passkey.js`,
     };
   }
 
@@ -278,30 +295,40 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.ctx.log.info({ tenant: this.tenant, client_id: clientId, reason }, 'client authentication failed');
   }
 
-  accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined> {
-    return accessTokenOwner(this, token);
+  findTokenUser(sub: string): Promise<UserRecord | undefined> {
+    return this.ctx.storage.users.get(this.tenant, sub);
   }
 
-  /** oidc-provider's stored opaque access token (its own expiry and session binding rules). */
-  async findOpaqueAccessToken(token: string) {
-    return (await (await this.provider()).provider.AccessToken.find(token)) ?? undefined;
+  get platformTenant(): boolean {
+    return this.tenant === PLATFORM_TENANT;
+  }
+
+  /** The user behind a Management token, checked for what a route needs (token-verification.ts). */
+  accessTokenOwner(token: string, need: { scopes: readonly string[]; firstParty: boolean }): Promise<AccessTokenOwner> {
+    return accessTokenOwner(this, token, need);
   }
 
   /** Every request under the OIDC path of this tenant: the route table (oidc-routes.ts), then oidc-provider. */
   async handleOidc(req: HttpRequest): Promise<HttpResponse> {
+    const sub = req.path.slice(this.mountPath.length) || '/';
+    // Failed client authentications and wrong device codes are throttled (oidc/auth-throttle.ts).
     try {
-      return await routeOidc(this, req, req.path.slice(this.mountPath.length) || '/');
+      return await this.authThrottle.around(req, sub, () => routeOidc(this, req, sub));
     } catch (err) {
-      // The one place OIDC errors become answers: OAuth errors as they are, neutral ones mapped.
-      if (err instanceof OAuthError) return oauthResponse(err);
-      if (isUnavailable(err)) {
-        // Storage (Redis) is down: fail fast with the OAuth error a client can retry on.
-        this.ctx.log.warn({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request refused: storage unavailable');
-        return oauthResponse(new OAuthError(503, 'temporarily_unavailable', 'the service is temporarily unavailable; retry shortly', { 'retry-after': '1' }));
-      }
-      this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');
-      return oauthResponse(new OAuthError(500, 'server_error', 'an unexpected error occurred'));
+      return this.oidcFailure(req, err);
     }
+  }
+
+  /** The one place OIDC errors become answers: OAuth errors as they are, neutral ones mapped. */
+  private oidcFailure(req: HttpRequest, err: unknown): HttpResponse {
+    if (err instanceof OAuthError) return oauthResponse(err);
+    if (isUnavailable(err)) {
+      // Storage (Redis) is down: fail fast with the OAuth error a client can retry on.
+      this.ctx.log.warn({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request refused: storage unavailable');
+      return oauthResponse(new OAuthError(503, 'temporarily_unavailable', 'the service is temporarily unavailable; retry shortly', { 'retry-after': '1' }));
+    }
+    this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');
+    return oauthResponse(new OAuthError(500, 'server_error', 'an unexpected error occurred'));
   }
 
   /** The rendered discovery document of the current provider (built now if needed). */
@@ -331,7 +358,19 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   /** Hands a request to oidc-provider (Koa) through the bridge. */
   async bridge(req: HttpRequest): Promise<HttpResponse> {
     const { callback } = await this.provider();
-    return runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin });
+    // The logout confirmation writes an audit entry: refused up front while storage is down.
+    if (req.method === 'POST' && req.path === `${this.mountPath}/session/end/confirm`) {
+      await this.ctx.storage.ping().catch((err: unknown) => {
+        throw new Unavailable('storage is unavailable', 1, { cause: err });
+      });
+    }
+    return inRequestScope(
+      () => runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin }),
+      () => {
+        this.ctx.log.error({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request answered 503: its audit entry could not be written');
+        return { status: 503, headers: { ...pageHeaders(), 'retry-after': '1' }, body: '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Try again</title></head><body><main><h1>Try again</h1><p>This could not be completed. Try again in a moment.</p></main></body></html>' };
+      },
+    );
   }
 
   async close(): Promise<void> {

@@ -19,8 +19,11 @@ export interface TenantHandle extends ClientCache {
   readonly keys: KeySet;
   /** A JWT access token of this tenant: signature, issuer, expiry, claims, and its client's state. */
   checkAccessToken(token: string): Promise<TokenCheck>;
-  /** The end user a live user access token (JWT or opaque) of this tenant belongs to. */
-  accessTokenOwner(token: string): Promise<AccessTokenOwner | undefined>;
+  /**
+   * The end user behind a Management API token of this tenant, checked for the scopes a route
+   * needs (and a first-party client when asked), or why it does not qualify (401 or 403).
+   */
+  accessTokenOwner(token: string, need: { scopes: readonly string[]; firstParty: boolean }): Promise<AccessTokenOwner>;
   /** A client record through the tenant's cache. */
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
   /** Writes the counted token usage now (it is written every second anyway). */

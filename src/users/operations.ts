@@ -51,10 +51,27 @@ export function presentUser(u: UserRecord, now = new Date().toISOString()) {
 /** The key of an account's failed-sign-in counter (the brute-force guard, oidc/login-guard.ts). */
 export const accountKey = (id: string) => `account:${id}`;
 
-/** The audit entry of a write, attributed to the caller; written by the repository with the write. */
+/**
+ * The audit entry of a write, attributed to the caller; written by the repository with the write.
+ * The acting user (a user token) is named even though the event names the affected user in
+ * user_id; the affected id stays in details (issue 12).
+ */
 function entry(scope: UserScope, event: AuditEvent): AuditEntry {
-  return scope.ctx.audit.entry(scope.tenant, { ...scope.by, ...event });
+  const actingUser = scope.by?.user_id ? { user_id: scope.by.user_id, username: scope.by.username ?? null } : {};
+  return scope.ctx.audit.entry(scope.tenant, { ...scope.by, ...event, ...actingUser });
 }
+
+/**
+ * Hole 8 (issue 12): an administrator's password reset, MFA reset, lock, disable and delete end
+ * everything the account holds (sessions, grants, refresh and access tokens), so whoever held the
+ * old password or a stolen session is out at once and stays out after an unlock or re-enable.
+ * `count` first (the audit entry is written with the change and names how many end), `end` after
+ * the change, so no new sign-in slips in between.
+ */
+const accountSessions = {
+  count: async (scope: UserScope, userId: string) => (await findSessions(scope.ctx.storage.oidc, scope.tenant, { username: userId }, sessionTtl(scope.config))).length,
+  end: (scope: UserScope, userId: string) => revokeAccount(scope.ctx.storage.oidc, scope.tenant, userId, sessionTtl(scope.config)),
+};
 
 export async function getUser(scope: Pick<UserScope, 'ctx' | 'tenant'>, id: string): Promise<UserRecord> {
   const user = await scope.ctx.storage.users.get(scope.tenant, id);
@@ -159,13 +176,19 @@ export async function updateUser(scope: UserScope, id: string, input: UserUpdate
   const change = buildChange(input, existing, mode);
   if (change.email) await checkEmailFree(scope, change.email, existing.id);
   const fields = MUTABLE_USER_FIELDS.filter((k) => input[k] !== undefined);
-  return mustUpdate(scope, existing.id, change, { type: 'user.updated', user_id: existing.id, details: { user_id: existing.id, fields, method: mode.toUpperCase() } });
+  const disabling = existing.account_enabled && change.account_enabled === false;
+  const ended = disabling ? { sessions_revoked: await accountSessions.count(scope, existing.id) } : {};
+  const updated = await mustUpdate(scope, existing.id, change, { type: 'user.updated', user_id: existing.id, details: { user_id: existing.id, fields, method: mode.toUpperCase(), ...ended } });
+  if (disabling) await accountSessions.end(scope, existing.id);
+  return updated;
 }
 
 export async function setUserLock(scope: UserScope, id: string, locked: boolean): Promise<UserRecord> {
   const existing = await getLiveUser(scope, id);
-  const event = { type: locked ? 'user.locked' : 'user.unlocked', user_id: existing.id, details: { user_id: existing.id } };
+  const ended = locked ? { sessions_revoked: await accountSessions.count(scope, existing.id) } : {};
+  const event = { type: locked ? 'user.locked' : 'user.unlocked', user_id: existing.id, details: { user_id: existing.id, ...ended } };
   const updated = await mustUpdate(scope, existing.id, { locked, locked_until: null }, event);
+  if (locked) await accountSessions.end(scope, existing.id);
   // Unlocking also forgets earlier failures, or the next wrong password would lock again at once.
   if (!locked) await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
   return updated;
@@ -187,6 +210,7 @@ export async function deleteUser(scope: UserScope, id: string): Promise<void> {
   const sessions = await findSessions(scope.ctx.storage.oidc, scope.tenant, { username: existing.id }, ttl);
   const event = { type: 'user.deleted', user_id: existing.id, details: { user_id: existing.id, anonymised: true, sessions_revoked: sessions.length } };
   await mustUpdate(scope, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() }, event);
+  await scope.ctx.storage.webauthn.deleteUserCredentials(scope.tenant, existing.id); // passkeys are credentials too
   // After the erasure, so no new sign-in can slip in between (the account cannot sign in any more).
   await revokeAccount(scope.ctx.storage.oidc, scope.tenant, existing.id, ttl);
   await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
@@ -196,12 +220,21 @@ export async function deleteUser(scope: UserScope, id: string): Promise<void> {
 export async function setPassword(scope: UserScope, id: string, newPassword: string): Promise<void> {
   const existing = await getLiveUser(scope, id);
   const passwordHash = await scope.ctx.passwords.hash(newPassword);
-  await mustUpdate(scope, existing.id, { password_hash: passwordHash }, { type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin' } });
+  const revoked = await accountSessions.count(scope, existing.id);
+  await mustUpdate(scope, existing.id, { password_hash: passwordHash }, { type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin', sessions_revoked: revoked } });
+  await accountSessions.end(scope, existing.id);
 }
 
-/** TOTP disabled and recovery codes cleared. */
+/** TOTP disabled, recovery codes cleared and passkeys removed (issue 14). */
 export async function resetMfa(scope: UserScope, id: string): Promise<void> {
   const existing = await getLiveUser(scope, id);
-  const event = { type: 'user.mfa_reset', user_id: existing.id, details: { user_id: existing.id, methods: existing.mfa_methods } };
+  const passkeys = (await scope.ctx.storage.webauthn.listCredentials(scope.tenant, existing.id)).length;
+  const event = {
+    type: 'user.mfa_reset',
+    user_id: existing.id,
+    details: { user_id: existing.id, methods: existing.mfa_methods, passkeys_removed: passkeys, sessions_revoked: await accountSessions.count(scope, existing.id) },
+  };
   await mustUpdate(scope, existing.id, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null }, event);
+  await scope.ctx.storage.webauthn.deleteUserCredentials(scope.tenant, existing.id);
+  await accountSessions.end(scope, existing.id);
 }

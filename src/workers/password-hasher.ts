@@ -19,6 +19,7 @@ import type { Config } from '../config/index.js';
 import { Unavailable } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { PROJECT_ROOT } from '../paths.js';
+import { FairAdmission } from './fair-admission.js';
 import type { Argon2Params, Argon2WorkerData, HashTask, VerifyTask } from '../../workers/argon2.js';
 
 export const ARGON2_WORKER_FILE = join(PROJECT_ROOT, 'dist', 'workers', 'argon2.js');
@@ -42,10 +43,12 @@ export class PasswordHasher {
   private pool: Piscina | undefined;
   private readonly threads: number;
   private inFlight = 0;
+  private readonly admission: FairAdmission;
   private closed = false;
 
   constructor(private readonly opts: PasswordHasherOptions) {
     this.threads = opts.threads && opts.threads > 0 ? opts.threads : availableParallelism();
+    this.admission = new FairAdmission(this.threads, opts.maxQueue);
   }
 
   static fromConfig(config: Config, metrics?: Metrics): PasswordHasher {
@@ -63,9 +66,19 @@ export class PasswordHasher {
     return this.run<string>('hash', task);
   }
 
-  verify(hash: string, password: string): Promise<boolean> {
+  /**
+   * `source` (the client's address at sign-in) goes through fair admission (fair-admission.ts):
+   * slots are shared out per source, and the source over its share gets 429, not everyone 503.
+   */
+  async verify(hash: string, password: string, source?: string): Promise<boolean> {
     const task: VerifyTask = { hash, password };
-    return this.run<boolean>('verify', task);
+    if (source === undefined) return this.run<boolean>('verify', task);
+    await this.admission.acquire(source);
+    try {
+      return await this.run<boolean>('verify', task);
+    } finally {
+      this.admission.release(source);
+    }
   }
 
   async close(): Promise<void> {

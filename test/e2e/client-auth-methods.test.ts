@@ -326,7 +326,7 @@ describe('the same answers as oidc-provider', () => {
     const d = await serviceClient(t, admin, SCOPE);
     const regen = await postForm(t, '/token', { grant_type: 'client_credentials' }, d);
     expect(regen.status).toBe(200);
-    const rotated = await fetch(`${t.url}/api/v1/clients/${d.id}/secret`, { method: 'POST', headers: { authorization: `Bearer ${await t.token('svc:clients:delete svc:clients:write')}` } });
+    const rotated = await fetch(`${t.url}/api/v1/clients/${d.id}/secret`, { method: 'POST', headers: { authorization: `Bearer ${await t.token(`svc:clients:delete svc:clients:write ${SCOPE}`)}` } });
     expect(rotated.status).toBe(200);
     const secret = ((await rotated.json()) as { data: { client_secret: string } }).data.client_secret;
     const opaque = (await postForm(t, '/token', { grant_type: 'client_credentials' }, { id: d.id, secret })).json.access_token as string;

@@ -148,7 +148,8 @@ describe('tenant isolation (two tenants, every endpoint, three ways of addressin
     const slug = `${name}-${run}`;
     const created = await send(port, 'POST', '/api/v1/tenants', { token: await platformToken('svc:tenants:write'), body: { slug, display_name: `Tenant ${name}` } });
     expect(created.status, created.text).toBe(201);
-    const cross = await platformToken('svc:cross-tenant:write svc:clients:write');
+    // Holding what the management client will be allowed (issue 12, hole 3).
+    const cross = await platformToken(['svc:cross-tenant:write', 'svc:clients:write', ...ALL_SCOPES].join(' '));
     const mkClient = async (body: Record<string, unknown>) => {
       const res = await send(port, 'POST', '/api/v1/clients', { tenant: slug, token: cross, body });
       expect(res.status, res.text).toBe(201);

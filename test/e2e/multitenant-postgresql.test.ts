@@ -183,7 +183,8 @@ describe('multi-tenant mode', () => {
 
   /** A client in `tenant`, created with a cross-tenant `_platforms` token. */
   async function createClientIn(tenant: string, body: Record<string, unknown>): Promise<{ client_id: string; client_secret: string }> {
-    const token = await platformToken(port, 'svc:cross-tenant:write svc:clients:write');
+    // Holding whatever the client will be allowed (issue 12, hole 3).
+    const token = await platformToken(port, 'svc:cross-tenant:write svc:clients:write svc:clients:read svc:tenants:read');
     const res = await send(port, 'POST', '/api/v1/clients', { tenant, token, body });
     expect(res.status, res.text).toBe(201);
     return res.json.data;
@@ -213,13 +214,13 @@ describe('multi-tenant mode', () => {
    * exchange the code at the tenant's token endpoint. Returns the access token and the browser's
    * cookies for the tenant host.
    */
-  async function signIn(tenant: string, client: { client_id: string; client_secret: string }, email: string, password: string) {
+  async function signIn(tenant: string, client: { client_id: string; client_secret: string }, email: string, password: string, extra: Record<string, string> = { scope: 'openid profile' }) {
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
       const verifier = randomBytes(32).toString('base64url');
       const challenge = createHash('sha256').update(verifier).digest('base64url');
-      const params = new URLSearchParams({ client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid profile', code_challenge: challenge, code_challenge_method: 'S256', state: 'st', nonce: 'nn' });
+      const params = new URLSearchParams({ client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'st', nonce: 'nn', ...extra });
       await page.goto(`${issuerOf(tenant)}/auth?${params}`);
       await page.getByLabel('E-mail').fill(email);
       await page.getByLabel('Password').fill(password);
@@ -496,13 +497,17 @@ describe('multi-tenant mode', () => {
   describe('`_platforms`: bootstrap administrator and /platform/*', () => {
     let web: { client_id: string; client_secret: string };
     let adminToken: string;
+    // Issue 12: the platform routes take a Management token (resource + svc:tenants:* scope) of a first-party client.
+    const PLATFORM_SCOPES = 'svc:tenants:read svc:tenants:write svc:cross-tenant:read';
+    const platformSignIn = (client: { client_id: string; client_secret: string }, email: string, password: string) =>
+      signIn('_platforms', client, email, password, { scope: `openid ${PLATFORM_SCOPES}`, resource: RESOURCE });
 
     beforeAll(async () => {
-      const token = await platformToken(port, 'svc:clients:write');
-      const res = await send(port, 'POST', '/api/v1/clients', { tenant: '_platforms', token, body: webClient('platform console') });
+      const token = await platformToken(port, `svc:clients:write ${PLATFORM_SCOPES}`);
+      const res = await send(port, 'POST', '/api/v1/clients', { tenant: '_platforms', token, body: { ...webClient('platform console'), scope: `openid profile email ${PLATFORM_SCOPES}` } });
       expect(res.status, res.text).toBe(201);
       web = res.json.data;
-      adminToken = (await signIn('_platforms', web, ADMIN_EMAIL, ADMIN_PASSWORD)).accessToken;
+      adminToken = (await platformSignIn(web, ADMIN_EMAIL, ADMIN_PASSWORD)).accessToken;
     });
 
     it('created the bootstrap administrator once, as superadmin, in `_platforms` only', async () => {
@@ -547,10 +552,10 @@ describe('multi-tenant mode', () => {
       expectUnauthorized(await send(port, 'GET', '/platform/tenants', { tenant: '_platforms', token: 'opaque-garbage' }), '/platform/tenants');
 
       const plain = await createUserIn('_platforms', { role: 'user' });
-      const userToken = (await signIn('_platforms', web, plain.email, plain.password)).accessToken;
+      const userToken = (await platformSignIn(web, plain.email, plain.password)).accessToken;
       expectProblem(await send(port, 'GET', '/platform/tenants', { tenant: '_platforms', token: userToken }), 403, 'forbidden', '/platform/tenants');
       const pa = await createUserIn('_platforms', { role: 'platform_admin' });
-      const paToken = (await signIn('_platforms', web, pa.email, pa.password)).accessToken;
+      const paToken = (await platformSignIn(web, pa.email, pa.password)).accessToken;
       expect((await send(port, 'GET', '/platform/tenants', { tenant: '_platforms', token: paToken })).status).toBe(200);
 
       // Only on `_platforms`; an ordinary tenant has no platform routes.

@@ -86,8 +86,9 @@ describe('429 rate-limited', () => {
     expect((await createClient(t, admin, { client_name: 'still writing' })).client_id).toBeTypeOf('string');
 
     // Limits are per calling client: another admin client has its own budget.
-    const other = await serviceClient(t, admin, 'svc:clients:delete');
-    const otherToken = (await requestToken(t, other, 'svc:clients:delete')).json.access_token as string;
+    // (It must hold the target's svc:clients:read to regenerate its secret: issue 12, hole 3.)
+    const other = await serviceClient(t, admin, 'svc:clients:delete svc:clients:read');
+    const otherToken = (await requestToken(t, other, 'svc:clients:delete svc:clients:read')).json.access_token as string;
     const own = await api(t, 'POST', path, { token: otherToken });
     expect(own.status).toBe(200);
     expect(limits(own)).toMatchObject({ limit: 2, remaining: 1 });

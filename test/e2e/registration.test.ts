@@ -9,8 +9,10 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 
 const TOKENS = '/api/v1/registration-tokens';
 const REGISTER = '/oidc/v1/register-rp';
+// svc:clients:write: the allow-* policies need it of the token's creator (issue 12, hole 3), and a
+// registered client may be allowed only svc:* scopes the creator held (svc:clients:read here).
 const ADMIN_SCOPES = [
-  'svc:registration-tokens:read', 'svc:registration-tokens:write', 'svc:registration-tokens:delete', 'svc:clients:read',
+  'svc:registration-tokens:read', 'svc:registration-tokens:write', 'svc:registration-tokens:delete', 'svc:clients:read', 'svc:clients:write',
 ];
 
 interface TokenObject {

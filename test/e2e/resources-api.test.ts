@@ -266,7 +266,16 @@ describe('client_credentials for a tenant API', () => {
     const c = await serviceClient(t, admin, 'es:read read:orders');
     const res = await ccToken(c, 'https://es.example/', 'es:read');
     expect(decodeProtectedHeader(res.json.access_token).alg).toBe('ES256');
+    expect((await introspect(t, res.json.access_token, c)).json.active).toBe(true);
+    const opaqueRes = await createResource({ identifier: 'https://opaque.example/', name: 'Opaque', scopes: [{ name: 'op:read' }], token_format: 'opaque' });
+    await api(t, 'PATCH', `/api/v1/clients/${c.id}`, { token: admin, body: { scope: 'es:read read:orders op:read' } });
+    const opaque = await ccToken(c, 'https://opaque.example/', 'op:read');
+    expect((await introspect(t, opaque.json.access_token, c)).json.active).toBe(true);
     expect((await api(t, 'DELETE', `/api/v1/resources/${created.json.data.id}`, { token: admin })).status).toBe(204);
+    expect((await api(t, 'DELETE', `/api/v1/resources/${opaqueRes.json.data.id}`, { token: admin })).status).toBe(204);
+    // Tokens of a deleted resource introspect as inactive, JWT and opaque alike.
+    expect((await introspect(t, res.json.access_token, c)).json).toEqual({ active: false });
+    expect((await introspect(t, opaque.json.access_token, c)).json).toEqual({ active: false });
     expect((await api(t, 'DELETE', `/api/v1/resources/${created.json.data.id}`, { token: admin })).status).toBe(404);
     expect((await ccToken(c, 'https://es.example/', 'es:read')).json.error).toBe('invalid_target');
     // The client that named the deleted scope keeps working for the rest.

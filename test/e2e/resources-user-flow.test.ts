@@ -9,6 +9,7 @@ import * as oidc from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { seriousViolations } from '../helpers/axe.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { startProtectedApi, type ProtectedApi } from '../helpers/resource-server.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';
@@ -145,5 +146,44 @@ describe('custom claims in tokens', () => {
     expect((await api(t, 'PUT', '/api/v1/claims', { token: admin, body: { claims: [] } })).status).toBe(200);
     const after = await signIn({ scope: 'openid', resource: ORDERS });
     expect(after.claims()!.tenant).toBeUndefined();
+  });
+});
+
+describe('hostile resource definitions on the consent page', () => {
+  it('shows a scope name full of markup as text, runs nothing, and stays accessible', async () => {
+    const evil = '<img/src=x/onerror=alert(1)>';
+    const admin = await t.token('svc:resources:write svc:clients:write');
+    const created = await api(t, 'POST', '/api/v1/resources', { token: admin, body: { identifier: 'https://evil.example/', name: '<script>alert(2)</script>', scopes: [{ name: evil, description: '<b>x</b>' }] } });
+    expect(created.status, created.text).toBe(201);
+    const client = await api(t, 'POST', '/api/v1/clients', { token: admin, body: { client_name: '<i>Evil</i>', redirect_uris: [redirect], grant_types: ['authorization_code'], scope: `openid ${evil}` } });
+    expect(client.status, client.text).toBe(201);
+    const cfg = await oidc.discovery(new URL(t.issuer), client.json.data.client_id, client.json.data.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      let dialogs = 0;
+      page.on('dialog', (d) => {
+        dialogs++;
+        void d.dismiss();
+      });
+      const verifier = oidc.randomPKCECodeVerifier();
+      const url = oidc.buildAuthorizationUrl(cfg, { redirect_uri: redirect, scope: `openid ${evil}`, resource: 'https://evil.example/', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+      await page.goto(url.href);
+      await page.getByLabel('E-mail').fill(user.email);
+      await page.getByLabel('Password').fill(user.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      const allow = page.getByRole('button', { name: 'Allow' });
+      await allow.waitFor();
+      expect(await page.locator('body').innerText()).toContain(evil);
+      expect(await page.locator('img').count()).toBe(0);
+      expect(await seriousViolations(page)).toEqual([]);
+      await allow.click();
+      await page.waitForURL(`${redirect}**`);
+      const tokens = await oidc.authorizationCodeGrant(cfg, new URL(page.url()), { pkceCodeVerifier: verifier });
+      expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: 'https://evil.example/', scope: evil });
+      expect(dialogs).toBe(0);
+    } finally {
+      await context.close();
+    }
   });
 });

@@ -12,6 +12,7 @@ import type { UserRecord } from '../../src/storage/types.js';
 import { mergeConfig, type EffectiveConfig } from '../../src/tenancy/config/merge.js';
 import type { PasswordHasher } from '../../src/workers/password-hasher.js';
 import { openTempStorage, type TempStorage } from '../helpers/storage.js';
+import type { AppContext } from '../../src/context.js';
 
 const T = 'guard-t';
 
@@ -41,13 +42,15 @@ describe('LoginGuard reads the tenant configuration', () => {
     const passwords = {} as PasswordHasher; // never reached: no test here hashes
     // The global numbers are generous; the tenant's are tight. Only the tight ones may act.
     tenantConfig = withLogin(global, { per_ip_per_minute: 2, max_failed_attempts: 2 });
-    guard = new LoginGuard({ storage: tmp.storage, passwords, audit: new AuditLog(tmp.storage, pino({ level: 'silent' })) }, () => tenantConfig);
+    // The shared attempt counter is keyed by the context (in memory without Redis).
+    const ctx = { storage: tmp.storage, passwords, audit: new AuditLog(tmp.storage, pino({ level: 'silent' })), config: global } as unknown as AppContext;
+    guard = new LoginGuard(ctx, () => tenantConfig);
   });
   afterAll(async () => tmp?.close());
 
-  it('limits attempts per IP by the tenant per_ip_per_minute, not the global one', () => {
+  it('limits attempts per IP by the tenant per_ip_per_minute, not the global one', async () => {
     expect(global.security.login.per_ip_per_minute).toBeGreaterThan(3);
-    expect([guard.allowIp(T, '198.51.100.7'), guard.allowIp(T, '198.51.100.7'), guard.allowIp(T, '198.51.100.7')]).toEqual([true, true, false]);
+    expect([await guard.allowIp(T, '198.51.100.7'), await guard.allowIp(T, '198.51.100.7'), await guard.allowIp(T, '198.51.100.7')]).toEqual([true, true, false]);
   });
 
   it('locks an account after the tenant max_failed_attempts, and follows a changed tenant config', async () => {

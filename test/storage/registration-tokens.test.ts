@@ -25,6 +25,7 @@ function token(over: Partial<RegistrationTokenRecord> = {}): RegistrationTokenRe
     note: null,
     created_at: iso(),
     revoked_at: null,
+    creator_scopes: null,
     ...over,
   };
 }

@@ -19,7 +19,7 @@ export interface AuditEntry {
   timestamp: string;
 }
 
-const FILTERS = ['type', 'status', 'username', 'client_id', 'from', 'to'];
+const FILTERS = ['type', 'status', 'username', 'client_id', 'ip_address', 'from', 'to', 'tenant'];
 
 export function AuditTable({ entries }: { entries: AuditEntry[] }) {
   return (
@@ -61,7 +61,7 @@ function filterOf(query: URLSearchParams): Record<string, string | undefined> {
 }
 
 export function AuditSection({ query }: { query: URLSearchParams }) {
-  const { api, notify } = useServices();
+  const { api, notify, config } = useServices();
   const state = useAsync(() => api.get<Page<AuditEntry>>('/api/v1/audit', { ...filterOf(query), after: query.get('after'), limit: 25, include_count: true }), query.toString());
   const types = useAsync(() => api.get<{ data: string[] }>('/api/v1/audit/types'), 'types');
   const [exporting, setExporting] = useState(false);
@@ -104,6 +104,8 @@ export function AuditSection({ query }: { query: URLSearchParams }) {
             <Select label={t('status')} name="status" value={v.status!} options={[['', t('any')], ['success', 'success'], ['failed', 'failed'], ['info', 'info'], ['warning', 'warning']]} onChange={(x) => set('status', x)} />
             <Field label={t('audit.actor')} name="username" value={v.username!} onInput={(x) => set('username', x)} />
             <Field label="client_id" name="client_id" value={v.client_id!} onInput={(x) => set('client_id', x)} />
+            <Field label={t('audit.ip')} name="ip_address" value={v.ip_address!} onInput={(x) => set('ip_address', x)} />
+            {config.platform ? <Field label={t('audit.tenant')} name="tenant" value={v.tenant!} onInput={(x) => set('tenant', x)} /> : null}
             <Field label={t('audit.from')} name="from" type="date" value={v.from!} onInput={(x) => set('from', x)} />
             <Field label={t('audit.to')} name="to" type="date" value={v.to!} onInput={(x) => set('to', x)} />
           </>

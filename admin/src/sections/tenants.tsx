@@ -137,7 +137,7 @@ export function TenantDetail({ slug, tab, query }: { slug: string; tab?: string;
   const act = useAction();
   const state = useAsync(() => api.get<{ data: Tenant }>(`/api/v1/tenants/${encodeURIComponent(slug)}`), slug);
   const base = `/tenants/${encodeURIComponent(slug)}`;
-  const setStatus = (status: string) => act(() => api.json('PATCH', `/platform/tenants/${encodeURIComponent(slug)}`, { body: { status } }), status === 'active' ? t('done.activated') : t('done.suspended'));
+  const setStatus = (status: string) => act(() => api.json('PATCH', `/api/v1/tenants/${encodeURIComponent(slug)}`, { body: { status } }), status === 'active' ? t('done.activated') : t('done.suspended'));
   return (
     <Loader state={state}>
       {({ data: x }) => (

@@ -65,7 +65,7 @@ export const auditListQuery = z
   })
   .refine((q) => !q.from || !q.to || q.from <= q.to, { path: ['from'], message: 'must not be later than to' });
 
-/** The list's filters without paging or tenant: the CSV export (export.ts) of the addressed tenant. */
+/** The list's filters without paging: the CSV export (export.ts). */
 export const auditFilterQuery = z
-  .object(auditFilterFields)
+  .object({ ...auditFilterFields, tenant: z.string().min(1).max(63).optional() })
   .refine((q) => !q.from || !q.to || q.from <= q.to, { path: ['from'], message: 'must not be later than to' });

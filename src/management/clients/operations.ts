@@ -8,6 +8,7 @@ import {
 import { countClientActivity } from '../../sessions/store.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
+import { heldScopes } from '../../clients/escalation.js';
 import { clientListQuery, clientResponse, clientStatsResponse } from './schema.js';
 
 const one = serializer(dataEnvelope(clientResponse));
@@ -16,7 +17,7 @@ const secretOut = serializer(dataEnvelope(z.object({ client_id: z.string(), clie
 const statsOut = serializer(dataEnvelope(clientStatsResponse));
 
 /** The domain's view of a call: its tenant, the caller for the audit entry, the tenant's client cache. */
-const scopeOf = (call: Call): ClientScope => ({ ctx: call.ctx, tenant: call.tenant, by: call.by, cache: call.actor });
+const scopeOf = (call: Call): ClientScope => ({ ctx: call.ctx, tenant: call.tenant, by: call.by, cache: call.actor, held: heldScopes(call.claims.scope) });
 
 export const clientOperations: Operation[] = [
   op({

@@ -7,7 +7,8 @@
 import { pathParam } from '../../http/router.js';
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../../http/problem.js';
-import { hashSecret } from '../../clients/secrets.js';
+import { assertMayIssueRegistrationPolicies, heldScopes } from '../../clients/escalation.js';
+import { hashRandomToken } from '../../clients/secrets.js';
 import type { RegistrationTokenRecord } from '../../storage/types.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
@@ -59,11 +60,14 @@ export const registrationTokenOperations: Operation[] = [
     success: { status: 201, schema: dataEnvelope(registrationTokenResponse) },
     errors: [422],
     handler: async (call) => {
+      // Hole 3: a token must not open more to registrants than its creator holds.
+      const held = heldScopes(call.claims.scope);
+      assertMayIssueRegistrationPolicies(call.body.policies, held);
       const token = newRegistrationToken();
       const now = new Date();
       const record: RegistrationTokenRecord = {
         jti: randomBytes(16).toString('base64url'),
-        token_hash: hashSecret(token),
+        token_hash: hashRandomToken(token),
         expires_at: new Date(now.getTime() + call.body.expires_in * 1000).toISOString(),
         max_usage_count: call.body.max_usage_count,
         current_usage_count: 0,
@@ -71,6 +75,7 @@ export const registrationTokenOperations: Operation[] = [
         note: call.body.note ?? null,
         created_at: now.toISOString(),
         revoked_at: null,
+        creator_scopes: [...held],
       };
       await call.ctx.storage.registrationTokens.create(call.tenant, record);
       await call.audit({

@@ -19,6 +19,7 @@ import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
 import { PgUsers } from './users.js';
+import { PgWebauthn } from './webauthn.js';
 
 export type { PgSettings } from './pool.js';
 export type { QueryLog } from './tenant-db.js';
@@ -39,6 +40,7 @@ export class PgStorage implements Storage {
   readonly registrationTokens: PgRegistrationTokens;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
+  readonly webauthn: PgWebauthn;
   readonly resources: PgResources;
   private closed = false;
 
@@ -55,6 +57,7 @@ export class PgStorage implements Storage {
     this.registrationTokens = new PgRegistrationTokens(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
+    this.webauthn = new PgWebauthn(db);
     this.resources = new PgResources(db);
   }
 

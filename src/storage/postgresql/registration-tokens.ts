@@ -2,7 +2,7 @@ import type { Page, PageRequest, RegistrationTokenRecord, RegistrationTokenRepos
 import { Params, json } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 
-const COLUMNS = 'jti, token_hash, expires_at, max_usage_count, current_usage_count, policies, note, created_at, revoked_at';
+const COLUMNS = 'jti, token_hash, expires_at, max_usage_count, current_usage_count, policies, note, created_at, revoked_at, creator_scopes';
 
 /**
  * One conditional UPDATE. Under READ COMMITTED a second writer of the same row waits for the first
@@ -20,7 +20,7 @@ export class PgRegistrationTokens implements RegistrationTokenRepository {
 
   async create(tenant: TenantId, r: RegistrationTokenRecord): Promise<void> {
     await this.db.withTenant(tenant, (q) =>
-      q(`INSERT INTO registration_tokens (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, [
+      q(`INSERT INTO registration_tokens (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
         tenant,
         r.jti,
         r.token_hash,
@@ -31,6 +31,7 @@ export class PgRegistrationTokens implements RegistrationTokenRepository {
         r.note,
         r.created_at,
         r.revoked_at,
+        r.creator_scopes === null ? null : json(r.creator_scopes),
       ]),
     );
   }

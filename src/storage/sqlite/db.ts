@@ -1,5 +1,5 @@
 /** Opens the SQLite file (WAL) and applies migrations/sqlite/*.sql that are not applied yet. */
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Page, PageRequest } from '../types.js';
@@ -8,7 +8,14 @@ import { MIGRATIONS_DIR } from '../../paths.js';
 export type Db = Database.Database;
 
 export function openSqlite(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true });
+    // Owner-only: the file holds sealed keys, hashes and audit data (issue 12 item 10). Created
+    // 0600 before SQLite opens it (SQLite gives its -wal and -shm files the same mode), and an
+    // existing file is narrowed too.
+    closeSync(openSync(path, 'a', 0o600));
+    chmodSync(path, 0o600);
+  }
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

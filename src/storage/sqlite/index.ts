@@ -10,6 +10,7 @@ import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
+import { SqliteWebauthn } from './webauthn.js';
 
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
@@ -22,6 +23,7 @@ export class SqliteStorage implements Storage {
   readonly registrationTokens: SqliteRegistrationTokens;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
+  readonly webauthn: SqliteWebauthn;
   readonly resources: SqliteResources;
 
   constructor(readonly db: Db) {
@@ -34,6 +36,7 @@ export class SqliteStorage implements Storage {
     this.registrationTokens = new SqliteRegistrationTokens(db);
     this.tenantConfig = new SqliteTenantConfig(db);
     this.tenants = new SqliteTenants(db);
+    this.webauthn = new SqliteWebauthn(db);
     this.resources = new SqliteResources(db);
   }
 

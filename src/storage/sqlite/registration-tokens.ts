@@ -1,11 +1,12 @@
 import type { Page, PageRequest, RegistrationTokenRecord, RegistrationTokenRepository, TenantId } from '../types.js';
 import { keysetPage, type Db } from './db.js';
 
-interface Row extends Omit<RegistrationTokenRecord, 'policies'> {
+interface Row extends Omit<RegistrationTokenRecord, 'policies' | 'creator_scopes'> {
   policies: string;
+  creator_scopes: string | null;
 }
 
-const COLUMNS = 'jti, token_hash, expires_at, max_usage_count, current_usage_count, policies, note, created_at, revoked_at';
+const COLUMNS = 'jti, token_hash, expires_at, max_usage_count, current_usage_count, policies, note, created_at, revoked_at, creator_scopes';
 
 /** Usable = not revoked, not expired; the list shows these (used-up ones included, they still inform). */
 const ACTIVE = 'revoked_at IS NULL AND expires_at > @now';
@@ -20,7 +21,11 @@ export const CONSUME_SQL = `UPDATE registration_tokens SET current_usage_count =
 export const RELEASE_SQL = `UPDATE registration_tokens SET current_usage_count = current_usage_count - 1
   WHERE tenant_id = ? AND jti = ? AND current_usage_count > 0`;
 
-const toRecord = (r: Row): RegistrationTokenRecord => ({ ...r, policies: JSON.parse(r.policies) as string[] });
+const toRecord = (r: Row): RegistrationTokenRecord => ({
+  ...r,
+  policies: JSON.parse(r.policies) as string[],
+  creator_scopes: r.creator_scopes === null ? null : (JSON.parse(r.creator_scopes) as string[]),
+});
 
 export class SqliteRegistrationTokens implements RegistrationTokenRepository {
   private readonly insertStmt;
@@ -33,7 +38,7 @@ export class SqliteRegistrationTokens implements RegistrationTokenRepository {
   constructor(private readonly db: Db) {
     this.insertStmt = db.prepare(
       `INSERT INTO registration_tokens (tenant_id, ${COLUMNS})
-       VALUES (@tenant_id, @jti, @token_hash, @expires_at, @max_usage_count, @current_usage_count, @policies, @note, @created_at, @revoked_at)`,
+       VALUES (@tenant_id, @jti, @token_hash, @expires_at, @max_usage_count, @current_usage_count, @policies, @note, @created_at, @revoked_at, @creator_scopes)`,
     );
     this.getStmt = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM registration_tokens WHERE tenant_id = ? AND jti = ?`);
     this.byHashStmt = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM registration_tokens WHERE tenant_id = ? AND token_hash = ?`);
@@ -43,7 +48,7 @@ export class SqliteRegistrationTokens implements RegistrationTokenRepository {
   }
 
   async create(tenant: TenantId, r: RegistrationTokenRecord): Promise<void> {
-    this.insertStmt.run({ ...r, tenant_id: tenant, policies: JSON.stringify(r.policies) });
+    this.insertStmt.run({ ...r, tenant_id: tenant, policies: JSON.stringify(r.policies), creator_scopes: r.creator_scopes === null ? null : JSON.stringify(r.creator_scopes) });
   }
 
   async get(tenant: TenantId, jti: string): Promise<RegistrationTokenRecord | undefined> {

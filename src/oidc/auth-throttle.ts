@@ -1,0 +1,107 @@
+/**
+ * Throttles guessing at the OIDC endpoints (issue 12 item 11), with limits a real client or user
+ * never reaches:
+ * - client authentication (token, introspection, revocation, device authorization, PAR): failed
+ *   authentications (401 invalid_client) are counted per client and source address (20 a minute)
+ *   and per client overall (600 a minute); past either, the client's requests get 429 with
+ *   Retry-After before anything is checked, so a secret cannot be tried 2,000 times a second. The
+ *   per-client bound is kept high so that an attacker cannot easily lock a real client out.
+ * - device user codes (RFC 8628 section 5.1): wrong codes typed at the verification page are
+ *   counted per source address (10 per 10 minutes); past that the page answers 429.
+ * Counts are the app's (Redis when configured: every instance; attempt-counter.ts).
+ */
+import type { AppContext } from '../context.js';
+import type { HttpRequest, HttpResponse } from '../http/types.js';
+import { parseUrlEncoded } from '../http/urlencoded.js';
+import { pageHeaders } from '../ui/html.js';
+import { attemptCounter } from './attempt-counter.js';
+
+export const CLIENT_FAILURES_PER_SOURCE = 20;
+export const CLIENT_FAILURES_PER_CLIENT = 600;
+const CLIENT_WINDOW_SECONDS = 60;
+export const USER_CODE_FAILURES_PER_SOURCE = 10;
+const USER_CODE_WINDOW_SECONDS = 600;
+
+const CLIENT_AUTH_PATHS = new Set(['/token', '/token/introspection', '/token/revocation', '/device/auth', '/request']);
+const DEVICE_PAGE = '/device';
+
+function formOf(req: HttpRequest): URLSearchParams | undefined {
+  if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) return undefined;
+  try {
+    return parseUrlEncoded(req.body.toString('utf8'));
+  } catch {
+    return undefined; // the endpoint itself refuses it
+  }
+}
+
+/** The client a request authenticates as: Basic user, else the form's client_id (bounded). */
+export function claimedClientId(req: HttpRequest, form: URLSearchParams | undefined): string | undefined {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.headers.authorization ?? '');
+  if (m) {
+    const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon > 0) {
+      try {
+        return decodeURIComponent(decoded.slice(0, colon)).slice(0, 256);
+      } catch {
+        return decoded.slice(0, colon).slice(0, 256);
+      }
+    }
+  }
+  const id = form?.get('client_id');
+  return id ? id.slice(0, 256) : undefined;
+}
+
+function tooManyClientFailures(): HttpResponse {
+  return {
+    status: 429,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'retry-after': String(CLIENT_WINDOW_SECONDS) },
+    body: JSON.stringify({ error: 'invalid_client', error_description: `too many failed client authentications; retry after ${CLIENT_WINDOW_SECONDS} seconds` }),
+  };
+}
+
+function tooManyUserCodes(): HttpResponse {
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many attempts</title></head><body><main><h1>Too many attempts</h1><p>Too many wrong codes were entered from your network. Wait a few minutes and try again.</p></main></body></html>`;
+  return { status: 429, headers: { ...pageHeaders(), 'retry-after': String(USER_CODE_WINDOW_SECONDS) }, body };
+}
+
+export class AuthThrottle {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly tenant: string,
+  ) {}
+
+  /** Runs `next` unless the caller is over a limit; counts the failures it answers. */
+  async around(req: HttpRequest, sub: string, next: () => Promise<HttpResponse>): Promise<HttpResponse> {
+    if (req.method !== 'POST') return next();
+    const counter = attemptCounter(this.ctx);
+    if (CLIENT_AUTH_PATHS.has(sub)) {
+      const clientId = claimedClientId(req, formOf(req));
+      if (clientId === undefined) return next();
+      const perSource = `${clientId}\u0000${req.ip}`;
+      const [mine, all] = await Promise.all([
+        counter.peek(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
+        counter.peek(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),
+      ]);
+      if (mine >= CLIENT_FAILURES_PER_SOURCE || all >= CLIENT_FAILURES_PER_CLIENT) return tooManyClientFailures();
+      const res = await next();
+      if (res.status === 401) {
+        await Promise.all([
+          counter.hit(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
+          counter.hit(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),
+        ]);
+      }
+      return res;
+    }
+    if (sub === DEVICE_PAGE) {
+      const form = formOf(req);
+      if (!form?.has('user_code')) return next();
+      if ((await counter.peek(this.tenant, 'user-code', req.ip, USER_CODE_WINDOW_SECONDS)) >= USER_CODE_FAILURES_PER_SOURCE) return tooManyUserCodes();
+      const res = await next();
+      // The input page again with 400 is a wrong (or expired) code (sign-in-config.ts).
+      if (res.status === 400) await counter.hit(this.tenant, 'user-code', req.ip, USER_CODE_WINDOW_SECONDS);
+      return res;
+    }
+    return next();
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Bearer values at rest (issue 12 item 10): refresh tokens and session ids are stored under a keyed
+ * hash of the value (HMAC-SHA-256 with a key derived from SVC_ENCRYPTION_KEY), never as the value,
+ * in SQLite, PostgreSQL and Redis alike, so a dump of the database or of Redis yields no token or
+ * session cookie that works. oidc-provider's payloads carry the value again as `jti`: it is
+ * replaced by the sealed value (AES-GCM, the sealer), needed back only when a session is found by
+ * its uid rather than by its id.
+ *
+ * Rows written before this existed (stored under the raw value) are still found, consumed and
+ * destroyed by the raw value, so existing sessions and refresh tokens survive the upgrade; each is
+ * written under its hash the next time oidc-provider saves it, and the old row expires.
+ */
+import { createHmac } from 'node:crypto';
+import type { Sealer } from '../keys/sealer.js';
+import type { OidcPayloadRepository, OidcPayloadRow, TenantId } from '../storage/types.js';
+
+export const PROTECTED_MODELS = new Set(['RefreshToken', 'Session']);
+const PREFIX = 'h1.';
+
+export interface BearerProtector {
+  /** The id a value is stored under. */
+  storedId(tenant: TenantId, model: string, id: string): string;
+}
+
+export function bearerProtector(sealer: Sealer): BearerProtector {
+  const key = sealer.derive('oidc-bearer-ids');
+  return {
+    storedId: (tenant, model, id) => `${PREFIX}${createHmac('sha256', key).update(`${tenant}\u0000${model}\u0000${id}`).digest('base64url')}`,
+  };
+}
+
+export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): OidcPayloadRepository {
+  const { storedId } = bearerProtector(sealer);
+  const aad = (tenant: TenantId, model: string) => `oidc-bearer:${tenant}:${model}`;
+  const restore = (row: OidcPayloadRow, jti: string): OidcPayloadRow => {
+    const { jti_sealed: _sealed, ...payload } = row.payload;
+    return { ...row, payload: { ...payload, jti } };
+  };
+  const protects = (model: string) => PROTECTED_MODELS.has(model);
+
+  return {
+    ...bindAll(repo),
+    async upsert(tenant, model, id, payload, expiresAt) {
+      if (!protects(model)) return repo.upsert(tenant, model, id, payload, expiresAt);
+      const { jti: _raw, ...rest } = payload;
+      // A row from before, under the raw value, is left to expire (find prefers the hashed one;
+      // consume and destroy act on both): deleting it on every save would cost a write each time.
+      await repo.upsert(tenant, model, storedId(tenant, model, id), { ...rest, jti_sealed: sealer.seal(id, aad(tenant, model)) }, expiresAt);
+    },
+    async find(tenant, model, id) {
+      if (!protects(model)) return repo.find(tenant, model, id);
+      const row = await repo.find(tenant, model, storedId(tenant, model, id));
+      if (row) return restore(row, id);
+      return id.startsWith(PREFIX) ? undefined : repo.find(tenant, model, id);
+    },
+    async findByUid(tenant, model, uid) {
+      const row = await repo.findByUid(tenant, model, uid);
+      if (!row || !protects(model) || typeof row.payload.jti_sealed !== 'string') return row;
+      return restore(row, sealer.unseal(row.payload.jti_sealed, aad(tenant, model)));
+    },
+    async consume(tenant, model, id) {
+      if (!protects(model)) return repo.consume(tenant, model, id);
+      await repo.consume(tenant, model, storedId(tenant, model, id));
+      await repo.consume(tenant, model, id);
+    },
+    async destroy(tenant, model, id) {
+      if (!protects(model)) return repo.destroy(tenant, model, id);
+      await repo.destroy(tenant, model, storedId(tenant, model, id));
+      await repo.destroy(tenant, model, id);
+    },
+  };
+}
+
+/** The repository's methods bound to it (class instances keep their methods on the prototype). */
+function bindAll(repo: OidcPayloadRepository): OidcPayloadRepository {
+  return {
+    upsert: repo.upsert.bind(repo),
+    find: repo.find.bind(repo),
+    findByUid: repo.findByUid.bind(repo),
+    findByUserCode: repo.findByUserCode.bind(repo),
+    consume: repo.consume.bind(repo),
+    destroy: repo.destroy.bind(repo),
+    revokeByGrantId: repo.revokeByGrantId.bind(repo),
+    listByModel: repo.listByModel.bind(repo),
+    listSessions: repo.listSessions.bind(repo),
+    sweepExpired: repo.sweepExpired.bind(repo),
+  };
+}

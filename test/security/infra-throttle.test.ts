@@ -1,0 +1,71 @@
+/**
+ * Issue 12 item 11: client authentication was not throttled (2,344 wrong Basic secrets a second),
+ * nor was typing device user codes (300 wrong codes in 0.6 s; RFC 8628 section 5.1).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLIENT_FAILURES_PER_SOURCE, USER_CODE_FAILURES_PER_SOURCE } from '../../src/oidc/auth-throttle.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createClient } from '../helpers/users.js';
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+describe('throttles', () => {
+  let t: TestApp;
+  let client: Record<string, any>;
+  beforeAll(async () => {
+    // Behind a trusted proxy on loopback, so the tests can speak for several client addresses.
+    t = await startTestApp({ HTTP_TRUSTED_PROXIES: '127.0.0.0/8' });
+    client = await createClient(t, { client_name: 'svc', grant_types: ['client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'], scope: 'openid' });
+  });
+  afterAll(async () => t?.close());
+
+  const token = async (secret: string, ip: string, path = '/oidc/v1/token') => {
+    const res = await fetch(`${t.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: basic(client.client_id, secret), 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
+      body: path.endsWith('/token') ? 'grant_type=client_credentials&scope=openid' : 'token=abc',
+    });
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, string> };
+  };
+
+  it('answers 429 to an address that keeps failing client authentication, whatever the endpoint', async () => {
+    for (let i = 0; i < CLIENT_FAILURES_PER_SOURCE; i++) {
+      const res = await token(`wrong-${i}`, '6.6.6.6', i % 2 ? '/oidc/v1/token' : '/oidc/v1/token/introspection');
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_client');
+    }
+    const blocked = await token('wrong-x', '6.6.6.6');
+    expect(blocked.status).toBe(429);
+    expect(blocked.retryAfter).toMatch(/^\d+$/);
+    // Even the right secret is not tried from that address now: no oracle while throttled.
+    expect((await token(client.client_secret, '6.6.6.6')).status).toBe(429);
+    // The real client elsewhere is unaffected.
+    const real = await token(client.client_secret, '203.0.113.7');
+    expect(real.status, JSON.stringify(real.body)).toBe(200);
+  });
+
+  it('answers 429 after repeated wrong device user codes from one address', async () => {
+    const enter = async (code: string, ip: string) => {
+      const page = await fetch(`${t.issuer}/device`, { headers: { 'x-forwarded-for': ip } });
+      const html = await page.text();
+      const cookie = page.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+      const action = /<form[^>]+action="([^"]+)"/.exec(html)?.[1] ?? `${t.issuer}/device`;
+      const res = await fetch(new URL(action, t.issuer), {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
+        body: new URLSearchParams({ xsrf, user_code: code }),
+        redirect: 'manual',
+      });
+      return { status: res.status, body: await res.text() };
+    };
+    for (let i = 0; i < USER_CODE_FAILURES_PER_SOURCE; i++) {
+      const res = await enter(`BCDF-GHJ${'KLMNPQRSTV'[i]}`, '6.6.6.7');
+      expect(res.status).toBe(400);
+    }
+    const blocked = await enter('BCDF-GHJK', '6.6.6.7');
+    expect(blocked.status).toBe(429);
+    expect(blocked.body).toContain('Too many attempts');
+    expect((await enter('BCDF-GHJK', '203.0.113.8')).status).toBe(400);
+  });
+});
