@@ -302,6 +302,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       guard: this.guard,
       provider: async () => (await this.provider()).provider,
+      relyingParty: relyingPartyOf(this.origin, this.current.overrides.branding?.company_name ?? this.current.overrides.application?.title ?? this.origin.hostname),
+      passkeyScript: `${this.mountPath}/assets/passkey.js`,
       exchange: (body) => {
         const bytes = Buffer.from(body.toString());
         const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(bytes.length), host: this.origin.host };

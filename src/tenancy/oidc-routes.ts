@@ -8,9 +8,7 @@ import { createHash } from 'node:crypto';
 import { etagMatches, publicDocument } from '../http/etag.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
-import { handleAccountMfa } from '../oidc/account-mfa.js';
 import { handleAccountSocial } from '../oidc/account-social.js';
-import { handleAccountPasskeys, type AccountPasskeyAction } from '../oidc/account-passkeys.js';
 import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
 import { handleSocial, type SocialContext } from '../oidc/social-signin.js';
@@ -62,6 +60,11 @@ export function jwksResponse(host: Pick<TokenContext, 'keys'>, req: Pick<HttpReq
   return documentResponse(req, { body: host.keys.jwksBody, etag: host.keys.jwksEtag }, JWKS_TYPE);
 }
 
+/** 303 to the account page on the tenant's origin (a POST to a former action arrives there as a GET: nothing changes). */
+function toAccountPage(): HttpResponse {
+  return { status: 303, headers: { location: '/account', 'cache-control': 'no-store' } };
+}
+
 const ROUTES: readonly OidcRoute[] = [
   { path: DISCOVERY_PATH, methods: GET, run: async (host, req) => documentResponse(req, await host.discovery()) },
   { path: '/jwks', methods: GET, run: async (host, req) => jwksResponse(host, req) },
@@ -98,8 +101,8 @@ const ROUTES: readonly OidcRoute[] = [
   { path: /^\/(?:social\/[a-z][a-z0-9-]{0,31}\/callback|interaction\/[A-Za-z0-9_-]{1,128}\/(?:social\/[a-z][a-z0-9-]{0,31}|link|link-cancel))$/, run: async (host, req, m) => handleSocial(await host.signInHost(), host.socialContext(), req, m?.[0] ?? '') },
   { path: '/account/social', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'list') },
   { path: '/account/social/unlink', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'unlink') },
-  { path: '/account/mfa', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'manage') },
-  { path: '/account/mfa/disable', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'disable') },
+  // The former two-step and passkey pages: both live on the account page now (src/ui/account/).
+  { path: /^\/account\/(?:mfa(?:\/disable)?|passkeys(?:\/(?:options|rename|remove))?)$/, run: async () => toAccountPage() },
   // Passkeys (issue 14): the ceremony script, and the account page's passkey actions.
   {
     path: '/assets/passkey.js',
@@ -109,7 +112,6 @@ const ROUTES: readonly OidcRoute[] = [
       return etagMatches(req.headers['if-none-match'], PASSKEY_SCRIPT_ETAG) ? { status: 304, headers } : { status: 200, headers, body: PASSKEY_SCRIPT };
     },
   },
-  { path: /^\/account\/passkeys(?:\/(options|rename|remove))?$/, run: async (host, req, m) => handleAccountPasskeys(await host.signInHost(), req, (m?.[1] ?? 'add') as AccountPasskeyAction) },
   // Fast paths: client_credentials for the Management API, then the device-flow poll guard.
   { path: '/token', methods: POST, run: async (host, req) => (await clientCredentialsGrant(host, req)) ?? (await host.devicePoll(req)) },
   { path: '/token/introspection', methods: POST, run: (host, req) => introspect(host, req) },

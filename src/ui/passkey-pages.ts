@@ -78,21 +78,30 @@ const when = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 /** The account page's passkey list with rename and remove, and the button that adds one. */
 export function passkeySection(
   ui: PageUi,
-  o: { passkeys: WebauthnCredentialRecord[]; add: Ceremony; renameAction: string; removeAction: string; notice?: string; error?: string },
+  o: {
+    passkeys: WebauthnCredentialRecord[];
+    add: Ceremony;
+    renameAction: string;
+    removeAction: string;
+    notice?: string;
+    error?: string;
+    /** Extra hidden fields of each form (the account page names its actions in a field). */
+    hidden?: { add?: Html; rename?: Html; remove?: Html };
+  },
 ): Html {
   const { t } = ui;
   const items = o.passkeys.map(
     (p, i) => html`<li class="passkey">
 <p><strong>${p.name}</strong><br>${t('passkey.added_on', { created: when(p.created_at), used: p.last_used_at ? when(p.last_used_at) : t('passkey.never') })}</p>
 <form method="post" action="${o.renameAction}">
-<input type="hidden" name="csrf_token" value="${o.add.csrf}">
+<input type="hidden" name="csrf_token" value="${o.add.csrf}">${o.hidden?.rename ?? html``}
 <input type="hidden" name="id" value="${p.id}">
 <label for="rename-${i}">${t('passkey.rename.label', { name: p.name })}</label>
 <input type="text" id="rename-${i}" name="name" maxlength="64" required value="${p.name}">
 <div class="actions"><button type="submit">${t('passkey.rename.submit', { name: p.name })}</button></div>
 </form>
 <form method="post" action="${o.removeAction}">
-<input type="hidden" name="csrf_token" value="${o.add.csrf}">
+<input type="hidden" name="csrf_token" value="${o.add.csrf}">${o.hidden?.remove ?? html``}
 <input type="hidden" name="id" value="${p.id}">
 <div class="actions"><button type="submit">${t('passkey.remove.submit', { name: p.name })}</button></div>
 </form>
@@ -109,7 +118,7 @@ ${ceremonyForm(
   'create',
   o.add,
   t('passkey.add'),
-  html`<label for="passkey-name">${t('passkey.add.name')}</label>
+  html`${o.hidden?.add ?? html``}<label for="passkey-name">${t('passkey.add.name')}</label>
 <input type="text" id="passkey-name" name="name" maxlength="64" autocomplete="off" placeholder="${t('passkey.add.placeholder')}">`,
 )}
 </section>`;

@@ -1,5 +1,6 @@
 /**
- * Two-step verification (TOTP) end to end: enrolment on {oidc}/account/mfa in headless Chromium
+ * Two-step verification (TOTP) end to end: enrolment on the account page /account (the former
+ * {oidc}/account/mfa redirects there) in headless Chromium
  * (after a first-party sign-in, so an oidc-provider session exists), then the code step at sign-in
  * with openid-client as the relying party (code + PKCE), recovery codes, replay, the brute-force
  * guard, turning it off, and the Management API's MFA reset. Codes are computed here from the
@@ -103,12 +104,20 @@ describe('two-step verification (TOTP)', () => {
   const mfaReset = async (userId: string) => api(t, 'POST', `/api/v1/users/${userId}/mfa/reset`, { token: await t.token('svc:users:write') });
   const getUser = async (userId: string) => api(t, 'GET', `/api/v1/users/${userId}`, { token: await t.token('svc:users:read') });
 
-  it('without a session the account page asks to sign in first', async () => {
-    const res = await fetch(`${t.url}/oidc/v1/account/mfa`);
-    expect(res.status).toBe(401);
-    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
-    expect(await res.text()).toContain('Sign in first');
-    expect((await fetch(`${t.url}/oidc/v1/account/mfa/disable`)).status).toBe(405);
+  const accountUrl = () => `${new URL(t.issuer).origin}/account`;
+
+  it('the former two-step page sends the browser to the account page, which asks to sign in first', async () => {
+    for (const path of ['/oidc/v1/account/mfa', '/oidc/v1/account/mfa/disable']) {
+      const res = await fetch(`${t.url}${path}`, { redirect: 'manual' });
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe('/account');
+    }
+    // A POST to the former action changes nothing: a 303 to the page (then a GET).
+    const posted = await fetch(`${t.url}/oidc/v1/account/mfa/disable`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=x' });
+    expect(posted.status).toBe(303);
+    const page = await fetch(`${t.url}/account`, { redirect: 'manual' });
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toContain('/oidc/v1/auth?');
   });
 
   it('enrols through the browser after a first-party sign-in and shows recovery codes once', async () => {
@@ -118,6 +127,8 @@ describe('two-step verification (TOTP)', () => {
     expect(await sessionAmrs()).toEqual([JSON.stringify(['pwd'])]);
 
     await page.goto(`${t.issuer}/account/mfa`);
+    expect(page.url()).toBe(accountUrl());
+    await page.getByRole('button', { name: 'Set up two-step verification' }).click();
     await expect(page.getByRole('heading', { name: 'Set up two-step verification' }).count()).resolves.toBe(1);
     expect(await page.locator('input[name=code][autocomplete=one-time-code][inputmode=numeric]').count()).toBe(1);
     expect(await page.locator('button.primary').count()).toBe(1);
@@ -130,7 +141,7 @@ describe('two-step verification (TOTP)', () => {
     expect(decodeURIComponent(uri.pathname)).toBe(`/${new URL(t.issuer).host}:${user.email}`);
 
     // A form without the session-bound CSRF token is refused, even with the session cookie.
-    const forged = await page.request.post(`${t.issuer}/account/mfa`, { form: { code: totpAt(secret, Date.now()) } });
+    const forged = await page.request.post(accountUrl(), { form: { action: 'mfa.confirm', code: totpAt(secret, Date.now()) } });
     expect(forged.status()).toBe(403);
 
     // A wrong code keeps the same secret on the page.
@@ -147,8 +158,8 @@ describe('two-step verification (TOTP)', () => {
     expect(await auditCount('mfa_enabled')).toBe(1);
 
     // The account page now offers turning it off, and shows no secret.
-    await page.goto(`${t.issuer}/account/mfa`);
-    expect(await page.getByRole('button', { name: 'Turn off' }).count()).toBe(1);
+    await page.goto(accountUrl());
+    expect(await page.getByRole('button', { name: 'Turn off two-step verification' }).count()).toBe(1);
     expect(await page.content()).not.toContain(secret);
     await page.context().close();
   });
@@ -259,15 +270,15 @@ describe('two-step verification (TOTP)', () => {
     const page = await newPage();
     await tokensFrom(page, await startSignIn(page, other)); // session first, then MFA turned on
     await enableTotp(t.app.ctx, TENANT, other.id, generateTotpSecret());
-    await page.goto(`${t.issuer}/account/mfa`);
-    await page.getByLabel('Password').fill('not-the-password');
-    await page.getByRole('button', { name: 'Turn off' }).click();
-    expect(await page.locator('[role=alert]').textContent()).toContain('Wrong password');
+    await page.goto(accountUrl());
+    await page.getByLabel('Password (to confirm)').fill('not-the-password');
+    await page.getByRole('button', { name: 'Turn off two-step verification' }).click();
+    expect(await page.locator('[role=alert]').textContent()).toContain('The current password is wrong');
     expect((await getUser(other.id)).json.data.mfa.enabled).toBe(true);
 
-    await page.getByLabel('Password').fill(other.password);
-    await page.getByRole('button', { name: 'Turn off' }).click();
-    await expect(page.getByRole('heading', { name: 'Two-step verification is off' }).count()).resolves.toBe(1);
+    await page.getByLabel('Password (to confirm)').fill(other.password);
+    await page.getByRole('button', { name: 'Turn off two-step verification' }).click();
+    expect(await page.getByRole('status').first().textContent()).toContain('Two-step verification is off');
     expect((await getUser(other.id)).json.data.mfa).toEqual({ enabled: false, methods: [] });
     expect(await auditCount('mfa_disabled', other.id)).toBe(1);
     await page.context().close();

@@ -1,7 +1,7 @@
 /**
  * Passkeys (WebAuthn) end to end, with Chromium's virtual CTAP2 authenticator (resident keys,
  * user verification) over the DevTools protocol and openid-client as the relying party:
- * registration on the two-step page (excluded credentials, rename, remove, escaping), passwordless
+ * registration on the account page /account (excluded credentials, rename, remove, escaping), passwordless
  * sign-in from an authorization request, the second step after a password, a second
  * authenticator refused for the wrong user, a replayed assertion and a counter going backwards
  * refused and audited, `amr` in the ID token, the user object's `mfa.methods`, the MFA reset, and
@@ -99,12 +99,14 @@ describe('passkeys (WebAuthn)', () => {
   const getUser = async (id: string) => (await api(t, 'GET', `/api/v1/users/${id}`, { token: await t.token('svc:users:read') })).json.data;
   const passkeysOf = (userId: string) => t.app.ctx.storage.webauthn.listCredentials(TENANT, userId);
 
-  /** Signs in with the password (first-party: straight back to the RP) and opens the two-step page. */
+  const accountUrl = () => `${new URL(t.issuer).origin}/account`;
+
+  /** Signs in with the password (first-party: straight back to the RP) and opens the account page. */
   async function openAccountPage(page: Page, who: TestUser) {
     const flow = await authorize(page, rp);
     await passwordStep(page, who);
     await tokensFrom(page, rp, flow);
-    await page.goto(`${t.issuer}/account/mfa`);
+    await page.goto(accountUrl());
   }
 
   it('the sign-in page offers a passkey button beside the password form, under a CSP allowing only its own script', async () => {
@@ -125,7 +127,7 @@ describe('passkeys (WebAuthn)', () => {
     await p.context().close();
   });
 
-  it('registers a named passkey on the two-step page after sign-in (resident key, audited, listed in mfa.methods)', async () => {
+  it('registers a named passkey on the account page after sign-in (resident key, audited, listed in mfa.methods)', async () => {
     await openAccountPage(a.page, userA);
     expect(await a.page.getByRole('heading', { name: 'Passkeys' }).count()).toBe(1);
     expect(await seriousViolations(a.page)).toEqual([]);
@@ -152,8 +154,12 @@ describe('passkeys (WebAuthn)', () => {
     expect(JSON.stringify(user)).not.toContain(stored[0]!.public_key);
   });
 
-  it('does not register the same authenticator twice (excluded credentials)', async () => {
+  it('does not register the same authenticator twice (excluded credentials); the former two-step page leads to the account page', async () => {
+    const old = await a.page.request.get(`${t.issuer}/account/mfa`, { maxRedirects: 0 });
+    expect(old.status()).toBe(303);
+    expect(old.headers()['location']).toBe('/account');
     await a.page.goto(`${t.issuer}/account/mfa`);
+    expect(a.page.url()).toBe(accountUrl());
     await a.page.getByRole('button', { name: /add a passkey/i }).click();
     await expect.poll(() => a.page.locator('[data-passkey-status]').last().textContent()).toContain('not used');
     expect(await passkeysOf(userA.id)).toHaveLength(1);
@@ -161,19 +167,22 @@ describe('passkeys (WebAuthn)', () => {
   });
 
   it('refuses account-page writes without the session-bound CSRF token or session', async () => {
-    const forged = await a.page.request.post(`${t.issuer}/account/passkeys/options`, { form: { csrf_token: 'x' } });
+    const forged = await a.page.request.post(`${accountUrl()}/passkeys/options`, { form: { csrf_token: 'x' } });
     expect(forged.status()).toBe(403);
-    const noSession = await fetch(`${t.issuer}/account/passkeys/options`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf_token=x' });
+    const noSession = await fetch(`${accountUrl()}/passkeys/options`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf_token=x' });
     expect(noSession.status).toBe(401);
     const [id] = (await passkeysOf(userA.id)).map((p) => p.id);
-    const remove = await a.page.request.post(`${t.issuer}/account/passkeys/remove`, { form: { id: id! } });
+    const remove = await a.page.request.post(accountUrl(), { form: { action: 'passkeys.remove', id: id! } });
     expect(remove.status()).toBe(403);
+    // The former endpoint does nothing any more: it sends the browser to the account page.
+    const old = await a.page.request.post(`${t.issuer}/account/passkeys/remove`, { form: { id: id! }, maxRedirects: 0 });
+    expect(old.status()).toBe(303);
     expect(await passkeysOf(userA.id)).toHaveLength(1);
-    expect((await fetch(`${t.issuer}/account/passkeys`)).status).toBe(405);
+    expect((await fetch(`${accountUrl()}/passkeys/options`)).status).toBe(405);
   });
 
   it('renames a passkey; the name is escaped wherever it is shown', async () => {
-    await a.page.goto(`${t.issuer}/account/mfa`);
+    await a.page.goto(accountUrl());
     const hostile = '<img src=x onerror="window.pwned=1">';
     await a.page.getByLabel('New name for Laptop').fill(hostile);
     await a.page.getByRole('button', { name: 'Rename Laptop' }).click();
@@ -310,7 +319,7 @@ describe('passkeys (WebAuthn)', () => {
     const aPasskey = (await passkeysOf(userA.id))[0]!;
     const csrf = await b.page.locator('input[name=csrf_token]').first().inputValue();
     for (const action of ['remove', 'rename']) {
-      const res = await b.page.request.post(`${t.issuer}/account/passkeys/${action}`, { form: { csrf_token: csrf, id: aPasskey.id, name: 'mine now' } });
+      const res = await b.page.request.post(accountUrl(), { form: { csrf_token: csrf, action: `passkeys.${action}`, id: aPasskey.id, name: 'mine now' } });
       expect(res.status()).toBe(404);
     }
     expect((await passkeysOf(userA.id))[0]).toEqual(aPasskey);
@@ -434,7 +443,7 @@ describe('security.mfa.webauthn_enabled: false', () => {
       const uid = new URL(page.url()).pathname.split('/').pop()!;
       const options = await page.request.post(`${t.issuer}/interaction/${uid}/passkey/options`, { form: { csrf_token: 'x' } });
       expect([403, 404]).toContain(options.status());
-      const account = await page.request.post(`${t.issuer}/account/passkeys/options`, { form: { csrf_token: 'x' } });
+      const account = await page.request.post(`${new URL(t.issuer).origin}/account/passkeys/options`, { form: { csrf_token: 'x' } });
       expect(account.status()).toBe(404);
       await page.context().close();
     } finally {

@@ -11,29 +11,32 @@ import { layout } from '../html.js';
 import { errorBlock, messagePage } from '../pages.js';
 import { buildPageUi } from '../page-ui.js';
 import './builtin-sections.js';
+import './passkeys-section.js';
 import type { AccountHost } from './host.js';
 import { readForm } from './password-reset.js';
 import { htmlPage } from './respond.js';
 import { accountSections, type AccountVisit, type ActionOutcome } from './sections.js';
 import { ACCOUNT_PATH, currentSession, finishSignIn, startSignIn } from './session.js';
 
-function csrfOf(host: AccountHost, sessionUid: string): string {
+export function csrfOf(host: AccountHost, sessionUid: string): string {
   return createHmac('sha256', host.csrfKey).update(`account:${sessionUid}`).digest('base64url');
 }
 
 async function renderAccount(v: AccountVisit, status: number, message?: { notice?: string; error?: string }): Promise<HttpResponse> {
   const { t } = v.ui;
   const parts = [];
+  let script: string | undefined;
   for (const s of accountSections()) {
     const part = await s.render(v);
     if (part) parts.push(part);
+    if (part && s.script) script ??= s.script(v);
   }
   const body = html`<h1>${t('account.title')}</h1>
 <p>${t.html('account.signed_in_as', { email: html`<strong>${v.session.user.email ?? ''}</strong>` })}</p>
 ${errorBlock(message?.error)}
 ${message?.notice ? html`<p class="notice" role="status">${message.notice}</p>` : html``}
 ${parts}`;
-  return htmlPage(status, layout({ title: t('account.title'), ui: v.ui }, body));
+  return htmlPage(status, layout({ title: t('account.title'), ui: v.ui, ...(script ? { script } : {}) }, body), [], [], Boolean(script));
 }
 
 export async function handleAccountPage(host: AccountHost, req: HttpRequest, exchange: (body: URLSearchParams) => Promise<HttpResponse>): Promise<HttpResponse> {
@@ -64,7 +67,7 @@ export async function handleAccountPage(host: AccountHost, req: HttpRequest, exc
     host.ctx.log.info({ req_id: req.id, tenant: host.tenant }, 'account form refused: missing or invalid CSRF token');
     return message(403, ui.t('page.form_expired.title'), ui.t('page.form_expired.message'));
   }
-  if (!host.guard.allowIp(host.tenant, req.ip)) return message(429, ui.t('page.too_many.title'), ui.t('page.too_many.message'));
+  if (!(await host.guard.allowIp(host.tenant, req.ip))) return message(429, ui.t('page.too_many.title'), ui.t('page.too_many.message'));
   const [sectionId, actionName] = (form.get('action') ?? '').split('.', 2);
   const section = accountSections().find((s) => s.id === sectionId);
   const action = section && actionName && Object.hasOwn(section.actions, actionName) ? section.actions[actionName] : undefined;

@@ -17,6 +17,7 @@ import { brandOf, type Brand } from '../branding.js';
 import { translator, type Locale } from '../i18n/index.js';
 import { negotiateLocale } from '../i18n/negotiate.js';
 import type { MailAudience } from '../mail-templates.js';
+import type { RelyingParty } from '../../users/passkeys.js';
 import type { UiSettings } from '../page-ui.js';
 
 export interface AccountHost {
@@ -33,6 +34,9 @@ export interface AccountHost {
   provider(): Promise<Provider>;
   /** A token request to the tenant's own token endpoint, in process (the account page's code exchange). */
   exchange(body: URLSearchParams): Promise<HttpResponse>;
+  /** Passkeys on the account page (issue 14): the WebAuthn relying party (RP ID = the tenant's host) and the ceremony script's path. */
+  readonly relyingParty: RelyingParty;
+  readonly passkeyScript: string;
 }
 
 /** The tenant's SMTP server, or undefined (no host configured anywhere). */

@@ -3,8 +3,8 @@ import type { HttpResponse } from '../../http/types.js';
 import { pageHeaders } from '../html.js';
 import { withCookie } from '../page-ui.js';
 
-export function htmlPage(status: number, body: string, cookies: Array<string | undefined> = [], formTargets: string[] = []): HttpResponse {
-  let res: HttpResponse = { status, headers: pageHeaders(formTargets), body };
+export function htmlPage(status: number, body: string, cookies: Array<string | undefined> = [], formTargets: string[] = [], script = false): HttpResponse {
+  let res: HttpResponse = { status, headers: pageHeaders(formTargets, { script }), body };
   for (const c of cookies) res = withCookie(res, c);
   return res;
 }

@@ -13,6 +13,7 @@ import { htmlPage } from './respond.js';
 import { VERIFY_PATH, handleVerify } from './verify.js';
 import { handleAccountPage } from './account-page.js';
 import { ACCOUNT_PATH, CALLBACK_PATH } from './session.js';
+import { PASSKEY_OPTIONS_PATH, handlePasskeyOptions } from './passkeys-section.js';
 
 /**
  * Further /account routes (the account page, passkeys, linked accounts) register here: a path
@@ -28,6 +29,7 @@ export const ACCOUNT_ROUTES: AccountRoute[] = [
   { path: FORGOT_PATH, handle: handlePasswordReset },
   { path: RESET_PATH, handle: handlePasswordReset },
   { path: VERIFY_PATH, handle: handleVerify },
+  { path: PASSKEY_OPTIONS_PATH, handle: (host, req) => handlePasskeyOptions(host, req) },
 ];
 
 export async function handleAccountRequest(host: AccountHost, req: HttpRequest, limiter: WindowLimiter): Promise<HttpResponse> {

@@ -27,6 +27,8 @@ export interface AccountSection {
   /** Its part of the page, or nothing (a feature that is off). */
   render(v: AccountVisit): Promise<Html | undefined> | Html | undefined;
   actions: Record<string, (v: AccountVisit, form: URLSearchParams) => Promise<ActionOutcome>>;
+  /** A same-origin script the section's part needs (the passkey ceremony); the page then allows script-src 'self'. */
+  script?(v: AccountVisit): string | undefined;
 }
 
 const sections: AccountSection[] = [];

@@ -30,6 +30,8 @@ export interface AccountSession {
   sessionJti: string;
   /** The id the session is stored and listed under. */
   storedJti: string;
+  /** When the user last signed in (seconds): adding or removing a passkey needs a recent one. */
+  loginTs?: number;
 }
 
 const aad = (host: AccountHost) => `account-auth:${host.tenant}`;
@@ -43,7 +45,7 @@ export async function currentSession(host: AccountHost, req: HttpRequest): Promi
     if (!session.accountId) return { status: 204 };
     const user = await host.ctx.storage.users.get(host.tenant, session.accountId);
     // Sessions are stored under a keyed hash of their id (oidc/bearer-at-rest.ts): the listing shows that one.
-    if (user && !user.deleted_at && canSignIn(user)) found = { user, sessionUid: session.uid, sessionJti: session.jti, storedJti: bearerProtector(host.ctx.sealer).storedId(host.tenant, 'Session', session.jti) };
+    if (user && !user.deleted_at && canSignIn(user)) found = { user, sessionUid: session.uid, sessionJti: session.jti, storedJti: bearerProtector(host.ctx.sealer).storedId(host.tenant, 'Session', session.jti), loginTs: typeof session.loginTs === 'number' ? session.loginTs : undefined };
     return { status: 204 };
   });
   return found;
