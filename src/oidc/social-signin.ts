@@ -42,6 +42,7 @@ import {
   type SocialHooks,
 } from './interactions.js';
 import type { ReplayStore } from './replay-store.js';
+import { finishAccountLink } from './social-account-link.js';
 
 /** Everything social login needs of one tenant actor (rebuilt when the tenant's config changes). */
 export interface SocialContext {
@@ -74,7 +75,7 @@ export type SocialResult =
 const LINK_PENDING = 'svc_social_link';
 const BINDING_COOKIE = 'svc_social';
 /** Longest callback parameter we carry over from a form post. */
-const MAX_PARAM = 4096;
+export const MAX_PARAM = 4096;
 const CALLBACK_PARAMS = ['code', 'state', 'error', 'error_description', 'iss', 'user'] as const;
 
 interface PendingLink {
@@ -104,8 +105,13 @@ function cookieOf(req: HttpRequest, name: string): string | undefined {
 }
 
 function bindingCookie(host: SignInHost, value: string, maxAge: number): string {
-  const secure = host.target.origin.protocol === 'https:' ? '; Secure' : '';
-  return `${BINDING_COOKIE}=${value}; Path=${host.target.mountPath}/social/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`;
+  return socialBindingCookie(host.target, value, maxAge);
+}
+
+/** The cookie binding a flow to the browser that started it (scoped to the callback path). */
+export function socialBindingCookie(target: { mountPath: string; origin: URL }, value: string, maxAge: number): string {
+  const secure = target.origin.protocol === 'https:' ? '; Secure' : '';
+  return `${BINDING_COOKIE}=${value}; Path=${target.mountPath}/social/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`;
 }
 
 function withCookie(res: HttpResponse, cookie: string): HttpResponse {
@@ -227,6 +233,8 @@ async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider
   if (!(await sc.replay.unique('social-state', flow.jti, flow.exp))) {
     return fail(400, 'replayed_state', 'state already used', t('social.replayed.title'), t('social.replayed.message'));
   }
+  // A link started from the account page (src/oidc/social-account-link.ts), not a sign-in.
+  if (flow.link) return finishAccountLink(host, sc, p, req, ui, flow.link, { verifier: flow.verifier, nonce: flow.nonce }, clear);
   const interaction = await host.provider.Interaction.find(flow.uid);
   if (!interaction) return fail(400, 'expired', 'interaction gone', t('signin.expired.title'), t('signin.expired.message'));
   who.client_id = typeof interaction.params.client_id === 'string' ? interaction.params.client_id : null;
@@ -275,7 +283,7 @@ async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider
 }
 
 /** Apple's one-time `user` field (JSON with the name, first sign-in only); anything else is ignored. */
-function appleUser(raw: string | null): { name?: { firstName?: string; lastName?: string } } | undefined {
+export function appleUser(raw: string | null): { name?: { firstName?: string; lastName?: string } } | undefined {
   if (!raw) return undefined;
   try {
     const u: unknown = JSON.parse(raw);

@@ -25,6 +25,11 @@ export interface FlowState {
   jti: string;
   /** Seconds since the epoch. */
   exp: number;
+  /**
+   * Set when the flow links an upstream account from the account page instead of signing in:
+   * the sign-in session (its uid) and user that started it; the callback must see the same.
+   */
+  link?: { session: string; user: string };
 }
 
 export class StateCodec {
@@ -39,7 +44,7 @@ export class StateCodec {
     this.macKey = root.derive(`social-binding:${tenant}`);
   }
 
-  create(provider: string, uid: string, nowMs = Date.now()): { state: string; flow: FlowState } {
+  create(provider: string, uid: string, nowMs = Date.now(), link?: FlowState['link']): { state: string; flow: FlowState } {
     const flow: FlowState = {
       tenant: this.tenant,
       provider,
@@ -48,8 +53,9 @@ export class StateCodec {
       verifier: randomBytes(32).toString('base64url'),
       jti: randomBytes(16).toString('base64url'),
       exp: Math.floor(nowMs / 1000) + STATE_TTL_S,
+      ...(link ? { link } : {}),
     };
-    const plain = JSON.stringify({ t: flow.tenant, p: flow.provider, u: flow.uid, n: flow.nonce, v: flow.verifier, j: flow.jti, e: flow.exp });
+    const plain = JSON.stringify({ t: flow.tenant, p: flow.provider, u: flow.uid, n: flow.nonce, v: flow.verifier, j: flow.jti, e: flow.exp, ...(link ? { l: [link.session, link.user] } : {}) });
     return { state: this.sealer.seal(plain, 'social-state'), flow };
   }
 
@@ -61,12 +67,14 @@ export class StateCodec {
     } catch {
       return 'invalid';
     }
-    const { t, p, u, n, v, j, e } = raw;
+    const { t, p, u, n, v, j, e, l } = raw;
     if (typeof t !== 'string' || typeof p !== 'string' || typeof u !== 'string' || typeof n !== 'string' || typeof v !== 'string' || typeof j !== 'string' || typeof e !== 'number') return 'invalid';
+    const link = Array.isArray(l) && l.length === 2 && typeof l[0] === 'string' && typeof l[1] === 'string' ? { session: l[0], user: l[1] } : undefined;
+    if (l !== undefined && !link) return 'invalid';
     if (t !== this.tenant) return 'invalid';
     if (p !== provider) return 'wrong_provider';
     if (e * 1000 <= nowMs) return 'expired';
-    return { tenant: t, provider: p, uid: u, nonce: n, verifier: v, jti: j, exp: e };
+    return { tenant: t, provider: p, uid: u, nonce: n, verifier: v, jti: j, exp: e, ...(link ? { link } : {}) };
   }
 
   /** The browser-binding cookie value of a flow. */

@@ -304,6 +304,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       provider: async () => (await this.provider()).provider,
       relyingParty: relyingPartyOf(this.origin, this.current.overrides.branding?.company_name ?? this.current.overrides.application?.title ?? this.origin.hostname),
       passkeyScript: `${this.mountPath}/assets/passkey.js`,
+      social: () => this.socialContext(),
       exchange: (body) => {
         const bytes = Buffer.from(body.toString());
         const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(bytes.length), host: this.origin.host };

@@ -8,7 +8,6 @@ import { createHash } from 'node:crypto';
 import { etagMatches, publicDocument } from '../http/etag.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
-import { handleAccountSocial } from '../oidc/account-social.js';
 import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
 import { handleSocial, type SocialContext } from '../oidc/social-signin.js';
@@ -99,10 +98,8 @@ const ROUTES: readonly OidcRoute[] = [
   },
   // Social login (src/oidc/social-signin.ts): start, callback (GET, form_post), link confirmation; linked accounts.
   { path: /^\/(?:social\/[a-z][a-z0-9-]{0,31}\/callback|interaction\/[A-Za-z0-9_-]{1,128}\/(?:social\/[a-z][a-z0-9-]{0,31}|link|link-cancel))$/, run: async (host, req, m) => handleSocial(await host.signInHost(), host.socialContext(), req, m?.[0] ?? '') },
-  { path: '/account/social', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'list') },
-  { path: '/account/social/unlink', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'unlink') },
-  // The former two-step and passkey pages: both live on the account page now (src/ui/account/).
-  { path: /^\/account\/(?:mfa(?:\/disable)?|passkeys(?:\/(?:options|rename|remove))?)$/, run: async () => toAccountPage() },
+  // The former two-step, passkey and linked-accounts pages: all live on the account page now (src/ui/account/).
+  { path: /^\/account\/(?:mfa(?:\/disable)?|passkeys(?:\/(?:options|rename|remove))?|social(?:\/unlink)?)$/, run: async () => toAccountPage() },
   // Passkeys (issue 14): the ceremony script, and the account page's passkey actions.
   {
     path: '/assets/passkey.js',

@@ -70,6 +70,7 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  const accountUrl = () => `${new URL(t.issuer).origin}/account`;
   const count = async (sql: string) => Number(Object.values((await t.sql(sql))[0]!)[0]);
   const usersNow = () => count('SELECT count(*) AS n FROM users');
   const linksNow = () => count('SELECT count(*) AS n FROM social_identities');
@@ -246,9 +247,10 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
     await continueAtUpstream(flow.page, 'alice');
     await tokensAtRp(flow.page, flow);
     await flow.page.goto(`${t.issuer}/account/social`);
+    expect(flow.page.url()).toBe(accountUrl());
     expect(await flow.page.getByRole('heading', { name: 'Linked accounts' }).count()).toBe(1);
     expect(await seriousViolations(flow.page)).toEqual([]);
-    const refused = flow.page.waitForResponse((r) => r.url().endsWith('/account/social/unlink'));
+    const refused = flow.page.waitForResponse((r) => r.request().method() === 'POST' && r.url() === accountUrl());
     await flow.page.getByRole('button', { name: 'Unlink Corp SSO' }).click();
     expect((await refused).status()).toBe(409);
     expect(await flow.page.getByRole('alert').textContent()).toContain('only way to sign in');
@@ -260,23 +262,27 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
     flow = await authorize();
     await continueAtUpstream(flow.page, 'bob-upstream');
     expect((await tokensAtRp(flow.page, flow)).sub).toBe(bob!.user_id);
-    await flow.page.goto(`${t.issuer}/account/social`);
+    await flow.page.goto(accountUrl());
     const csrf = (await flow.page.locator('input[name=csrf_token]').first().getAttribute('value'))!;
-    const other = await flow.context.request.post(`${t.issuer}/account/social/unlink`, { form: { csrf_token: csrf, provider: 'corp', subject: 'alice' } });
+    const other = await flow.context.request.post(accountUrl(), { form: { csrf_token: csrf, action: 'social.unlink', provider: 'corp', subject: 'alice' } });
     expect(other.status()).toBe(404);
-    const forged = await flow.context.request.post(`${t.issuer}/account/social/unlink`, { form: { provider: 'corp', subject: 'bob-upstream' } });
+    const forged = await flow.context.request.post(accountUrl(), { form: { action: 'social.unlink', provider: 'corp', subject: 'bob-upstream' } });
     expect(forged.status()).toBe(403);
+    // The former endpoint does nothing: a 303 to the account page.
+    const old = await flow.context.request.post(`${t.issuer}/account/social/unlink`, { form: { csrf_token: csrf, provider: 'corp', subject: 'bob-upstream' }, maxRedirects: 0 });
+    expect(old.status()).toBe(303);
     expect(await t.sql('SELECT user_id FROM social_identities WHERE user_id = ?', [alice!.user_id])).toHaveLength(1);
     await flow.page.getByRole('button', { name: 'Unlink Corp SSO' }).click();
-    await expect.poll(() => flow.page.getByRole('status').textContent()).toContain('Corp SSO is no longer linked.');
+    await expect.poll(() => flow.page.getByRole('status').filter({ hasText: 'Corp SSO is no longer linked.' }).count()).toBe(1);
     expect(await t.sql('SELECT * FROM social_identities WHERE user_id = ?', [bob!.user_id])).toEqual([]);
     expect(await auditTypes(bob!.user_id)).toContain('social_unlink');
     await flow.context.close();
 
-    // Without a session: sign in first.
+    // Without a session: the account page sends the browser to sign in first.
     const anon = await browser.newContext();
     const page = await anon.newPage();
-    expect((await page.goto(`${t.issuer}/account/social`))?.status()).toBe(401);
+    await page.goto(accountUrl());
+    expect(page.url()).toContain('/oidc/v1/interaction/');
     await anon.close();
   }, 60_000);
 
@@ -291,4 +297,103 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
     expect(await t.sql('SELECT provider, subject FROM social_identities WHERE user_id = ?', [claims.sub])).toEqual([{ provider: 'corp-post', subject: 'frank' }]);
     expect((await userById(claims.sub)).auth_provider).toBe('corp-post');
   });
+
+  /** A fresh browser signed in with a password, on the account page. */
+  async function signedInAccountPage(who: { email: string; password: string }) {
+    const flow = await authorize({ bypassCSP: true });
+    await flow.page.getByLabel('E-mail').fill(who.email);
+    await flow.page.getByLabel('Password').fill(who.password);
+    await flow.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await tokensAtRp(flow.page, flow);
+    await flow.page.goto(accountUrl());
+    return flow;
+  }
+
+  /** The upstream's own sign-in and consent pages, once the browser is there. */
+  async function atUpstream(page: Page, login: string) {
+    await page.waitForURL((u) => u.href.startsWith(upstream.issuer));
+    await page.locator('input[name=login]').fill(login);
+    await page.locator('input[name=password]').fill('whatever');
+    await page.locator('button[type=submit]').click();
+    await page.locator('button[type=submit]', { hasText: 'Continue' }).click();
+  }
+
+  it('links an upstream account from the account page while signed in: no password asked, no verified-e-mail rule, audited', async () => {
+    const gina = await createUser(t, { email: 'gina@elsewhere.example', email_verified: true });
+    // The upstream does not vouch for the e-mail (and it differs): the signed-in user proves both sides.
+    upstream.accounts.set('gina-upstream', { email: 'g@corp.example', email_verified: false });
+    const flow = await signedInAccountPage(gina);
+    expect(await flow.page.getByRole('heading', { name: 'Linked accounts' }).count()).toBe(1);
+    expect(await flow.page.getByRole('link', { name: 'Link Corp SSO' }).count()).toBe(1);
+    expect(await flow.page.getByRole('link', { name: 'Link Corp Post' }).count()).toBe(1);
+    expect(await seriousViolations(flow.page)).toEqual([]);
+    await flow.page.getByRole('link', { name: 'Link Corp SSO' }).click();
+    await atUpstream(flow.page, 'gina-upstream');
+    await flow.page.waitForURL((u) => u.href.startsWith(accountUrl()));
+    await expect.poll(() => flow.page.getByRole('status').filter({ hasText: 'Corp SSO is now linked.' }).count()).toBe(1);
+    expect(await flow.page.getByRole('button', { name: 'Unlink Corp SSO' }).count()).toBe(1);
+    expect(await flow.page.getByRole('link', { name: 'Link Corp SSO' }).count()).toBe(0);
+    expect(await t.sql('SELECT provider, subject FROM social_identities WHERE user_id = ?', [gina.id])).toEqual([{ provider: 'corp', subject: 'gina-upstream' }]);
+    expect(await auditTypes(gina.id)).toContain('social_link');
+    await flow.context.close();
+
+    // From now on Corp signs gina in directly.
+    const next = await authorize();
+    await continueAtUpstream(next.page, 'gina-upstream');
+    expect((await tokensAtRp(next.page, next)).sub).toBe(gina.id);
+    await next.context.close();
+  }, 60_000);
+
+  it('refuses a link without the session-bound token, an upstream identity already linked to another user, and a state of another sign-in session', async () => {
+    const hank = await createUser(t, { email: 'hank@corp.example', email_verified: true });
+    const links = await linksNow();
+    let flow = await signedInAccountPage(hank);
+    const href = (await flow.page.getByRole('link', { name: 'Link Corp SSO' }).getAttribute('href'))!;
+    // CSRF: no token, another provider's token, a token of another session.
+    const start = new URL(href, accountUrl());
+    const noToken = await flow.context.request.get(`${accountUrl()}/social/link?provider=corp`, { maxRedirects: 0 });
+    expect(noToken.status()).toBe(403);
+    const otherProvider = await flow.context.request.get(`${accountUrl()}/social/link?provider=corp-post&csrf_token=${start.searchParams.get('csrf_token')}`, { maxRedirects: 0 });
+    expect(otherProvider.status()).toBe(403);
+    const anon = await browser.newContext();
+    const noSession = await anon.request.get(start.href, { maxRedirects: 0 });
+    expect(noSession.status()).toBe(401);
+    await anon.close();
+
+    // alice's upstream identity is hers: linking it to hank is refused, audited, nothing moves.
+    await flow.page.getByRole('link', { name: 'Link Corp SSO' }).click();
+    await atUpstream(flow.page, 'alice');
+    await expect.poll(() => flow.page.getByRole('heading', { name: 'Already linked' }).count()).toBe(1);
+    expect(await t.sql('SELECT * FROM social_identities WHERE user_id = ?', [hank.id])).toEqual([]);
+    const [alice] = await t.sql("SELECT user_id FROM social_identities WHERE provider = 'corp' AND subject = 'alice'");
+    expect(alice!.user_id).not.toBe(hank.id);
+    const failed = (await t.app.ctx.storage.audit.list('default', { type: 'social_link', user_id: hank.id }, { limit: 10, include_count: false })).items;
+    expect(failed[0]).toMatchObject({ status: 'failed', details: expect.objectContaining({ reason: 'identity_linked_to_another_user' }) });
+    await flow.context.close();
+
+    // A flow started by hank's session, finished in ivy's signed-in browser holding hank's binding
+    // cookie too (the state and the browser check pass): the session is not the one that started it.
+    flow = await signedInAccountPage(hank);
+    upstream.accounts.set('hank-upstream', { email: 'hank@corp.example', email_verified: true });
+    const link = new URL((await flow.page.getByRole('link', { name: 'Link Corp SSO' }).getAttribute('href'))!, accountUrl());
+    const begun = await flow.context.request.get(link.href, { maxRedirects: 0 });
+    expect(begun.status()).toBe(303);
+    const started = begun.headers()['location']!;
+    expect(started.startsWith(upstream.issuer)).toBe(true);
+    const binding = (await flow.context.cookies()).filter((c) => c.name === 'svc_social');
+    expect(binding).toHaveLength(1);
+    const ivy = await createUser(t, { email: 'ivy@corp.example', email_verified: true });
+    const ivyFlow = await signedInAccountPage(ivy);
+    await ivyFlow.context.addCookies(binding);
+    await ivyFlow.page.goto(started);
+    await atUpstream(ivyFlow.page, 'hank-upstream');
+    await expect.poll(() => ivyFlow.page.getByRole('alert').count()).toBeGreaterThan(0);
+    expect(ivyFlow.page.url().startsWith(accountUrl())).toBe(false);
+    expect(await t.sql('SELECT * FROM social_identities WHERE user_id IN (?, ?)', [hank.id, ivy.id])).toEqual([]);
+    expect(await linksNow()).toBe(links);
+    const mismatch = (await t.app.ctx.storage.audit.list('default', { type: 'social_link' }, { limit: 10, include_count: false })).items;
+    expect(mismatch[0]).toMatchObject({ status: 'failed', details: expect.objectContaining({ reason: 'session_mismatch' }) });
+    await ivyFlow.context.close();
+    await flow.context.close();
+  }, 90_000);
 });

@@ -12,6 +12,7 @@ import { errorBlock, messagePage } from '../pages.js';
 import { buildPageUi } from '../page-ui.js';
 import './builtin-sections.js';
 import './passkeys-section.js';
+import './social-section.js';
 import type { AccountHost } from './host.js';
 import { readForm } from './password-reset.js';
 import { htmlPage } from './respond.js';

@@ -18,6 +18,7 @@ import { translator, type Locale } from '../i18n/index.js';
 import { negotiateLocale } from '../i18n/negotiate.js';
 import type { MailAudience } from '../mail-templates.js';
 import type { RelyingParty } from '../../users/passkeys.js';
+import type { SocialContext } from '../../oidc/social-signin.js';
 import type { UiSettings } from '../page-ui.js';
 
 export interface AccountHost {
@@ -37,6 +38,8 @@ export interface AccountHost {
   /** Passkeys on the account page (issue 14): the WebAuthn relying party (RP ID = the tenant's host) and the ceremony script's path. */
   readonly relyingParty: RelyingParty;
   readonly passkeyScript: string;
+  /** Social login of the tenant's current config (linked accounts section); undefined without enabled providers. */
+  social(): SocialContext | undefined;
 }
 
 /** The tenant's SMTP server, or undefined (no host configured anywhere). */

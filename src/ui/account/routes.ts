@@ -14,6 +14,7 @@ import { VERIFY_PATH, handleVerify } from './verify.js';
 import { handleAccountPage } from './account-page.js';
 import { ACCOUNT_PATH, CALLBACK_PATH } from './session.js';
 import { PASSKEY_OPTIONS_PATH, handlePasskeyOptions } from './passkeys-section.js';
+import { LINK_PATH, handleSocialLink } from './social-section.js';
 
 /**
  * Further /account routes (the account page, passkeys, linked accounts) register here: a path
@@ -30,6 +31,7 @@ export const ACCOUNT_ROUTES: AccountRoute[] = [
   { path: RESET_PATH, handle: handlePasswordReset },
   { path: VERIFY_PATH, handle: handleVerify },
   { path: PASSKEY_OPTIONS_PATH, handle: (host, req) => handlePasskeyOptions(host, req) },
+  { path: LINK_PATH, handle: (host, req) => handleSocialLink(host, req) },
 ];
 
 export async function handleAccountRequest(host: AccountHost, req: HttpRequest, limiter: WindowLimiter): Promise<HttpResponse> {

@@ -276,6 +276,10 @@ export const de: Messages = {
   'social.account.unlinked': '{provider} ist nicht mehr verknüpft.',
   'social.account.last_method': 'Dies ist Ihre einzige Anmeldemöglichkeit und kann daher nicht getrennt werden.',
   'social.account.not_found': 'Dieses Konto ist nicht verknüpft.',
+  'social.account.link': '{provider} verknüpfen',
+  'social.account.linked': '{provider} ist jetzt verknüpft. Sie können sich damit anmelden.',
+  'social.account.already': 'Dieses {provider}-Konto ist bereits mit Ihrem verknüpft.',
+  'social.account.link_failed': 'Die Verknüpfung mit {provider} ist fehlgeschlagen. Versuchen Sie es erneut.',
   // Passkeys and the MFA policy (issue 14).
   'passkey.use': "Passkey verwenden",
   'passkey.or': "oder",

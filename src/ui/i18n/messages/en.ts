@@ -282,6 +282,10 @@ export const en = {
   'social.account.unlinked': '{provider} is no longer linked.',
   'social.account.last_method': 'This is your only way to sign in, so it cannot be unlinked.',
   'social.account.not_found': 'That account is not linked.',
+  'social.account.link': 'Link {provider}',
+  'social.account.linked': '{provider} is now linked. You can sign in with it.',
+  'social.account.already': 'This {provider} account is already linked to yours.',
+  'social.account.link_failed': 'Linking {provider} did not work. Try again.',
   // Passkeys and the MFA policy (issue 14).
   'passkey.use': "Use a passkey",
   'passkey.or': "or",

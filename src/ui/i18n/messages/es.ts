@@ -276,6 +276,10 @@ export const es: Messages = {
   'social.account.unlinked': '{provider} ya no está vinculada.',
   'social.account.last_method': 'Es su única forma de iniciar sesión, así que no se puede desvincular.',
   'social.account.not_found': 'Esa cuenta no está vinculada.',
+  'social.account.link': 'Vincular {provider}',
+  'social.account.linked': '{provider} ya está vinculado. Puede iniciar sesión con él.',
+  'social.account.already': 'Esta cuenta de {provider} ya está vinculada a la suya.',
+  'social.account.link_failed': 'No se pudo vincular {provider}. Inténtelo de nuevo.',
   // Passkeys and the MFA policy (issue 14).
   'passkey.use': "Usar una llave de acceso (passkey)",
   'passkey.or': "o",

@@ -276,6 +276,10 @@ export const fr: Messages = {
   'social.account.unlinked': "{provider} n'est plus associé.",
   'social.account.last_method': "C'est votre seule façon de vous connecter : elle ne peut pas être dissociée.",
   'social.account.not_found': "Ce compte n'est pas associé.",
+  'social.account.link': 'Associer {provider}',
+  'social.account.linked': '{provider} est maintenant associé. Vous pouvez vous connecter avec.',
+  'social.account.already': 'Ce compte {provider} est déjà associé au vôtre.',
+  'social.account.link_failed': "L'association de {provider} n'a pas abouti. Réessayez.",
   // Passkeys and the MFA policy (issue 14).
   'passkey.use': "Utiliser une clé d’accès (passkey)",
   'passkey.or': "ou",
