@@ -15,6 +15,7 @@ import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
+import { logoImgSources } from '../ui/client-logo.js';
 import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
 import { authenticationOptions, completeAuthentication, completeRegistration, passkeyAmr, registrationOptions, usableMethods } from '../users/passkeys.js';
 import { lockMinutesLeft, lockedNow } from '../users/lockout.js';
@@ -53,8 +54,8 @@ export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' |
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-function page(status: number, body: string, formTargets: string[] = [], script = false): HttpResponse {
-  return { status, headers: pageHeaders(formTargets, { script }), body };
+function page(status: number, body: string, formTargets: string[] = [], script = false, imgSources: string[] = []): HttpResponse {
+  return { status, headers: pageHeaders(formTargets, { script, imgSources }), body };
 }
 
 /** Retry-After of an Unavailable (the Argon2 queue is full, storage is down), at least 1 s. */
@@ -196,6 +197,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const clientId = String(details.params.client_id ?? '');
     const client = await host.loadClient(clientId);
     const clientName = client?.metadata.client_name ?? clientId;
+    const logoUri = client?.metadata.logo_uri;
     // Only pages need it (a URL parse): not the redirect that ends a successful sign-in.
     const formTargets = () => formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);
     const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
@@ -209,12 +211,14 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           action: `${base}/login`,
           csrf: csrfFor(host, uid),
           clientName,
+          logoUri,
           email,
           error,
           ...(passkeys ? { script: host.script, extras: { afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) })] } } : {}),
         }),
         formTargets(),
         passkeys,
+        logoImgSources(logoUri),
       );
     /** The second step of a user with a usable passkey: the passkey, and the app code if enrolled. */
     const secondStep = (status: number, user: UserRecord, error?: string) => {
@@ -252,7 +256,9 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         if (client?.metadata.first_party && accountId) return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
         const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
         const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
-        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets());
+        const signedIn = accountId ? await ctx.storage.users.get(tenant, accountId) : undefined;
+        const signedInAs = signedIn ? (signedIn.email ?? signedIn.username ?? undefined) : undefined;
+        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, logoUri, signedInAs, scopes }), formTargets(), false, logoImgSources(logoUri));
       }
       return page(400, messagePage({ ui, title: t('signin.unsupported.title'), message: t('signin.unsupported.message', { step: details.prompt.name }), error: true }));
     }

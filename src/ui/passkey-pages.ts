@@ -60,7 +60,7 @@ export function secondStepPage(o: Base & { clientName: string; passkey: Ceremony
 ${codeField(ui, o.error)}
 <div class="actions"><button type="submit" class="primary">${t('mfa.verify')}</button></div>
 </form>
-<p><a href="${o.totp.recoveryHref}">${t('mfa.use_recovery')}</a></p>`
+<p class="aside"><a href="${o.totp.recoveryHref}">${t('mfa.use_recovery')}</a></p>`
     : html``;
   return layout(
     { title: t('mfa.title'), ui, script: o.script },
