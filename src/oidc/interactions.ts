@@ -14,8 +14,15 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
-import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
+import { signupSettings, type AccountHost } from '../ui/account/host.js';
+import type { WindowLimiter } from '../ui/account/limiter.js';
+import { loginExtras } from '../ui/account/links.js';
+import { recogniseDevice } from '../ui/account/devices.js';
+import { SIGNUP_PENDING, checkEmailView, handleSignupStep, newPending, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
+import type { Html } from '../ui/html.js';
+import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
 import { logoImgSources } from '../ui/client-logo.js';
+import { qrSvg } from '../ui/qr.js';
 import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
 import { authenticationOptions, completeAuthentication, completeRegistration, passkeyAmr, registrationOptions, usableMethods } from '../users/passkeys.js';
 import { lockMinutesLeft, lockedNow } from '../users/lockout.js';
@@ -47,14 +54,36 @@ export interface SignInHost extends PasskeyHostSettings {
   readonly stylesheet: string;
   /** What every page of this tenant needs (stylesheet, languages, brand). */
   readonly ui: UiSettings;
+  /** The self-service account surface of the tenant (sign-up, reset links, verification). */
+  readonly account: AccountHost;
+  readonly limiter: WindowLimiter;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** Social login's part of the sign-in page (social-signin.ts); absent without providers. */
+  readonly social?: SocialHooks;
 }
 
-export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' | 'passkey' | 'passkey/options' | 'mfa/options' | 'enrol' | 'enrol/options';
+/** What social login adds to the interaction pages. */
+export interface SocialHooks {
+  /** The "Continue with <name>" block of the sign-in page. */
+  buttons(uid: string, ui: PageUi): Html;
+  /** The page of a step social login left pending in the interaction (link confirmation), if any. */
+  pending(details: Interaction, uid: string, ui: PageUi, formTargets: string[]): HttpResponse | undefined;
+}
 
-type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+/** Two sets of sign-in page extras, one after the other. */
+function mergeExtras(a: LoginExtras, b: LoginExtras | undefined): LoginExtras {
+  return { afterPassword: [...(a.afterPassword ?? []), ...(b?.afterPassword ?? [])], afterForm: [...(a.afterForm ?? []), ...(b?.afterForm ?? [])] };
+}
 
-function page(status: number, body: string, formTargets: string[] = [], script = false, imgSources: string[] = []): HttpResponse {
+function socialExtras(host: SignInHost, uid: string, ui: PageUi): LoginExtras | undefined {
+  return host.social ? { afterForm: [host.social.buttons(uid, ui)] } : undefined;
+}
+
+export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' | 'passkey' | 'passkey/options' | 'mfa/options' | 'enrol' | 'enrol/options' | 'signup' | 'resend' | 'continue';
+
+export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+export function page(status: number, body: string, formTargets: string[] = [], script = false, imgSources: string[] = []): HttpResponse {
   return { status, headers: pageHeaders(formTargets, { script, imgSources }), body };
 }
 
@@ -72,15 +101,15 @@ function unavailable(res: HttpResponse, err: unknown): HttpResponse {
   return res;
 }
 
-function redirect(location: string): HttpResponse {
+export function redirect(location: string): HttpResponse {
   return { status: 303, headers: { location, 'cache-control': 'no-store' } };
 }
 
-function csrfFor(host: SignInHost, uid: string): string {
+export function csrfFor(host: SignInHost, uid: string): string {
   return createHmac('sha256', host.csrfKey).update(`interaction:${uid}`).digest('base64url');
 }
 
-function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
+export function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
   if (!given) return false;
   const a = Buffer.from(csrfFor(host, uid));
   const b = Buffer.from(given);
@@ -98,9 +127,9 @@ export function readForm(req: HttpRequest): URLSearchParams | undefined {
  * and its browser cookie, dies with it, and needs no token format of our own. oidc-provider ignores
  * the unknown key if the browser jumps to the resume URL early: without `login` it asks again.
  */
-const MFA_PENDING = 'svc_mfa_pending';
+export const MFA_PENDING = 'svc_mfa_pending';
 /** How long the second step may take after the password. */
-const MFA_PENDING_SECONDS = 300;
+export const MFA_PENDING_SECONDS = 300;
 
 /** "Password verified, no usable second factor, the MFA policy requires one": enrolment due (same shape). */
 const MFA_ENROL = 'svc_mfa_enrol';
@@ -120,7 +149,7 @@ function pendingMfaAccount(details: Interaction, key = MFA_PENDING): string | un
  * SessionNotFound, as before), its session still there under the same account, the result stored
  * for what is left of its lifetime, the resume URL returned.
  */
-async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
+export async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
   const interaction = await provider.Interaction.find(uid);
   if (!interaction) throw new errors.SessionNotFound('interaction session not found');
   if (interaction.session?.uid) {
@@ -134,7 +163,7 @@ async function saveInteractionResult(provider: Provider, uid: string, result: In
 }
 
 /** The grant a consent (explicit or implied for first-party clients) stores. */
-async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
+export async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
   const { Grant } = host.provider;
   const clientId = String(details.params.client_id);
   const grant = (details.grantId ? await Grant.find(details.grantId) : undefined) ?? new Grant({ accountId, clientId });
@@ -166,7 +195,7 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
 }
 
 /** The page context of an interaction page: its GET address for the switcher, the RP's ui_locales when known. */
-function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
+export function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
   const query = new URLSearchParams(req.method === 'GET' ? req.rawQuery : '');
   return buildPageUi(host.ui, { path: `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`, query: query.toString(), headers: req.headers }, uiLocales);
 }
@@ -203,6 +232,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
     const finish = async (result: InteractionResults) => redirect(await saveInteractionResult(provider, details.uid, result));
     const passkeys = host.mfa.webauthn_enabled;
+    const withPasskey = (extras: LoginExtras): LoginExtras =>
+      passkeys ? { ...extras, afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) }), ...(extras.afterPassword ?? [])] } : extras;
     const loginForm = (status: number, error?: string, email = '') =>
       page(
         status,
@@ -214,7 +245,9 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           logoUri,
           email,
           error,
-          ...(passkeys ? { script: host.script, extras: { afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) })] } } : {}),
+          ...(passkeys ? { script: host.script } : {}),
+          // Reset and sign-up links (src/ui/account/links.ts), the passkey button, the social providers.
+          extras: mergeExtras(withPasskey(loginExtras(host.account, uid, ui)), socialExtras(host, uid, ui)),
         }),
         formTargets(),
         passkeys,
@@ -231,55 +264,14 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const user = await ctx.storage.users.get(tenant, accountId);
       const label = user?.email ?? user?.username ?? accountId;
       const secret = generateTotpSecret();
+      const uri = otpauthUri(secret, host.target.origin.host, label);
       const totp = host.mfa.totp_enabled
-        ? { action: `${base}/enrol`, csrf: csrfFor(host, uid), secret, uri: otpauthUri(secret, host.target.origin.host, label), enrollment: sealEnrolmentSecret(ctx, tenant, uid, accountId, secret) }
+        ? { action: `${base}/enrol`, csrf: csrfFor(host, uid), secret, uri, qrSvg: await qrSvg(uri), enrollment: sealEnrolmentSecret(ctx, tenant, uid, accountId, secret) }
         : undefined;
       const passkey = passkeys ? { action: `${base}/enrol`, optionsUrl: `${base}/enrol/options`, csrf: csrfFor(host, uid) } : undefined;
       return page(status, enrolmentPage({ ui, script: host.script, clientName, totp, passkey, error }), formTargets(), !!passkey);
     };
 
-    if (action === 'show') {
-      if (details.prompt.name === 'login') {
-        const enrolling = pendingMfaAccount(details, MFA_ENROL);
-        if (enrolling) return enrolment(200, enrolling);
-        const pendingId = pendingMfaAccount(details);
-        if (pendingId) {
-          const recovery = new URLSearchParams(req.rawQuery).get('method') === 'recovery';
-          const pendingUser = await ctx.storage.users.get(tenant, pendingId);
-          if (!recovery && pendingUser && usableMethods(pendingUser, host.mfa).includes('webauthn')) return secondStep(200, pendingUser);
-          return page(200, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
-        }
-        return loginForm(200, undefined, typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined);
-      }
-      if (details.prompt.name === 'consent') {
-        const accountId = details.session?.accountId;
-        if (client?.metadata.first_party && accountId) return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
-        const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
-        const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
-        const signedIn = accountId ? await ctx.storage.users.get(tenant, accountId) : undefined;
-        const signedInAs = signedIn ? (signedIn.email ?? signedIn.username ?? undefined) : undefined;
-        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, logoUri, signedInAs, scopes }), formTargets(), false, logoImgSources(logoUri));
-      }
-      return page(400, messagePage({ ui, title: t('signin.unsupported.title'), message: t('signin.unsupported.message', { step: details.prompt.name }), error: true }));
-    }
-
-    const form = readForm(req);
-    if (!form || !csrfValid(host, uid, form.get('csrf_token'))) {
-      ctx.log.info({ req_id: req.id, tenant, uid }, 'interaction form refused: missing or invalid CSRF token');
-      return page(403, messagePage({ ui, title: t('page.form_expired.title'), message: t('page.form_expired.message'), error: true }));
-    }
-
-    if (action === 'abort') {
-      return finish({ error: 'access_denied', error_description: 'End-User aborted interaction' });
-    }
-
-    if (action === 'confirm') {
-      const accountId = details.session?.accountId;
-      if (details.prompt.name !== 'consent' || !accountId) return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.nothing_to_confirm'), error: true }));
-      return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
-    }
-
-    if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
     const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
     const tooMany = t('signin.too_many');
     const cannotSignIn = t('signin.cannot');
@@ -299,11 +291,93 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const result: InteractionResults = { login: { accountId: user.id, amr, remember: true } };
       if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
       if (render) return render(await saveInteractionResult(provider, details.uid, result));
-      return finish(result);
+      // Device matching (new-device alert); `user` is as read before this sign-in (its previous last_login_at).
+      return withCookie(await finish(result), recogniseDevice(host.account, req, user, ui.t.lang));
     };
+    /** Sign-up, confirmation of the address, resend (src/ui/account/signup.ts). */
+    const signupStep = (): SignupStep => ({
+      account: host.account,
+      req,
+      uid,
+      base,
+      ui,
+      csrf: csrfFor(host, uid),
+      clientName,
+      formTargets: formTargets(),
+      limiter: host.limiter,
+      pending: signupPendingOf(details.result),
+      savePending: async (pending) => {
+        await saveInteractionResult(provider, details.uid, { [SIGNUP_PENDING]: pending });
+      },
+      complete: (user) => complete(user, ['pwd'], 'password'),
+    });
+
+    if (action === 'show') {
+      if (details.prompt.name === 'login') {
+        const signup = signupStep();
+        if (signup.pending) {
+          const waiting = signup.pending.accountId ? await ctx.storage.users.get(tenant, signup.pending.accountId) : undefined;
+          // Confirmed in the meantime (the mailed link, any browser): the sign-in goes on.
+          if (waiting?.email_verified && canSignIn(waiting)) return complete(waiting, ['pwd'], 'password');
+          return checkEmailView(signup, 200);
+        }
+        const enrolling = pendingMfaAccount(details, MFA_ENROL);
+        if (enrolling) return enrolment(200, enrolling);
+        const pendingId = pendingMfaAccount(details);
+        if (pendingId) {
+          const recovery = new URLSearchParams(req.rawQuery).get('method') === 'recovery';
+          const pendingUser = await ctx.storage.users.get(tenant, pendingId);
+          if (!recovery && pendingUser && usableMethods(pendingUser, host.mfa).includes('webauthn')) return secondStep(200, pendingUser);
+          return page(200, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
+        }
+        const pending = host.social?.pending(details, uid, ui, formTargets());
+        if (pending) return pending;
+        return loginForm(200, undefined, typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined);
+      }
+      if (details.prompt.name === 'consent') {
+        const accountId = details.session?.accountId;
+        if (client?.metadata.first_party && accountId) return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
+        const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+        const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
+        const signedIn = accountId ? await ctx.storage.users.get(tenant, accountId) : undefined;
+        const signedInAs = signedIn ? (signedIn.email ?? signedIn.username ?? undefined) : undefined;
+        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, logoUri, signedInAs, scopes }), formTargets(), false, logoImgSources(logoUri));
+      }
+      return page(400, messagePage({ ui, title: t('signin.unsupported.title'), message: t('signin.unsupported.message', { step: details.prompt.name }), error: true }));
+    }
+
+    if (action === 'signup' && req.method === 'GET') {
+      if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
+      return handleSignupStep(signupStep(), 'signup', undefined);
+    }
+
+    const form = readForm(req);
+    if (!form || !csrfValid(host, uid, form.get('csrf_token'))) {
+      ctx.log.info({ req_id: req.id, tenant, uid }, 'interaction form refused: missing or invalid CSRF token');
+      return page(403, messagePage({ ui, title: t('page.form_expired.title'), message: t('page.form_expired.message'), error: true }));
+    }
+
+    if (action === 'abort') {
+      return finish({ error: 'access_denied', error_description: 'End-User aborted interaction' });
+    }
+
+    if (action === 'confirm') {
+      const accountId = details.session?.accountId;
+      if (details.prompt.name !== 'consent' || !accountId) return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.nothing_to_confirm'), error: true }));
+      return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
+    }
+
+    if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
+    if (action === 'signup' || action === 'resend' || action === 'continue') return handleSignupStep(signupStep(), action, action === 'signup' ? form : undefined);
 
     /** The password is verified: a second step, an enrolment the MFA policy requires, or done. */
     const afterPassword = async (user: UserRecord) => {
+      if (!user.email_verified && signupSettings(host.account).requireVerification) {
+        // Password right, address unconfirmed and the tenant requires it: wait on the check-your-e-mail page.
+        ctx.metrics.loginAttempts.inc({ result: 'refused' });
+        await saveInteractionResult(provider, details.uid, { [SIGNUP_PENDING]: newPending(user.email ?? '', user.id) });
+        return redirect(base);
+      }
       const key = usableMethods(user, host.mfa).length > 0 ? MFA_PENDING : mustEnrol(host.mfa) ? MFA_ENROL : undefined;
       if (!key) return complete(user, ['pwd'], 'password');
       // The failure count is deliberately not cleared here: otherwise re-entering the password

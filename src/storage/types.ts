@@ -226,10 +226,15 @@ export interface Storage {
   readonly users: UserRepository;
   readonly loginAttempts: LoginAttemptRepository;
   readonly registrationTokens: RegistrationTokenRepository;
+  /** Password-reset and e-mail verification tokens (issue 13). */
+  readonly accountTokens: AccountTokenRepository;
+  readonly userPreferences: UserPreferencesRepository;
   /** The tenant registry (multi-tenant mode): platform data, not scoped by a caller's tenant. */
   readonly tenants: TenantRepository;
   /** Per-tenant configuration overrides (src/tenancy/config). */
   readonly tenantConfig: TenantConfigRepository;
+  /** Social login: upstream accounts linked to users (src/social). */
+  readonly socialIdentities: SocialIdentityRepository;
   /** Passkeys and their ceremony challenges (issue 14). */
   readonly webauthn: WebauthnRepository;
   /** API resources of each tenant (issue 19). */
@@ -327,6 +332,39 @@ export interface RegistrationTokenRepository {
   releaseUse(tenant: TenantId, jti: string): Promise<void>;
 }
 
+/** A single-use token mailed to an end user (issue 13): only its sha256 is stored. */
+export type AccountTokenKind = 'password_reset' | 'verify_email';
+
+export interface AccountTokenRecord {
+  token_hash: string;
+  kind: AccountTokenKind;
+  user_id: string;
+  /** The address the token was mailed to (for verification: the address it confirms). */
+  email: string;
+  data: Record<string, unknown> | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface AccountTokenRepository {
+  create(tenant: TenantId, record: AccountTokenRecord): Promise<void>;
+  /** The token if it is of this kind, unused and unexpired (no state change). */
+  findUsable(tenant: TenantId, kind: AccountTokenKind, tokenHash: string, nowIso: string): Promise<AccountTokenRecord | undefined>;
+  /** Marks it used if it is usable, atomically: of two concurrent callers only one gets it. */
+  consume(tenant: TenantId, kind: AccountTokenKind, tokenHash: string, nowIso: string): Promise<AccountTokenRecord | undefined>;
+  /** How many tokens of this kind were created for the address since then (per-address limits). */
+  countSince(tenant: TenantId, kind: AccountTokenKind, email: string, sinceIso: string): Promise<number>;
+  /** Marks every unused token of the user of this kind used (a newer one, or a password set, ends them). */
+  expireForUser(tenant: TenantId, kind: AccountTokenKind, userId: string, nowIso: string): Promise<void>;
+}
+
+/** An end user's own preferences (the account page's security-alert choices), as one JSON object. */
+export interface UserPreferencesRepository {
+  get(tenant: TenantId, userId: string): Promise<Record<string, unknown> | undefined>;
+  put(tenant: TenantId, userId: string, data: Record<string, unknown>, atIso: string): Promise<void>;
+}
+
 /** A tenant of multi-tenant mode (CONTRACT.md tenant object). `default` is never stored. */
 export interface TenantRecord {
   id: string;
@@ -358,6 +396,29 @@ export interface TenantConfigRepository {
   /** Every stored section of the tenant ({} when none). */
   get(tenant: TenantId): Promise<Record<string, Record<string, unknown>>>;
   put(tenant: TenantId, section: string, data: Record<string, unknown>): Promise<void>;
+}
+
+/** An upstream account (provider + its subject) that signs in a user (src/social). */
+export interface SocialIdentityRecord {
+  provider: string;
+  subject: string;
+  user_id: string;
+  email: string | null;
+  linked_at: string;
+  last_used_at: string | null;
+}
+
+export interface SocialIdentityRepository {
+  /** Throws UniqueViolation('identity') when the upstream account is linked already (to anyone). */
+  link(tenant: TenantId, identity: SocialIdentityRecord): Promise<void>;
+  find(tenant: TenantId, provider: string, subject: string): Promise<SocialIdentityRecord | undefined>;
+  /** A user's linked accounts, oldest first. */
+  listByUser(tenant: TenantId, userId: string): Promise<SocialIdentityRecord[]>;
+  touch(tenant: TenantId, provider: string, subject: string, atIso: string): Promise<void>;
+  /** Removes one link of that user; false when the user has no such link. */
+  unlink(tenant: TenantId, userId: string, provider: string, subject: string): Promise<boolean>;
+  /** Every link of a user (the user was deleted). */
+  unlinkAll(tenant: TenantId, userId: string): Promise<void>;
 }
 
 /** A user's passkey (WebAuthn credential). The public key is not secret; nothing here is. */

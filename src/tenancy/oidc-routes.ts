@@ -9,9 +9,11 @@ import { etagMatches, publicDocument } from '../http/etag.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
 import { handleAccountMfa } from '../oidc/account-mfa.js';
+import { handleAccountSocial } from '../oidc/account-social.js';
 import { handleAccountPasskeys, type AccountPasskeyAction } from '../oidc/account-passkeys.js';
 import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
+import { handleSocial, type SocialContext } from '../oidc/social-signin.js';
 import { OIDC_ROUTES } from '../oidc/provider.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG } from '../ui/passkey-script.js';
@@ -31,8 +33,12 @@ export interface OidcRouteHost extends TokenContext {
   bridge(req: HttpRequest): Promise<HttpResponse>;
   /** The device-flow poll guard: an answer when the poll is refused (slow_down), else undefined. */
   devicePoll(req: HttpRequest): Promise<HttpResponse | undefined>;
+  /** The tenant's brand stylesheet (src/ui/branding.ts). */
+  brandCss(): { body: string; etag: string };
   /** Dynamic client registration (register-rp.ts) for this tenant. */
   registerClient(req: HttpRequest): Promise<HttpResponse>;
+  /** Social login of the tenant's current config; undefined without enabled providers. */
+  socialContext(): SocialContext | undefined;
 }
 
 type Run = (host: OidcRouteHost, req: HttpRequest, match: RegExpExecArray | null) => Promise<HttpResponse | undefined>;
@@ -61,6 +67,16 @@ const ROUTES: readonly OidcRoute[] = [
   { path: '/jwks', methods: GET, run: async (host, req) => jwksResponse(host, req) },
   { path: '/register-rp', methods: POST, run: (host, req) => host.registerClient(req) },
   {
+    // The tenant's brand (palettes, font): its own stylesheet, same origin (CSP style-src 'self').
+    path: '/assets/brand.css',
+    methods: GET,
+    run: async (host, req) => {
+      const css = host.brandCss();
+      const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=300', etag: css.etag, 'x-content-type-options': 'nosniff' };
+      return etagMatches(req.headers['if-none-match'], css.etag) ? { status: 304, headers } : { status: 200, headers, body: css.body };
+    },
+  },
+  {
     path: '/assets/app.css',
     methods: GET,
     run: async (_host, req) => {
@@ -69,13 +85,19 @@ const ROUTES: readonly OidcRoute[] = [
     },
   },
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|passkey|passkey\/options|mfa\/options|enrol|enrol\/options))?$/,
+    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|passkey|passkey\/options|mfa\/options|enrol|enrol\/options|signup|resend|continue))?$/,
     run: async (host, req, m) => {
       const action = (m?.[2] ?? 'show') as InteractionAction;
-      if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
+      // show: GET only; signup: the form (GET) and its submission (POST); the rest: POST only.
+      const allow = action === 'show' ? 'GET' : action === 'signup' ? 'GET, POST' : 'POST';
+      if (!allow.split(', ').includes(req.method)) return { status: 405, headers: { allow, ...pageHeaders() }, body: 'Method Not Allowed' };
       return handleInteraction(await host.signInHost(), req, m?.[1] ?? '', action);
     },
   },
+  // Social login (src/oidc/social-signin.ts): start, callback (GET, form_post), link confirmation; linked accounts.
+  { path: /^\/(?:social\/[a-z][a-z0-9-]{0,31}\/callback|interaction\/[A-Za-z0-9_-]{1,128}\/(?:social\/[a-z][a-z0-9-]{0,31}|link|link-cancel))$/, run: async (host, req, m) => handleSocial(await host.signInHost(), host.socialContext(), req, m?.[0] ?? '') },
+  { path: '/account/social', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'list') },
+  { path: '/account/social/unlink', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'unlink') },
   { path: '/account/mfa', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'manage') },
   { path: '/account/mfa/disable', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'disable') },
   // Passkeys (issue 14): the ceremony script, and the account page's passkey actions.

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../src/storage/errors.js';
-import type { ClientRecord, PageRequest, RegistrationTokenRecord, ResourceRecord, Storage, UserRecord, WebauthnCredentialRecord } from '../../src/storage/types.js';
+import type { AccountTokenRecord, ClientRecord, PageRequest, RegistrationTokenRecord, ResourceRecord, Storage, UserRecord, WebauthnCredentialRecord } from '../../src/storage/types.js';
 import { at, auditEntry, clientRecord, keyRecord } from '../helpers/storage.js';
 
 export interface ContractBackend {
@@ -881,6 +881,119 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         } finally {
           for (const o of others) await o.close();
         }
+      });
+    });
+
+    describe('account tokens', () => {
+      let n = 0;
+      const fresh = () => `accttok-${++n}`;
+      const repo = () => s.accountTokens;
+      const at = (offsetSeconds: number) => new Date(Date.now() + offsetSeconds * 1000).toISOString();
+      const record = (over: Partial<AccountTokenRecord> = {}): AccountTokenRecord => ({
+        token_hash: `hash-${n}-${Math.random().toString(36).slice(2)}`,
+        kind: 'password_reset',
+        user_id: 'user-1',
+        email: 'ada@example.com',
+        data: null,
+        created_at: at(0),
+        expires_at: at(3600),
+        used_at: null,
+        ...over,
+      });
+
+      it('finds a usable token without changing it, consumes it exactly once', async () => {
+        const T = fresh();
+        const r = record({ data: { interaction: 'abc' } });
+        await repo().create(T, r);
+        expect(await repo().findUsable(T, 'password_reset', r.token_hash, at(0))).toEqual(r);
+        expect(await repo().findUsable(T, 'verify_email', r.token_hash, at(0))).toBeUndefined();
+        const used = await repo().consume(T, 'password_reset', r.token_hash, at(0));
+        expect(used).toMatchObject({ token_hash: r.token_hash, user_id: 'user-1', data: { interaction: 'abc' } });
+        expect(await repo().consume(T, 'password_reset', r.token_hash, at(0))).toBeUndefined();
+        expect(await repo().findUsable(T, 'password_reset', r.token_hash, at(0))).toBeUndefined();
+      });
+
+      it('refuses an expired token, another tenant and another kind', async () => {
+        const T = fresh();
+        const r = record({ expires_at: at(60) });
+        await repo().create(T, r);
+        expect(await repo().consume(T, 'password_reset', r.token_hash, at(61))).toBeUndefined();
+        expect(await repo().consume(fresh(), 'password_reset', r.token_hash, at(0))).toBeUndefined();
+        expect(await repo().consume(T, 'verify_email', r.token_hash, at(0))).toBeUndefined();
+        expect(await repo().consume(T, 'password_reset', r.token_hash, at(0))).toBeDefined();
+      });
+
+      it('of concurrent consumers only one gets the token', async () => {
+        const T = fresh();
+        const r = record();
+        await repo().create(T, r);
+        const results = await Promise.all(Array.from({ length: 20 }, () => repo().consume(T, 'password_reset', r.token_hash, at(0))));
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('counts tokens per address since a time, and expires a user\'s unused tokens', async () => {
+        const T = fresh();
+        await repo().create(T, record({ created_at: at(-7200) }));
+        const a = record({ created_at: at(-10) });
+        const b = record({ created_at: at(-5) });
+        await repo().create(T, a);
+        await repo().create(T, b);
+        await repo().create(T, record({ email: 'other@example.com', user_id: 'user-2' }));
+        expect(await repo().countSince(T, 'password_reset', 'ada@example.com', at(-3600))).toBe(2);
+        expect(await repo().countSince(T, 'verify_email', 'ada@example.com', at(-3600))).toBe(0);
+        await repo().expireForUser(T, 'password_reset', 'user-1', at(0));
+        expect(await repo().findUsable(T, 'password_reset', a.token_hash, at(0))).toBeUndefined();
+        expect(await repo().findUsable(T, 'password_reset', b.token_hash, at(0))).toBeUndefined();
+      });
+    });
+
+    describe('user preferences', () => {
+      it('stores one object per user, replaced on put, scoped by tenant', async () => {
+        const repo = s.userPreferences;
+        expect(await repo.get('prefs-a', 'u1')).toBeUndefined();
+        await repo.put('prefs-a', 'u1', { alerts: { password_changed: false } }, new Date().toISOString());
+        await repo.put('prefs-a', 'u1', { alerts: { password_changed: true, mfa_changed: false } }, new Date().toISOString());
+        expect(await repo.get('prefs-a', 'u1')).toEqual({ alerts: { password_changed: true, mfa_changed: false } });
+        expect(await repo.get('prefs-b', 'u1')).toBeUndefined();
+        expect(await repo.get('prefs-a', 'u2')).toBeUndefined();
+      });
+    });
+
+    describe('social identities', () => {
+      const acme = 'social-acme';
+      const globex = 'social-globex';
+      const at = '2026-11-25T01:00:00.000Z';
+      const identity = (provider: string, subject: string, userId: string) => ({ provider, subject, user_id: userId, email: `${subject}@upstream.example`, linked_at: at, last_used_at: null });
+
+      it('links, finds, lists by user, touches and unlinks', async () => {
+        await s.socialIdentities.link(acme, identity('google', 'g-1', 'u-1'));
+        await s.socialIdentities.link(acme, identity('github', '42', 'u-1'));
+        await s.socialIdentities.link(acme, identity('google', 'g-2', 'u-2'));
+        expect(await s.socialIdentities.find(acme, 'google', 'g-1')).toEqual(identity('google', 'g-1', 'u-1'));
+        expect(await s.socialIdentities.find(acme, 'google', 'G-1')).toBeUndefined();
+        expect((await s.socialIdentities.listByUser(acme, 'u-1')).map((i) => `${i.provider}:${i.subject}`).sort()).toEqual(['github:42', 'google:g-1']);
+        await s.socialIdentities.touch(acme, 'google', 'g-1', '2026-11-25T02:00:00.000Z');
+        expect((await s.socialIdentities.find(acme, 'google', 'g-1'))?.last_used_at).toBe('2026-11-25T02:00:00.000Z');
+        // Only the owner's link is removed: another user's id removes nothing.
+        expect(await s.socialIdentities.unlink(acme, 'u-2', 'google', 'g-1')).toBe(false);
+        expect(await s.socialIdentities.unlink(acme, 'u-1', 'google', 'g-1')).toBe(true);
+        expect(await s.socialIdentities.find(acme, 'google', 'g-1')).toBeUndefined();
+        await s.socialIdentities.unlinkAll(acme, 'u-1');
+        expect(await s.socialIdentities.listByUser(acme, 'u-1')).toEqual([]);
+        expect(await s.socialIdentities.listByUser(acme, 'u-2')).toHaveLength(1);
+      });
+
+      it('refuses a second link of one upstream account (to anyone) with UniqueViolation', async () => {
+        await s.socialIdentities.link(acme, identity('corp', 'dup', 'u-3'));
+        await expect(s.socialIdentities.link(acme, identity('corp', 'dup', 'u-4'))).rejects.toMatchObject({ field: 'identity' });
+      });
+
+      it('keeps tenants apart', async () => {
+        expect(await s.socialIdentities.find(globex, 'google', 'g-2')).toBeUndefined();
+        await s.socialIdentities.link(globex, identity('google', 'g-2', 'other-user'));
+        expect((await s.socialIdentities.find(acme, 'google', 'g-2'))?.user_id).toBe('u-2');
+        expect((await s.socialIdentities.find(globex, 'google', 'g-2'))?.user_id).toBe('other-user');
+        expect(await s.socialIdentities.unlink(globex, 'u-2', 'google', 'g-2')).toBe(false);
       });
     });
 
