@@ -231,7 +231,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   const adminConsole = new StaticConsole(join(PROJECT_ROOT, 'dist', 'admin'));
   async function serveConsole(req: HttpRequest): Promise<HttpResponse> {
-    const { tenant } = ctx.resolver.resolve(req);
+    const { tenant } = frontDoor.resolve(req);
     if (tenant === OPS_TENANT) throw notFound(`No route for ${req.method} ${req.path} on ${OPS_TENANT}`);
     await ctx.registry.require(tenant);
     const multiTenant = config.multi_tenancy.enabled;
