@@ -1,0 +1,89 @@
+/**
+ * The account page /account with every section at once (profile, e-mail, password, two-step
+ * verification, passkeys, linked accounts, sessions, security alerts) in headless Chromium: the
+ * passkey button (name /passkey/i) registers one with the virtual authenticator, the linked
+ * accounts list and "Link <provider>" show, axe-core finds no serious or critical violation, and
+ * a full-page screenshot is written to test-artifacts/account/ (gitignored).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enableTotp } from '../../src/oidc/mfa.js';
+import { generateTotpSecret } from '../../src/oidc/totp.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { seriousViolations } from '../helpers/axe.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
+import { createUser } from '../helpers/users.js';
+import { pageWithAuthenticator } from '../helpers/webauthn.js';
+
+const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'account');
+
+describe('account page with every section', () => {
+  let t: TestApp;
+  let upstream: UpstreamOidc;
+  let browser: Browser;
+  let dir: string;
+
+  beforeAll(async () => {
+    upstream = await startUpstreamOidc();
+    dir = mkdtempSync(join(tmpdir(), 'svc-account-'));
+    const file = join(dir, 'config.json');
+    const provider = (name: string) => ({ type: 'oidc', enabled: true, issuer: upstream.issuer, client_id: 'svc-at-corp', client_secret: 'upstream-client-secret-0123456789', display_name: name });
+    writeFileSync(file, JSON.stringify({ features: { social_login: { providers: { corp: provider('Corp SSO'), partner: provider('Partner ID') } } } }));
+    t = await startTestApp({ SVC_CONFIG_FILE: file });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await upstream?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows every section, registers a passkey from its /passkey/i button, and passes axe-core', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const a = await pageWithAuthenticator(browser);
+    const account = `${new URL(t.issuer).origin}/account`;
+    // Straight to the page: it signs in through the tenant's own authorization endpoint first.
+    await a.page.goto(account);
+    await a.page.getByLabel('E-mail').fill(user.email);
+    await a.page.getByLabel('Password').fill(user.password);
+    await a.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await a.page.waitForURL(account);
+
+    const response = await a.page.reload();
+    const csp = response!.headers()['content-security-policy']!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    const add = a.page.getByRole('button', { name: /passkey/i });
+    expect(await add.count()).toBe(1);
+    await a.page.getByLabel(/name of the new passkey/i).fill('Desk key <b>');
+    await add.click();
+    await a.page.waitForURL(/passkey=added/);
+    expect(await a.page.getByRole('status').filter({ hasText: 'Your passkey was added.' }).count()).toBe(1);
+    expect((await a.credentials())[0]!.isResidentCredential).toBe(true);
+    expect(await t.app.ctx.storage.webauthn.listCredentials('default', user.id)).toHaveLength(1);
+
+    // TOTP on, one linked account: every section in its "in use" state.
+    await enableTotp(t.app.ctx, 'default', user.id, generateTotpSecret());
+    const now = new Date().toISOString();
+    await t.app.ctx.storage.socialIdentities.link('default', { provider: 'corp', subject: 'u-1', user_id: user.id, email: 'someone@corp.example', linked_at: now, last_used_at: now });
+    await a.page.goto(account);
+    const headings = await a.page.getByRole('heading', { level: 2 }).allTextContents();
+    for (const h of ['Passkeys', 'Linked accounts', 'Two-step verification']) expect(headings).toContain(h);
+    expect(headings.length).toBeGreaterThanOrEqual(7);
+    expect(await a.page.getByText('Desk key <b>', { exact: true }).count()).toBe(1);
+    expect(await a.page.getByRole('button', { name: 'Unlink Corp SSO' }).count()).toBe(1);
+    expect(await a.page.getByRole('link', { name: 'Link Partner ID' }).count()).toBe(1);
+    expect(await a.page.getByRole('link', { name: 'Link Corp SSO' }).count()).toBe(0);
+    expect(await a.page.getByRole('button', { name: 'Turn off two-step verification' }).count()).toBe(1);
+    expect(await seriousViolations(a.page)).toEqual([]);
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await a.page.screenshot({ path: join(ARTIFACTS, 'account-page.png'), fullPage: true });
+    await a.context.close();
+  }, 60_000);
+});
