@@ -3,7 +3,8 @@
  * verification, passkeys, linked accounts, sessions, security alerts) in headless Chromium: the
  * passkey button (name /passkey/i) registers one with the virtual authenticator, the linked
  * accounts list and "Link <provider>" show, axe-core finds no serious or critical violation, and
- * a full-page screenshot is written to test-artifacts/account/ (gitignored).
+ * a full-page screenshot is written to test-artifacts/account/ (gitignored); an old sign-in may not
+ * add or remove a passkey.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,6 +85,22 @@ describe('account page with every section', () => {
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await a.page.screenshot({ path: join(ARTIFACTS, 'account-page.png'), fullPage: true });
+
+    // An older sign-in (more than 15 minutes ago) may rename but not add or remove a passkey.
+    const [row] = await t.app.ctx.storage.oidc.listSessions('default', { accountId: user.id });
+    await t.app.ctx.storage.oidc.upsert('default', 'Session', row!.id, { ...row!.payload, loginTs: Math.floor(Date.now() / 1000) - 3600 }, row!.expires_at);
+    await a.page.goto(account);
+    const csrf = await a.page.locator('input[name=csrf_token]').first().inputValue();
+    const options = await a.page.request.post(`${account}/passkeys/options`, { form: { csrf_token: csrf } });
+    expect(options.status()).toBe(403);
+    expect(await options.json()).toEqual({ error: 'login_too_old' });
+    const [stored] = await t.app.ctx.storage.webauthn.listCredentials('default', user.id);
+    const remove = await a.page.request.post(account, { form: { csrf_token: csrf, action: 'passkeys.remove', id: stored!.id } });
+    expect(remove.status()).toBe(403);
+    expect(await t.app.ctx.storage.webauthn.listCredentials('default', user.id)).toHaveLength(1);
+    const rename = await a.page.request.post(account, { form: { csrf_token: csrf, action: 'passkeys.rename', id: stored!.id, name: 'Desk' }, maxRedirects: 0 });
+    expect(rename.status()).toBe(303);
+    expect((await t.app.ctx.storage.webauthn.listCredentials('default', user.id))[0]!.name).toBe('Desk');
     await a.context.close();
   }, 60_000);
 });
