@@ -17,7 +17,7 @@
  * operator, who holds everything.
  */
 import { ProblemError } from '../http/problem.js';
-import { isManagementScope } from '../oidc/scopes.js';
+import { isManagementScope } from '../resources/management-api.js';
 
 /** Registration policies that need a scope of their creator (a registrant gets a client through them). */
 const POLICY_NEEDS: Readonly<Record<string, readonly string[]>> = {

@@ -66,7 +66,10 @@ export class ManagementApi {
     if (!scopes.has(o.scope)) throw insufficientScope(o.scope);
 
     // The tenant's own limit: its config overrides may lower the global one.
-    const decision = await this.limit(o, tenant, claims.client_id, actor.config.security.rate_limit[o.rateClass]);
+    // A user token counts per (client, user): the admins of one console do not share one budget,
+    // so one of them cannot use up everyone's (issue 12; client tokens count per client as before).
+    const bucket = user ? `${claims.client_id}|user:${user.id}` : claims.client_id;
+    const decision = await this.limit(o, tenant, bucket, actor.config.security.rate_limit[o.rateClass]);
     const limitHeaders = decision ? rateHeaders(decision) : {};
     if (decision && !decision.allowed) {
       throw new ProblemError(429, 'rate-limited', `Rate limit of ${decision.limit} ${o.rateClass} requests per window exceeded`, {

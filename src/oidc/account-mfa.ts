@@ -10,17 +10,19 @@
  * The secret waits between GET and POST in a sealed hidden field (AAD: tenant, user, session,
  * with an expiry) rather than in storage: nothing half-enrolled is ever written to the user.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withNodeObjects } from '../http/koa-bridge.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { UserRecord } from '../storage/types.js';
-import { pageHeaders } from '../ui/html.js';
+import { pageHeaders, type Html } from '../ui/html.js';
+import { passkeysOnlyPage } from '../ui/passkey-pages.js';
 import { buildPageUi, withCookie, type PageUi } from '../ui/page-ui.js';
 import { messagePage, mfaEnrollPage, mfaManagePage, recoveryCodesPage } from '../ui/pages.js';
 import { canSignIn } from './accounts.js';
 import { readForm, type SignInHost } from './interactions.js';
-import { checkTotp, disableMfa, enableTotp } from './mfa.js';
+import { accountCsrf, passkeyExtra } from './account-passkeys.js';
+import { checkTotp, disableTotp, enableTotp } from './mfa.js';
 import { generateTotpSecret, otpauthUri } from './totp.js';
 
 export type AccountMfaAction = 'manage' | 'disable';
@@ -28,8 +30,8 @@ export type AccountMfaAction = 'manage' | 'disable';
 /** Time from showing the secret to confirming it. */
 const ENROLLMENT_SECONDS = 600;
 
-function page(status: number, body: string): HttpResponse {
-  return { status, headers: pageHeaders(), body };
+function page(status: number, body: string, script = false): HttpResponse {
+  return { status, headers: pageHeaders([], { script }), body };
 }
 
 interface Visit {
@@ -39,6 +41,8 @@ interface Visit {
   sessionUid: string;
   csrf: string;
   ui: PageUi;
+  /** The passkey section below the page's own form (account-passkeys.ts), when passkeys are on. */
+  passkeys?: { extra: Html; script: string };
 }
 
 export async function handleAccountMfa(host: SignInHost, req: HttpRequest, action: AccountMfaAction): Promise<HttpResponse> {
@@ -53,10 +57,17 @@ export async function handleAccountMfa(host: SignInHost, req: HttpRequest, actio
     if (!session.accountId) return message(401, t('account.sign_in_first.title'), t('account.sign_in_first.message'));
     const user = await host.ctx.storage.users.get(host.tenant, session.accountId);
     if (!user || !canSignIn(user)) return message(403, t('account.unavailable.title'), t('account.unavailable.message'));
-    const csrf = createHmac('sha256', host.csrfKey).update(`account-mfa:${session.uid}`).digest('base64url');
-    const visit: Visit = { host, req, user, sessionUid: session.uid, csrf, ui };
+    const csrf = accountCsrf(host, session.uid);
+    const visit: Visit = { host, req, user, sessionUid: session.uid, csrf, ui, passkeys: await passkeyExtra(host, ui, user, csrf, req.rawQuery) };
 
-    if (req.method === 'GET') return user.mfa_enabled ? managePage(visit, 200) : enrollPage(visit, 200, generateTotpSecret());
+    if (req.method === 'GET') {
+      // A tenant without authenticator apps: the passkeys alone (and turning TOTP off, if still on).
+      if (!host.mfa.totp_enabled && !totpOn(user)) {
+        if (!visit.passkeys) return message(404, t('account.unavailable.title'), t('mfa.unavailable'));
+        return page(200, passkeysOnlyPage({ ui, script: host.script, section: visit.passkeys.extra }), true);
+      }
+      return totpOn(user) ? managePage(visit, 200) : enrollPage(visit, 200, generateTotpSecret());
+    }
 
     const form = readForm(req);
     const given = Buffer.from(form?.get('csrf_token') ?? '');
@@ -69,16 +80,20 @@ export async function handleAccountMfa(host: SignInHost, req: HttpRequest, actio
 }
 
 const enrollmentAad = (v: Visit) => `mfa-enroll:${v.host.tenant}:${v.user.id}:${v.sessionUid}`;
+/** TOTP is on (passkeys, managed on their own, do not count here). */
+const totpOn = (user: UserRecord) => user.mfa_secret_sealed !== null;
 const who = (v: Visit) => ({ username: v.user.email, user_id: v.user.id, ip_address: v.req.ip, user_agent: v.req.headers['user-agent'] ?? null });
 
 function enrollPage(v: Visit, status: number, secret: string, error?: string): HttpResponse {
   const enrollment = v.host.ctx.sealer.seal(JSON.stringify({ secret, exp: Date.now() + ENROLLMENT_SECONDS * 1000 }), enrollmentAad(v));
   const uri = otpauthUri(secret, v.host.target.origin.host, v.user.email ?? v.user.username ?? v.user.id);
-  return page(status, mfaEnrollPage({ ui: v.ui, action: `${v.host.target.mountPath}/account/mfa`, csrf: v.csrf, enrollment, secret, uri, error }));
+  const extras = v.passkeys ? { script: v.passkeys.script, extras: [v.passkeys.extra] } : {};
+  return page(status, mfaEnrollPage({ ui: v.ui, action: `${v.host.target.mountPath}/account/mfa`, csrf: v.csrf, enrollment, secret, uri, error, ...extras }), !!v.passkeys);
 }
 
 function managePage(v: Visit, status: number, error?: string): HttpResponse {
-  return page(status, mfaManagePage({ ui: v.ui, action: `${v.host.target.mountPath}/account/mfa/disable`, csrf: v.csrf, email: v.user.email ?? '', error }));
+  const extras = v.passkeys ? { script: v.passkeys.script, extras: [v.passkeys.extra] } : {};
+  return page(status, mfaManagePage({ ui: v.ui, action: `${v.host.target.mountPath}/account/mfa/disable`, csrf: v.csrf, email: v.user.email ?? '', error, ...extras }), !!v.passkeys);
 }
 
 /** The secret from the sealed field, if it is this user's and session's and not expired. */
@@ -93,7 +108,8 @@ function pendingSecret(v: Visit, sealed: string): string | undefined {
 
 async function confirmEnrollment(v: Visit, form: URLSearchParams): Promise<HttpResponse> {
   const { host, user } = v;
-  if (user.mfa_enabled) return managePage(v, 409, v.ui.t('mfa.enroll.already_on'));
+  if (!host.mfa.totp_enabled) return page(404, messagePage({ ui: v.ui, title: v.ui.t('account.unavailable.title'), message: v.ui.t('mfa.totp_unavailable'), error: true }));
+  if (totpOn(user)) return managePage(v, 409, v.ui.t('mfa.enroll.already_on'));
   const secret = pendingSecret(v, form.get('enrollment') ?? '');
   if (!secret) return enrollPage(v, 400, generateTotpSecret(), v.ui.t('mfa.enroll.expired'));
   const code = (form.get('code') ?? '').trim();
@@ -102,13 +118,13 @@ async function confirmEnrollment(v: Visit, form: URLSearchParams): Promise<HttpR
   if (check !== 'ok') return enrollPage(v, 400, secret, v.ui.t(check === 'replayed' ? 'mfa.enroll.code_used' : 'mfa.enroll.code_invalid'));
 
   const codes = await enableTotp(host.ctx, host.tenant, user.id, secret);
-  await host.ctx.audit.record(host.tenant, { type: 'mfa_enabled', status: 'success', ...who(v), details: { user_id: user.id, methods: ['totp'] } });
+  await host.ctx.audit.record(host.tenant, { type: 'mfa_enabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: ['totp'] } });
   return page(200, recoveryCodesPage({ ui: v.ui, codes }));
 }
 
 async function disable(v: Visit, form: URLSearchParams): Promise<HttpResponse> {
   const { host, user } = v;
-  if (!user.mfa_enabled) return page(200, messagePage({ ui: v.ui, title: v.ui.t('mfa.off.title'), message: v.ui.t('mfa.off.already') }));
+  if (!totpOn(user)) return page(200, messagePage({ ui: v.ui, title: v.ui.t('mfa.off.title'), message: v.ui.t('mfa.off.already') }));
   const password = form.get('password') ?? '';
   if (!password || password.length > 1024) return managePage(v, 400, v.ui.t('mfa.manage.enter_password'));
   // A password check is a password check: wrong ones feed the brute-force guard like at sign-in.
@@ -120,7 +136,7 @@ async function disable(v: Visit, form: URLSearchParams): Promise<HttpResponse> {
     }
     return managePage(v, 401, v.ui.t('mfa.manage.wrong_password'));
   }
-  await disableMfa(host.ctx, host.tenant, user.id);
-  await host.ctx.audit.record(host.tenant, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, methods: user.mfa_methods, by: 'user' } });
+  await disableTotp(host.ctx, host.tenant, user.id);
+  await host.ctx.audit.record(host.tenant, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: ['totp'], by: 'user' } });
   return page(200, messagePage({ ui: v.ui, title: v.ui.t('mfa.off.title'), message: v.ui.t('mfa.off.done') }));
 }

@@ -14,14 +14,30 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
-import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
+import type { Html } from '../ui/html.js';
+import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
+import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
+import { authenticationOptions, completeAuthentication, completeRegistration, passkeyAmr, registrationOptions, usableMethods } from '../users/passkeys.js';
 import { lockMinutesLeft, lockedNow } from '../users/lockout.js';
 import { canSignIn } from './accounts.js';
 import type { LoginGuard } from './login-guard.js';
-import { useRecoveryCode, verifyUserTotp } from './mfa.js';
+import { checkTotp, enableTotp, useRecoveryCode, verifyUserTotp } from './mfa.js';
+import {
+  auditPasskeyRefusal,
+  enrolmentBinding,
+  mustEnrol,
+  openEnrolmentSecret,
+  optionsResponse,
+  passkeyFailureKey,
+  sealEnrolmentSecret,
+  secondStepBinding,
+  signInBinding,
+  type PasskeyHostSettings,
+} from './passkey-steps.js';
+import { generateTotpSecret, otpauthUri } from './totp.js';
 import { SourceOverShare } from '../workers/fair-admission.js';
 
-export interface SignInHost {
+export interface SignInHost extends PasskeyHostSettings {
   readonly tenant: TenantId;
   readonly ctx: AppContext;
   readonly target: BridgeTarget;
@@ -32,14 +48,28 @@ export interface SignInHost {
   /** What every page of this tenant needs (stylesheet, languages, brand). */
   readonly ui: UiSettings;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** Social login's part of the sign-in page (social-signin.ts); absent without providers. */
+  readonly social?: SocialHooks;
 }
 
-export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort';
+/** What social login adds to the interaction pages. */
+export interface SocialHooks {
+  /** The "Continue with <name>" block of the sign-in page. */
+  buttons(uid: string, ui: PageUi): Html;
+  /** The page of a step social login left pending in the interaction (link confirmation), if any. */
+  pending(details: Interaction, uid: string, ui: PageUi, formTargets: string[]): HttpResponse | undefined;
+}
 
-type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+function socialExtras(host: SignInHost, uid: string, ui: PageUi): LoginExtras | undefined {
+  return host.social ? { afterForm: [host.social.buttons(uid, ui)] } : undefined;
+}
 
-function page(status: number, body: string, formTargets: string[] = []): HttpResponse {
-  return { status, headers: pageHeaders(formTargets), body };
+export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' | 'passkey' | 'passkey/options' | 'mfa/options' | 'enrol' | 'enrol/options';
+
+export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+export function page(status: number, body: string, formTargets: string[] = [], script = false): HttpResponse {
+  return { status, headers: pageHeaders(formTargets, { script }), body };
 }
 
 /** Retry-After of an Unavailable (the Argon2 queue is full, storage is down), at least 1 s. */
@@ -56,15 +86,15 @@ function unavailable(res: HttpResponse, err: unknown): HttpResponse {
   return res;
 }
 
-function redirect(location: string): HttpResponse {
+export function redirect(location: string): HttpResponse {
   return { status: 303, headers: { location, 'cache-control': 'no-store' } };
 }
 
-function csrfFor(host: SignInHost, uid: string): string {
+export function csrfFor(host: SignInHost, uid: string): string {
   return createHmac('sha256', host.csrfKey).update(`interaction:${uid}`).digest('base64url');
 }
 
-function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
+export function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
   if (!given) return false;
   const a = Buffer.from(csrfFor(host, uid));
   const b = Buffer.from(given);
@@ -82,12 +112,15 @@ export function readForm(req: HttpRequest): URLSearchParams | undefined {
  * and its browser cookie, dies with it, and needs no token format of our own. oidc-provider ignores
  * the unknown key if the browser jumps to the resume URL early: without `login` it asks again.
  */
-const MFA_PENDING = 'svc_mfa_pending';
+export const MFA_PENDING = 'svc_mfa_pending';
 /** How long the second step may take after the password. */
-const MFA_PENDING_SECONDS = 300;
+export const MFA_PENDING_SECONDS = 300;
 
-function pendingMfaAccount(details: Interaction): string | undefined {
-  const pending = details.result?.[MFA_PENDING] as { accountId?: unknown; exp?: unknown } | undefined;
+/** "Password verified, no usable second factor, the MFA policy requires one": enrolment due (same shape). */
+const MFA_ENROL = 'svc_mfa_enrol';
+
+function pendingMfaAccount(details: Interaction, key = MFA_PENDING): string | undefined {
+  const pending = details.result?.[key] as { accountId?: unknown; exp?: unknown } | undefined;
   if (typeof pending?.accountId !== 'string' || typeof pending.exp !== 'number') return undefined;
   return pending.exp > Date.now() / 1000 ? pending.accountId : undefined;
 }
@@ -101,7 +134,7 @@ function pendingMfaAccount(details: Interaction): string | undefined {
  * SessionNotFound, as before), its session still there under the same account, the result stored
  * for what is left of its lifetime, the resume URL returned.
  */
-async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
+export async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
   const interaction = await provider.Interaction.find(uid);
   if (!interaction) throw new errors.SessionNotFound('interaction session not found');
   if (interaction.session?.uid) {
@@ -115,7 +148,7 @@ async function saveInteractionResult(provider: Provider, uid: string, result: In
 }
 
 /** The grant a consent (explicit or implied for first-party clients) stores. */
-async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
+export async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
   const { Grant } = host.provider;
   const clientId = String(details.params.client_id);
   const grant = (details.grantId ? await Grant.find(details.grantId) : undefined) ?? new Grant({ accountId, clientId });
@@ -147,7 +180,7 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
 }
 
 /** The page context of an interaction page: its GET address for the switcher, the RP's ui_locales when known. */
-function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
+export function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
   const query = new URLSearchParams(req.method === 'GET' ? req.rawQuery : '');
   return buildPageUi(host.ui, { path: `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`, query: query.toString(), headers: req.headers }, uiLocales);
 }
@@ -182,14 +215,58 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const formTargets = () => formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);
     const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
     const finish = async (result: InteractionResults) => redirect(await saveInteractionResult(provider, details.uid, result));
+    const passkeys = host.mfa.webauthn_enabled;
+    const loginForm = (status: number, error?: string, email = '') =>
+      page(
+        status,
+        loginPage({
+          ui,
+          action: `${base}/login`,
+          csrf: csrfFor(host, uid),
+          clientName,
+          email,
+          error,
+          ...(passkeys ? { script: host.script } : {}),
+          extras: {
+            ...(passkeys ? { afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) })] } : {}),
+            ...socialExtras(host, uid, ui),
+          },
+        }),
+        formTargets(),
+        passkeys,
+      );
+    /** The second step of a user with a usable passkey: the passkey, and the app code if enrolled. */
+    const secondStep = (status: number, user: UserRecord, error?: string) => {
+      const totp = usableMethods(user, host.mfa).includes('totp') ? { action: `${base}/mfa`, csrf: csrfFor(host, uid), recoveryHref: `${base}?method=recovery` } : undefined;
+      const passkey = { action: `${base}/mfa`, optionsUrl: `${base}/mfa/options`, csrf: csrfFor(host, uid) };
+      return page(status, secondStepPage({ ui, script: host.script, clientName, passkey, totp, error }), formTargets(), true);
+    };
+    /** Enrolment the MFA policy requires: the tenant's enabled methods, a fresh TOTP secret each time. */
+    const enrolment = async (status: number, accountId: string, error?: string) => {
+      const user = await ctx.storage.users.get(tenant, accountId);
+      const label = user?.email ?? user?.username ?? accountId;
+      const secret = generateTotpSecret();
+      const totp = host.mfa.totp_enabled
+        ? { action: `${base}/enrol`, csrf: csrfFor(host, uid), secret, uri: otpauthUri(secret, host.target.origin.host, label), enrollment: sealEnrolmentSecret(ctx, tenant, uid, accountId, secret) }
+        : undefined;
+      const passkey = passkeys ? { action: `${base}/enrol`, optionsUrl: `${base}/enrol/options`, csrf: csrfFor(host, uid) } : undefined;
+      return page(status, enrolmentPage({ ui, script: host.script, clientName, totp, passkey, error }), formTargets(), !!passkey);
+    };
 
     if (action === 'show') {
       if (details.prompt.name === 'login') {
-        if (pendingMfaAccount(details)) {
+        const enrolling = pendingMfaAccount(details, MFA_ENROL);
+        if (enrolling) return enrolment(200, enrolling);
+        const pendingId = pendingMfaAccount(details);
+        if (pendingId) {
           const recovery = new URLSearchParams(req.rawQuery).get('method') === 'recovery';
+          const pendingUser = await ctx.storage.users.get(tenant, pendingId);
+          if (!recovery && pendingUser && usableMethods(pendingUser, host.mfa).includes('webauthn')) return secondStep(200, pendingUser);
           return page(200, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
         }
-        return page(200, loginPage({ ui, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }), formTargets());
+        const pending = host.social?.pending(details, uid, ui, formTargets());
+        if (pending) return pending;
+        return loginForm(200, undefined, typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined);
       }
       if (details.prompt.name === 'consent') {
         const accountId = details.session?.accountId;
@@ -219,8 +296,6 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
 
     if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
     const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
-    const loginForm = (status: number, error: string, email = '') =>
-      page(status, loginPage({ ui, action: `${base}/login`, csrf: csrfFor(host, uid), clientName, email, error }), formTargets());
     const tooMany = t('signin.too_many');
     const cannotSignIn = t('signin.cannot');
     /** Hole 6: the answer for an account that cannot sign in, from its state alone (users/lockout.ts). */
@@ -230,7 +305,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     };
 
     /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
-    const complete = async (user: UserRecord, amr: string[], method: string) => {
+    const complete = async (user: UserRecord, amr: string[], method: string, render?: (resumeUrl: string) => HttpResponse) => {
       ctx.metrics.loginAttempts.inc({ result: 'success' });
       await host.guard.recordSuccess(tenant, user);
       await ctx.storage.users.update(tenant, user.id, { last_login_at: new Date().toISOString() });
@@ -238,12 +313,123 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       await ctx.audit.record(tenant, { type: 'session.created', status: 'info', username: user.email, user_id: user.id, ...who, details: { user_id: user.id } });
       const result: InteractionResults = { login: { accountId: user.id, amr, remember: true } };
       if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
+      if (render) return render(await saveInteractionResult(provider, details.uid, result));
       return finish(result);
     };
+
+    /** The password is verified: a second step, an enrolment the MFA policy requires, or done. */
+    const afterPassword = async (user: UserRecord) => {
+      const key = usableMethods(user, host.mfa).length > 0 ? MFA_PENDING : mustEnrol(host.mfa) ? MFA_ENROL : undefined;
+      if (!key) return complete(user, ['pwd'], 'password');
+      // The failure count is deliberately not cleared here: otherwise re-entering the password
+      // would buy unlimited guesses at the second factor. Post/redirect/get to the step's page.
+      ctx.metrics.loginAttempts.inc({ result: 'mfa_required' });
+      await saveInteractionResult(provider, details.uid, { [key]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } });
+      return redirect(base);
+    };
+
+    /** The pending user of the second step or of enrolment, still allowed to sign in; or the page to show. */
+    const pendingUser = async (key: string): Promise<UserRecord | HttpResponse> => {
+      const accountId = pendingMfaAccount(details, key);
+      if (!accountId) return loginForm(400, t('signin.mfa_timeout'));
+      const found = await ctx.storage.users.get(tenant, accountId);
+      const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
+      if (!user || !canSignIn(user)) {
+        ctx.metrics.loginAttempts.inc({ result: 'refused' });
+        return loginForm(403, cannotSignIn);
+      }
+      return user;
+    };
+
+    if (action === 'passkey/options' || action === 'mfa/options' || action === 'enrol/options') {
+      if (!passkeys) return page(404, messagePage({ ui, title: t('account.unavailable.title'), message: t('passkey.unavailable'), error: true }));
+      if (!(await host.guard.allowIp(tenant, req.ip))) return page(429, messagePage({ ui, title: t('page.too_many.title'), message: tooMany, error: true }));
+      if (action === 'passkey/options') {
+        return optionsResponse(await authenticationOptions(ctx, tenant, host.relyingParty, signInBinding(tenant, uid), { userVerification: 'required' }));
+      }
+      const user = await pendingUser(action === 'mfa/options' ? MFA_PENDING : MFA_ENROL);
+      if (!('id' in user)) return user;
+      if (action === 'mfa/options') {
+        return optionsResponse(await authenticationOptions(ctx, tenant, host.relyingParty, secondStepBinding(tenant, uid, user.id), { userId: user.id, userVerification: 'preferred' }));
+      }
+      return optionsResponse(await registrationOptions(ctx, tenant, host.relyingParty, user, enrolmentBinding(tenant, uid, user.id)));
+    }
+
+    if (action === 'passkey') {
+      // Passwordless: the passkey alone, with user verification (possession + PIN or biometrics).
+      if (!passkeys) return loginForm(404, t('passkey.unavailable'));
+      if (!(await host.guard.allowIp(tenant, req.ip))) {
+        ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
+        return loginForm(429, tooMany);
+      }
+      const outcome = await completeAuthentication(ctx, tenant, host.relyingParty, signInBinding(tenant, uid), form.get('credential') ?? '', { requireUserVerification: true });
+      if (!outcome.ok) {
+        ctx.metrics.loginAttempts.inc({ result: 'failure' });
+        await auditPasskeyRefusal(ctx, tenant, who, 'passwordless', outcome.reason, outcome.credential);
+        return loginForm(401, t(passkeyFailureKey(outcome.reason)));
+      }
+      const found = await ctx.storage.users.get(tenant, outcome.credential.user_id);
+      const user = found ? await host.guard.liftExpiredLock(tenant, found) : undefined;
+      if (!user || !canSignIn(user)) {
+        ctx.metrics.loginAttempts.inc({ result: 'refused' });
+        await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user?.email ?? null, user_id: outcome.credential.user_id, ...who, details: { method: 'passkey', reason: 'account_unavailable' } });
+        return loginForm(403, cannotSignIn);
+      }
+      return complete(user, [passkeyAmr(outcome.credential), 'mfa'], 'passkey');
+    }
+
+    if (action === 'enrol') {
+      const user = await pendingUser(MFA_ENROL);
+      if (!('id' in user)) return user;
+      if (!(await host.guard.allowIp(tenant, req.ip))) return enrolment(429, user.id, tooMany);
+      const whoUser = { username: user.email, user_id: user.id, ...who };
+      if (form.has('credential')) {
+        if (!passkeys) return enrolment(404, user.id, t('passkey.unavailable'));
+        const outcome = await completeRegistration(ctx, tenant, host.relyingParty, user, enrolmentBinding(tenant, uid, user.id), form.get('credential') ?? '', '');
+        if (!outcome.ok) {
+          await ctx.audit.record(tenant, { type: 'mfa_enrollment_failed', status: 'failed', ...whoUser, details: { user_id: user.id, method: 'webauthn', reason: outcome.reason } });
+          return enrolment(400, user.id, t(outcome.reason === 'duplicate' ? 'passkey.duplicate' : 'passkey.invalid'));
+        }
+        await ctx.audit.record(tenant, { type: 'mfa_enabled', status: 'success', ...whoUser, details: { user_id: user.id, method: 'webauthn', credential_id: outcome.credential.id, at: 'sign_in' } });
+        return complete(user, ['pwd', passkeyAmr(outcome.credential), 'mfa'], 'password+webauthn');
+      }
+      if (!host.mfa.totp_enabled) return enrolment(404, user.id, t('mfa.totp_unavailable'));
+      const secret = openEnrolmentSecret(ctx, tenant, uid, user.id, form.get('enrollment') ?? '');
+      if (!secret) return enrolment(400, user.id, t('mfa.enroll.expired'));
+      const code = (form.get('code') ?? '').trim();
+      const check = code && code.length <= 16 ? await checkTotp(ctx, tenant, user.id, secret, code) : 'invalid';
+      if (check !== 'ok') {
+        await ctx.audit.record(tenant, { type: 'mfa_enrollment_failed', status: 'failed', ...whoUser, details: { user_id: user.id, method: 'totp', reason: check } });
+        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
+        return enrolment(400, user.id, t('mfa.enroll.code_invalid'));
+      }
+      const codes = await enableTotp(ctx, tenant, user.id, secret);
+      await ctx.audit.record(tenant, { type: 'mfa_enabled', status: 'success', ...whoUser, details: { user_id: user.id, method: 'totp', methods: ['totp'], at: 'sign_in' } });
+      return complete(user, ['pwd', 'otp', 'mfa'], 'password+totp', (resumeUrl) => page(200, enrolledPage({ ui, codes, continueHref: resumeUrl })));
+    }
 
     if (action === 'mfa') {
       const accountId = pendingMfaAccount(details);
       if (!accountId) return loginForm(400, t('signin.mfa_timeout'));
+      if (form.has('credential')) {
+        const user = await pendingUser(MFA_PENDING);
+        if (!('id' in user)) return user;
+        if (!(await host.guard.allowIp(tenant, req.ip))) {
+          ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
+          return secondStep(429, user, tooMany);
+        }
+        if (!usableMethods(user, host.mfa).includes('webauthn')) return afterPassword(user);
+        const outcome = await completeAuthentication(ctx, tenant, host.relyingParty, secondStepBinding(tenant, uid, user.id), form.get('credential') ?? '', { userId: user.id, requireUserVerification: false });
+        if (!outcome.ok) {
+          // A refused passkey is a failed sign-in for the brute-force guard, like a wrong code.
+          ctx.metrics.loginAttempts.inc({ result: 'failure' });
+          await auditPasskeyRefusal(ctx, tenant, who, 'second_factor', outcome.reason, { id: outcome.credential?.id ?? '', user_id: user.id }, user.email);
+          if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
+          return secondStep(401, user, t(passkeyFailureKey(outcome.reason)));
+        }
+        await ctx.audit.record(tenant, { type: 'mfa_verified', status: 'success', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method: 'webauthn', credential_id: outcome.credential.id } });
+        return complete(user, ['pwd', passkeyAmr(outcome.credential), 'mfa'], 'password+webauthn');
+      }
       const recovery = form.has('recovery_code');
       const given = (form.get(recovery ? 'recovery_code' : 'code') ?? '').trim();
       const again = (status: number, error: string) =>
@@ -258,8 +444,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         ctx.metrics.loginAttempts.inc({ result: 'refused' });
         return loginForm(403, user ? refusal(user) : cannotSignIn);
       }
-      // MFA reset by an administrator since the password step: the password is all there is.
-      if (!user.mfa_enabled) return complete(user, ['pwd'], 'password');
+      // MFA reset by an administrator since the password step (or the method disabled): the policy decides.
+      if (!usableMethods(user, host.mfa).includes('totp')) return afterPassword(user);
       if (!given || given.length > 64) return again(400, recovery ? t('mfa.enter_recovery') : t('mfa.enter_code'));
 
       const method = recovery ? 'recovery_code' : 'totp';
@@ -281,7 +467,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         return again(401, recovery ? t('mfa.recovery_invalid') : t('mfa.code_invalid'));
       }
       await ctx.audit.record(tenant, { type: 'mfa_verified', status: 'success', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, ...(left === undefined ? {} : { recovery_codes_left: left }) } });
-      return complete(user, ['pwd', 'otp'], `password+${method}`);
+      return complete(user, ['pwd', 'otp', 'mfa'], `password+${method}`);
     }
 
     // action === 'login'
@@ -330,13 +516,6 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       }
       return relogin(401, t('signin.invalid'));
     }
-    if (user.mfa_enabled) {
-      // The failure count is deliberately not cleared here: otherwise re-entering the password
-      // would buy unlimited guesses at the second factor. Post/redirect/get to the code page.
-      ctx.metrics.loginAttempts.inc({ result: 'mfa_required' });
-      await saveInteractionResult(provider, details.uid, { [MFA_PENDING]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } });
-      return redirect(base);
-    }
-    return complete(user, ['pwd'], 'password');
+    return afterPassword(user);
   }
 }

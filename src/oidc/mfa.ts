@@ -14,6 +14,7 @@
  */
 import type { AppContext } from '../context.js';
 import type { TenantId, UserRecord } from '../storage/types.js';
+import { syncMfaMethods } from '../users/passkeys.js';
 import { TOTP_PERIOD_SECONDS, generateRecoveryCodes, hashRecoveryCode, matchTotp } from './totp.js';
 
 type MfaDeps = Pick<AppContext, 'storage' | 'sealer'>;
@@ -39,7 +40,7 @@ export async function checkTotp(deps: MfaDeps, tenant: TenantId, userId: string,
 
 /** The enrolled user's TOTP check at sign-in. */
 export async function verifyUserTotp(deps: MfaDeps, tenant: TenantId, user: UserRecord, code: string): Promise<TotpCheck> {
-  if (!user.mfa_enabled || !user.mfa_secret_sealed) return 'invalid';
+  if (!user.mfa_secret_sealed) return 'invalid';
   const secret = deps.sealer.unseal(user.mfa_secret_sealed, secretAad(tenant, user.id));
   return checkTotp(deps, tenant, user.id, secret, code);
 }
@@ -52,7 +53,7 @@ function recoveryHashes(deps: MfaDeps, tenant: TenantId, user: UserRecord): stri
 
 /** Uses up one recovery code; returns how many are left, or undefined if the code is not (or no longer) valid. */
 export async function useRecoveryCode(deps: MfaDeps, tenant: TenantId, user: UserRecord, code: string): Promise<number | undefined> {
-  if (!user.mfa_enabled || code.length > 64) return undefined;
+  if (!user.mfa_secret_sealed || code.length > 64) return undefined;
   const hashes = recoveryHashes(deps, tenant, user);
   const hash = hashRecoveryCode(code);
   if (!hashes.includes(hash)) return undefined;
@@ -66,15 +67,15 @@ export async function useRecoveryCode(deps: MfaDeps, tenant: TenantId, user: Use
 export async function enableTotp(deps: MfaDeps, tenant: TenantId, userId: string, secret: string): Promise<string[]> {
   const codes = generateRecoveryCodes();
   await deps.storage.users.update(tenant, userId, {
-    mfa_enabled: true,
-    mfa_methods: ['totp'],
     mfa_secret_sealed: deps.sealer.seal(secret, secretAad(tenant, userId)),
     mfa_recovery_sealed: deps.sealer.seal(JSON.stringify(codes.map(hashRecoveryCode)), recoveryAad(tenant, userId)),
   });
+  await syncMfaMethods(deps, tenant, userId); // `totp` beside any passkeys
   return codes;
 }
 
-/** Everything MFA off (the same change the Management API's MFA reset makes). */
-export async function disableMfa(deps: MfaDeps, tenant: TenantId, userId: string): Promise<void> {
-  await deps.storage.users.update(tenant, userId, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null });
+/** TOTP and its recovery codes off; passkeys stay (each is removed on its own). */
+export async function disableTotp(deps: MfaDeps, tenant: TenantId, userId: string): Promise<void> {
+  await deps.storage.users.update(tenant, userId, { mfa_secret_sealed: null, mfa_recovery_sealed: null });
+  await syncMfaMethods(deps, tenant, userId);
 }

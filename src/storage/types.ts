@@ -230,6 +230,10 @@ export interface Storage {
   readonly tenants: TenantRepository;
   /** Per-tenant configuration overrides (src/tenancy/config). */
   readonly tenantConfig: TenantConfigRepository;
+  /** Social login: upstream accounts linked to users (src/social). */
+  readonly socialIdentities: SocialIdentityRepository;
+  /** Passkeys and their ceremony challenges (issue 14). */
+  readonly webauthn: WebauthnRepository;
   /** API resources of each tenant (issue 19). */
   readonly resources: ResourceRepository;
   /** Cheap round trip for readiness and health checks. */
@@ -356,6 +360,79 @@ export interface TenantConfigRepository {
   /** Every stored section of the tenant ({} when none). */
   get(tenant: TenantId): Promise<Record<string, Record<string, unknown>>>;
   put(tenant: TenantId, section: string, data: Record<string, unknown>): Promise<void>;
+}
+
+/** An upstream account (provider + its subject) that signs in a user (src/social). */
+export interface SocialIdentityRecord {
+  provider: string;
+  subject: string;
+  user_id: string;
+  email: string | null;
+  linked_at: string;
+  last_used_at: string | null;
+}
+
+export interface SocialIdentityRepository {
+  /** Throws UniqueViolation('identity') when the upstream account is linked already (to anyone). */
+  link(tenant: TenantId, identity: SocialIdentityRecord): Promise<void>;
+  find(tenant: TenantId, provider: string, subject: string): Promise<SocialIdentityRecord | undefined>;
+  /** A user's linked accounts, oldest first. */
+  listByUser(tenant: TenantId, userId: string): Promise<SocialIdentityRecord[]>;
+  touch(tenant: TenantId, provider: string, subject: string, atIso: string): Promise<void>;
+  /** Removes one link of that user; false when the user has no such link. */
+  unlink(tenant: TenantId, userId: string, provider: string, subject: string): Promise<boolean>;
+  /** Every link of a user (the user was deleted). */
+  unlinkAll(tenant: TenantId, userId: string): Promise<void>;
+}
+
+/** A user's passkey (WebAuthn credential). The public key is not secret; nothing here is. */
+export interface WebauthnCredentialRecord {
+  /** Credential ID, base64url. */
+  id: string;
+  user_id: string;
+  /** COSE public key, base64url. */
+  public_key: string;
+  /** Signature counter last seen (0 for authenticators that do not count). */
+  counter: number;
+  transports: string[];
+  /** Backup eligibility: a synced passkey is `multiDevice`. */
+  device_type: 'singleDevice' | 'multiDevice';
+  backed_up: boolean;
+  aaguid: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** A pending ceremony: its challenge and what it is bound to (purpose, session or interaction, user). */
+export interface WebauthnChallengeRecord {
+  challenge: string;
+  binding: string;
+  expires_at: string;
+}
+
+export interface WebauthnRepository {
+  /** Throws UniqueViolation('id') when the credential ID is already registered in the tenant. */
+  createCredential(tenant: TenantId, record: WebauthnCredentialRecord): Promise<void>;
+  getCredential(tenant: TenantId, id: string): Promise<WebauthnCredentialRecord | undefined>;
+  /** A user's passkeys, oldest first. */
+  listCredentials(tenant: TenantId, userId: string): Promise<WebauthnCredentialRecord[]>;
+  /** Renames one of the user's passkeys; false when the user holds no such passkey. */
+  renameCredential(tenant: TenantId, userId: string, id: string, name: string): Promise<boolean>;
+  /** Removes one of the user's passkeys; false when the user holds no such passkey. */
+  deleteCredential(tenant: TenantId, userId: string, id: string): Promise<boolean>;
+  /** Removes every passkey of the user; returns how many. */
+  deleteUserCredentials(tenant: TenantId, userId: string): Promise<number>;
+  /**
+   * Records a successful use: the new counter, backup state and time, atomically only if the
+   * counter moved forward (or both are 0, an authenticator without a counter). False otherwise: a
+   * cloned authenticator, or a concurrent use of the same assertion.
+   */
+  recordUse(tenant: TenantId, id: string, use: { counter: number; backed_up: boolean; at: string }): Promise<boolean>;
+  /** Stores a challenge (and drops the tenant's expired ones). */
+  putChallenge(tenant: TenantId, record: WebauthnChallengeRecord): Promise<void>;
+  /** Removes and returns the challenge if it exists and has not expired at `nowIso`: single use. */
+  takeChallenge(tenant: TenantId, challenge: string, nowIso: string): Promise<WebauthnChallengeRecord | undefined>;
 }
 
 /** A scope an API resource defines (issue 19). */

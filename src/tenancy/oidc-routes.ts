@@ -9,10 +9,14 @@ import { etagMatches, publicDocument } from '../http/etag.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
 import { handleAccountMfa } from '../oidc/account-mfa.js';
+import { handleAccountSocial } from '../oidc/account-social.js';
+import { handleAccountPasskeys, type AccountPasskeyAction } from '../oidc/account-passkeys.js';
 import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
+import { handleSocial, type SocialContext } from '../oidc/social-signin.js';
 import { OIDC_ROUTES } from '../oidc/provider.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG } from '../ui/passkey-script.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 
 export const DISCOVERY_PATH = '/.well-known/openid-configuration';
@@ -31,6 +35,8 @@ export interface OidcRouteHost extends TokenContext {
   devicePoll(req: HttpRequest): Promise<HttpResponse | undefined>;
   /** Dynamic client registration (register-rp.ts) for this tenant. */
   registerClient(req: HttpRequest): Promise<HttpResponse>;
+  /** Social login of the tenant's current config; undefined without enabled providers. */
+  socialContext(): SocialContext | undefined;
 }
 
 type Run = (host: OidcRouteHost, req: HttpRequest, match: RegExpExecArray | null) => Promise<HttpResponse | undefined>;
@@ -67,15 +73,29 @@ const ROUTES: readonly OidcRoute[] = [
     },
   },
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort))?$/,
+    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|passkey|passkey\/options|mfa\/options|enrol|enrol\/options))?$/,
     run: async (host, req, m) => {
       const action = (m?.[2] ?? 'show') as InteractionAction;
       if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
       return handleInteraction(await host.signInHost(), req, m?.[1] ?? '', action);
     },
   },
+  // Social login (src/oidc/social-signin.ts): start, callback (GET, form_post), link confirmation; linked accounts.
+  { path: /^\/(?:social\/[a-z][a-z0-9-]{0,31}\/callback|interaction\/[A-Za-z0-9_-]{1,128}\/(?:social\/[a-z][a-z0-9-]{0,31}|link|link-cancel))$/, run: async (host, req, m) => handleSocial(await host.signInHost(), host.socialContext(), req, m?.[0] ?? '') },
+  { path: '/account/social', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'list') },
+  { path: '/account/social/unlink', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'unlink') },
   { path: '/account/mfa', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'manage') },
   { path: '/account/mfa/disable', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'disable') },
+  // Passkeys (issue 14): the ceremony script, and the account page's passkey actions.
+  {
+    path: '/assets/passkey.js',
+    methods: GET,
+    run: async (_host, req) => {
+      const headers = { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600', etag: PASSKEY_SCRIPT_ETAG, 'x-content-type-options': 'nosniff' };
+      return etagMatches(req.headers['if-none-match'], PASSKEY_SCRIPT_ETAG) ? { status: 304, headers } : { status: 200, headers, body: PASSKEY_SCRIPT };
+    },
+  },
+  { path: /^\/account\/passkeys(?:\/(options|rename|remove))?$/, run: async (host, req, m) => handleAccountPasskeys(await host.signInHost(), req, (m?.[1] ?? 'add') as AccountPasskeyAction) },
   // Fast paths: client_credentials for the Management API, then the device-flow poll guard.
   { path: '/token', methods: POST, run: async (host, req) => (await clientCredentialsGrant(host, req)) ?? (await host.devicePoll(req)) },
   { path: '/token/introspection', methods: POST, run: (host, req) => introspect(host, req) },

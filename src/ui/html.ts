@@ -8,6 +8,8 @@ export { Html, esc, html } from './escape.js';
 export interface PageOptions {
   title: string;
   ui: PageUi;
+  /** Path of a same-origin script (the passkey pages only); the page's headers must allow it. */
+  script?: string;
 }
 
 /** The language switcher: plain links (no script), each language named in itself. */
@@ -28,7 +30,7 @@ export function layout(opts: PageOptions, body: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${esc(opts.title)}</title>
-<link rel="stylesheet" href="${esc(ui.stylesheet)}">
+<link rel="stylesheet" href="${esc(ui.stylesheet)}">${opts.script ? `\n<script src="${esc(opts.script)}" defer></script>` : ''}
 </head>
 <body>
 <main class="card">
@@ -43,13 +45,15 @@ ${languageSwitcher(ui)}</body>
  * lists where a form on the page may lead (Chrome checks form-action on the redirects that follow
  * a submission, so the client's redirect origin must be allowed).
  */
-export function pageHeaders(formTargets: string[] = []): Record<string, string> {
+export function pageHeaders(formTargets: string[] = [], opts: { script?: boolean } = {}): Record<string, string> {
   const formAction = ["'self'", ...new Set(formTargets)].join(' ');
+  // Pages running a passkey ceremony load the service's own script and fetch its options, nothing else.
+  const script = opts.script ? "; script-src 'self'; connect-src 'self'" : '';
   return {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     pragma: 'no-cache',
-    'content-security-policy': `default-src 'none'; style-src 'self'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    'content-security-policy': `default-src 'none'; style-src 'self'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${script}`,
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',

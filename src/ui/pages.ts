@@ -10,6 +10,8 @@ import type { PageUi } from './page-ui.js';
 
 export interface Base {
   ui: PageUi;
+  /** Path of the passkey script, on pages that run a passkey ceremony (their headers must allow it). */
+  script?: string;
 }
 
 const SCOPE_KEYS: Record<string, MessageKey> = {
@@ -37,7 +39,7 @@ export interface LoginExtras {
 export function loginPage(o: Base & { action: string; csrf: string; clientName: string; email?: string; error?: string; extras?: LoginExtras }): string {
   const { t } = o.ui;
   return layout(
-    { title: t('signin.title'), ui: o.ui },
+    { title: t('signin.title'), ui: o.ui, script: o.script },
     html`<h1>${t('signin.title')}</h1>
 <p>${t.html('signin.to_continue', { client: html`<strong>${o.clientName}</strong>` })}</p>
 ${errorBlock(o.error)}
@@ -146,7 +148,7 @@ export function mfaChallengePage(o: Base & { action: string; csrf: string; clien
     : codeField(o.ui, o.error);
   const client = html`<strong>${o.clientName}</strong>`;
   return layout(
-    { title: t('mfa.title'), ui: o.ui },
+    { title: t('mfa.title'), ui: o.ui, script: o.script },
     html`<h1>${t('mfa.title')}</h1>
 <p>${o.recovery ? t.html('mfa.intro.recovery', { client }) : t.html('mfa.intro.totp', { client })}</p>
 ${errorBlock(o.error)}
@@ -161,11 +163,11 @@ ${o.extras ?? []}`,
 }
 
 /** Enrolment: the secret as text and as an otpauth:// link, and (when given) its QR code as inline SVG. */
-export function mfaEnrollPage(o: Base & { action: string; csrf: string; enrollment: string; secret: string; uri: string; qrSvg?: Html; error?: string }): string {
+export function mfaEnrollPage(o: Base & { action: string; csrf: string; enrollment: string; secret: string; uri: string; qrSvg?: Html; error?: string; extras?: Html[] }): string {
   const { t } = o.ui;
   const grouped = o.secret.match(/.{1,4}/g)!.join(' ');
   return layout(
-    { title: t('mfa.enroll.title'), ui: o.ui },
+    { title: t('mfa.enroll.title'), ui: o.ui, script: o.script },
     html`<h1>${t('mfa.enroll.title')}</h1>
 ${o.qrSvg ? html`<div class="qr">${o.qrSvg}</div>` : html``}
 <p>${t('mfa.enroll.key_intro')}</p>
@@ -179,7 +181,8 @@ ${errorBlock(o.error)}
 <input type="hidden" name="enrollment" value="${o.enrollment}">
 ${codeField(o.ui, o.error)}
 <div class="actions"><button type="submit" class="primary">${t('mfa.enroll.submit')}</button></div>
-</form>`,
+</form>
+${o.extras ?? []}`,
   );
 }
 
@@ -196,10 +199,10 @@ ${o.links?.length ? o.links : html`<p>${t('mfa.codes.close')}</p>`}`,
 }
 
 /** For an enrolled user: turning it off needs the password again. */
-export function mfaManagePage(o: Base & { action: string; csrf: string; email: string; error?: string }): string {
+export function mfaManagePage(o: Base & { action: string; csrf: string; email: string; error?: string; extras?: Html[] }): string {
   const { t } = o.ui;
   return layout(
-    { title: t('mfa.title'), ui: o.ui },
+    { title: t('mfa.title'), ui: o.ui, script: o.script },
     html`<h1>${t('mfa.title')}</h1>
 <p>${t.html('mfa.manage.intro', { email: html`<strong>${o.email}</strong>` })}</p>
 ${errorBlock(o.error)}
@@ -209,6 +212,7 @@ ${errorBlock(o.error)}
 <label for="password">${t('signin.password')}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required${o.error ? html` aria-describedby="form-error"` : html``} autofocus>
 <div class="actions"><button type="submit" class="primary">${t('mfa.manage.submit')}</button></div>
-</form>`,
+</form>
+${o.extras ?? []}`,
   );
 }

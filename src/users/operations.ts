@@ -210,9 +210,12 @@ export async function deleteUser(scope: UserScope, id: string): Promise<void> {
   const sessions = await findSessions(scope.ctx.storage.oidc, scope.tenant, { username: existing.id }, ttl);
   const event = { type: 'user.deleted', user_id: existing.id, details: { user_id: existing.id, anonymised: true, sessions_revoked: sessions.length } };
   await mustUpdate(scope, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() }, event);
+  await scope.ctx.storage.webauthn.deleteUserCredentials(scope.tenant, existing.id); // passkeys are credentials too
   // After the erasure, so no new sign-in can slip in between (the account cannot sign in any more).
   await revokeAccount(scope.ctx.storage.oidc, scope.tenant, existing.id, ttl);
   await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
+  // Linked social accounts go too: they are personal data, and a link must not outlive its user.
+  await scope.ctx.storage.socialIdentities.unlinkAll(scope.tenant, existing.id);
 }
 
 /** An administrator sets a new password (the user's own reset comes with the account pages). */
@@ -224,10 +227,16 @@ export async function setPassword(scope: UserScope, id: string, newPassword: str
   await accountSessions.end(scope, existing.id);
 }
 
-/** TOTP disabled and recovery codes cleared. */
+/** TOTP disabled, recovery codes cleared and passkeys removed (issue 14). */
 export async function resetMfa(scope: UserScope, id: string): Promise<void> {
   const existing = await getLiveUser(scope, id);
-  const event = { type: 'user.mfa_reset', user_id: existing.id, details: { user_id: existing.id, methods: existing.mfa_methods, sessions_revoked: await accountSessions.count(scope, existing.id) } };
+  const passkeys = (await scope.ctx.storage.webauthn.listCredentials(scope.tenant, existing.id)).length;
+  const event = {
+    type: 'user.mfa_reset',
+    user_id: existing.id,
+    details: { user_id: existing.id, methods: existing.mfa_methods, passkeys_removed: passkeys, sessions_revoked: await accountSessions.count(scope, existing.id) },
+  };
   await mustUpdate(scope, existing.id, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null }, event);
+  await scope.ctx.storage.webauthn.deleteUserCredentials(scope.tenant, existing.id);
   await accountSessions.end(scope, existing.id);
 }

@@ -9,7 +9,7 @@
  *   Management API refuses to give them there anyway): also `svc:tenants:*` and `svc:cross-tenant:*`;
  * - any other role: nothing.
  */
-import { MANAGEMENT_SCOPES, type ManagementScope } from '../oidc/scopes.js';
+import { MANAGEMENT_SCOPES, type ManagementScope } from '../resources/management-api.js';
 
 /** Scopes that act on the platform (tenants) or across tenants, not inside one tenant. */
 const PLATFORM_LEVEL = (s: string) => s.startsWith('svc:tenants:') || s.startsWith('svc:cross-tenant:');

@@ -313,4 +313,22 @@ describe('administration console', () => {
     expect(signInPages).toEqual([]);
     expect(watch.problems).toEqual([]);
   });
+
+  it('a user-role account gets the 403 page, and its token 403 from the API', async () => {
+    const plain = await createUser(t, { role: 'user' });
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    await signInToConsole(p, `${origin}/admin`, plain.email, plain.password);
+    await p.getByRole('heading', { name: 'Access denied' }).waitFor();
+    await expectAccessible(p, 'forbidden');
+    await screenshot(p, 'forbidden');
+    // The user's own token (kept by the console) is refused by the Management API.
+    const raw = await p.evaluate(() => Object.entries(sessionStorage).find(([k]) => k.startsWith('oidc.user:'))?.[1]);
+    expect(raw).toBeTruthy();
+    const access = (JSON.parse(raw!) as { access_token: string }).access_token;
+    const res = await api(t, 'GET', '/api/v1/clients', { token: access });
+    expect(res.status).toBe(403);
+    expect(res.json.type).toBe('urn:svc:error:insufficient-scope');
+    await ctx.close();
+  });
 });

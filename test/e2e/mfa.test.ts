@@ -189,7 +189,7 @@ describe('two-step verification (TOTP)', () => {
     const claims = tokens.claims()!;
     expect(claims.sub).toBe(user.id);
     expect(claims.nonce).toBe(flow.nonce);
-    expect(await sessionAmrs()).toContain(JSON.stringify(['pwd', 'otp']));
+    expect(await sessionAmrs()).toContain(JSON.stringify(['pwd', 'otp', 'mfa']));
     const info = await oidc.fetchUserInfo(config, tokens.access_token, user.id);
     expect(info.email).toBe(user.email);
 

@@ -88,6 +88,14 @@ export const SPEC_ENDPOINTS: SpecEndpoint[] = [
   row('POST', '/api/v1/registration-tokens', 'svc:registration-tokens:write', 'write'),
   row('GET', '/api/v1/registration-tokens/:jti', 'svc:registration-tokens:read', 'read'),
   row('DELETE', '/api/v1/registration-tokens/:jti', 'svc:registration-tokens:delete', 'delete'),
+  // API resources and custom claims (CONTRACT.md "API resources", issue 19)
+  row('GET', '/api/v1/resources', 'svc:resources:read', 'read'),
+  row('POST', '/api/v1/resources', 'svc:resources:write', 'write'),
+  row('GET', '/api/v1/resources/:id', 'svc:resources:read', 'read'),
+  row('PATCH', '/api/v1/resources/:id', 'svc:resources:write', 'write'),
+  row('DELETE', '/api/v1/resources/:id', 'svc:resources:delete', 'delete'),
+  row('GET', '/api/v1/claims', 'svc:resources:read', 'read'),
+  row('PUT', '/api/v1/claims', 'svc:resources:write', 'write'),
 ];
 
 /** `GET /api/v1/clients/:param`: parameter names do not matter when matching spec and code. */
@@ -115,6 +123,8 @@ export interface Fixture {
   sessionJti: string;
   kid: string;
   auditId: string;
+  /** An API resource (issue 19). */
+  resourceId: string;
 }
 
 /** Which fixture id fills the path parameter of an operation, by the path prefix up to it. */
@@ -125,6 +135,7 @@ const PARAM_SOURCES: Array<[prefix: string, pick: (f: Fixture) => string]> = [
   ['/api/v1/registration-tokens/:', (f) => f.registrationTokenJti],
   ['/api/v1/jwks/:', (f) => f.kid],
   ['/api/v1/audit/:', (f) => f.auditId],
+  ['/api/v1/resources/:', (f) => f.resourceId],
 ];
 
 /** The operation's path with its parameter set to `id` (already URL-encoded by the caller). */
@@ -159,6 +170,9 @@ export const VALID_BODIES: Record<string, () => Record<string, unknown>> = {
   'PATCH /api/v1/users/:user_id': () => ({ nickname: `patch ${nextId()}` }),
   'POST /api/v1/users/:user_id/password-reset': () => ({ new_password: 'Another-Correct-Horse-2' }),
   'POST /api/v1/registration-tokens': () => ({ expires_in: 3600, max_usage_count: 1 }),
+  'POST /api/v1/resources': () => ({ identifier: `https://hostile-${nextId()}.example/`, name: 'hostile api', scopes: [{ name: 'hostile:read' }] }),
+  'PATCH /api/v1/resources/:id': () => ({ name: `hostile patch ${nextId()}` }),
+  'PUT /api/v1/claims': () => ({ claims: [] }),
 };
 
 export function validBody(o: Operation): Record<string, unknown> | undefined {
@@ -217,6 +231,9 @@ export async function seedFixture(t: TestApp, token: () => Promise<string>): Pro
     await call('POST', `/api/v1/users/${u.id}/lock`);
     await call('DELETE', `/api/v1/users/${u.id}/lock`);
   }
+  // Two API resources, so the resources list has a second page.
+  const resources: string[] = [];
+  for (let i = 0; i < 2; i++) resources.push((await call('POST', '/api/v1/resources', { identifier: `https://hostile-${i}-${nextId()}.example/`, name: `hostile ${i}`, scopes: [{ name: `hostile${i}:read` }] })).data.id);
   const tokens: string[] = [];
   for (let i = 0; i < 2; i++) tokens.push((await call('POST', '/api/v1/registration-tokens', { expires_in: 86400, max_usage_count: 5, note: `hostile ${i}` })).data.jti);
 
@@ -244,6 +261,7 @@ export async function seedFixture(t: TestApp, token: () => Promise<string>): Pro
     sessionJti: sessions[0]!,
     kid: keys.find((k) => k.status === 'active')!.kid,
     auditId: audit.items[0]!.id,
+    resourceId: resources[0]!,
   };
 }
 

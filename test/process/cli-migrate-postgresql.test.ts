@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
 const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
 
-describe('svc migrate (PostgreSQL)', () => {
+describe('svc migrate (PostgreSQL)', { timeout: 240_000 }, () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();

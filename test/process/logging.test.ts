@@ -9,8 +9,42 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { freePort } from '../helpers/app.js';
-import { startInstance } from '../helpers/instance.js';
+
+/** The built service (`npm start` runs it; `npm test` builds first): starts faster than through vite-node. */
+const MAIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+
+/** Starts the service as a process, waits for /readyz, and hands back its URL, output and stop. */
+async function startService(env: Record<string, string>) {
+  const port = await freePort();
+  let out = '';
+  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited before it was ready:\n${out}`);
+    const ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the service was not ready in time:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    output: () => out,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
 
 let dir: string;
 beforeAll(() => {
@@ -33,7 +67,7 @@ function baseEnv(name: string): Record<string, string> {
 
 /** Starts, makes a request that logs at info (`request`) and one with the secret in a header, stops; the output. */
 async function run(name: string, env: Record<string, string>): Promise<string> {
-  const instance = await startInstance(name, await freePort(), { ...baseEnv(name), ...env });
+  const instance = await startService({ ...baseEnv(name), ...env });
   try {
     await fetch(`${instance.url}/oidc/v1/.well-known/openid-configuration`);
     await fetch(`${instance.url}/api/v1/clients`, { headers: { authorization: `Basic ${Buffer.from(`boot:${SECRET}`).toString('base64')}` } });
@@ -45,7 +79,8 @@ async function run(name: string, env: Record<string, string>): Promise<string> {
 
 const jsonLines = (out: string) => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string });
 
-describe('security.logging', () => {
+// Each case starts the service as a process: seconds on a loaded machine, hence the limit.
+describe('security.logging', { timeout: 240_000 }, () => {
   it('level warn: warnings only, as JSON lines, copied to <directory>/svc.log', async () => {
     const logs = join(dir, 'warn-logs');
     const out = await run('warn', { SECURITY_LOGGING_LEVEL: 'warn', SECURITY_LOGGING_PRETTY_PRINT: 'true', SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'true', SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: logs });
@@ -73,7 +108,7 @@ describe('security.logging', () => {
 
   it('access_log all: exactly one line per request with its reason; none for probes, static assets and the favicon', async () => {
     const logs = join(dir, 'access-logs');
-    const instance = await startInstance('access', await freePort(), {
+    const instance = await startService({
       ...baseEnv('access'),
       SECURITY_LOGGING_LEVEL: 'info',
       SECURITY_LOGGING_ACCESS_LOG: 'all',
@@ -121,7 +156,7 @@ describe('security.logging', () => {
   });
 });
 
-describe('the CLI logs with the service logger factory', () => {
+describe('the CLI logs with the service logger factory', { timeout: 120_000 }, () => {
   it('a CLI warning has the same shape as the service lines (service, ISO time, msg), on stderr', async () => {
     const { spawnSync } = await import('node:child_process');
     const { fileURLToPath } = await import('node:url');

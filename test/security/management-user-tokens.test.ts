@@ -153,6 +153,20 @@ describe('Management API: user tokens', () => {
     await p.context.close();
   });
 
+  it('rate limits count per user for user tokens: one admin cannot use up another\'s budget', async () => {
+    const a = await createUser(t, { role: 'admin' });
+    const b = await createUser(t, { role: 'admin' });
+    const sa = await signInForToken(t, browser, console1, a, { scope: 'openid svc:users:write' });
+    const sb = await signInForToken(t, browser, console1, b, { scope: 'openid svc:users:write' });
+    const reset = (s: typeof sa, who: TestUser) => api(t, 'POST', `/api/v1/users/${who.id}/password-reset`, { token: s.tokens.access_token, body: { new_password: 'Another-Passw0rd-123' } });
+    const limit = t.app.ctx.config.security.rate_limit.sensitive;
+    for (let i = 0; i < limit; i++) expect((await reset(sa, plain)).status).toBe(200);
+    expect((await reset(sa, plain)).status).toBe(429);
+    expect((await reset(sb, plain)).status).toBe(200);
+    await sa.context.close();
+    await sb.context.close();
+  });
+
   it('client-credentials tokens keep working as before', async () => {
     const token = await t.token('svc:users:read');
     expect((await api(t, 'GET', '/api/v1/users', { token })).status).toBe(200);

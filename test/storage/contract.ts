@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../src/storage/errors.js';
-import type { ClientRecord, PageRequest, RegistrationTokenRecord, ResourceRecord, Storage, UserRecord } from '../../src/storage/types.js';
+import type { ClientRecord, PageRequest, RegistrationTokenRecord, ResourceRecord, Storage, UserRecord, WebauthnCredentialRecord } from '../../src/storage/types.js';
 import { at, auditEntry, clientRecord, keyRecord } from '../helpers/storage.js';
 
 export interface ContractBackend {
@@ -881,6 +881,155 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         } finally {
           for (const o of others) await o.close();
         }
+      });
+    });
+
+    describe('social identities', () => {
+      const acme = 'social-acme';
+      const globex = 'social-globex';
+      const at = '2026-11-25T01:00:00.000Z';
+      const identity = (provider: string, subject: string, userId: string) => ({ provider, subject, user_id: userId, email: `${subject}@upstream.example`, linked_at: at, last_used_at: null });
+
+      it('links, finds, lists by user, touches and unlinks', async () => {
+        await s.socialIdentities.link(acme, identity('google', 'g-1', 'u-1'));
+        await s.socialIdentities.link(acme, identity('github', '42', 'u-1'));
+        await s.socialIdentities.link(acme, identity('google', 'g-2', 'u-2'));
+        expect(await s.socialIdentities.find(acme, 'google', 'g-1')).toEqual(identity('google', 'g-1', 'u-1'));
+        expect(await s.socialIdentities.find(acme, 'google', 'G-1')).toBeUndefined();
+        expect((await s.socialIdentities.listByUser(acme, 'u-1')).map((i) => `${i.provider}:${i.subject}`).sort()).toEqual(['github:42', 'google:g-1']);
+        await s.socialIdentities.touch(acme, 'google', 'g-1', '2026-11-25T02:00:00.000Z');
+        expect((await s.socialIdentities.find(acme, 'google', 'g-1'))?.last_used_at).toBe('2026-11-25T02:00:00.000Z');
+        // Only the owner's link is removed: another user's id removes nothing.
+        expect(await s.socialIdentities.unlink(acme, 'u-2', 'google', 'g-1')).toBe(false);
+        expect(await s.socialIdentities.unlink(acme, 'u-1', 'google', 'g-1')).toBe(true);
+        expect(await s.socialIdentities.find(acme, 'google', 'g-1')).toBeUndefined();
+        await s.socialIdentities.unlinkAll(acme, 'u-1');
+        expect(await s.socialIdentities.listByUser(acme, 'u-1')).toEqual([]);
+        expect(await s.socialIdentities.listByUser(acme, 'u-2')).toHaveLength(1);
+      });
+
+      it('refuses a second link of one upstream account (to anyone) with UniqueViolation', async () => {
+        await s.socialIdentities.link(acme, identity('corp', 'dup', 'u-3'));
+        await expect(s.socialIdentities.link(acme, identity('corp', 'dup', 'u-4'))).rejects.toMatchObject({ field: 'identity' });
+      });
+
+      it('keeps tenants apart', async () => {
+        expect(await s.socialIdentities.find(globex, 'google', 'g-2')).toBeUndefined();
+        await s.socialIdentities.link(globex, identity('google', 'g-2', 'other-user'));
+        expect((await s.socialIdentities.find(acme, 'google', 'g-2'))?.user_id).toBe('u-2');
+        expect((await s.socialIdentities.find(globex, 'google', 'g-2'))?.user_id).toBe('other-user');
+        expect(await s.socialIdentities.unlink(globex, 'u-2', 'google', 'g-2')).toBe(false);
+      });
+    });
+
+    describe('webauthn credentials and challenges', () => {
+      const acme = 'wa-acme';
+      const globex = 'wa-globex';
+      const cred = (over: Partial<WebauthnCredentialRecord> = {}): WebauthnCredentialRecord => ({
+        id: `cred-${Math.random().toString(36).slice(2)}`,
+        user_id: 'wa-user-1',
+        public_key: 'pQECAyYgASFYIB',
+        counter: 0,
+        transports: ['internal', 'hybrid'],
+        device_type: 'singleDevice',
+        backed_up: false,
+        aaguid: '00000000-0000-0000-0000-000000000000',
+        name: 'Laptop',
+        created_at: iso(),
+        last_used_at: null,
+        ...over,
+      });
+
+      it('creates and reads back every field with its type; lists a user\'s passkeys oldest first', async () => {
+        const a = cred({ created_at: iso(-2000), counter: 7, device_type: 'multiDevice', backed_up: true, name: 'Clé ☃' });
+        const b = cred({ created_at: iso(-1000), transports: [] });
+        await s.webauthn.createCredential(acme, b);
+        await s.webauthn.createCredential(acme, a);
+        await s.webauthn.createCredential(acme, cred({ user_id: 'wa-user-2' }));
+        expect(await s.webauthn.getCredential(acme, a.id)).toEqual(a);
+        expect((await s.webauthn.listCredentials(acme, 'wa-user-1')).map((c) => c.id)).toEqual([a.id, b.id]);
+        expect(await s.webauthn.getCredential(acme, 'nope')).toBeUndefined();
+      });
+
+      it('refuses a credential ID registered twice in a tenant, allows it in another tenant', async () => {
+        const a = cred();
+        await s.webauthn.createCredential(acme, a);
+        await expect(s.webauthn.createCredential(acme, cred({ id: a.id, user_id: 'wa-user-2' }))).rejects.toBeInstanceOf(UniqueViolation);
+        await s.webauthn.createCredential(globex, cred({ id: a.id }));
+        expect((await s.webauthn.getCredential(acme, a.id))!.user_id).toBe('wa-user-1');
+      });
+
+      it('renames and deletes only the owner\'s passkey', async () => {
+        const a = cred({ user_id: 'wa-owner' });
+        await s.webauthn.createCredential(acme, a);
+        expect(await s.webauthn.renameCredential(acme, 'wa-other', a.id, 'stolen')).toBe(false);
+        expect(await s.webauthn.deleteCredential(acme, 'wa-other', a.id)).toBe(false);
+        expect(await s.webauthn.renameCredential(acme, 'wa-owner', a.id, 'Phone')).toBe(true);
+        expect((await s.webauthn.getCredential(acme, a.id))!.name).toBe('Phone');
+        expect(await s.webauthn.deleteCredential(acme, 'wa-owner', a.id)).toBe(true);
+        expect(await s.webauthn.getCredential(acme, a.id)).toBeUndefined();
+        expect(await s.webauthn.deleteCredential(acme, 'wa-owner', a.id)).toBe(false);
+      });
+
+      it('deletes every passkey of one user only', async () => {
+        await s.webauthn.createCredential(acme, cred({ user_id: 'wa-many' }));
+        await s.webauthn.createCredential(acme, cred({ user_id: 'wa-many' }));
+        const kept = cred({ user_id: 'wa-keep' });
+        await s.webauthn.createCredential(acme, kept);
+        expect(await s.webauthn.deleteUserCredentials(acme, 'wa-many')).toBe(2);
+        expect(await s.webauthn.listCredentials(acme, 'wa-many')).toEqual([]);
+        expect(await s.webauthn.getCredential(acme, kept.id)).toEqual(kept);
+      });
+
+      it('records a use only when the counter moves forward (or stays 0 for counterless authenticators)', async () => {
+        const counted = cred({ counter: 5 });
+        await s.webauthn.createCredential(acme, counted);
+        const at = iso();
+        expect(await s.webauthn.recordUse(acme, counted.id, { counter: 5, backed_up: false, at })).toBe(false);
+        expect(await s.webauthn.recordUse(acme, counted.id, { counter: 3, backed_up: false, at })).toBe(false);
+        expect(await s.webauthn.recordUse(acme, counted.id, { counter: 6, backed_up: true, at })).toBe(true);
+        expect(await s.webauthn.getCredential(acme, counted.id)).toEqual({ ...counted, counter: 6, backed_up: true, last_used_at: at });
+        const counterless = cred();
+        await s.webauthn.createCredential(acme, counterless);
+        expect(await s.webauthn.recordUse(acme, counterless.id, { counter: 0, backed_up: false, at })).toBe(true);
+        expect(await s.webauthn.recordUse(acme, 'unknown', { counter: 9, backed_up: false, at })).toBe(false);
+      });
+
+      it('lets exactly one of two concurrent uses with the same counter pass', async () => {
+        const c = cred({ counter: 1 });
+        await s.webauthn.createCredential(acme, c);
+        const other = await backend.openAnother();
+        try {
+          const results = await Promise.all([
+            s.webauthn.recordUse(acme, c.id, { counter: 2, backed_up: false, at: iso() }),
+            other.webauthn.recordUse(acme, c.id, { counter: 2, backed_up: false, at: iso() }),
+          ]);
+          expect(results.filter(Boolean)).toHaveLength(1);
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('takes a challenge once, never after it expired, never from another tenant', async () => {
+        await s.webauthn.putChallenge(acme, { challenge: 'ch-1', binding: 'register:s1:u1', expires_at: iso(60_000) });
+        await s.webauthn.putChallenge(acme, { challenge: 'ch-old', binding: 'x', expires_at: iso(60_000) });
+        expect(await s.webauthn.takeChallenge(globex, 'ch-1', iso())).toBeUndefined();
+        expect(await s.webauthn.takeChallenge(acme, 'ch-old', iso(120_000))).toBeUndefined();
+        const taken = await s.webauthn.takeChallenge(acme, 'ch-1', iso());
+        expect(taken).toMatchObject({ challenge: 'ch-1', binding: 'register:s1:u1' });
+        expect(await s.webauthn.takeChallenge(acme, 'ch-1', iso())).toBeUndefined();
+      });
+
+      it('keeps tenants apart', async () => {
+        const a = cred({ user_id: 'wa-iso' });
+        await s.webauthn.createCredential(acme, a);
+        expect(await s.webauthn.getCredential(globex, a.id)).toBeUndefined();
+        expect(await s.webauthn.listCredentials(globex, 'wa-iso')).toEqual([]);
+        expect(await s.webauthn.renameCredential(globex, 'wa-iso', a.id, 'x')).toBe(false);
+        expect(await s.webauthn.recordUse(globex, a.id, { counter: 10, backed_up: false, at: iso() })).toBe(false);
+        expect(await s.webauthn.deleteCredential(globex, 'wa-iso', a.id)).toBe(false);
+        expect(await s.webauthn.deleteUserCredentials(globex, 'wa-iso')).toBe(0);
+        expect(await s.webauthn.getCredential(acme, a.id)).toEqual(a);
       });
     });
 

@@ -89,7 +89,7 @@ export const userOperations: Operation[] = [
     },
   }),
   op({
-    method: 'POST', path: route('/mfa/reset'), scope: 'svc:users:write', rateClass: 'sensitive', tag: 'users', summary: 'Reset MFA (TOTP disabled, recovery codes cleared)',
+    method: 'POST', path: route('/mfa/reset'), scope: 'svc:users:write', rateClass: 'sensitive', tag: 'users', summary: 'Reset MFA (TOTP disabled, recovery codes cleared, passkeys removed)',
     success: { status: 200, schema: dataEnvelope(messageResponse) },
     handler: async (call) => {
       await resetMfa(scopeOf(call), call.params.user_id!);

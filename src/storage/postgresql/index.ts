@@ -14,11 +14,13 @@ import { SchemaNotCurrentError, assertSchemaCurrent } from './migrate.js';
 import { PgOidcPayloads } from './oidc.js';
 import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
+import { PgSocialIdentities } from './social-identities.js';
 import { PgResources } from './resources.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
 import { PgUsers } from './users.js';
+import { PgWebauthn } from './webauthn.js';
 
 export type { PgSettings } from './pool.js';
 export type { QueryLog } from './tenant-db.js';
@@ -39,6 +41,8 @@ export class PgStorage implements Storage {
   readonly registrationTokens: PgRegistrationTokens;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
+  readonly socialIdentities: PgSocialIdentities;
+  readonly webauthn: PgWebauthn;
   readonly resources: PgResources;
   private closed = false;
 
@@ -55,6 +59,8 @@ export class PgStorage implements Storage {
     this.registrationTokens = new PgRegistrationTokens(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
+    this.socialIdentities = new PgSocialIdentities(db);
+    this.webauthn = new PgWebauthn(db);
     this.resources = new PgResources(db);
   }
 

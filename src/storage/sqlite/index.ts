@@ -6,10 +6,12 @@ import { SqliteKeys } from './keys.js';
 import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
+import { SqliteSocialIdentities } from './social-identities.js';
 import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
+import { SqliteWebauthn } from './webauthn.js';
 
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
@@ -22,6 +24,8 @@ export class SqliteStorage implements Storage {
   readonly registrationTokens: SqliteRegistrationTokens;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
+  readonly socialIdentities: SqliteSocialIdentities;
+  readonly webauthn: SqliteWebauthn;
   readonly resources: SqliteResources;
 
   constructor(readonly db: Db) {
@@ -33,7 +37,9 @@ export class SqliteStorage implements Storage {
     this.loginAttempts = new SqliteLoginAttempts(db);
     this.registrationTokens = new SqliteRegistrationTokens(db);
     this.tenantConfig = new SqliteTenantConfig(db);
+    this.socialIdentities = new SqliteSocialIdentities(db);
     this.tenants = new SqliteTenants(db);
+    this.webauthn = new SqliteWebauthn(db);
     this.resources = new SqliteResources(db);
   }
 

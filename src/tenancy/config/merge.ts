@@ -10,6 +10,7 @@
  *   security.rate_limit.*             -> security.rate_limit.*
  *   security.password_policy.*        -> security.password_policy.*
  *   security.mfa.required             -> security.mfa.required
+ *   security.mfa.{totp,webauthn}_enabled -> security.mfa.{totp,webauthn}_enabled
  * Every section, including those without a global counterpart (branding, integrations...), is
  * also available as set under `overrides` (sensitive fields still sealed).
  */
@@ -41,7 +42,10 @@ export function mergeConfig(global: Config, tenantOverrides: TenantOverrides): E
       ...global.security,
       rate_limit: { ...global.security.rate_limit, ...defined(security.rate_limit) },
       password_policy: { ...global.security.password_policy, ...defined(security.password_policy) },
-      mfa: { ...global.security.mfa, ...defined({ required: security.mfa?.required }) },
+      mfa: {
+        ...global.security.mfa,
+        ...defined({ required: security.mfa?.required, totp_enabled: security.mfa?.totp_enabled, webauthn_enabled: security.mfa?.webauthn_enabled }),
+      },
     },
     overrides: o,
   };

@@ -76,7 +76,7 @@ describe('the query tables cover every operation', () => {
   });
   it('the lists are the paginated operations of spec 4', () => {
     expect(listOps.map(label).sort()).toEqual([
-      'GET /api/v1/audit', 'GET /api/v1/clients', 'GET /api/v1/registration-tokens', 'GET /api/v1/sessions', 'GET /api/v1/users', 'GET /api/v1/users/:user_id/activities',
+      'GET /api/v1/audit', 'GET /api/v1/clients', 'GET /api/v1/registration-tokens', 'GET /api/v1/resources', 'GET /api/v1/sessions', 'GET /api/v1/users', 'GET /api/v1/users/:user_id/activities',
     ]);
   });
 });
