@@ -59,6 +59,8 @@ export function productTarget(env: NodeJS.ProcessEnv): ProductTarget {
     spec: {
       name: 'product',
       script: fileURLToPath(new URL('../src/main.js', import.meta.url)),
+      // BENCH_CPU_PROF_DIR=<dir>: V8 CPU profiles of the product (one per start) for flame graphs.
+      ...(env.BENCH_CPU_PROF_DIR ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_CPU_PROF_DIR}`] } : {}),
       readyPath: '/readyz',
       eventLoop: { kind: 'metrics', path: '/metrics', prefix: 'svc_' },
       env: (port, dir) => ({
