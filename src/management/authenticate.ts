@@ -78,7 +78,10 @@ export async function authenticate(deps: AuthDeps, o: Operation, req: HttpReques
   // A `_platforms` token: valid there, and allowed to cross into this tenant.
   const verified = await verifiedBy(await deps.platformActor(), token);
   const needed = req.method === 'GET' || req.method === 'HEAD' ? 'svc:cross-tenant:read' : 'svc:cross-tenant:write';
-  if (!(verified.claims.scope ?? '').split(' ').includes(needed)) throw insufficientScope(needed);
+  // Both the crossing scope and the operation's own: name every one missing at once (issue 18 item 5).
+  const held = new Set((verified.claims.scope ?? '').split(' '));
+  const missing = [needed, o.scope].filter((s) => !held.has(s));
+  if (missing.length) throw insufficientScope(missing);
   return { tenant, actor, ...verified };
 }
 
