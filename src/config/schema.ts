@@ -6,6 +6,7 @@
  * The same nested shape is accepted from the JSON file named by SVC_CONFIG_FILE (env wins).
  */
 import { z } from 'zod';
+import { socialLoginGlobalSchema } from './social.js';
 
 const bool = z.boolean();
 const posInt = z.number().int().positive();
@@ -215,6 +216,8 @@ export const configSchema = z.object({
           bearer_token: z.string().min(16, 'must be at least 16 characters').max(512).optional(),
         })
         .prefault({}),
+      /** Social login providers (config file) and the `_ops` callback relay; see config/social.ts. */
+      social_login: socialLoginGlobalSchema.prefault({}),
     })
     .prefault({}),
 

@@ -37,6 +37,48 @@ export function jsonDepth(text: string, stopAbove = Infinity): number {
   return max;
 }
 
+/**
+ * The top-level member whose value nests deeper than `limit` in an object document, or undefined
+ * (a top-level array, or no member too deep): so a too-deep body is refused naming its field.
+ * One pass like jsonDepth; the member name is decoded from its JSON string literal.
+ */
+export function tooDeepMember(text: string, limit = MAX_JSON_DEPTH): string | undefined {
+  let depth = 0;
+  let inString = false;
+  let stringStart = -1;
+  let lastKey: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) {
+        inString = false;
+        // A string directly inside the top-level object followed by ':' is a member name.
+        if (depth === 1) {
+          let j = i + 1;
+          while (j < text.length && /\s/.test(text[j]!)) j++;
+          if (text[j] === ':') {
+            try {
+              lastKey = JSON.parse(text.slice(stringStart, i + 1)) as string;
+            } catch {
+              lastKey = undefined;
+            }
+          }
+        }
+      }
+    } else if (c === 0x22) {
+      inString = true;
+      stringStart = i;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (depth === 0 && c === 0x5b) return undefined;
+      if (++depth > limit) return lastKey;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return undefined;
+}
+
 /** JSON.parse that throws JsonTooDeep past `maxDepth` and SyntaxError on malformed text. */
 export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   if (jsonDepth(text, maxDepth) > maxDepth) throw new JsonTooDeep(maxDepth);

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ProblemError, badRequest, validation } from '../http/problem.js';
 import { zodFieldErrors } from '../http/zod-errors.js';
-import { JsonTooDeep, parseJson } from '../http/json.js';
+import { JsonTooDeep, parseJson, tooDeepMember } from '../http/json.js';
 import type { HttpRequest } from '../http/types.js';
 
 /** Parses a JSON object body: 415 unless declared application/json, 400 when malformed, 422 when not an object. */
@@ -12,10 +12,12 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
     throw new ProblemError(415, 'unsupported-media-type', 'Request bodies must be sent as Content-Type: application/json');
   }
   let value: unknown;
+  const text = req.body.toString('utf8');
   try {
-    value = parseJson(req.body.toString('utf8'));
+    value = parseJson(text);
   } catch (err) {
-    if (err instanceof JsonTooDeep) throw badRequest(`The request body is ${err.message}`);
+    // Too deep to be any valid body: a validation error naming the member (or the body) that is.
+    if (err instanceof JsonTooDeep) throw validation([{ field: tooDeepMember(text, err.limit) ?? 'body', message: `is ${err.message}` }]);
     throw badRequest('The request body is not valid JSON');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

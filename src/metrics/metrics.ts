@@ -16,6 +16,7 @@ export class Metrics {
   readonly workerQueueDepth: client.Gauge;
   readonly workerTaskDuration: client.Histogram<'task'>;
   readonly loginAttempts: client.Counter<'result'>;
+  readonly socialLogins: client.Counter<'provider' | 'result'>;
 
   constructor(config: Config) {
     const p = config.features.metrics.prefix;
@@ -48,6 +49,8 @@ export class Metrics {
       registers,
     });
     this.loginAttempts = new client.Counter({ name: `${p}login_attempts_total`, help: 'Password login attempts', labelNames: ['result'], registers });
+    // provider: the preset name or `oidc` (bounded); result: src/oidc/social-signin.ts SocialResult.
+    this.socialLogins = new client.Counter({ name: `${p}social_logins_total`, help: 'Social sign-ins by provider and result', labelNames: ['provider', 'result'], registers });
     if (config.features.metrics.enabled && config.features.metrics.include_default_metrics) {
       client.collectDefaultMetrics({ register: this.registry, prefix: p });
     }

@@ -14,7 +14,8 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
-import { consentPage, loginPage, messagePage, mfaChallengePage } from '../ui/pages.js';
+import type { Html } from '../ui/html.js';
+import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
 import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
 import { authenticationOptions, completeAuthentication, completeRegistration, passkeyAmr, registrationOptions, usableMethods } from '../users/passkeys.js';
 import { lockMinutesLeft, lockedNow } from '../users/lockout.js';
@@ -47,13 +48,27 @@ export interface SignInHost extends PasskeyHostSettings {
   /** What every page of this tenant needs (stylesheet, languages, brand). */
   readonly ui: UiSettings;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** Social login's part of the sign-in page (social-signin.ts); absent without providers. */
+  readonly social?: SocialHooks;
+}
+
+/** What social login adds to the interaction pages. */
+export interface SocialHooks {
+  /** The "Continue with <name>" block of the sign-in page. */
+  buttons(uid: string, ui: PageUi): Html;
+  /** The page of a step social login left pending in the interaction (link confirmation), if any. */
+  pending(details: Interaction, uid: string, ui: PageUi, formTargets: string[]): HttpResponse | undefined;
+}
+
+function socialExtras(host: SignInHost, uid: string, ui: PageUi): LoginExtras | undefined {
+  return host.social ? { afterForm: [host.social.buttons(uid, ui)] } : undefined;
 }
 
 export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' | 'passkey' | 'passkey/options' | 'mfa/options' | 'enrol' | 'enrol/options';
 
-type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-function page(status: number, body: string, formTargets: string[] = [], script = false): HttpResponse {
+export function page(status: number, body: string, formTargets: string[] = [], script = false): HttpResponse {
   return { status, headers: pageHeaders(formTargets, { script }), body };
 }
 
@@ -71,15 +86,15 @@ function unavailable(res: HttpResponse, err: unknown): HttpResponse {
   return res;
 }
 
-function redirect(location: string): HttpResponse {
+export function redirect(location: string): HttpResponse {
   return { status: 303, headers: { location, 'cache-control': 'no-store' } };
 }
 
-function csrfFor(host: SignInHost, uid: string): string {
+export function csrfFor(host: SignInHost, uid: string): string {
   return createHmac('sha256', host.csrfKey).update(`interaction:${uid}`).digest('base64url');
 }
 
-function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
+export function csrfValid(host: SignInHost, uid: string, given: string | null): boolean {
   if (!given) return false;
   const a = Buffer.from(csrfFor(host, uid));
   const b = Buffer.from(given);
@@ -97,9 +112,9 @@ export function readForm(req: HttpRequest): URLSearchParams | undefined {
  * and its browser cookie, dies with it, and needs no token format of our own. oidc-provider ignores
  * the unknown key if the browser jumps to the resume URL early: without `login` it asks again.
  */
-const MFA_PENDING = 'svc_mfa_pending';
+export const MFA_PENDING = 'svc_mfa_pending';
 /** How long the second step may take after the password. */
-const MFA_PENDING_SECONDS = 300;
+export const MFA_PENDING_SECONDS = 300;
 
 /** "Password verified, no usable second factor, the MFA policy requires one": enrolment due (same shape). */
 const MFA_ENROL = 'svc_mfa_enrol';
@@ -119,7 +134,7 @@ function pendingMfaAccount(details: Interaction, key = MFA_PENDING): string | un
  * SessionNotFound, as before), its session still there under the same account, the result stored
  * for what is left of its lifetime, the resume URL returned.
  */
-async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
+export async function saveInteractionResult(provider: Provider, uid: string, result: InteractionResults): Promise<string> {
   const interaction = await provider.Interaction.find(uid);
   if (!interaction) throw new errors.SessionNotFound('interaction session not found');
   if (interaction.session?.uid) {
@@ -133,7 +148,7 @@ async function saveInteractionResult(provider: Provider, uid: string, result: In
 }
 
 /** The grant a consent (explicit or implied for first-party clients) stores. */
-async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
+export async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
   const { Grant } = host.provider;
   const clientId = String(details.params.client_id);
   const grant = (details.grantId ? await Grant.find(details.grantId) : undefined) ?? new Grant({ accountId, clientId });
@@ -165,7 +180,7 @@ export async function handleInteraction(host: SignInHost, req: HttpRequest, uid:
 }
 
 /** The page context of an interaction page: its GET address for the switcher, the RP's ui_locales when known. */
-function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
+export function pageUiFor(host: SignInHost, req: HttpRequest, uid: string, uiLocales?: unknown): { ui: PageUi; setCookie?: string } {
   const query = new URLSearchParams(req.method === 'GET' ? req.rawQuery : '');
   return buildPageUi(host.ui, { path: `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`, query: query.toString(), headers: req.headers }, uiLocales);
 }
@@ -211,7 +226,11 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           clientName,
           email,
           error,
-          ...(passkeys ? { script: host.script, extras: { afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) })] } } : {}),
+          ...(passkeys ? { script: host.script } : {}),
+          extras: {
+            ...(passkeys ? { afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) })] } : {}),
+            ...socialExtras(host, uid, ui),
+          },
         }),
         formTargets(),
         passkeys,
@@ -245,6 +264,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           if (!recovery && pendingUser && usableMethods(pendingUser, host.mfa).includes('webauthn')) return secondStep(200, pendingUser);
           return page(200, mfaChallengePage({ ui, action: `${base}/mfa`, csrf: csrfFor(host, uid), clientName, recovery, switchHref: recovery ? base : `${base}?method=recovery` }), formTargets());
         }
+        const pending = host.social?.pending(details, uid, ui, formTargets());
+        if (pending) return pending;
         return loginForm(200, undefined, typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined);
       }
       if (details.prompt.name === 'consent') {

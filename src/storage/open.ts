@@ -29,6 +29,7 @@ export function withOidcRepository(storage: Storage, oidc: OidcPayloadRepository
     registrationTokens: storage.registrationTokens,
     tenants: storage.tenants,
     tenantConfig: storage.tenantConfig,
+    socialIdentities: storage.socialIdentities,
     webauthn: storage.webauthn,
     resources: storage.resources,
     ping: () => storage.ping(),

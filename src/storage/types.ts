@@ -230,6 +230,8 @@ export interface Storage {
   readonly tenants: TenantRepository;
   /** Per-tenant configuration overrides (src/tenancy/config). */
   readonly tenantConfig: TenantConfigRepository;
+  /** Social login: upstream accounts linked to users (src/social). */
+  readonly socialIdentities: SocialIdentityRepository;
   /** Passkeys and their ceremony challenges (issue 14). */
   readonly webauthn: WebauthnRepository;
   /** API resources of each tenant (issue 19). */
@@ -358,6 +360,29 @@ export interface TenantConfigRepository {
   /** Every stored section of the tenant ({} when none). */
   get(tenant: TenantId): Promise<Record<string, Record<string, unknown>>>;
   put(tenant: TenantId, section: string, data: Record<string, unknown>): Promise<void>;
+}
+
+/** An upstream account (provider + its subject) that signs in a user (src/social). */
+export interface SocialIdentityRecord {
+  provider: string;
+  subject: string;
+  user_id: string;
+  email: string | null;
+  linked_at: string;
+  last_used_at: string | null;
+}
+
+export interface SocialIdentityRepository {
+  /** Throws UniqueViolation('identity') when the upstream account is linked already (to anyone). */
+  link(tenant: TenantId, identity: SocialIdentityRecord): Promise<void>;
+  find(tenant: TenantId, provider: string, subject: string): Promise<SocialIdentityRecord | undefined>;
+  /** A user's linked accounts, oldest first. */
+  listByUser(tenant: TenantId, userId: string): Promise<SocialIdentityRecord[]>;
+  touch(tenant: TenantId, provider: string, subject: string, atIso: string): Promise<void>;
+  /** Removes one link of that user; false when the user has no such link. */
+  unlink(tenant: TenantId, userId: string, provider: string, subject: string): Promise<boolean>;
+  /** Every link of a user (the user was deleted). */
+  unlinkAll(tenant: TenantId, userId: string): Promise<void>;
 }
 
 /** A user's passkey (WebAuthn credential). The public key is not secret; nothing here is. */

@@ -34,6 +34,12 @@ import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.
 import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
 import { registerRp } from '../oidc/register-rp.js';
+import { ReplayStore } from '../oidc/replay-store.js';
+import { socialHooks, type SocialContext } from '../oidc/social-signin.js';
+import { socialSettings } from '../social/providers.js';
+import { StateCodec } from '../social/state.js';
+import { RelayState } from './ops.js';
+import { OPS_TENANT } from './resolver.js';
 import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
 import { ResourceIndex } from '../resources/index-cache.js';
 import { knownScopesOnly } from '../resources/provider-scopes.js';
@@ -88,6 +94,9 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   readonly assertions: AssertionServices;
   /** The tenant's API resources, read on first use; dropped with the state (a resource write reloads). */
   private resources: Promise<ResourceIndex> | undefined;
+  /** Social login of the current config (built on first use, rebuilt when the config changes). */
+  private social: { config: EffectiveConfig; context: SocialContext | undefined } | undefined;
+  private socialReplay: ReplayStore | undefined;
 
   private constructor(
     readonly tenant: string,
@@ -222,7 +231,38 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     });
   }
 
+  /** Social login settings of the current config; undefined when the tenant has no enabled provider. */
+  socialContext(): SocialContext | undefined {
+    const config = this.current;
+    if (this.social?.config === config) return this.social.context;
+    const { ctx } = this;
+    const settings = socialSettings(config, this.tenant, ctx.sealer, ctx.log);
+    let context: SocialContext | undefined;
+    if (settings.providers.length) {
+      this.socialReplay ??= new ReplayStore(ctx.storage.oidc, this.tenant, ctx.redis ? { client: ctx.redis.client, prefix: ctx.config.redis.key_prefix } : undefined);
+      const relayed = settings.relay && ctx.config.multi_tenancy.enabled;
+      context = {
+        settings,
+        config,
+        codec: new StateCodec(ctx.sealer, this.tenant),
+        replay: this.socialReplay,
+        // The same platform key as the _ops gateway's (front-door.ts).
+        relay: new RelayState(ctx.sealer.derive('ops-relay-state')),
+        issuer: this.issuer,
+        ...(relayed ? { relayIssuer: ctx.resolver.issuerOf(OPS_TENANT) } : {}),
+      };
+    }
+    this.social = { config, context };
+    return context;
+  }
+
   async signInHost(): Promise<SignInHost> {
+    const host = await this.baseSignInHost();
+    const social = this.socialContext();
+    return social ? { ...host, social: socialHooks(host, social) } : host;
+  }
+
+  private async baseSignInHost(): Promise<SignInHost> {
     return {
       tenant: this.tenant,
       ctx: this.ctx,

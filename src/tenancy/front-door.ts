@@ -42,7 +42,7 @@ export class TenantFrontDoor {
 
   constructor(private readonly deps: FrontDoorDeps) {
     const { ctx } = deps;
-    this.ops = new OpsGateway({ resolver: ctx.resolver, registry: ctx.registry, relay: new RelayState(ctx.sealer.derive('ops-relay-state')) });
+    this.ops = new OpsGateway({ resolver: ctx.resolver, registry: ctx.registry, relay: new RelayState(ctx.sealer.derive('ops-relay-state')), oidcPath: ctx.config.oidc.path });
     this.platform = new PlatformRoutes({ ctx, platformActor: () => deps.pool.get(PLATFORM_TENANT), cursors: deps.cursors });
   }
 

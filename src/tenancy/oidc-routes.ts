@@ -9,9 +9,11 @@ import { etagMatches, publicDocument } from '../http/etag.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
 import { handleAccountMfa } from '../oidc/account-mfa.js';
+import { handleAccountSocial } from '../oidc/account-social.js';
 import { handleAccountPasskeys, type AccountPasskeyAction } from '../oidc/account-passkeys.js';
 import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
+import { handleSocial, type SocialContext } from '../oidc/social-signin.js';
 import { OIDC_ROUTES } from '../oidc/provider.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG } from '../ui/passkey-script.js';
@@ -33,6 +35,8 @@ export interface OidcRouteHost extends TokenContext {
   devicePoll(req: HttpRequest): Promise<HttpResponse | undefined>;
   /** Dynamic client registration (register-rp.ts) for this tenant. */
   registerClient(req: HttpRequest): Promise<HttpResponse>;
+  /** Social login of the tenant's current config; undefined without enabled providers. */
+  socialContext(): SocialContext | undefined;
 }
 
 type Run = (host: OidcRouteHost, req: HttpRequest, match: RegExpExecArray | null) => Promise<HttpResponse | undefined>;
@@ -76,6 +80,10 @@ const ROUTES: readonly OidcRoute[] = [
       return handleInteraction(await host.signInHost(), req, m?.[1] ?? '', action);
     },
   },
+  // Social login (src/oidc/social-signin.ts): start, callback (GET, form_post), link confirmation; linked accounts.
+  { path: /^\/(?:social\/[a-z][a-z0-9-]{0,31}\/callback|interaction\/[A-Za-z0-9_-]{1,128}\/(?:social\/[a-z][a-z0-9-]{0,31}|link|link-cancel))$/, run: async (host, req, m) => handleSocial(await host.signInHost(), host.socialContext(), req, m?.[0] ?? '') },
+  { path: '/account/social', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'list') },
+  { path: '/account/social/unlink', run: async (host, req) => handleAccountSocial(await host.signInHost(), host.socialContext()?.settings.providers ?? [], req, 'unlink') },
   { path: '/account/mfa', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'manage') },
   { path: '/account/mfa/disable', run: async (host, req) => handleAccountMfa(await host.signInHost(), req, 'disable') },
   // Passkeys (issue 14): the ceremony script, and the account page's passkey actions.

@@ -4,11 +4,13 @@
  * front door for every host before tenant resolution, so `_ops` serves them too; this module adds
  * the social-login callback relay and answers 404 JSON for everything else.
  *
- * Relay: a tenant whose social provider cannot call back to the tenant's own subdomain registers
- * `{BASE_URL host prefixed by _ops.}/oauth/callback` with the provider and sends as `state` a value
- * made by RelayState.sign(tenant, its own state). The provider calls `_ops`, which checks the
- * signature and expiry and redirects (302) to `{tenant issuer}/social/callback` with the query
- * unchanged, where the tenant's flow unwraps the state again (RelayState.read).
+ * Relay (`features.social_login.relay`): tenants whose social provider cannot call back to their
+ * own subdomain register `{_ops issuer}/social/<name>/callback` with the provider (one URL for every
+ * tenant) and send as `state` a value made by RelayState.sign(tenant, their own sealed state). The
+ * provider calls `_ops`, which checks the signature and expiry and redirects to
+ * `{tenant issuer}/social/<name>/callback` with the query unchanged (302), or, for a form_post
+ * answer (Apple), with the posted parameters as the query (303). The tenant's flow checks the
+ * envelope names it (RelayState.read) and then its own sealed, single-use state (src/social/state.ts).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { badRequest, notFound } from '../http/problem.js';
@@ -16,9 +18,10 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { TenantRegistry } from './registry.js';
 import { type TenantResolver, isValidTenantName } from './resolver.js';
 
-export const RELAY_PATH = '/oauth/callback';
-/** Where a tenant receives relayed social-login callbacks, under its issuer. */
-export const SOCIAL_CALLBACK_PATH = '/social/callback';
+/** The relayed callback, under the OIDC path: `/social/<provider>/callback`. */
+const RELAY_ROUTE = /^\/social\/([a-z][a-z0-9-]{0,31})\/callback$/;
+/** Callback parameters carried from a form post into the query (nothing else is relayed). */
+const FORM_POST_PARAMS = ['code', 'state', 'error', 'error_description', 'iss', 'user'];
 /** A relayed state is accepted this long after it was made (a sign-in at a provider takes minutes). */
 export const RELAY_STATE_TTL_S = 900;
 
@@ -63,25 +66,42 @@ export interface OpsDeps {
   resolver: TenantResolver;
   registry: TenantRegistry;
   relay: RelayState;
+  /** The OIDC mount path (config oidc.path): the relay's callback lives under it, as on tenants. */
+  oidcPath: string;
 }
 
 export class OpsGateway {
   constructor(private readonly deps: OpsDeps) {}
 
   async handle(req: HttpRequest): Promise<HttpResponse> {
-    if (req.path === RELAY_PATH && (req.method === 'GET' || req.method === 'HEAD')) return this.relay(req);
+    const sub = req.path.startsWith(`${this.deps.oidcPath}/`) ? req.path.slice(this.deps.oidcPath.length) : undefined;
+    const route = sub === undefined ? null : RELAY_ROUTE.exec(sub);
+    if (route && (req.method === 'GET' || req.method === 'HEAD' || req.method === 'POST')) return this.relay(req, route[1]!);
     throw notFound(`No route for ${req.method} ${req.path} on _ops`);
   }
 
-  private async relay(req: HttpRequest): Promise<HttpResponse> {
-    const raw = new URLSearchParams(req.rawQuery).get('state');
+  private async relay(req: HttpRequest, provider: string): Promise<HttpResponse> {
+    let query = req.rawQuery;
+    if (req.method === 'POST') {
+      const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/x-www-form-urlencoded') throw badRequest('A form post callback must be application/x-www-form-urlencoded');
+      const form = new URLSearchParams(req.body.toString('utf8'));
+      const kept = new URLSearchParams();
+      for (const key of FORM_POST_PARAMS) {
+        const value = form.get(key);
+        if (value !== null) kept.set(key, value);
+      }
+      query = kept.toString();
+    }
+    const raw = new URLSearchParams(query).get('state');
     const state = raw ? this.deps.relay.read(raw) : undefined;
     if (!state) throw badRequest('The state parameter is missing, invalid or expired');
     // Unknown (404) and suspended (403) tenants are refused like any request to them.
     await this.deps.registry.require(state.tenant);
-    const target = `${this.deps.resolver.issuerOf(state.tenant)}${SOCIAL_CALLBACK_PATH}${req.rawQuery ? `?${req.rawQuery}` : ''}`;
+    const target = `${this.deps.resolver.issuerOf(state.tenant)}/social/${provider}/callback${query ? `?${query}` : ''}`;
     return {
-      status: 302,
+      // 303 turns a form post into a GET (the tenant's callback takes the query).
+      status: req.method === 'POST' ? 303 : 302,
       headers: {
         location: target,
         'content-type': 'application/json; charset=utf-8',

@@ -1,5 +1,6 @@
 /** The one stylesheet of the end-user pages, served from the tenant's OIDC path (same origin, CSP style-src 'self'). */
 import { etagOf } from '../http/etag.js';
+import { SOCIAL_STYLES } from './social-pages.js';
 
 export const STYLESHEET = `
 :root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f4f6fa;--card:#fff;--accent:#2456d3;--accent-fg:#fff;--danger:#b3261e;--border:#d5dae3}
@@ -26,6 +27,6 @@ nav.languages ul{list-style:none;margin:0;padding:0;display:flex;gap:16px;justif
 nav.languages a{color:var(--fg)}
 nav.languages a[aria-current]{font-weight:700;text-decoration:none}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
-`;
+` + SOCIAL_STYLES;
 
 export const STYLESHEET_ETAG = etagOf(STYLESHEET);

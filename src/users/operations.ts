@@ -213,6 +213,8 @@ export async function deleteUser(scope: UserScope, id: string): Promise<void> {
   // After the erasure, so no new sign-in can slip in between (the account cannot sign in any more).
   await revokeAccount(scope.ctx.storage.oidc, scope.tenant, existing.id, ttl);
   await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
+  // Linked social accounts go too: they are personal data, and a link must not outlive its user.
+  await scope.ctx.storage.socialIdentities.unlinkAll(scope.tenant, existing.id);
 }
 
 /** An administrator sets a new password (the user's own reset comes with the account pages). */

@@ -140,6 +140,10 @@ describe('single-tenant mode', () => {
     expect(res.json.issuer).toBe(t.issuer);
     expectProblem(await send(t.app.port, 'GET', '/platform/tenants', { tenant: '_platforms' }), 404, 'not-found', '/platform/tenants');
     expectProblem(await send(t.app.port, 'GET', '/oauth/callback', { tenant: '_ops' }), 404, 'not-found', '/oauth/callback');
+    // The relay path reaches the default tenant, which has no such provider: its 404 page, no relay.
+    const relayPath = await send(t.app.port, 'GET', '/oidc/v1/social/google/callback?state=x', { tenant: '_ops' });
+    expect(relayPath.status).toBe(404);
+    expect(relayPath.headers.location).toBeUndefined();
   });
 });
 
@@ -596,20 +600,28 @@ describe('multi-tenant mode', () => {
     it('relays a social-login callback to the tenant named by the signed state, query preserved', async () => {
       const state = relay().sign(ACME, 'inner-state');
       const query = `code=abc123&state=${encodeURIComponent(state)}&scope=openid`;
-      const res = await send(port, 'GET', `/oauth/callback?${query}`, { sub: '_ops', headers: { cookie: 'x=1' } });
+      const res = await send(port, 'GET', `/oidc/v1/social/google/callback?${query}`, { sub: '_ops', headers: { cookie: 'x=1' } });
       expect(res.status).toBe(302);
-      expect(res.headers.location).toBe(`${issuerOf(ACME)}/social/callback?${query}`);
+      expect(res.headers.location).toBe(`${issuerOf(ACME)}/social/google/callback?${query}`);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.json).toEqual({ redirect_to: res.headers.location });
       expect(res.headers['set-cookie']).toBeUndefined();
       expect(relay().read(new URL(res.headers.location!).searchParams.get('state')!)).toEqual({ tenant: ACME, state: 'inner-state' });
+      // A form_post answer (Apple) becomes a GET with the callback parameters only (303).
+      const post = await send(port, 'POST', '/oidc/v1/social/apple/callback', { sub: '_ops', form: { code: 'c0de', state, user: '{"name":{"firstName":"Ada"}}', smuggled: 'x' } });
+      expect(post.status).toBe(303);
+      expect(post.headers.location).toBe(`${issuerOf(ACME)}/social/apple/callback?${new URLSearchParams({ code: 'c0de', state, user: '{"name":{"firstName":"Ada"}}' })}`);
     });
 
     it('refuses forged or unknown-tenant states and answers 404 JSON for anything else', async () => {
-      expectProblem(await send(port, 'GET', '/oauth/callback?code=1&state=forged.value', { sub: '_ops' }), 400, 'bad-request', '/oauth/callback');
-      expectProblem(await send(port, 'GET', '/oauth/callback?code=1', { sub: '_ops' }), 400, 'bad-request', '/oauth/callback');
+      const cb = '/oidc/v1/social/google/callback';
+      expectProblem(await send(port, 'GET', `${cb}?code=1&state=forged.value`, { sub: '_ops' }), 400, 'bad-request', cb);
+      expectProblem(await send(port, 'GET', `${cb}?code=1`, { sub: '_ops' }), 400, 'bad-request', cb);
       const ghost = relay().sign(slug('ghost'), 's');
-      expectProblem(await send(port, 'GET', `/oauth/callback?state=${encodeURIComponent(ghost)}`, { sub: '_ops' }), 404, 'not-found', '/oauth/callback');
+      expectProblem(await send(port, 'GET', `${cb}?state=${encodeURIComponent(ghost)}`, { sub: '_ops' }), 404, 'not-found', cb);
+      // The old placeholder route is gone; other providers' paths outside the pattern are 404.
+      expectProblem(await send(port, 'GET', '/oauth/callback', { sub: '_ops' }), 404, 'not-found', '/oauth/callback');
+      expectProblem(await send(port, 'GET', '/oidc/v1/social/Bad_Name/callback', { sub: '_ops' }), 404, 'not-found', '/oidc/v1/social/Bad_Name/callback');
       for (const path of ['/oidc/v1/.well-known/openid-configuration', '/api/v1/clients', '/platform/tenants', '/']) {
         expectProblem(await send(port, 'GET', path, { sub: '_ops' }), 404, 'not-found', path);
       }

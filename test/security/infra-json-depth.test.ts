@@ -39,21 +39,22 @@ describe('JSON inputs of the service', () => {
 
   const deepClient = () => `{"client_name":"deep","application_type":"web","redirect_uris":["https://rp.example/cb"],"token_endpoint_auth_method":"private_key_jwt","jwks":{"keys":${nested(200_000)}}}`;
 
-  it('POST /api/v1/clients with a 200,000-level jwks is 400 and creates nothing', async () => {
+  it('POST /api/v1/clients with a 200,000-level jwks is 422 naming jwks, and creates nothing', async () => {
     const before = await api(t, 'GET', '/api/v1/clients?include_count=true&limit=1', { token: admin });
     const res = await fetch(`${t.url}/api/v1/clients`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: deepClient() });
-    const body = expectProblem({ status: res.status, headers: res.headers, json: await res.json() }, 400, 'bad-request', '/api/v1/clients');
-    expect(body.detail).toMatch(/nested deeper than 64 levels/);
+    const body = expectProblem({ status: res.status, headers: res.headers, json: await res.json() }, 422, 'validation', '/api/v1/clients');
+    expect(body.errors).toEqual([{ field: 'jwks', message: 'is JSON nested deeper than 64 levels' }]);
     const after = await api(t, 'GET', '/api/v1/clients?include_count=true&limit=1', { token: admin });
     expect(after.json.pagination.total_count).toBe(before.json.pagination.total_count);
   });
 
-  it('PATCH of a client with a deep body is 400', async () => {
+  it('PATCH of a client with a deep member is 422 naming it', async () => {
     const created = await api(t, 'POST', '/api/v1/clients', { token: admin, body: { client_name: 'x', application_type: 'web', redirect_uris: ['https://rp.example/cb'] } });
     expect(created.status, created.text).toBe(201);
     const path = `/api/v1/clients/${encodeURIComponent(created.json.data.client_id)}`;
     const res = await fetch(`${t.url}${path}`, { method: 'PATCH', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: `{"tags":${nested(200_000)}}` });
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(422);
+    expect((await res.json()).errors[0].field).toBe('tags');
   });
 
   it('register-rp with a deep body is 400 invalid_client_metadata', async () => {

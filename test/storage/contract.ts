@@ -896,6 +896,44 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
       });
     });
 
+    describe('social identities', () => {
+      const acme = 'social-acme';
+      const globex = 'social-globex';
+      const at = '2026-11-25T01:00:00.000Z';
+      const identity = (provider: string, subject: string, userId: string) => ({ provider, subject, user_id: userId, email: `${subject}@upstream.example`, linked_at: at, last_used_at: null });
+
+      it('links, finds, lists by user, touches and unlinks', async () => {
+        await s.socialIdentities.link(acme, identity('google', 'g-1', 'u-1'));
+        await s.socialIdentities.link(acme, identity('github', '42', 'u-1'));
+        await s.socialIdentities.link(acme, identity('google', 'g-2', 'u-2'));
+        expect(await s.socialIdentities.find(acme, 'google', 'g-1')).toEqual(identity('google', 'g-1', 'u-1'));
+        expect(await s.socialIdentities.find(acme, 'google', 'G-1')).toBeUndefined();
+        expect((await s.socialIdentities.listByUser(acme, 'u-1')).map((i) => `${i.provider}:${i.subject}`).sort()).toEqual(['github:42', 'google:g-1']);
+        await s.socialIdentities.touch(acme, 'google', 'g-1', '2026-11-25T02:00:00.000Z');
+        expect((await s.socialIdentities.find(acme, 'google', 'g-1'))?.last_used_at).toBe('2026-11-25T02:00:00.000Z');
+        // Only the owner's link is removed: another user's id removes nothing.
+        expect(await s.socialIdentities.unlink(acme, 'u-2', 'google', 'g-1')).toBe(false);
+        expect(await s.socialIdentities.unlink(acme, 'u-1', 'google', 'g-1')).toBe(true);
+        expect(await s.socialIdentities.find(acme, 'google', 'g-1')).toBeUndefined();
+        await s.socialIdentities.unlinkAll(acme, 'u-1');
+        expect(await s.socialIdentities.listByUser(acme, 'u-1')).toEqual([]);
+        expect(await s.socialIdentities.listByUser(acme, 'u-2')).toHaveLength(1);
+      });
+
+      it('refuses a second link of one upstream account (to anyone) with UniqueViolation', async () => {
+        await s.socialIdentities.link(acme, identity('corp', 'dup', 'u-3'));
+        await expect(s.socialIdentities.link(acme, identity('corp', 'dup', 'u-4'))).rejects.toMatchObject({ field: 'identity' });
+      });
+
+      it('keeps tenants apart', async () => {
+        expect(await s.socialIdentities.find(globex, 'google', 'g-2')).toBeUndefined();
+        await s.socialIdentities.link(globex, identity('google', 'g-2', 'other-user'));
+        expect((await s.socialIdentities.find(acme, 'google', 'g-2'))?.user_id).toBe('u-2');
+        expect((await s.socialIdentities.find(globex, 'google', 'g-2'))?.user_id).toBe('other-user');
+        expect(await s.socialIdentities.unlink(globex, 'u-2', 'google', 'g-2')).toBe(false);
+      });
+    });
+
     describe('webauthn credentials and challenges', () => {
       const acme = 'wa-acme';
       const globex = 'wa-globex';

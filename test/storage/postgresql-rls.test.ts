@@ -26,6 +26,7 @@ const SAMPLES: Record<string, string> = {
   // The registry's rows all belong to `_platforms` in practice (migrations/postgresql/003); the policy is the same.
   tenants: `INSERT INTO tenants (tenant_id, slug, id, display_name, status, created_at, updated_at) VALUES ($1, $2, $2, 'n', 'active', now(), now())`,
   tenant_config: `INSERT INTO tenant_config (tenant_id, section, data, updated_at) VALUES ($1, $2, '{}', now())`,
+  social_identities: `INSERT INTO social_identities (tenant_id, provider, subject, user_id, linked_at) VALUES ($1, 'corp', $2, $2, now())`,
   webauthn_credentials: `INSERT INTO webauthn_credentials (tenant_id, id, user_id, public_key, device_type, name, created_at) VALUES ($1, $2, 'u', 'pk', 'singleDevice', 'n', now())`,
   webauthn_challenges: `INSERT INTO webauthn_challenges (tenant_id, challenge, binding, expires_at) VALUES ($1, $2, 'b', now() + interval '5 minutes')`,
   resources: `INSERT INTO resources (tenant_id, id, identifier, name, scopes, token_format, access_token_ttl, signing_alg, created_at, updated_at) VALUES ($1, $2, 'https://' || $2, 'n', '[]', 'jwt', 60, 'RS256', now(), now())`,

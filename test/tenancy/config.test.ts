@@ -70,7 +70,9 @@ describe('section schemas', () => {
   it('refuse unknown fields at any depth, naming them', () => {
     expect(errorsOf('branding', { company_name: 'A', companyName: 'B' })).toEqual([{ field: 'companyName', message: 'Unknown field' }]);
     expect(fields('oidc', { ttl: { access_token: 60, acess_token: 60 } })).toEqual(['ttl.acess_token']);
-    expect(fields('features', { social_login: { providers: { myspace: { enabled: false } } } })).toEqual(['social_login.providers.myspace']);
+    // A name that is not a preset must say it is a generic OpenID Connect provider (issue 15).
+    expect(fields('features', { social_login: { providers: { myspace: { enabled: false } } } })).toEqual(['social_login.providers.myspace.type']);
+    expect(fields('features', { social_login: { providers: { google: { enabled: false, clientid: 'x' } } } })).toEqual(['social_login.providers.google.clientid']);
   });
 
   it('name fields of the wrong type or format', () => {

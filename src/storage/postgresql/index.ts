@@ -14,6 +14,7 @@ import { SchemaNotCurrentError, assertSchemaCurrent } from './migrate.js';
 import { PgOidcPayloads } from './oidc.js';
 import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
+import { PgSocialIdentities } from './social-identities.js';
 import { PgResources } from './resources.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
@@ -40,6 +41,7 @@ export class PgStorage implements Storage {
   readonly registrationTokens: PgRegistrationTokens;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
+  readonly socialIdentities: PgSocialIdentities;
   readonly webauthn: PgWebauthn;
   readonly resources: PgResources;
   private closed = false;
@@ -57,6 +59,7 @@ export class PgStorage implements Storage {
     this.registrationTokens = new PgRegistrationTokens(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
+    this.socialIdentities = new PgSocialIdentities(db);
     this.webauthn = new PgWebauthn(db);
     this.resources = new PgResources(db);
   }

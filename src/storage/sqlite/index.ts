@@ -6,6 +6,7 @@ import { SqliteKeys } from './keys.js';
 import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
+import { SqliteSocialIdentities } from './social-identities.js';
 import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
@@ -23,6 +24,7 @@ export class SqliteStorage implements Storage {
   readonly registrationTokens: SqliteRegistrationTokens;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
+  readonly socialIdentities: SqliteSocialIdentities;
   readonly webauthn: SqliteWebauthn;
   readonly resources: SqliteResources;
 
@@ -35,6 +37,7 @@ export class SqliteStorage implements Storage {
     this.loginAttempts = new SqliteLoginAttempts(db);
     this.registrationTokens = new SqliteRegistrationTokens(db);
     this.tenantConfig = new SqliteTenantConfig(db);
+    this.socialIdentities = new SqliteSocialIdentities(db);
     this.tenants = new SqliteTenants(db);
     this.webauthn = new SqliteWebauthn(db);
     this.resources = new SqliteResources(db);

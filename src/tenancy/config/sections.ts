@@ -9,6 +9,7 @@
  * token lifetime ceilings, rate limits, password and MFA floors — live in policy.ts.
  */
 import { z } from 'zod';
+import { SOCIAL_PRESETS, socialProviderProblems, socialProvidersSchema } from '../../config/social.js';
 
 const bool = z.boolean();
 const seconds = z.number().int().positive();
@@ -77,20 +78,21 @@ export const securitySection = z.strictObject({
     .optional(),
 });
 
-export const SOCIAL_PROVIDERS = ['google', 'github', 'microsoft', 'apple', 'facebook', 'gitlab'] as const;
-
-const socialProvider = z
-  .strictObject({ enabled: bool.optional(), client_id: text(512).optional(), client_secret: secret.optional() })
-  .superRefine((v, ctx) => {
-    if (v.enabled !== true) return;
-    if (!v.client_id) ctx.addIssue({ code: 'custom', path: ['client_id'], message: 'Required when the provider is enabled' });
-    if (!v.client_secret) ctx.addIssue({ code: 'custom', path: ['client_secret'], message: 'Required when the provider is enabled' });
-  });
+/** The presets (kept for callers of this name); any other name is a `type: "oidc"` provider. */
+export const SOCIAL_PROVIDERS = SOCIAL_PRESETS;
 
 export const featuresSection = z.strictObject({
+  // Social login (src/social): the same provider shape as the global config (config/social.ts).
   social_login: z
     .strictObject({
-      providers: z.strictObject(Object.fromEntries(SOCIAL_PROVIDERS.map((p) => [p, socialProvider.optional()])) as Record<(typeof SOCIAL_PROVIDERS)[number], z.ZodOptional<typeof socialProvider>>).optional(),
+      relay: bool.optional(),
+      providers: socialProvidersSchema
+        .superRefine((providers, ctx) => {
+          for (const [name, p] of Object.entries(providers)) {
+            for (const problem of socialProviderProblems(name, p)) ctx.addIssue({ code: 'custom', path: [name, ...problem.path], message: problem.message });
+          }
+        })
+        .optional(),
     })
     .optional(),
 });

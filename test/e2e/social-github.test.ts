@@ -1,0 +1,129 @@
+/**
+ * The GitHub preset (OAuth 2.0 + GitHub's user APIs) against a local stand-in shaped like GitHub's
+ * documented endpoints (test/helpers/github-standin.ts), pointed at by the preset's `endpoints`
+ * override. Only the verified primary address of /user/emails counts as a verified e-mail: a
+ * verified secondary address never links to the user who owns it here.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as oidc from 'openid-client';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { startGithubStandin, type GithubStandin } from '../helpers/github-standin.js';
+import { startRpServer, type RpServer } from '../helpers/rp-server.js';
+import { createClient, createUser } from '../helpers/users.js';
+
+describe('social login: GitHub preset (OAuth 2.0 + user and e-mail APIs)', () => {
+  let t: TestApp;
+  let gh: GithubStandin;
+  let browser: Browser;
+  let rp: RpServer;
+  let REDIRECT: string;
+  let config: oidc.Configuration;
+  let dir: string;
+
+  beforeAll(async () => {
+    gh = await startGithubStandin();
+    rp = await startRpServer();
+    REDIRECT = `${rp.origin}/cb`;
+    dir = mkdtempSync(join(tmpdir(), 'svc-social-'));
+    const file = join(dir, 'config.json');
+    const endpoints = { authorization: `${gh.origin}/login/oauth/authorize`, token: `${gh.origin}/login/oauth/access_token`, user: `${gh.origin}/user`, emails: `${gh.origin}/user/emails` };
+    writeFileSync(file, JSON.stringify({ features: { social_login: { providers: { github: { enabled: true, client_id: gh.clientId, client_secret: gh.clientSecret, endpoints } } } } }));
+    t = await startTestApp({ SVC_CONFIG_FILE: file });
+    await t.app.ctx.storage.tenantConfig.put('default', 'security', { signup: { enabled: true } });
+    await (await t.app.pool.get('default')).reload();
+    browser = await launchBrowser();
+    const client = await createClient(t, { client_name: 'Web App', application_type: 'web', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], scope: 'openid profile email', first_party: true });
+    config = await oidc.discovery(new URL(t.issuer), client.client_id, client.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await gh?.close();
+    await rp?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const count = async (table: string) => Number(Object.values((await t.sql(`SELECT count(*) AS n FROM ${table}`))[0]!)[0]);
+
+  async function viaGithub(): Promise<{ page: Page; close: () => Promise<void>; sub: () => Promise<string> }> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid profile email', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 'st', nonce: 'nn' });
+    await page.goto(url.href);
+    await page.getByRole('link', { name: 'Continue with GitHub' }).click();
+    await page.waitForURL((u) => u.href.startsWith(`${gh.origin}/login/oauth/authorize`));
+    const authorize = new URL(page.url());
+    // The request GitHub documents: client_id, redirect_uri, scope, state (+ PKCE S256).
+    expect(authorize.searchParams.get('client_id')).toBe(gh.clientId);
+    expect(authorize.searchParams.get('redirect_uri')).toBe(`${t.issuer}/social/github/callback`);
+    expect(authorize.searchParams.get('scope')).toBe('read:user user:email');
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    await page.locator('#continue').click();
+    return {
+      page,
+      close: () => context.close(),
+      sub: async () => {
+        await page.waitForURL((u) => u.href.startsWith(REDIRECT));
+        const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: 'st', expectedNonce: 'nn' });
+        return tokens.claims()!.sub;
+      },
+    };
+  }
+
+  it('creates the user from /user and the verified primary address of /user/emails, then signs the same user in again', async () => {
+    gh.user = { login: 'octocat', id: 583231, name: 'The Octocat', email: null };
+    gh.emails = [
+      { email: 'octo-old@github.example', primary: false, verified: true, visibility: null },
+      { email: 'octocat@github.example', primary: true, verified: true, visibility: 'private' },
+    ];
+    let flow = await viaGithub();
+    const sub = await flow.sub();
+    await flow.close();
+    const res = await api(t, 'GET', `/api/v1/users/${sub}`, { token: await t.token('svc:users:read') });
+    expect(res.json.data).toMatchObject({ email: 'octocat@github.example', email_verified: true, auth_provider: 'github', username: 'octocat', name: 'The Octocat' });
+    expect(await t.sql('SELECT provider, subject FROM social_identities WHERE user_id = ?', [sub])).toEqual([{ provider: 'github', subject: '583231' }]);
+
+    const users = await count('users');
+    flow = await viaGithub();
+    expect(await flow.sub()).toBe(sub);
+    await flow.close();
+    expect(await count('users')).toBe(users);
+  });
+
+  it('never links through a verified secondary address: the account is created with the unverified primary', async () => {
+    const target = await createUser(t, { email: 'target@company.example', email_verified: true });
+    gh.user = { login: 'mallory', id: 666, name: 'Mallory', email: 'target@company.example' };
+    gh.emails = [
+      { email: 'target@company.example', primary: false, verified: true, visibility: 'public' },
+      { email: 'mallory@github.example', primary: true, verified: false, visibility: 'private' },
+    ];
+    const flow = await viaGithub();
+    const sub = await flow.sub();
+    await flow.close();
+    expect(sub).not.toBe(target.id);
+    const res = await api(t, 'GET', `/api/v1/users/${sub}`, { token: await t.token('svc:users:read') });
+    expect(res.json.data).toMatchObject({ email: 'mallory@github.example', email_verified: false, auth_provider: 'github' });
+    expect(await t.sql('SELECT * FROM social_identities WHERE user_id = ?', [target.id])).toEqual([]);
+  });
+
+  it('refuses an unverified primary address that belongs to an existing user: no link, nothing created', async () => {
+    const victim = await createUser(t, { email: 'victim@company.example', email_verified: true });
+    gh.user = { login: 'eve', id: 777, name: 'Eve', email: null };
+    gh.emails = [{ email: 'victim@company.example', primary: true, verified: false, visibility: 'private' }];
+    const users = await count('users');
+    const links = await count('social_identities');
+    const flow = await viaGithub();
+    await expect.poll(() => flow.page.getByRole('heading', { name: 'Sign-in not possible' }).count()).toBe(1);
+    expect(await flow.page.getByRole('alert').textContent()).toContain('GitHub does not confirm the address is yours');
+    await flow.close();
+    expect(await count('users')).toBe(users);
+    expect(await count('social_identities')).toBe(links);
+    expect(await t.sql('SELECT * FROM social_identities WHERE user_id = ?', [victim.id])).toEqual([]);
+  });
+});

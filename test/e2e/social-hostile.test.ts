@@ -1,0 +1,198 @@
+/**
+ * Social login under attack or failure: a hand-made upstream (test/helpers/rogue-oidc.ts) that can
+ * answer with another nonce, issuer or audience, an error, or not at all. Each case ends on a clear
+ * error page at the product, and nothing is created (no user, no link); the state is sealed,
+ * single use and bound to the browser that started the flow.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as oidc from 'openid-client';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { startRogueOidc, type RogueOidc } from '../helpers/rogue-oidc.js';
+import { startRpServer, type RpServer } from '../helpers/rp-server.js';
+import { createClient } from '../helpers/users.js';
+
+describe('social login: hostile and failing upstream answers', () => {
+  let t: TestApp;
+  let rogue: RogueOidc;
+  let browser: Browser;
+  let rp: RpServer;
+  let REDIRECT: string;
+  let config: oidc.Configuration;
+  let dir: string;
+  let subject = 0;
+
+  beforeAll(async () => {
+    rogue = await startRogueOidc();
+    rp = await startRpServer();
+    REDIRECT = `${rp.origin}/cb`;
+    dir = mkdtempSync(join(tmpdir(), 'svc-social-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ features: { social_login: { providers: { rogue: { type: 'oidc', enabled: true, issuer: rogue.issuer, client_id: rogue.clientId, client_secret: rogue.clientSecret, display_name: 'Rogue ID' } } } } }));
+    // A short upstream time limit, so the timeout case does not wait 10 s.
+    t = await startTestApp({ SVC_CONFIG_FILE: file, FEATURES_SOCIAL_LOGIN_UPSTREAM_TIMEOUT_MS: '1500' });
+    await t.app.ctx.storage.tenantConfig.put('default', 'security', { signup: { enabled: true } });
+    await (await t.app.pool.get('default')).reload();
+    browser = await launchBrowser();
+    const client = await createClient(t, { client_name: 'Web App', application_type: 'web', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], scope: 'openid profile email', first_party: true });
+    config = await oidc.discovery(new URL(t.issuer), client.client_id, client.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await rogue?.close();
+    await rp?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    rogue.mode = 'ok';
+    subject++;
+    rogue.claims = { sub: `rogue-${subject}`, email: `rogue${subject}@example.com`, email_verified: true };
+  });
+
+  const count = async (table: string) => Number(Object.values((await t.sql(`SELECT count(*) AS n FROM ${table}`))[0]!)[0]);
+  const snapshot = async () => ({ users: await count('users'), links: await count('social_identities') });
+
+  /** A fresh browser from the relying party to the upstream's page; returns the callback URL it offers. */
+  async function toUpstream(): Promise<{ context: BrowserContext; page: Page; callback: string }> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid email', code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256', state: 's', nonce: 'n' });
+    await page.goto(url.href);
+    await page.getByRole('link', { name: 'Continue with Rogue ID' }).click();
+    await page.waitForURL((u) => u.href.startsWith(rogue.issuer));
+    const callback = (await page.locator('#continue').getAttribute('href'))!;
+    expect(callback.startsWith(`${t.issuer}/social/rogue/callback?`)).toBe(true);
+    return { context, page, callback };
+  }
+
+  async function expectErrorPage(page: Page, status: number, status0: number | undefined, heading: RegExp | string, text?: string) {
+    expect(status0).toBe(status);
+    expect(await page.getByRole('heading', { name: heading }).count()).toBe(1);
+    if (text) expect(await page.getByRole('alert').textContent()).toContain(text);
+    expect(page.url().startsWith(REDIRECT)).toBe(false);
+  }
+
+  it('the well-behaved answer signs in (the baseline the other cases differ from)', async () => {
+    const before = await snapshot();
+    const { context, page } = await toUpstream();
+    await page.locator('#continue').click();
+    await page.waitForURL((u) => u.href.startsWith(REDIRECT));
+    await context.close();
+    expect(await snapshot()).toEqual({ users: before.users + 1, links: before.links + 1 });
+  });
+
+  it('refuses a tampered state before any token request', async () => {
+    const before = await snapshot();
+    const tokens = rogue.tokenRequests;
+    const { context, page, callback } = await toUpstream();
+    const url = new URL(callback);
+    const state = url.searchParams.get('state')!;
+    const i = Math.floor(state.length / 2);
+    url.searchParams.set('state', state.slice(0, i) + (state[i] === 'A' ? 'B' : 'A') + state.slice(i + 1));
+    const res = await page.goto(url.href);
+    await expectErrorPage(page, 400, res?.status(), 'Sign-in could not be completed', 'not valid here');
+    await context.close();
+    expect(rogue.tokenRequests).toBe(tokens);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('refuses a replayed state, even with the browser-binding cookie put back', async () => {
+    const { context, page, callback } = await toUpstream();
+    const binding = (await context.cookies()).find((c) => c.name === 'svc_social')!;
+    expect(binding.httpOnly).toBe(true);
+    expect(binding.sameSite).toBe('Lax');
+    await page.locator('#continue').click();
+    await page.waitForURL((u) => u.href.startsWith(REDIRECT));
+    const before = await snapshot();
+    const tokens = rogue.tokenRequests;
+    // The same answer again: first without the cookie (cleared at the callback), then with it.
+    let res = await page.goto(callback);
+    await expectErrorPage(page, 400, res?.status(), 'Sign-in could not be completed', 'another browser');
+    await context.addCookies([binding]);
+    res = await page.goto(callback);
+    await expectErrorPage(page, 400, res?.status(), 'Sign-in already used', 'already used');
+    await context.close();
+    expect(rogue.tokenRequests).toBe(tokens);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('refuses a callback opened in another browser (login CSRF)', async () => {
+    const before = await snapshot();
+    const { context, callback } = await toUpstream();
+    const victim = await browser.newContext();
+    const page = await victim.newPage();
+    const res = await page.goto(callback);
+    await expectErrorPage(page, 400, res?.status(), 'Sign-in could not be completed', 'another browser');
+    await victim.close();
+    await context.close();
+    expect(await snapshot()).toEqual(before);
+  });
+
+  for (const [mode, what] of [
+    ['wrong_nonce', 'an ID token with another nonce'],
+    ['wrong_issuer', 'an ID token from another issuer'],
+    ['wrong_audience', 'an ID token for another audience'],
+  ] as const) {
+    it(`refuses ${what}: error page, nothing created`, async () => {
+      const before = await snapshot();
+      rogue.mode = mode;
+      const { context, page } = await toUpstream();
+      const response = page.waitForResponse((r) => r.url().startsWith(`${t.issuer}/social/rogue/callback`));
+      await page.locator('#continue').click();
+      await expectErrorPage(page, 502, (await response).status(), 'Rogue ID sign-in failed', 'could not be verified');
+      expect(await page.getByRole('link', { name: 'Back to sign-in' }).count()).toBe(1);
+      await context.close();
+      expect(await snapshot()).toEqual(before);
+    });
+  }
+
+  it('ends an upstream error answer on a clear page with the way back to sign-in, nothing created', async () => {
+    const before = await snapshot();
+    rogue.mode = 'error';
+    const { context, page } = await toUpstream();
+    const response = page.waitForResponse((r) => r.url().startsWith(`${t.issuer}/social/rogue/callback`));
+    await page.locator('#continue').click();
+    await expectErrorPage(page, 401, (await response).status(), 'Sign-in cancelled', 'was cancelled');
+    await page.getByRole('link', { name: 'Back to sign-in' }).click();
+    expect(await page.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
+    await context.close();
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('ends an upstream that does not answer (timeout) on a clear page, nothing created', async () => {
+    const before = await snapshot();
+    rogue.mode = 'hang';
+    const { context, page } = await toUpstream();
+    const response = page.waitForResponse((r) => r.url().startsWith(`${t.issuer}/social/rogue/callback`));
+    await page.locator('#continue').click();
+    await expectErrorPage(page, 502, (await response).status(), 'Rogue ID did not answer', 'took too long');
+    await context.close();
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('answers an unknown provider with a 404 page, and only GET starts a flow', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const res = await page.goto(`${t.issuer}/social/nosuch/callback?code=x&state=y`);
+    expect(res?.status()).toBe(404);
+    expect(await page.getByRole('heading', { name: 'Sign-in method not available' }).count()).toBe(1);
+    await context.close();
+    const post = await fetch(`${t.url}/oidc/v1/interaction/abc/social/rogue`, { method: 'POST' });
+    expect(post.status).toBe(405);
+  });
+
+  it('renders the provider name escaped (no markup from configuration)', async () => {
+    const { socialButtons } = await import('../../src/ui/social-pages.js');
+    const { buildPageUi } = await import('../../src/ui/page-ui.js');
+    const { ui } = buildPageUi({ stylesheet: '/s.css' }, { path: '/', headers: {} });
+    const out = socialButtons([{ name: '<img src=x onerror=alert(1)>', href: '/x?a=1&b="2"' }], ui).toString();
+    expect(out).not.toContain('<img');
+    expect(out).toContain('Continue with &lt;img src=x onerror=alert(1)&gt;');
+    expect(out).toContain('href="/x?a=1&amp;b=&quot;2&quot;"');
+  });
+});

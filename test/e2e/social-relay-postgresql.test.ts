@@ -1,0 +1,177 @@
+/**
+ * Multi-tenant social login through the `_ops` relay (PostgreSQL + Redis): two tenants share ONE
+ * callback registered at the upstream, `{_ops issuer}/social/rogue/callback`. `_ops` reads only the
+ * platform-signed envelope of the state and sends the browser to the tenant it names; the tenant
+ * checks the envelope names it and then its own sealed, single-use state. A state from tenant A is
+ * refused at tenant B. The tenant override of the provider section keeps its secret sealed.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RelayState } from '../../src/tenancy/ops.js';
+import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, dropRedisKeys, startTestApp, type TestApp } from '../helpers/app.js';
+import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { startRogueOidc, type RogueOidc } from '../helpers/rogue-oidc.js';
+import { startRpServer, type RpServer } from '../helpers/rp-server.js';
+import { send } from '../helpers/tenant-http.js';
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+describe('social login relay through `_ops` (multi-tenant, PostgreSQL + Redis)', () => {
+  let t: TestApp;
+  let port: number;
+  let prefix: string;
+  let rogue: RogueOidc;
+  let browser: Browser;
+  let rp: RpServer;
+  let REDIRECT: string;
+  let dir: string;
+  const run = randomBytes(3).toString('hex');
+  const A = `soc-a-${run}`;
+  const B = `soc-b-${run}`;
+  const clients: Record<string, { client_id: string; client_secret: string }> = {};
+
+  const issuerOf = (tenant: string) => `http://${tenant}.localhost:${port}/oidc/v1`;
+
+  async function platformToken(scope: string): Promise<string> {
+    const res = await send(port, 'POST', '/oidc/v1/token', { tenant: '_platforms', headers: { authorization: basic(BOOTSTRAP_ID, BOOTSTRAP_SECRET) }, form: { grant_type: 'client_credentials', resource: 'urn:svc:api:v1', scope } });
+    expect(res.status, res.text).toBe(200);
+    return res.json.access_token as string;
+  }
+
+  beforeAll(async () => {
+    rogue = await startRogueOidc();
+    rp = await startRpServer();
+    REDIRECT = `${rp.origin}/cb`;
+    dir = mkdtempSync(join(tmpdir(), 'svc-social-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ features: { social_login: { relay: true, providers: { rogue: { type: 'oidc', enabled: true, issuer: rogue.issuer, client_id: rogue.clientId, client_secret: rogue.clientSecret, display_name: 'Rogue ID' } } } } }));
+    prefix = uniquePrefix('social');
+    t = await startTestApp({ SVC_CONFIG_FILE: file, MULTI_TENANCY_ENABLED: 'true', STORAGE_ADAPTER: 'postgresql', REDIS_URL: SHARED_REDIS_URL, REDIS_KEY_PREFIX: prefix });
+    port = t.app.port;
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage', '--host-resolver-rules=MAP *.localhost 127.0.0.1'],
+    });
+    const token = await platformToken('svc:tenants:write svc:cross-tenant:write svc:clients:write');
+    for (const tenant of [A, B]) {
+      expect((await send(port, 'POST', '/api/v1/tenants', { token, body: { slug: tenant, display_name: tenant } })).status).toBe(201);
+      const client = await send(port, 'POST', '/api/v1/clients', { tenant, token, body: { client_name: 'Web', application_type: 'web', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], scope: 'openid email', first_party: true } });
+      expect(client.status, client.text).toBe(201);
+      clients[tenant] = client.json.data;
+      // Sign-up on, through the tenant config API (the tenant override path).
+      const put = await send(port, 'PUT', `/api/v1/tenants/${tenant}/config/security`, { token, body: { signup: { enabled: true } } });
+      expect(put.status, put.text).toBe(200);
+    }
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await rogue?.close();
+    await rp?.close();
+    if (prefix) await dropRedisKeys(SHARED_REDIS_URL, prefix);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const countIn = async (tenant: string, table: string) => Number(Object.values((await t.sql(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = ?`, [tenant]))[0]!)[0]);
+
+  /** From tenant's authorization endpoint to the upstream's page; the callback URL it offers. */
+  async function toUpstream(tenant: string): Promise<{ context: BrowserContext; page: Page; callback: string; verifier: string }> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const verifier = randomBytes(32).toString('base64url');
+    const params = new URLSearchParams({ client_id: clients[tenant]!.client_id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid email', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: 'st', nonce: 'nn' });
+    await page.goto(`${issuerOf(tenant)}/auth?${params}`);
+    await page.getByRole('link', { name: 'Continue with Rogue ID' }).click();
+    await page.waitForURL((u) => u.href.startsWith(rogue.issuer));
+    return { context, page, callback: (await page.locator('#continue').getAttribute('href'))!, verifier };
+  }
+
+  it('registers one callback for every tenant: the _ops one', async () => {
+    const a = await toUpstream(A);
+    const b = await toUpstream(B);
+    const ops = `http://_ops.localhost:${port}/oidc/v1/social/rogue/callback`;
+    expect(a.callback.split('?')[0]).toBe(ops);
+    expect(b.callback.split('?')[0]).toBe(ops);
+    await a.context.close();
+    await b.context.close();
+  });
+
+  it('signs in at tenant A through the relay: _ops forwards to A, A creates the user in A only', async () => {
+    rogue.claims = { sub: `relay-user-${run}`, email: `relay-${run}@example.com`, email_verified: true };
+    const usersB = await countIn(B, 'users');
+    const { context, page, verifier } = await toUpstream(A);
+    await page.locator('#continue').click();
+    await page.waitForURL((u) => u.href.startsWith(REDIRECT));
+    const code = new URL(page.url()).searchParams.get('code')!;
+    await context.close();
+    const token = await send(port, 'POST', '/oidc/v1/token', { sub: A, headers: { authorization: basic(clients[A]!.client_id, clients[A]!.client_secret) }, form: { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier } });
+    expect(token.status, token.text).toBe(200);
+    const sub = JSON.parse(Buffer.from(token.json.id_token.split('.')[1], 'base64url').toString()).sub as string;
+    expect(await t.sql('SELECT provider, subject, tenant_id FROM social_identities WHERE user_id = ?', [sub])).toEqual([{ provider: 'rogue', subject: `relay-user-${run}`, tenant_id: A }]);
+    expect(await countIn(B, 'users')).toBe(usersB);
+  });
+
+  it("refuses tenant A's state at tenant B (directly, and re-wrapped for B), creating nothing in either", async () => {
+    rogue.claims = { sub: `cross-${run}`, email: `cross-${run}@example.com`, email_verified: true };
+    const before = { a: await countIn(A, 'users'), b: await countIn(B, 'users'), linksB: await countIn(B, 'social_identities') };
+    const { context, page, callback } = await toUpstream(A);
+    const tokens = rogue.tokenRequests;
+    const query = new URL(callback).searchParams;
+
+    // A's answer sent straight to B's callback: the envelope names A.
+    let res = await page.goto(`${issuerOf(B)}/social/rogue/callback?${query}`);
+    expect(res?.status()).toBe(400);
+    expect(await page.getByRole('heading', { name: 'Sign-in could not be completed' }).count()).toBe(1);
+
+    // Even an envelope naming B (made with the platform key) around A's sealed state fails at B.
+    const relay = new RelayState(t.app.ctx.sealer.derive('ops-relay-state'));
+    const inner = relay.read(query.get('state')!)!;
+    expect(inner.tenant).toBe(A);
+    const forged = new URLSearchParams(query);
+    forged.set('state', relay.sign(B, inner.state));
+    res = await page.goto(`${issuerOf(B)}/social/rogue/callback?${forged}`);
+    expect(res?.status()).toBe(400);
+    expect(await page.getByRole('heading', { name: 'Sign-in could not be completed' }).count()).toBe(1);
+
+    // And _ops sends A's own answer to A only.
+    const hop = await send(port, 'GET', `/oidc/v1/social/rogue/callback?${query}`, { sub: '_ops' });
+    expect(hop.status).toBe(302);
+    expect(hop.headers.location).toBe(`${issuerOf(A)}/social/rogue/callback?${query}`);
+    await context.close();
+
+    expect(rogue.tokenRequests).toBe(tokens);
+    expect(await countIn(A, 'users')).toBe(before.a);
+    expect(await countIn(B, 'users')).toBe(before.b);
+    expect(await countIn(B, 'social_identities')).toBe(before.linksB);
+  });
+
+  it('keeps a tenant override of a provider secret sealed at rest and masked in the config API; the override acts', async () => {
+    const token = await platformToken('svc:cross-tenant:write svc:cross-tenant:read');
+    const put = await send(port, 'PUT', `/api/v1/tenants/${B}/config/features`, { token, body: { social_login: { providers: { github: { enabled: true, client_id: 'b-github', client_secret: 'b-github-secret-value' } } } } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.json.data.features.social_login.providers.github.client_secret).toBe('********');
+    const get = await send(port, 'GET', `/api/v1/tenants/${B}/config`, { token });
+    expect(JSON.stringify(get.json)).not.toContain('b-github-secret-value');
+    const [row] = await t.sql("SELECT data::text AS data FROM tenant_config WHERE tenant_id = ? AND section = 'features'", [B]);
+    expect(String(row!.data)).not.toContain('b-github-secret-value');
+    // B's sign-in page now offers GitHub as well; A's does not.
+    for (const [tenant, offered] of [[B, 1], [A, 0]] as const) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const params = new URLSearchParams({ client_id: clients[tenant]!.client_id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' });
+      await page.goto(`${issuerOf(tenant)}/auth?${params}`);
+      expect(await page.getByRole('link', { name: 'Continue with Rogue ID' }).count()).toBe(1);
+      expect(await page.getByRole('link', { name: 'Continue with GitHub' }).count()).toBe(offered);
+      await context.close();
+    }
+    // A type "oidc" provider without an issuer is refused with a 422 naming the field.
+    const bad = await send(port, 'PUT', `/api/v1/tenants/${B}/config/features`, { token, body: { social_login: { providers: { corp: { type: 'oidc', enabled: true, client_id: 'x', client_secret: 'y' } } } } });
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.json)).toContain('social_login.providers.corp.issuer');
+  });
+});
