@@ -23,6 +23,7 @@ import type { AccessTokenClaims, TokenUser } from '../oidc/token-verification.js
 import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
 import type { TenantHandle } from '../tenancy/handle.js';
 import { PLATFORM_TENANT } from '../tenancy/resolver.js';
+import { checkSenderConstraint, presentedToken, type PresentedToken } from './dpop.js';
 import type { Operation } from './operation.js';
 
 /** Where tokens are verified: the addressed tenant's actor and the `_platforms` actor. */
@@ -43,19 +44,16 @@ export interface Authenticated {
   user?: TokenUser;
 }
 
-function bearerToken(req: HttpRequest): string {
-  const header = req.headers.authorization ?? '';
-  const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
-  if (!m) throw unauthorized(header ? 'The Authorization header is not a Bearer token' : 'A Bearer access token is required');
-  return m[1]!;
-}
-
-/** The claims (and user) of a token `actor` verifies, for the Management API resource; 401 otherwise. */
-async function verifiedBy(actor: TenantHandle, token: string): Promise<{ claims: AccessTokenClaims; user?: TokenUser }> {
-  const check = await actor.checkAccessToken(token);
+/**
+ * The claims (and user) of a token `actor` verifies, for the Management API resource; 401 otherwise.
+ * A DPoP-bound token must come with a valid proof, a Bearer token without one (dpop.ts, issue 18 item 8).
+ */
+async function verifiedBy(actor: TenantHandle, req: HttpRequest, presented: PresentedToken): Promise<{ claims: AccessTokenClaims; user?: TokenUser }> {
+  const check = await actor.checkAccessToken(presented.token);
   if (!check.active) throw unauthorized(`The access token is not valid: ${check.reason}`);
   const aud = Array.isArray(check.claims.aud) ? check.claims.aud : [check.claims.aud];
   if (!aud.includes(MANAGEMENT_RESOURCE)) throw unauthorized(`The access token is not valid: audience is not ${MANAGEMENT_RESOURCE}`);
+  await checkSenderConstraint(req, presented, check.claims.cnf?.jkt, { claimJti: (jkt, jti, exp) => actor.claimProofJti(jkt, jti, exp) });
   return check.user ? { claims: check.claims, user: check.user } : { claims: check.claims };
 }
 
@@ -65,18 +63,19 @@ export async function authenticate(deps: AuthDeps, o: Operation, req: HttpReques
     // CONTRACT.md: in single-tenant mode the tenant endpoints answer 404 problem+json.
     if (!multiTenant || !deps.platformActor) throw notFound(`${req.path} is available in multi-tenant mode only`);
     const actor = await deps.platformActor();
-    return { tenant: PLATFORM_TENANT, actor, ...(await verifiedBy(actor, bearerToken(req))) };
+    return { tenant: PLATFORM_TENANT, actor, ...(await verifiedBy(actor, req, presentedToken(req))) };
   }
 
   const { tenant, actor } = await deps.actorFor(req);
-  const token = bearerToken(req);
+  const presented = presentedToken(req);
+  const token = presented.token;
   try {
-    return { tenant, actor, ...(await verifiedBy(actor, token)) };
+    return { tenant, actor, ...(await verifiedBy(actor, req, presented)) };
   } catch (err) {
     if (!multiTenant || tenant === PLATFORM_TENANT || !deps.platformActor || !issuedByPlatform(deps, token)) throw err;
   }
   // A `_platforms` token: valid there, and allowed to cross into this tenant.
-  const verified = await verifiedBy(await deps.platformActor(), token);
+  const verified = await verifiedBy(await deps.platformActor(), req, presented);
   const needed = req.method === 'GET' || req.method === 'HEAD' ? 'svc:cross-tenant:read' : 'svc:cross-tenant:write';
   // Both the crossing scope and the operation's own: name every one missing at once (issue 18 item 5).
   const held = new Set((verified.claims.scope ?? '').split(' '));

@@ -23,6 +23,8 @@ const accessTokenClaims = z.object({
   scope: z.string().optional(),
   client_id: z.string(),
   sgen: z.number().optional(),
+  /** RFC 9449: a DPoP-bound token's key thumbprint (issued by oidc-provider for a request with a proof). */
+  cnf: z.object({ jkt: z.string().optional() }).optional(),
 });
 export type AccessTokenClaims = z.output<typeof accessTokenClaims>;
 
