@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { EmbeddedJWK, calculateJwkThumbprint, jwtVerify, type JWTHeaderParameters } from 'jose';
+import { bearerToken } from '../http/bearer.js';
 import { unauthorized } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
 
@@ -25,11 +26,15 @@ export interface PresentedToken {
   token: string;
 }
 
+const DPOP_SCHEME = /^DPoP[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i;
+
+/** `Authorization: Bearer` (the shared parser, http/bearer.ts) or `Authorization: DPoP`; 401 otherwise. */
 export function presentedToken(req: HttpRequest): PresentedToken {
-  const header = req.headers.authorization ?? '';
-  const m = /^(Bearer|DPoP)[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
-  if (!m) throw unauthorized(header ? 'The Authorization header is not a Bearer or DPoP token' : 'A Bearer access token is required');
-  return { scheme: m[1]!.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: m[2]! };
+  const bearer = bearerToken(req);
+  if (bearer) return { scheme: 'Bearer', token: bearer };
+  const dpop = DPOP_SCHEME.exec(req.headers.authorization ?? '')?.[1];
+  if (dpop) return { scheme: 'DPoP', token: dpop };
+  throw unauthorized(req.headers.authorization ? 'The Authorization header is not a Bearer or DPoP token' : 'A Bearer access token is required');
 }
 
 export interface ProofChecks {
