@@ -278,7 +278,7 @@ describe('two-step verification (TOTP)', () => {
 
     await page.getByLabel('Password (to confirm)').fill(other.password);
     await page.getByRole('button', { name: 'Turn off two-step verification' }).click();
-    expect(await page.getByRole('status').first().textContent()).toContain('Two-step verification is off');
+    expect(await page.locator('p.notice[role=status]').textContent()).toContain('Two-step verification is off');
     expect((await getUser(other.id)).json.data.mfa).toEqual({ enabled: false, methods: [] });
     expect(await auditCount('mfa_disabled', other.id)).toBe(1);
     await page.context().close();

@@ -86,7 +86,7 @@ describe('security alerts', () => {
     await page.getByLabel('Current password').fill(user.password);
     await page.getByLabel('New password').fill('Another-pass-456');
     await page.getByRole('button', { name: 'Change password' }).click();
-    await expect(page.getByRole('status').textContent()).resolves.toBe('Your password has been changed.');
+    await expect(page.locator('p.notice[role=status]').textContent()).resolves.toBe('Your password has been changed.');
     await t.app.ctx.mailer.drain();
     expect(subjects(user)).toEqual([]);
     await context.close();
