@@ -96,6 +96,9 @@ export const SPEC_ENDPOINTS: SpecEndpoint[] = [
   row('DELETE', '/api/v1/resources/:id', 'svc:resources:delete', 'delete'),
   row('GET', '/api/v1/claims', 'svc:resources:read', 'read'),
   row('PUT', '/api/v1/claims', 'svc:resources:write', 'write'),
+  // The addressed tenant's own configuration (issue 16 follow-up): reads and replaces a section.
+  row('GET', '/api/v1/config', 'svc:config:read', 'read'),
+  row('PUT', '/api/v1/config/:section', 'svc:config:write', 'write'),
 ];
 
 /** `GET /api/v1/clients/:param`: parameter names do not matter when matching spec and code. */
@@ -136,6 +139,8 @@ const PARAM_SOURCES: Array<[prefix: string, pick: (f: Fixture) => string]> = [
   ['/api/v1/jwks/:', (f) => f.kid],
   ['/api/v1/audit/:', (f) => f.auditId],
   ['/api/v1/resources/:', (f) => f.resourceId],
+  // Not a record: a section name that exists (an unknown one is 404 like an unknown id).
+  ['/api/v1/config/:', () => 'branding'],
 ];
 
 /** The operation's path with its parameter set to `id` (already URL-encoded by the caller). */
