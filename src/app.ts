@@ -2,6 +2,7 @@
  * Composition root: builds the shared services from the parsed config, the actor pool, the
  * routes, and the front door. `startApp` is what main.ts, the CLI and the tests call.
  */
+import { Mailer } from './mail/mailer.js';
 import { performance } from 'node:perf_hooks';
 import { CONSOLE_PATH, StaticConsole } from './admin/static-console.js';
 import { AuditLog } from './audit/audit-log.js';
@@ -83,12 +84,14 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   if (redisBus && !(await redisBus.ready(1000))) log.warn('redis event bus is not connected yet');
   const storage = redis ? withOidcRepository(baseStorage, redis.oidc) : baseStorage;
   const cache = config.multi_tenancy.tenant_cache;
+  const audit = new AuditLog(storage, log);
   return {
     config,
     log,
     storage,
     sealer,
-    audit: new AuditLog(storage, log),
+    audit,
+    mailer: new Mailer(log, audit),
     resolver: new TenantResolver(config),
     registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix, defaultServes: defaultTenantServes(config) }),
     tenantStates: new TenantStateCache({ config, storage, sealer }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
@@ -216,6 +219,11 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return target.actor.handleOidc(target.req);
     }
     if (req.path.startsWith('/api/v1/')) return management.handle(req);
+    // The tenant's self-service pages (password reset, e-mail verification, the account page).
+    if (req.path === '/account' || req.path.startsWith('/account/')) {
+      const target = await actorFor(req);
+      return target.actor.handleAccount(target.req);
+    }
     // The administration console (issue 16): static files on the tenant's origin.
     if (req.path === CONSOLE_PATH || req.path.startsWith(`${CONSOLE_PATH}/`)) return serveConsole(req);
     throw notFound(`No route for ${req.method} ${req.path}`);
@@ -223,13 +231,15 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   const adminConsole = new StaticConsole(join(PROJECT_ROOT, 'dist', 'admin'));
   async function serveConsole(req: HttpRequest): Promise<HttpResponse> {
-    const { tenant } = ctx.resolver.resolve(req);
+    const { tenant } = frontDoor.resolve(req);
     if (tenant === OPS_TENANT) throw notFound(`No route for ${req.method} ${req.path} on ${OPS_TENANT}`);
     await ctx.registry.require(tenant);
     const multiTenant = config.multi_tenancy.enabled;
     return adminConsole.handle(req, { tenant, issuer: ctx.resolver.issuerOf(tenant), platform: multiTenant && tenant === PLATFORM_TENANT, multiTenant });
   }
 
+  /** Route labels of the /account pages (anything else folds into one label). */
+  const ACCOUNT_ROUTE_LABELS = new Set(['/account', '/account/callback', '/account/password/forgot', '/account/password/reset', '/account/verify']);
   function routeLabel(req: Pick<HttpRequest, 'method' | 'path'>): string {
     if (req.path.startsWith(oidcPath)) return oidcRouteLabel(req.path.slice(oidcPath.length));
     if (req.path.startsWith('/api/v1/')) {
@@ -237,6 +247,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return m && m !== 'method' ? m.pattern : 'api:unmatched';
     }
     if (req.path.startsWith('/platform/')) return 'platform';
+    if (req.path === '/account' || req.path.startsWith('/account/')) return ACCOUNT_ROUTE_LABELS.has(req.path) ? req.path : 'account:other';
     if (req.path === CONSOLE_PATH || req.path.startsWith(`${CONSOLE_PATH}/`)) return req.path.startsWith(`${CONSOLE_PATH}/assets/`) ? 'admin/assets' : 'admin';
     return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
   }
@@ -360,6 +371,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await ctx.usage.close();
         stopEvents();
         await ctx.events.close();
+        await ctx.mailer.close();
         await ctx.passwords.close();
         await ctx.storage.close();
         await ctx.redis?.close();

@@ -4,6 +4,7 @@ import type { Config } from './config/index.js';
 import type { EventBus } from './events/bus.js';
 import type { Sealer } from './keys/sealer.js';
 import type { Logger } from './log.js';
+import type { Mailer } from './mail/mailer.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { RedisServices } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
@@ -33,4 +34,6 @@ export interface AppContext {
   readonly redis?: RedisServices;
   /** Argon2id hashing and verification on the worker pool. */
   readonly passwords: PasswordHasher;
+  /** Outgoing e-mail, off the request path (src/mail). */
+  readonly mailer: Mailer;
 }

@@ -1,6 +1,7 @@
 /**
  * Parses the configuration once at start: JSON file (SVC_CONFIG_FILE) under environment variables.
- * Nothing else in the code base reads process.env.
+ * Nothing else in the code base reads process.env, except the transport switch UWS_USE_FALLBACK
+ * (http/server.ts), read before any configuration exists.
  */
 import { parseCidrList } from '../http/client-ip.js';
 import { readFileSync } from 'node:fs';

@@ -165,6 +165,8 @@ export const configSchema = z.object({
           require_lowercase: bool.default(false),
           require_digit: bool.default(false),
           require_symbol: bool.default(false),
+          /** Refuse the 10,000 most common breached passwords (assets/breached-passwords.txt). */
+          check_breached: bool.default(false),
         })
         .prefault({}),
       mfa: z
@@ -195,6 +197,63 @@ export const configSchema = z.object({
         })
         .prefault({}),
       outbound: z.object({ allow_private_networks: bool.default(false) }).prefault({}),
+      /** Self-service sign-up (src/ui/signup): off by default; a tenant may override the section. */
+      signup: z
+        .object({
+          enabled: bool.default(false),
+          /** Empty: any domain. */
+          allowed_email_domains: z.array(z.string().toLowerCase().regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a domain name')).default([]),
+          /** Unset: true when SMTP is configured (CONTRACT.md). */
+          require_email_verification: bool.optional(),
+        })
+        .prefault({}),
+      /** Recognising returning devices; a tenant may override (src/ui/account/devices.ts). */
+      device_matching: z
+        .object({ enabled: bool.default(false), trusted_device_days: posInt.max(365).default(30), notify_new_device: bool.default(true) })
+        .prefault({}),
+      /** Password reset by e-mail: lifetime of the mailed link. */
+      password_reset: z.object({ ttl_seconds: posInt.min(300).max(86400).default(3600) }).prefault({}),
+    })
+    .prefault({}),
+
+  /** End-user pages and e-mails: title and languages (a tenant may override the section). */
+  application: z
+    .object({
+      title: z.string().trim().min(1).max(255).optional(),
+      default_locale: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/).default('en'),
+      /** Empty: every language the product has. */
+      available_locales: z.array(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/)).default([]),
+    })
+    .prefault({}),
+
+  /** Outgoing e-mail (src/mail). No host: development logs each message, staging/production offer no e-mail features. */
+  integrations: z
+    .object({
+      smtp: z
+        .object({
+          host: z.string().trim().min(1).max(253).regex(/^[A-Za-z0-9.-]+$/, 'must be a host name').optional(),
+          port: z.number().int().min(1).max(65535).default(587),
+          username: z.string().min(1).max(255).optional(),
+          password: z.string().min(1).max(1024).optional(),
+          from: z.email().max(255).optional(),
+          /** TLS from the first byte (port 465); false: STARTTLS when the server offers it. */
+          secure: bool.default(false),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+
+  /** Which security events users are told about by e-mail (each user may turn them off on the account page). */
+  notifications: z
+    .object({
+      security_alerts: z
+        .object({
+          new_device_login: bool.default(true),
+          password_changed: bool.default(true),
+          mfa_changed: bool.default(true),
+          account_locked: bool.default(true),
+        })
+        .prefault({}),
     })
     .prefault({}),
 

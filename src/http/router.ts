@@ -2,7 +2,8 @@
  * A small routing table: exact paths hit a Map, patterns (`/api/v1/clients/:client_id`) are matched
  * segment by segment. Knows which methods a path has, so it can answer 405 instead of 404.
  */
-import type { Handler, HttpRequest } from './types.js';
+import { ProblemError, notFound } from './problem.js';
+import type { Handler, HttpRequest, HttpResponse } from './types.js';
 
 interface Route {
   method: string;
@@ -45,6 +46,21 @@ export class Router {
   }
 
   /** Returns the match, 'method' when the path exists under another method, or undefined. */
+  /**
+   * The one dispatch of the JSON surfaces (Management API, platform routes): the route's handler
+   * with its path parameters, 404 problem+json for an unknown path, 405 with Allow for a known
+   * path and another method. `surface` names them in the 404 detail.
+   */
+  async dispatch(req: HttpRequest, surface: string): Promise<HttpResponse> {
+    const match = this.match(req.method, req.path);
+    if (match === undefined) throw notFound(`No ${surface} route ${req.method} ${req.path}`);
+    if (match === 'method') {
+      throw new ProblemError(405, 'method-not-allowed', `${req.method} is not allowed on ${req.path}`, { headers: { allow: this.allowedMethods(req.path).join(', ') } });
+    }
+    req.params = match.params;
+    return match.handler(req);
+  }
+
   match(method: string, path: string): Match | 'method' | undefined {
     const exact = this.exact.get(path);
     if (exact) {
@@ -86,3 +102,13 @@ function matchSegments(segments: string[], parts: string[]): Record<string, stri
 }
 
 export type { HttpRequest };
+
+/**
+ * A path parameter of the matched route. A route pattern names its parameters, so a missing one
+ * means the handler asked for a name its pattern lacks: 404 rather than an undefined slipping on.
+ */
+export function pathParam(req: Pick<HttpRequest, 'params' | 'path'>, name: string): string {
+  const value = req.params[name];
+  if (value === undefined) throw notFound(`No ${name} in ${req.path}`);
+  return value;
+}

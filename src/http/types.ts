@@ -35,7 +35,3 @@ export type Handler = (req: HttpRequest) => Promise<HttpResponse> | HttpResponse
 export function json(status: number, value: unknown, headers: Record<string, HeaderValue> = {}): HttpResponse {
   return { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers }, body: JSON.stringify(value) };
 }
-
-export function queryOf(req: HttpRequest): URLSearchParams {
-  return new URLSearchParams(req.rawQuery);
-}

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { isUnavailable } from '../errors.js';
-import { ProblemError, insufficientScope, notFound, toProblem } from '../http/problem.js';
+import { ProblemError, insufficientScope, toProblem } from '../http/problem.js';
 import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { TenantHandle } from '../tenancy/handle.js';
@@ -36,16 +36,8 @@ export class ManagementApi {
     for (const o of operations) this.router.add(o.method, o.path, (req) => this.run(o, req));
   }
 
-  async handle(req: HttpRequest): Promise<HttpResponse> {
-    const match = this.router.match(req.method, req.path);
-    if (match === undefined) throw notFound(`No Management API route ${req.method} ${req.path}`);
-    if (match === 'method') {
-      throw new ProblemError(405, 'method-not-allowed', `${req.method} is not allowed on ${req.path}`, {
-        headers: { allow: this.router.allowedMethods(req.path).join(', ') },
-      });
-    }
-    req.params = match.params;
-    return match.handler(req);
+  handle(req: HttpRequest): Promise<HttpResponse> {
+    return this.router.dispatch(req, 'Management API');
   }
 
   /** The rate decision; undefined only for a fail-open operation while the counters are unavailable. */

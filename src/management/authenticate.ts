@@ -16,6 +16,7 @@
  * able to sign in, and its scope is narrowed to what the user's role grants now (users/roles.ts).
  */
 import type { AppContext } from '../context.js';
+import { bearerToken } from '../http/bearer.js';
 import { insufficientScope, notFound, unauthorized } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
 import { decodeJwt } from '../keys/jwt.js';
@@ -43,11 +44,10 @@ export interface Authenticated {
   user?: TokenUser;
 }
 
-function bearerToken(req: HttpRequest): string {
-  const header = req.headers.authorization ?? '';
-  const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
-  if (!m) throw unauthorized(header ? 'The Authorization header is not a Bearer token' : 'A Bearer access token is required');
-  return m[1]!;
+function requiredBearer(req: HttpRequest): string {
+  const token = bearerToken(req);
+  if (!token) throw unauthorized(req.headers.authorization ? 'The Authorization header is not a Bearer token' : 'A Bearer access token is required');
+  return token;
 }
 
 /** The claims (and user) of a token `actor` verifies, for the Management API resource; 401 otherwise. */
@@ -65,11 +65,11 @@ export async function authenticate(deps: AuthDeps, o: Operation, req: HttpReques
     // CONTRACT.md: in single-tenant mode the tenant endpoints answer 404 problem+json.
     if (!multiTenant || !deps.platformActor) throw notFound(`${req.path} is available in multi-tenant mode only`);
     const actor = await deps.platformActor();
-    return { tenant: PLATFORM_TENANT, actor, ...(await verifiedBy(actor, bearerToken(req))) };
+    return { tenant: PLATFORM_TENANT, actor, ...(await verifiedBy(actor, requiredBearer(req))) };
   }
 
   const { tenant, actor } = await deps.actorFor(req);
-  const token = bearerToken(req);
+  const token = requiredBearer(req);
   try {
     return { tenant, actor, ...(await verifiedBy(actor, token)) };
   } catch (err) {

@@ -1,6 +1,6 @@
 /**
  * A Management API operation: its route, scope, rate class, request schemas and handler. The same
- * declaration drives dispatch, validation and (later) the OpenAPI document.
+ * declaration drives dispatch, validation and the OpenAPI document (openapi.ts).
  */
 import type { z } from 'zod';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';

@@ -15,8 +15,9 @@
  *   GET   /platform/tenants/:slug/users     the tenant's users                 svc:tenants:read + svc:cross-tenant:read
  */
 import type { AppContext } from '../context.js';
+import { bearerToken } from '../http/bearer.js';
 import { ProblemError, insufficientScope, notFound, unauthorized } from '../http/problem.js';
-import { Router } from '../http/router.js';
+import { Router, pathParam } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { Cursors } from './pagination.js';
 import { dataEnvelope, listEnvelope, sendJson, serializer } from './respond.js';
@@ -57,7 +58,7 @@ export class PlatformRoutes {
   constructor(private readonly deps: PlatformDeps) {
     this.add('GET', '/platform/tenants', READ, (req) => this.list(req));
     this.add('POST', '/platform/tenants', WRITE, (req, admin) => this.create(req, admin));
-    this.add('GET', '/platform/tenants/:slug', READ, async (req) => sendJson(200, oneTenant({ data: presentTenant(await getTenant(this.deps.ctx, req.params.slug!)) })));
+    this.add('GET', '/platform/tenants/:slug', READ, async (req) => sendJson(200, oneTenant({ data: presentTenant(await getTenant(this.deps.ctx, pathParam(req, 'slug'))) })));
     this.add('PATCH', '/platform/tenants/:slug', WRITE, (req, admin) => this.update(req, admin));
     this.add('GET', '/platform/tenants/:slug/users', [...READ, 'svc:cross-tenant:read'], (req) => this.users(req));
   }
@@ -67,24 +68,17 @@ export class PlatformRoutes {
     this.router.add(method, path, async (req) => handler(req, await this.authorise(req, scopes)));
   }
 
-  async handle(req: HttpRequest): Promise<HttpResponse> {
-    const match = this.router.match(req.method, req.path);
-    if (match === undefined) throw notFound(`No platform route ${req.method} ${req.path}`);
-    if (match === 'method') {
-      throw new ProblemError(405, 'method-not-allowed', `${req.method} is not allowed on ${req.path}`, { headers: { allow: this.router.allowedMethods(req.path).join(', ') } });
-    }
-    req.params = match.params;
-    return match.handler(req);
+  handle(req: HttpRequest): Promise<HttpResponse> {
+    return this.router.dispatch(req, 'platform');
   }
 
   /** The signed-in platform administrator the Bearer token belongs to; 401 or 403 otherwise. */
   private async authorise(req: HttpRequest, scopes: readonly string[]): Promise<PlatformAdmin> {
-    const header = req.headers.authorization ?? '';
-    const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
-    if (!m) throw unauthorized('A Bearer access token of a platform administrator is required');
+    const token = bearerToken(req);
+    if (!token) throw unauthorized('A Bearer access token of a platform administrator is required');
     const actor = await this.deps.platformActor();
     // The role first (a clear 403 for an ordinary user), then client and scope.
-    const owner = await actor.accessTokenOwner(m[1]!, { scopes: [], firstParty: true });
+    const owner = await actor.accessTokenOwner(token, { scopes: [], firstParty: true });
     if (!owner.ok) {
       if (owner.status === 401) throw unauthorized(`The access token is not a valid user token of the ${PLATFORM_TENANT} issuer: ${owner.reason}`);
       throw new ProblemError(403, 'forbidden', `The platform routes refuse this token: ${owner.reason}`);
@@ -122,13 +116,13 @@ export class PlatformRoutes {
 
   private async update(req: HttpRequest, admin: PlatformAdmin): Promise<HttpResponse> {
     const body = parseBody(tenantPatchSchema, req);
-    const record = await updateTenant(this.deps.ctx, req.params.slug!, body);
+    const record = await updateTenant(this.deps.ctx, pathParam(req, 'slug'), body);
     await this.audit(req, admin, 'tenant.updated', { tenant_id: record.id, slug: record.slug, fields: Object.keys(body), status: record.status });
     return sendJson(200, oneTenant({ data: presentTenant(record) }));
   }
 
   private async users(req: HttpRequest): Promise<HttpResponse> {
-    const slug = req.params.slug!;
+    const slug = pathParam(req, 'slug');
     const { account_enabled, role, auth_provider, q, ...pq } = parseQuery(userListQuery, req);
     // Any tenant that resolves has users, `default` included (the registry knows it hard-coded).
     if (!(await this.deps.ctx.registry.find(slug))) throw notFound(`Tenant ${slug} not found`);

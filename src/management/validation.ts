@@ -2,28 +2,24 @@
 import { z } from 'zod';
 import { ProblemError, badRequest, validation } from '../http/problem.js';
 import { zodFieldErrors } from '../http/zod-errors.js';
-import { JsonTooDeep, parseJson, tooDeepMember } from '../http/json.js';
+import { readJsonBody } from '../http/json-body.js';
 import type { HttpRequest } from '../http/types.js';
 
 /** Parses a JSON object body: 415 unless declared application/json, 400 when malformed, 422 when not an object. */
 export function readJsonObject(req: HttpRequest): Record<string, unknown> {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
-    throw new ProblemError(415, 'unsupported-media-type', 'Request bodies must be sent as Content-Type: application/json');
+  const body = readJsonBody(req);
+  if (body.ok) return body.value;
+  switch (body.reason) {
+    case 'media-type':
+      throw new ProblemError(415, 'unsupported-media-type', 'Request bodies must be sent as Content-Type: application/json');
+    case 'too-deep':
+      // Too deep to be any valid body: a validation error naming the member (or the body) that is.
+      throw validation([{ field: body.member ?? 'body', message: `is ${body.detail}` }]);
+    case 'syntax':
+      throw badRequest('The request body is not valid JSON');
+    case 'not-object':
+      throw validation([{ field: 'body', message: 'The request body must be a JSON object' }]);
   }
-  let value: unknown;
-  const text = req.body.toString('utf8');
-  try {
-    value = parseJson(text);
-  } catch (err) {
-    // Too deep to be any valid body: a validation error naming the member (or the body) that is.
-    if (err instanceof JsonTooDeep) throw validation([{ field: tooDeepMember(text, err.limit) ?? 'body', message: `is ${err.message}` }]);
-    throw badRequest('The request body is not valid JSON');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw validation([{ field: 'body', message: 'The request body must be a JSON object' }]);
-  }
-  return value as Record<string, unknown>;
 }
 
 export function parseBody<S extends z.ZodType>(schema: S, req: HttpRequest): z.output<S> {

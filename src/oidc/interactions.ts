@@ -14,6 +14,11 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
+import { signupSettings, type AccountHost } from '../ui/account/host.js';
+import type { WindowLimiter } from '../ui/account/limiter.js';
+import { loginExtras } from '../ui/account/links.js';
+import { recogniseDevice } from '../ui/account/devices.js';
+import { SIGNUP_PENDING, checkEmailView, handleSignupStep, newPending, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
 import type { Html } from '../ui/html.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
 import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
@@ -47,6 +52,9 @@ export interface SignInHost extends PasskeyHostSettings {
   readonly stylesheet: string;
   /** What every page of this tenant needs (stylesheet, languages, brand). */
   readonly ui: UiSettings;
+  /** The self-service account surface of the tenant (sign-up, reset links, verification). */
+  readonly account: AccountHost;
+  readonly limiter: WindowLimiter;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
   /** Social login's part of the sign-in page (social-signin.ts); absent without providers. */
   readonly social?: SocialHooks;
@@ -60,11 +68,16 @@ export interface SocialHooks {
   pending(details: Interaction, uid: string, ui: PageUi, formTargets: string[]): HttpResponse | undefined;
 }
 
+/** Two sets of sign-in page extras, one after the other. */
+function mergeExtras(a: LoginExtras, b: LoginExtras | undefined): LoginExtras {
+  return { afterPassword: [...(a.afterPassword ?? []), ...(b?.afterPassword ?? [])], afterForm: [...(a.afterForm ?? []), ...(b?.afterForm ?? [])] };
+}
+
 function socialExtras(host: SignInHost, uid: string, ui: PageUi): LoginExtras | undefined {
   return host.social ? { afterForm: [host.social.buttons(uid, ui)] } : undefined;
 }
 
-export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' | 'passkey' | 'passkey/options' | 'mfa/options' | 'enrol' | 'enrol/options';
+export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' | 'passkey' | 'passkey/options' | 'mfa/options' | 'enrol' | 'enrol/options' | 'signup' | 'resend' | 'continue';
 
 export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -216,6 +229,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
     const finish = async (result: InteractionResults) => redirect(await saveInteractionResult(provider, details.uid, result));
     const passkeys = host.mfa.webauthn_enabled;
+    const withPasskey = (extras: LoginExtras): LoginExtras =>
+      passkeys ? { ...extras, afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) }), ...(extras.afterPassword ?? [])] } : extras;
     const loginForm = (status: number, error?: string, email = '') =>
       page(
         status,
@@ -227,10 +242,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           email,
           error,
           ...(passkeys ? { script: host.script } : {}),
-          extras: {
-            ...(passkeys ? { afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) })] } : {}),
-            ...socialExtras(host, uid, ui),
-          },
+          // Reset and sign-up links (src/ui/account/links.ts), the passkey button, the social providers.
+          extras: mergeExtras(withPasskey(loginExtras(host.account, uid, ui)), socialExtras(host, uid, ui)),
         }),
         formTargets(),
         passkeys,
@@ -253,8 +266,55 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       return page(status, enrolmentPage({ ui, script: host.script, clientName, totp, passkey, error }), formTargets(), !!passkey);
     };
 
+    const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
+    const tooMany = t('signin.too_many');
+    const cannotSignIn = t('signin.cannot');
+    /** Hole 6: the answer for an account that cannot sign in, from its state alone (users/lockout.ts). */
+    const refusal = (u: UserRecord) => {
+      const minutes = lockMinutesLeft(u);
+      return minutes === undefined ? cannotSignIn : minutes === 1 ? t('signin.locked_one') : t('signin.locked_for', { minutes });
+    };
+
+    /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
+    const complete = async (user: UserRecord, amr: string[], method: string, render?: (resumeUrl: string) => HttpResponse) => {
+      ctx.metrics.loginAttempts.inc({ result: 'success' });
+      await host.guard.recordSuccess(tenant, user);
+      await ctx.storage.users.update(tenant, user.id, { last_login_at: new Date().toISOString() });
+      await ctx.audit.record(tenant, { type: 'login', status: 'success', username: user.email, user_id: user.id, ...who, details: { method } });
+      await ctx.audit.record(tenant, { type: 'session.created', status: 'info', username: user.email, user_id: user.id, ...who, details: { user_id: user.id } });
+      const result: InteractionResults = { login: { accountId: user.id, amr, remember: true } };
+      if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
+      if (render) return render(await saveInteractionResult(provider, details.uid, result));
+      // Device matching (new-device alert); `user` is as read before this sign-in (its previous last_login_at).
+      return withCookie(await finish(result), recogniseDevice(host.account, req, user, ui.t.lang));
+    };
+    /** Sign-up, confirmation of the address, resend (src/ui/account/signup.ts). */
+    const signupStep = (): SignupStep => ({
+      account: host.account,
+      req,
+      uid,
+      base,
+      ui,
+      csrf: csrfFor(host, uid),
+      clientName,
+      formTargets: formTargets(),
+      limiter: host.limiter,
+      pending: signupPendingOf(details.result),
+      savePending: async (pending) => {
+        await saveInteractionResult(provider, details.uid, { [SIGNUP_PENDING]: pending });
+      },
+      complete: (user) => complete(user, ['pwd'], 'password'),
+    });
+
     if (action === 'show') {
       if (details.prompt.name === 'login') {
+        const signup = signupStep();
+        if (signup.pending) {
+          const waiting = signup.pending.accountId ? await ctx.storage.users.get(tenant, signup.pending.accountId) : undefined;
+          // Confirmed in the meantime (the mailed link, any browser): the sign-in goes on.
+          if (waiting?.email_verified && canSignIn(waiting)) return complete(waiting, ['pwd'], 'password');
+          return checkEmailView(signup, 200);
+        }
         const enrolling = pendingMfaAccount(details, MFA_ENROL);
         if (enrolling) return enrolment(200, enrolling);
         const pendingId = pendingMfaAccount(details);
@@ -278,6 +338,11 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       return page(400, messagePage({ ui, title: t('signin.unsupported.title'), message: t('signin.unsupported.message', { step: details.prompt.name }), error: true }));
     }
 
+    if (action === 'signup' && req.method === 'GET') {
+      if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
+      return handleSignupStep(signupStep(), 'signup', undefined);
+    }
+
     const form = readForm(req);
     if (!form || !csrfValid(host, uid, form.get('csrf_token'))) {
       ctx.log.info({ req_id: req.id, tenant, uid }, 'interaction form refused: missing or invalid CSRF token');
@@ -295,30 +360,16 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     }
 
     if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));
-    const who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, client_id: clientId };
-    const tooMany = t('signin.too_many');
-    const cannotSignIn = t('signin.cannot');
-    /** Hole 6: the answer for an account that cannot sign in, from its state alone (users/lockout.ts). */
-    const refusal = (u: UserRecord) => {
-      const minutes = lockMinutesLeft(u);
-      return minutes === undefined ? cannotSignIn : minutes === 1 ? t('signin.locked_one') : t('signin.locked_for', { minutes });
-    };
-
-    /** Every factor checked: clear the failure count, audit, and hand the login to oidc-provider. */
-    const complete = async (user: UserRecord, amr: string[], method: string, render?: (resumeUrl: string) => HttpResponse) => {
-      ctx.metrics.loginAttempts.inc({ result: 'success' });
-      await host.guard.recordSuccess(tenant, user);
-      await ctx.storage.users.update(tenant, user.id, { last_login_at: new Date().toISOString() });
-      await ctx.audit.record(tenant, { type: 'login', status: 'success', username: user.email, user_id: user.id, ...who, details: { method } });
-      await ctx.audit.record(tenant, { type: 'session.created', status: 'info', username: user.email, user_id: user.id, ...who, details: { user_id: user.id } });
-      const result: InteractionResults = { login: { accountId: user.id, amr, remember: true } };
-      if (client?.metadata.first_party) result.consent = { grantId: await grantConsent(host, details, user.id) };
-      if (render) return render(await saveInteractionResult(provider, details.uid, result));
-      return finish(result);
-    };
+    if (action === 'signup' || action === 'resend' || action === 'continue') return handleSignupStep(signupStep(), action, action === 'signup' ? form : undefined);
 
     /** The password is verified: a second step, an enrolment the MFA policy requires, or done. */
     const afterPassword = async (user: UserRecord) => {
+      if (!user.email_verified && signupSettings(host.account).requireVerification) {
+        // Password right, address unconfirmed and the tenant requires it: wait on the check-your-e-mail page.
+        ctx.metrics.loginAttempts.inc({ result: 'refused' });
+        await saveInteractionResult(provider, details.uid, { [SIGNUP_PENDING]: newPending(user.email ?? '', user.id) });
+        return redirect(base);
+      }
       const key = usableMethods(user, host.mfa).length > 0 ? MFA_PENDING : mustEnrol(host.mfa) ? MFA_ENROL : undefined;
       if (!key) return complete(user, ['pwd'], 'password');
       // The failure count is deliberately not cleared here: otherwise re-entering the password

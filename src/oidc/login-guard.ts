@@ -20,6 +20,8 @@ export class LoginGuard {
     private readonly ctx: GuardDeps,
     /** The tenant's effective configuration as it is now (it changes with a reload), never the global one. */
     private readonly config: () => EffectiveConfig,
+    /** Told when an account gets locked (the security alert mail). */
+    private readonly onLocked?: (tenant: TenantId, user: UserRecord) => void,
   ) {}
 
   /**
@@ -71,6 +73,7 @@ export class LoginGuard {
       user_agent: userAgent,
       details: { user_id: user.id, reason: 'too_many_failed_logins', failures, locked_until: until },
     });
+    this.onLocked?.(tenant, user);
     return true;
   }
 

@@ -79,3 +79,10 @@ export async function disableTotp(deps: MfaDeps, tenant: TenantId, userId: strin
   await deps.storage.users.update(tenant, userId, { mfa_secret_sealed: null, mfa_recovery_sealed: null });
   await syncMfaMethods(deps, tenant, userId);
 }
+
+/** New recovery codes for an enrolled user (the old ones stop working); shown once, stored hashed. */
+export async function regenerateRecoveryCodes(deps: MfaDeps, tenant: TenantId, userId: string): Promise<string[]> {
+  const codes = generateRecoveryCodes();
+  await deps.storage.users.update(tenant, userId, { mfa_recovery_sealed: deps.sealer.seal(JSON.stringify(codes.map(hashRecoveryCode)), recoveryAad(tenant, userId)) });
+  return codes;
+}

@@ -10,7 +10,8 @@
  */
 import type { AppContext } from '../context.js';
 import { OAuthError, ProblemError } from '../http/problem.js';
-import { JsonTooDeep, parseJson } from '../http/json.js';
+import { bearerToken } from '../http/bearer.js';
+import { readJsonBody } from '../http/json-body.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createClient, presentClient } from '../clients/operations.js';
 import { checkClientScopes } from '../clients/scope-names.js';
@@ -36,30 +37,27 @@ function unusable(record: RegistrationTokenRecord | undefined, nowIso: string): 
 }
 
 async function authenticate(deps: RegisterDeps, req: HttpRequest): Promise<RegistrationTokenRecord> {
-  const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(req.headers.authorization ?? '');
-  if (!m) throw invalidToken('a Bearer registration token is required');
-  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashRandomToken(m[1]!));
+  const presented = bearerToken(req);
+  if (!presented) throw invalidToken('a Bearer registration token is required');
+  const record = await deps.ctx.storage.registrationTokens.findByHash(deps.tenant, hashRandomToken(presented));
   const reason = unusable(record, new Date().toISOString());
   if (reason) throw invalidToken(reason);
   return record!;
 }
 
 function readBody(req: HttpRequest): Record<string, unknown> {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
-    throw new OAuthError(415, 'invalid_client_metadata', 'the request body must be sent as Content-Type: application/json');
+  const body = readJsonBody(req);
+  if (body.ok) return body.value;
+  switch (body.reason) {
+    case 'media-type':
+      throw new OAuthError(415, 'invalid_client_metadata', 'the request body must be sent as Content-Type: application/json');
+    case 'too-deep':
+      throw new OAuthError(400, 'invalid_client_metadata', `the request body is ${body.detail}`);
+    case 'syntax':
+      throw new OAuthError(400, 'invalid_client_metadata', 'the request body is not valid JSON');
+    case 'not-object':
+      throw new OAuthError(400, 'invalid_client_metadata', 'the request body must be a JSON object');
   }
-  let value: unknown;
-  try {
-    value = parseJson(req.body.toString('utf8'));
-  } catch (err) {
-    if (err instanceof JsonTooDeep) throw new OAuthError(400, 'invalid_client_metadata', `the request body is ${err.message}`);
-    throw new OAuthError(400, 'invalid_client_metadata', 'the request body is not valid JSON');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new OAuthError(400, 'invalid_client_metadata', 'the request body must be a JSON object');
-  }
-  return value as Record<string, unknown>;
 }
 
 /** RFC 7591 section 3.2.1 response: client_id, secret (confidential only), and the registered metadata. */

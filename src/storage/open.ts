@@ -27,6 +27,8 @@ export function withOidcRepository(storage: Storage, oidc: OidcPayloadRepository
     users: storage.users,
     loginAttempts: storage.loginAttempts,
     registrationTokens: storage.registrationTokens,
+    accountTokens: storage.accountTokens,
+    userPreferences: storage.userPreferences,
     tenants: storage.tenants,
     tenantConfig: storage.tenantConfig,
     socialIdentities: storage.socialIdentities,

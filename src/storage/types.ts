@@ -226,6 +226,9 @@ export interface Storage {
   readonly users: UserRepository;
   readonly loginAttempts: LoginAttemptRepository;
   readonly registrationTokens: RegistrationTokenRepository;
+  /** Password-reset and e-mail verification tokens (issue 13). */
+  readonly accountTokens: AccountTokenRepository;
+  readonly userPreferences: UserPreferencesRepository;
   /** The tenant registry (multi-tenant mode): platform data, not scoped by a caller's tenant. */
   readonly tenants: TenantRepository;
   /** Per-tenant configuration overrides (src/tenancy/config). */
@@ -327,6 +330,39 @@ export interface RegistrationTokenRepository {
   consumeUse(tenant: TenantId, jti: string, nowIso: string): Promise<boolean>;
   /** Gives a use back (registration failed after consumeUse). */
   releaseUse(tenant: TenantId, jti: string): Promise<void>;
+}
+
+/** A single-use token mailed to an end user (issue 13): only its sha256 is stored. */
+export type AccountTokenKind = 'password_reset' | 'verify_email';
+
+export interface AccountTokenRecord {
+  token_hash: string;
+  kind: AccountTokenKind;
+  user_id: string;
+  /** The address the token was mailed to (for verification: the address it confirms). */
+  email: string;
+  data: Record<string, unknown> | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface AccountTokenRepository {
+  create(tenant: TenantId, record: AccountTokenRecord): Promise<void>;
+  /** The token if it is of this kind, unused and unexpired (no state change). */
+  findUsable(tenant: TenantId, kind: AccountTokenKind, tokenHash: string, nowIso: string): Promise<AccountTokenRecord | undefined>;
+  /** Marks it used if it is usable, atomically: of two concurrent callers only one gets it. */
+  consume(tenant: TenantId, kind: AccountTokenKind, tokenHash: string, nowIso: string): Promise<AccountTokenRecord | undefined>;
+  /** How many tokens of this kind were created for the address since then (per-address limits). */
+  countSince(tenant: TenantId, kind: AccountTokenKind, email: string, sinceIso: string): Promise<number>;
+  /** Marks every unused token of the user of this kind used (a newer one, or a password set, ends them). */
+  expireForUser(tenant: TenantId, kind: AccountTokenKind, userId: string, nowIso: string): Promise<void>;
+}
+
+/** An end user's own preferences (the account page's security-alert choices), as one JSON object. */
+export interface UserPreferencesRepository {
+  get(tenant: TenantId, userId: string): Promise<Record<string, unknown> | undefined>;
+  put(tenant: TenantId, userId: string, data: Record<string, unknown>, atIso: string): Promise<void>;
 }
 
 /** A tenant of multi-tenant mode (CONTRACT.md tenant object). `default` is never stored. */

@@ -33,6 +33,11 @@ import { createProvider } from '../oidc/provider.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
+import { brandOf, brandStylesheet, brandStylesheetEtag } from '../ui/branding.js';
+import type { AccountHost } from '../ui/account/host.js';
+import { WindowLimiter } from '../ui/account/limiter.js';
+import { handleAccountRequest } from '../ui/account/routes.js';
+import { securityAlert } from '../ui/account/alerts.js';
 import { registerRp } from '../oidc/register-rp.js';
 import { ReplayStore } from '../oidc/replay-store.js';
 import { socialHooks, type SocialContext } from '../oidc/social-signin.js';
@@ -85,6 +90,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private readonly authThrottle: AuthThrottle;
   private readonly backchannel: BackchannelLogout;
   private readonly devicePolls = devicePollGuard();
+  /** Per-address and per-IP limits of the self-service forms. */
+  private readonly limiter: WindowLimiter;
   private readonly stylesheetPath: string;
   /** Derived on the first sign-in page, then kept (an HMAC per request otherwise). */
   private csrfKey: Buffer | undefined;
@@ -108,11 +115,12 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.origin = new URL(this.issuer);
     this.mountPath = ctx.config.oidc.path;
     this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
-    this.guard = new LoginGuard(ctx, () => this.config);
+    this.guard = new LoginGuard(ctx, () => this.config, (_tenant, user) => securityAlert(this.accountHost(), user, 'account_locked'));
     this.authThrottle = new AuthThrottle(ctx, tenant);
     this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
     this.assertions = assertionServices(ctx, tenant);
+    this.limiter = new WindowLimiter(ctx.redis?.client, `${ctx.config.redis.key_prefix}:${tenant}:limits`);
   }
 
   /**
@@ -272,6 +280,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
       stylesheet: this.stylesheetPath,
       ui: this.uiSettings(this.current),
+      account: this.accountHost(),
+      limiter: this.limiter,
       loadClient: (id) => this.loadClient(id),
       // Passkeys and the MFA policy (issue 14): RP ID = this tenant's host, its settings as merged.
       mfa: this.current.security.mfa,
@@ -280,10 +290,52 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     };
   }
 
+  /** The tenant as the self-service account surface sees it (src/ui/account/host.ts). */
+  private accountHost(): AccountHost {
+    return {
+      tenant: this.tenant,
+      ctx: this.ctx,
+      config: this.current,
+      origin: this.origin,
+      mountPath: this.mountPath,
+      ui: this.uiSettings(this.current),
+      csrfKey: (this.csrfKey ??= this.ctx.sealer.derive(`csrf:${this.tenant}`)),
+      guard: this.guard,
+      provider: async () => (await this.provider()).provider,
+      exchange: (body) => {
+        const bytes = Buffer.from(body.toString());
+        const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(bytes.length), host: this.origin.host };
+        return this.bridge({ id: 'account-code-exchange', method: 'POST', path: `${this.mountPath}/token`, rawQuery: '', headers, ip: '127.0.0.1', body: bytes, params: {} });
+      },
+    };
+  }
+
+  /** Every request under /account on the tenant's origin (password reset, verification, the account page). */
+  async handleAccount(req: HttpRequest): Promise<HttpResponse> {
+    return handleAccountRequest(this.accountHost(), req, this.limiter);
+  }
+
   /** What the tenant's end-user pages are rendered with (stylesheet, languages, brand). */
   uiSettings(config: EffectiveConfig = this.current): UiSettings {
-    return { stylesheet: this.stylesheetPath, application: config.overrides.application };
+    const brand = brandOf(config.overrides.branding, config.overrides.application?.title ?? config.application.title);
+    const css = this.brandCss(config);
+    return {
+      stylesheet: this.stylesheetPath,
+      application: { ...withoutEmpty(config.application), ...config.overrides.application },
+      brand,
+      brandStylesheet: css.body ? `${this.mountPath}/assets/brand.css?v=${css.etag.slice(1, 9)}` : undefined,
+    };
   }
+
+  /** The tenant's brand stylesheet (palettes, font), rendered once per configuration. */
+  brandCss(config: EffectiveConfig = this.current): { body: string; etag: string } {
+    if (this.brandCssCache?.config !== config) {
+      const body = brandStylesheet(brandOf(config.overrides.branding, undefined));
+      this.brandCssCache = { config, body, etag: brandStylesheetEtag(body) };
+    }
+    return this.brandCssCache;
+  }
+  private brandCssCache: { config: EffectiveConfig; body: string; etag: string } | undefined;
 
   /** Client record, cached; writes through the Management API invalidate it. */
   async loadClient(clientId: string): Promise<ClientRecord | undefined> {
@@ -423,4 +475,9 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
 
 function syntheticGet(path: string): HttpRequest {
   return { id: 'startup', method: 'GET', path, rawQuery: '', headers: {}, ip: '127.0.0.1', body: Buffer.alloc(0), params: {} };
+}
+
+/** The global application settings without their empty defaults (an empty list means "all languages"). */
+function withoutEmpty(app: EffectiveConfig['application']): { default_locale?: string; available_locales?: string[] } {
+  return { default_locale: app.default_locale, ...(app.available_locales.length ? { available_locales: app.available_locales } : {}) };
 }

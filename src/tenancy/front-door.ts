@@ -17,7 +17,7 @@ import type { TenantActor } from './actor.js';
 import { OpsGateway, RelayState } from './ops.js';
 import { PlatformRoutes } from '../management/platform-routes.js';
 import type { ActorPool } from './pool.js';
-import { OPS_TENANT, PLATFORM_TENANT } from './resolver.js';
+import { OPS_TENANT, PLATFORM_TENANT, type Resolution } from './resolver.js';
 
 const FALLBACK_WARNING_INTERVAL_MS = 60_000;
 
@@ -39,11 +39,23 @@ export class TenantFrontDoor {
   private readonly platform: PlatformRoutes;
   private lastFallbackWarning = 0;
   private fallbacksSinceWarning = 0;
+  /** Each request is resolved once, whichever of special(), actorFor() and the console asks first. */
+  private readonly resolved = new WeakMap<HttpRequest, Resolution>();
 
   constructor(private readonly deps: FrontDoorDeps) {
     const { ctx } = deps;
     this.ops = new OpsGateway({ resolver: ctx.resolver, registry: ctx.registry, relay: new RelayState(ctx.sealer.derive('ops-relay-state')), oidcPath: ctx.config.oidc.path });
     this.platform = new PlatformRoutes({ ctx, platformActor: () => deps.pool.get(PLATFORM_TENANT), cursors: deps.cursors });
+  }
+
+  /** The tenant a request addresses (resolver.ts), computed once per request. */
+  resolve(req: HttpRequest): Resolution {
+    let resolution = this.resolved.get(req);
+    if (!resolution) {
+      resolution = this.deps.ctx.resolver.resolve(req);
+      this.resolved.set(req, resolution);
+    }
+    return resolution;
   }
 
   /**
@@ -52,7 +64,7 @@ export class TenantFrontDoor {
    */
   async special(req: HttpRequest): Promise<HttpResponse | undefined> {
     if (!this.deps.ctx.config.multi_tenancy.enabled) return undefined;
-    const { tenant } = this.deps.ctx.resolver.resolve(req);
+    const { tenant } = this.resolve(req);
     if (tenant === OPS_TENANT) return this.ops.handle(req);
     if (req.path === '/platform' || req.path.startsWith('/platform/')) {
       if (tenant !== PLATFORM_TENANT) throw notFound(`The platform routes are served by the ${PLATFORM_TENANT} tenant only`);
@@ -64,7 +76,7 @@ export class TenantFrontDoor {
   /** The actor of the tenant a request addresses; 400 (resolution), 404 (unknown) or 403 (suspended). */
   async actorFor(req: HttpRequest): Promise<TenantTarget> {
     const { ctx, pool } = this.deps;
-    const resolution = ctx.resolver.resolve(req);
+    const resolution = this.resolve(req);
     const { tenant } = resolution;
     if (resolution.via === 'fallback') this.warnFallback(req);
     // `_ops` is stateless: it never gets an actor (special() answered its requests already).

@@ -33,6 +33,8 @@ export interface OidcRouteHost extends TokenContext {
   bridge(req: HttpRequest): Promise<HttpResponse>;
   /** The device-flow poll guard: an answer when the poll is refused (slow_down), else undefined. */
   devicePoll(req: HttpRequest): Promise<HttpResponse | undefined>;
+  /** The tenant's brand stylesheet (src/ui/branding.ts). */
+  brandCss(): { body: string; etag: string };
   /** Dynamic client registration (register-rp.ts) for this tenant. */
   registerClient(req: HttpRequest): Promise<HttpResponse>;
   /** Social login of the tenant's current config; undefined without enabled providers. */
@@ -65,6 +67,16 @@ const ROUTES: readonly OidcRoute[] = [
   { path: '/jwks', methods: GET, run: async (host, req) => jwksResponse(host, req) },
   { path: '/register-rp', methods: POST, run: (host, req) => host.registerClient(req) },
   {
+    // The tenant's brand (palettes, font): its own stylesheet, same origin (CSP style-src 'self').
+    path: '/assets/brand.css',
+    methods: GET,
+    run: async (host, req) => {
+      const css = host.brandCss();
+      const headers = { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=300', etag: css.etag, 'x-content-type-options': 'nosniff' };
+      return etagMatches(req.headers['if-none-match'], css.etag) ? { status: 304, headers } : { status: 200, headers, body: css.body };
+    },
+  },
+  {
     path: '/assets/app.css',
     methods: GET,
     run: async (_host, req) => {
@@ -73,10 +85,12 @@ const ROUTES: readonly OidcRoute[] = [
     },
   },
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|passkey|passkey\/options|mfa\/options|enrol|enrol\/options))?$/,
+    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|passkey|passkey\/options|mfa\/options|enrol|enrol\/options|signup|resend|continue))?$/,
     run: async (host, req, m) => {
       const action = (m?.[2] ?? 'show') as InteractionAction;
-      if ((action === 'show') !== (req.method === 'GET')) return { status: 405, headers: { allow: action === 'show' ? 'GET' : 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
+      // show: GET only; signup: the form (GET) and its submission (POST); the rest: POST only.
+      const allow = action === 'show' ? 'GET' : action === 'signup' ? 'GET, POST' : 'POST';
+      if (!allow.split(', ').includes(req.method)) return { status: 405, headers: { allow, ...pageHeaders() }, body: 'Method Not Allowed' };
       return handleInteraction(await host.signInHost(), req, m?.[1] ?? '', action);
     },
   },

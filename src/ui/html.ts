@@ -21,20 +21,31 @@ function languageSwitcher(ui: PageUi): string {
   return `<nav class="languages" aria-label="${esc(ui.t('lang.label'))}"><ul>${items}</ul></nav>\n`;
 }
 
+/** The brand's header: the logo (light and dark variants) with the company name as alt text, or the name. */
+function brandHeader(ui: PageUi): string {
+  const b = ui.brand;
+  if (!b?.name && !b?.logoLight) return '';
+  const name = b.name ?? '';
+  if (!b.logoLight) return `<header class="brand"><p class="brand-name">${esc(name)}</p></header>\n`;
+  const dark = b.logoDark && b.logoDark !== b.logoLight ? `<img class="logo logo-dark" src="${esc(b.logoDark)}" alt="${esc(name)}">` : '';
+  return `<header class="brand"><img class="logo logo-light" src="${esc(b.logoLight)}" alt="${esc(name)}">${dark}</header>\n`;
+}
+
 export function layout(opts: PageOptions, body: Html): string {
   const { ui } = opts;
+  const title = ui.brand?.title ? `${opts.title} - ${ui.brand.title}` : opts.title;
   return `<!DOCTYPE html>
 <html lang="${esc(ui.t.lang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${esc(opts.title)}</title>
+<title>${esc(title)}</title>
 <link rel="stylesheet" href="${esc(ui.stylesheet)}">${opts.script ? `\n<script src="${esc(opts.script)}" defer></script>` : ''}
-</head>
+${ui.brandStylesheet ? `<link rel="stylesheet" href="${esc(ui.brandStylesheet)}">\n` : ''}${ui.brand?.favicon ? `<link rel="icon" href="${esc(ui.brand.favicon)}">\n` : ''}</head>
 <body>
 <main class="card">
-${body.value}
+${brandHeader(ui)}${body.value}
 </main>
 ${languageSwitcher(ui)}</body>
 </html>`;
@@ -53,7 +64,7 @@ export function pageHeaders(formTargets: string[] = [], opts: { script?: boolean
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     pragma: 'no-cache',
-    'content-security-policy': `default-src 'none'; style-src 'self'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${script}`,
+    'content-security-policy': `default-src 'none'; style-src 'self'; img-src 'self' data: https: http:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${script}`,
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',

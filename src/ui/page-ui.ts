@@ -5,6 +5,7 @@
  * page functions of pages.ts as `ui`.
  */
 import { LANGUAGE_NAMES, translator, type Locale, type Translator } from './i18n/index.js';
+import type { Brand } from './branding.js';
 import { negotiateLocale, offeredLocales, type LocaleSettings } from './i18n/negotiate.js';
 
 /** The switcher's choice, remembered for the forms that follow (POST answers have no `lang` parameter). */
@@ -20,6 +21,9 @@ export interface LanguageLink {
 
 export interface PageUi {
   stylesheet: string;
+  /** The tenant's brand stylesheet (palettes, font), when it has one. */
+  brandStylesheet?: string;
+  brand?: Brand;
   t: Translator;
   /** Empty when the tenant offers one language. */
   languages: LanguageLink[];
@@ -28,6 +32,8 @@ export interface PageUi {
 /** The tenant's settings a page depends on (from its effective configuration). */
 export interface UiSettings {
   stylesheet: string;
+  brandStylesheet?: string;
+  brand?: Brand;
   application?: LocaleSettings;
 }
 
@@ -70,7 +76,7 @@ export function buildPageUi(settings: UiSettings, req: UiRequest, uiLocales?: un
           return { lang: l, name: LANGUAGE_NAMES[l], href: `${req.path}?${q.toString()}`, current: l === lang };
         });
   const setCookie = asked && asked === lang ? `${LANG_COOKIE}=${lang}; Path=/; Max-Age=${LANG_COOKIE_MAX_AGE}; SameSite=Lax; HttpOnly` : undefined;
-  return { ui: { stylesheet: settings.stylesheet, t: translator(lang), languages }, setCookie };
+  return { ui: { stylesheet: settings.stylesheet, brandStylesheet: settings.brandStylesheet, brand: settings.brand, t: translator(lang), languages }, setCookie };
 }
 
 /** Adds the Set-Cookie of a language choice to a response's headers. */

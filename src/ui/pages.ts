@@ -163,13 +163,13 @@ ${o.extras ?? []}`,
 }
 
 /** Enrolment: the secret as text and as an otpauth:// link, and (when given) its QR code as inline SVG. */
-export function mfaEnrollPage(o: Base & { action: string; csrf: string; enrollment: string; secret: string; uri: string; qrSvg?: Html; error?: string; extras?: Html[] }): string {
+export function mfaEnrollPage(o: Base & { action: string; csrf: string; enrollment: string; secret: string; uri: string; qrSvg?: Html; error?: string; extras?: Html[]; hidden?: Html }): string {
   const { t } = o.ui;
   const grouped = o.secret.match(/.{1,4}/g)!.join(' ');
   return layout(
     { title: t('mfa.enroll.title'), ui: o.ui, script: o.script },
     html`<h1>${t('mfa.enroll.title')}</h1>
-${o.qrSvg ? html`<div class="qr">${o.qrSvg}</div>` : html``}
+${o.qrSvg ? html`<div class="qr" role="img" aria-label="${o.ui.t('account.mfa.qr')}">${o.qrSvg}</div>` : html``}
 <p>${t('mfa.enroll.key_intro')}</p>
 <code class="secret" id="totp-secret">${grouped}</code>
 <p>${t.html('mfa.enroll.link_intro', { link: html`<a href="${o.uri}">${t('mfa.enroll.link')}</a>` })}</p>
@@ -179,6 +179,7 @@ ${errorBlock(o.error)}
 <form method="post" action="${o.action}" novalidate>
 <input type="hidden" name="csrf_token" value="${o.csrf}">
 <input type="hidden" name="enrollment" value="${o.enrollment}">
+${o.hidden ?? html``}
 ${codeField(o.ui, o.error)}
 <div class="actions"><button type="submit" class="primary">${t('mfa.enroll.submit')}</button></div>
 </form>

@@ -12,7 +12,7 @@ h1{font-size:1.5rem;margin:0 0 8px}
 p{margin:0 0 16px;color:var(--muted)}
 label{display:block;font-weight:600;margin:16px 0 6px}
 input[type=email],input[type=password],input[type=text]{width:100%;padding:10px 12px;font:inherit;color:inherit;background:transparent;border:1px solid var(--border);border-radius:8px}
-input:focus-visible,button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid var(--link,var(--accent));outline-offset:2px}
 .actions{display:flex;gap:12px;margin-top:24px}
 button{flex:1;padding:10px 16px;font:inherit;font-weight:600;border-radius:8px;border:1px solid var(--border);background:transparent;color:inherit;cursor:pointer}
 button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-fg)}
@@ -26,6 +26,17 @@ nav.languages{margin:16px 24px;text-align:center}
 nav.languages ul{list-style:none;margin:0;padding:0;display:flex;gap:16px;justify-content:center;flex-wrap:wrap}
 nav.languages a{color:var(--fg)}
 nav.languages a[aria-current]{font-weight:700;text-decoration:none}
+p.hint{font-size:.875rem;margin:6px 0 0}
+p.aside{margin:8px 0 0;font-size:.9375rem}
+a{color:var(--link,var(--accent))}
+.brand{margin:0 0 16px}.brand .logo{max-height:48px;max-width:200px}.logo-dark{display:none}.brand-name{font-weight:700;font-size:1.1rem;color:var(--fg)}
+section{border-top:1px solid var(--border);margin-top:24px;padding-top:8px}
+h2{font-size:1.15rem;margin:8px 0}
+p.notice{color:var(--fg);font-weight:600}
+ul.sessions{list-style:none;padding:0}
+.qr svg{width:200px;height:200px;background:#fff}
+fieldset{border:0;margin:0;padding:0}
+.check{display:flex;gap:8px;align-items:center;margin:8px 0}.check label{margin:0;font-weight:400}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 ` + SOCIAL_STYLES;
 

@@ -13,6 +13,7 @@ import { UniqueViolation } from '../storage/errors.js';
 import type { AuditEntry, UserRecord, UserRepository } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
 import { PLATFORM_TENANT } from '../tenancy/resolver.js';
+import { ruleMessage, unmetPasswordRules } from './password-policy.js';
 import { MUTABLE_USER_FIELDS, PLATFORM_ROLES, type UserCreateInput, type UserUpdateInput } from './schema.js';
 
 export interface UserScope {
@@ -116,6 +117,7 @@ export async function createUser(scope: UserScope, b: UserCreateInput): Promise<
   checkRole(b.role, scope.tenant);
   // Before hashing: a duplicate should not cost an Argon2 run.
   await checkEmailFree(scope, b.email);
+  checkPasswordPolicy(scope, b.password, b.email, 'password');
   const passwordHash = await scope.ctx.passwords.hash(b.password);
   const now = new Date().toISOString();
   const user: UserRecord = {
@@ -221,6 +223,7 @@ export async function deleteUser(scope: UserScope, id: string): Promise<void> {
 /** An administrator sets a new password (the user's own reset comes with the account pages). */
 export async function setPassword(scope: UserScope, id: string, newPassword: string): Promise<void> {
   const existing = await getLiveUser(scope, id);
+  checkPasswordPolicy(scope, newPassword, existing.email, 'new_password');
   const passwordHash = await scope.ctx.passwords.hash(newPassword);
   const revoked = await accountSessions.count(scope, existing.id);
   await mustUpdate(scope, existing.id, { password_hash: passwordHash }, { type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin', sessions_revoked: revoked } });
@@ -239,4 +242,11 @@ export async function resetMfa(scope: UserScope, id: string): Promise<void> {
   await mustUpdate(scope, existing.id, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null }, event);
   await scope.ctx.storage.webauthn.deleteUserCredentials(scope.tenant, existing.id);
   await accountSessions.end(scope, existing.id);
+}
+
+/** The tenant's password policy (password-policy.ts): a 422 naming each unmet rule on `field`. */
+export function checkPasswordPolicy(scope: Pick<UserScope, 'config'>, password: string, email: string | null | undefined, field: string): void {
+  const policy = scope.config.security.password_policy;
+  const unmet = unmetPasswordRules(password, policy, email);
+  if (unmet.length) throw validation(unmet.map((rule) => ({ field, message: ruleMessage(rule, policy) })));
 }

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startApp, type App } from '../../src/app.js';
 import { ConfigError, loadConfig, type Config } from '../../src/config/index.js';
 import { RelayState } from '../../src/tenancy/ops.js';
@@ -292,6 +292,21 @@ describe('multi-tenant mode', () => {
       expectProblem(await send(port, 'GET', '/oidc/v1/jwks', { tenant: 'Not_Valid!' }), 400, 'invalid-tenant', '/oidc/v1/jwks');
       expectProblem(await send(port, 'GET', '/oidc/v1/jwks', { tenant: '_nope' }), 400, 'invalid-tenant', '/oidc/v1/jwks');
       expect(t.app.pool.has(ghost)).toBe(false);
+    });
+
+    it('resolves the tenant once per request, for a Management call and an OIDC request alike', async () => {
+      const creds = await createClientIn(ACME, { client_name: 'acme resolver probe', grant_types: ['client_credentials'], scope: 'svc:clients:read' });
+      const token = await clientToken(port, ACME, creds.client_id, creds.client_secret, 'svc:clients:read');
+      const spy = vi.spyOn(t.app.ctx.resolver, 'resolve');
+      try {
+        expect((await send(port, 'GET', '/api/v1/clients', { tenant: ACME, token })).status).toBe(200);
+        expect(spy).toHaveBeenCalledTimes(1);
+        spy.mockClear();
+        expect((await send(port, 'POST', '/oidc/v1/token/introspection', { tenant: ACME, headers: { authorization: basic(creds.client_id, creds.client_secret) }, form: { token } })).status).toBe(200);
+        expect(spy).toHaveBeenCalledTimes(1);
+      } finally {
+        spy.mockRestore();
+      }
     });
 
     it('falls back to `default` without a tenant (development and test)', async () => {

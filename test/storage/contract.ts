@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../src/storage/errors.js';
-import type { ClientRecord, PageRequest, RegistrationTokenRecord, ResourceRecord, Storage, UserRecord, WebauthnCredentialRecord } from '../../src/storage/types.js';
+import type { AccountTokenRecord, ClientRecord, PageRequest, RegistrationTokenRecord, ResourceRecord, Storage, UserRecord, WebauthnCredentialRecord } from '../../src/storage/types.js';
 import { at, auditEntry, clientRecord, keyRecord } from '../helpers/storage.js';
 
 export interface ContractBackend {
@@ -881,6 +881,81 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         } finally {
           for (const o of others) await o.close();
         }
+      });
+    });
+
+    describe('account tokens', () => {
+      let n = 0;
+      const fresh = () => `accttok-${++n}`;
+      const repo = () => s.accountTokens;
+      const at = (offsetSeconds: number) => new Date(Date.now() + offsetSeconds * 1000).toISOString();
+      const record = (over: Partial<AccountTokenRecord> = {}): AccountTokenRecord => ({
+        token_hash: `hash-${n}-${Math.random().toString(36).slice(2)}`,
+        kind: 'password_reset',
+        user_id: 'user-1',
+        email: 'ada@example.com',
+        data: null,
+        created_at: at(0),
+        expires_at: at(3600),
+        used_at: null,
+        ...over,
+      });
+
+      it('finds a usable token without changing it, consumes it exactly once', async () => {
+        const T = fresh();
+        const r = record({ data: { interaction: 'abc' } });
+        await repo().create(T, r);
+        expect(await repo().findUsable(T, 'password_reset', r.token_hash, at(0))).toEqual(r);
+        expect(await repo().findUsable(T, 'verify_email', r.token_hash, at(0))).toBeUndefined();
+        const used = await repo().consume(T, 'password_reset', r.token_hash, at(0));
+        expect(used).toMatchObject({ token_hash: r.token_hash, user_id: 'user-1', data: { interaction: 'abc' } });
+        expect(await repo().consume(T, 'password_reset', r.token_hash, at(0))).toBeUndefined();
+        expect(await repo().findUsable(T, 'password_reset', r.token_hash, at(0))).toBeUndefined();
+      });
+
+      it('refuses an expired token, another tenant and another kind', async () => {
+        const T = fresh();
+        const r = record({ expires_at: at(60) });
+        await repo().create(T, r);
+        expect(await repo().consume(T, 'password_reset', r.token_hash, at(61))).toBeUndefined();
+        expect(await repo().consume(fresh(), 'password_reset', r.token_hash, at(0))).toBeUndefined();
+        expect(await repo().consume(T, 'verify_email', r.token_hash, at(0))).toBeUndefined();
+        expect(await repo().consume(T, 'password_reset', r.token_hash, at(0))).toBeDefined();
+      });
+
+      it('of concurrent consumers only one gets the token', async () => {
+        const T = fresh();
+        const r = record();
+        await repo().create(T, r);
+        const results = await Promise.all(Array.from({ length: 20 }, () => repo().consume(T, 'password_reset', r.token_hash, at(0))));
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('counts tokens per address since a time, and expires a user\'s unused tokens', async () => {
+        const T = fresh();
+        await repo().create(T, record({ created_at: at(-7200) }));
+        const a = record({ created_at: at(-10) });
+        const b = record({ created_at: at(-5) });
+        await repo().create(T, a);
+        await repo().create(T, b);
+        await repo().create(T, record({ email: 'other@example.com', user_id: 'user-2' }));
+        expect(await repo().countSince(T, 'password_reset', 'ada@example.com', at(-3600))).toBe(2);
+        expect(await repo().countSince(T, 'verify_email', 'ada@example.com', at(-3600))).toBe(0);
+        await repo().expireForUser(T, 'password_reset', 'user-1', at(0));
+        expect(await repo().findUsable(T, 'password_reset', a.token_hash, at(0))).toBeUndefined();
+        expect(await repo().findUsable(T, 'password_reset', b.token_hash, at(0))).toBeUndefined();
+      });
+    });
+
+    describe('user preferences', () => {
+      it('stores one object per user, replaced on put, scoped by tenant', async () => {
+        const repo = s.userPreferences;
+        expect(await repo.get('prefs-a', 'u1')).toBeUndefined();
+        await repo.put('prefs-a', 'u1', { alerts: { password_changed: false } }, new Date().toISOString());
+        await repo.put('prefs-a', 'u1', { alerts: { password_changed: true, mfa_changed: false } }, new Date().toISOString());
+        expect(await repo.get('prefs-a', 'u1')).toEqual({ alerts: { password_changed: true, mfa_changed: false } });
+        expect(await repo.get('prefs-b', 'u1')).toBeUndefined();
+        expect(await repo.get('prefs-a', 'u2')).toBeUndefined();
       });
     });
 

@@ -14,6 +14,8 @@ import { SchemaNotCurrentError, assertSchemaCurrent } from './migrate.js';
 import { PgOidcPayloads } from './oidc.js';
 import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
+import { PgAccountTokens } from './account-tokens.js';
+import { PgUserPreferences } from './user-preferences.js';
 import { PgSocialIdentities } from './social-identities.js';
 import { PgResources } from './resources.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
@@ -39,6 +41,8 @@ export class PgStorage implements Storage {
   readonly users: PgUsers;
   readonly loginAttempts: PgLoginAttempts;
   readonly registrationTokens: PgRegistrationTokens;
+  readonly accountTokens: PgAccountTokens;
+  readonly userPreferences: PgUserPreferences;
   readonly tenants: PgTenants;
   readonly tenantConfig: PgTenantConfig;
   readonly socialIdentities: PgSocialIdentities;
@@ -57,6 +61,8 @@ export class PgStorage implements Storage {
     this.users = new PgUsers(db, this.audit);
     this.loginAttempts = new PgLoginAttempts(db);
     this.registrationTokens = new PgRegistrationTokens(db);
+    this.accountTokens = new PgAccountTokens(db);
+    this.userPreferences = new PgUserPreferences(db);
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
     this.socialIdentities = new PgSocialIdentities(db);

@@ -6,6 +6,8 @@ import { SqliteKeys } from './keys.js';
 import { SqliteLoginAttempts } from './login-attempts.js';
 import { SqliteOidcPayloads } from './oidc.js';
 import { SqliteRegistrationTokens } from './registration-tokens.js';
+import { SqliteAccountTokens } from './account-tokens.js';
+import { SqliteUserPreferences } from './user-preferences.js';
 import { SqliteSocialIdentities } from './social-identities.js';
 import { SqliteResources } from './resources.js';
 import { SqliteTenantConfig } from './tenant-config.js';
@@ -22,6 +24,8 @@ export class SqliteStorage implements Storage {
   readonly users: SqliteUsers;
   readonly loginAttempts: SqliteLoginAttempts;
   readonly registrationTokens: SqliteRegistrationTokens;
+  readonly accountTokens: SqliteAccountTokens;
+  readonly userPreferences: SqliteUserPreferences;
   readonly tenants: SqliteTenants;
   readonly tenantConfig: SqliteTenantConfig;
   readonly socialIdentities: SqliteSocialIdentities;
@@ -36,6 +40,8 @@ export class SqliteStorage implements Storage {
     this.users = new SqliteUsers(db, this.audit);
     this.loginAttempts = new SqliteLoginAttempts(db);
     this.registrationTokens = new SqliteRegistrationTokens(db);
+    this.accountTokens = new SqliteAccountTokens(db);
+    this.userPreferences = new SqliteUserPreferences(db);
     this.tenantConfig = new SqliteTenantConfig(db);
     this.socialIdentities = new SqliteSocialIdentities(db);
     this.tenants = new SqliteTenants(db);

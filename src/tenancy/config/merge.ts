@@ -1,7 +1,7 @@
 /**
  * A tenant's effective configuration: the global configuration with the tenant's overrides merged
  * over it, tenant values winning (spec 1.5 rule 1) within the platform's floors and ceilings
- * (policy.ts). Pure: the tenant actor calls it whenever the overrides change.
+ * (policy.ts). Pure: the tenant state is built with it (config/store.ts) whenever the overrides change.
  *
  * Overrides that correspond to a global setting replace it in place, so the code that reads the
  * setting (token lifetimes, rate limits, sessions) needs no tenant awareness:

@@ -44,6 +44,7 @@ export const RULES: readonly Rule[] = [
   { path: 'security.password_policy.min_length', min: (g) => g.security.password_policy.min_length, reason: 'global security.password_policy.min_length' },
   { path: 'security.password_policy.min_length', max: () => PASSWORD_MAX_LENGTH, reason: 'longest password accepted' },
   ...PASSWORD_FLAGS.map((flag): Rule => ({ path: `security.password_policy.${flag}`, floor: (g) => g.security.password_policy[flag], reason: `global security.password_policy.${flag} is true` })),
+  { path: 'security.password_policy.check_breached', floor: (g) => g.security.password_policy.check_breached, reason: 'global security.password_policy.check_breached is true' },
   { path: 'security.mfa.required', floor: (g) => g.security.mfa.required, reason: 'global security.mfa.required is true' },
 ];
 

@@ -63,12 +63,15 @@ export const securitySection = z.strictObject({
       require_lowercase: bool.optional(),
       require_digit: bool.optional(),
       require_symbol: bool.optional(),
+      check_breached: bool.optional(),
     })
     .optional(),
   mfa: z.strictObject({ required: bool.optional(), totp_enabled: bool.optional(), webauthn_enabled: bool.optional() }).optional(),
   /** Sign-in session lifetime: the tenant's `oidc.ttl.session`. */
   sessions: z.strictObject({ ttl_seconds: seconds.optional() }).optional(),
-  signup: z.strictObject({ enabled: bool.optional(), allowed_email_domains: z.array(domain).max(100).optional() }).optional(),
+  signup: z.strictObject({ enabled: bool.optional(), allowed_email_domains: z.array(domain).max(100).optional(), require_email_verification: bool.optional() }).optional(),
+  /** Lifetime of the mailed password-reset link (src/ui/account/password-reset.ts). */
+  password_reset: z.strictObject({ ttl_seconds: z.number().int().min(300).max(86400).optional() }).optional(),
   rate_limit: z
     .strictObject({ read: z.number().int().positive().optional(), write: z.number().int().positive().optional(), delete: z.number().int().positive().optional(), sensitive: z.number().int().positive().optional() })
     .optional(),

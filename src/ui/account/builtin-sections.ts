@@ -1,0 +1,334 @@
+/**
+ * The built-in sections of the account page: profile, e-mail, password, two-step verification
+ * (TOTP, moved here from {oidc}/account/mfa), sessions. Each password-confirmed action feeds the
+ * brute-force guard like a sign-in does.
+ */
+import QRCode from 'qrcode';
+import { ProblemError } from '../../http/problem.js';
+import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../oidc/mfa.js';
+import { generateTotpSecret, otpauthUri } from '../../oidc/totp.js';
+import { findSessions, getSession, revokeSession, sessionTtl } from '../../sessions/store.js';
+import { updateUser } from '../../users/operations.js';
+import { unmetPasswordRules } from '../../users/password-policy.js';
+import type { UserUpdateInput } from '../../users/schema.js';
+import { Html, html } from '../escape.js';
+import { verifyEmailMail } from '../mail-templates.js';
+import { mfaEnrollPage, recoveryCodesPage } from '../pages.js';
+import { ALERT_KINDS, alertChoices, securityAlert } from './alerts.js';
+import { VERIFY_TTL_SECONDS, issueToken, mailAvailable, sendMail } from './host.js';
+import { passwordRulesMessage } from './password-messages.js';
+import { htmlPage } from './respond.js';
+import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
+import { ACCOUNT_PATH, isThisSession } from './session.js';
+
+const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const ENROLLMENT_SECONDS = 600;
+
+const form = (v: AccountVisit, action: string, body: Html, button: string, primary = true) =>
+  html`<form method="post" action="${ACCOUNT_PATH}" novalidate>
+<input type="hidden" name="csrf_token" value="${v.csrf}">
+<input type="hidden" name="action" value="${action}">
+${body}
+<div class="actions"><button type="submit"${primary ? html` class="primary"` : html``}>${button}</button></div>
+</form>`;
+
+const section = (id: string, heading: string, body: Html) => html`<section aria-labelledby="${id}-heading"><h2 id="${id}-heading">${heading}</h2>
+${body}
+</section>`;
+
+const who = (v: AccountVisit) => ({ username: v.session.user.email, user_id: v.session.user.id, ip_address: v.req.ip, user_agent: v.req.headers['user-agent'] ?? null });
+
+/** The current password, checked on the worker pool; a wrong one counts as a failed sign-in. */
+async function passwordOk(v: AccountVisit, given: string, step: string): Promise<boolean> {
+  const { host, session } = v;
+  const user = session.user;
+  if (!given || given.length > 1024) return false;
+  const ok = await host.ctx.passwords.verify(user.password_hash ?? (await host.guard.dummyHash()), given);
+  if (ok && user.password_hash) return true;
+  await host.ctx.audit.record(host.tenant, { type: 'failed_login', status: 'failed', ...who(v), details: { reason: 'wrong_password', step } });
+  await host.guard.recordFailure(host.tenant, user, v.req.ip, v.req.headers['user-agent']);
+  return false;
+}
+
+function text(formData: URLSearchParams, name: string, max: number): string {
+  return (formData.get(name) ?? '').trim().slice(0, max);
+}
+
+registerAccountSection({
+  id: 'profile',
+  render(v) {
+    const { t } = v.ui;
+    const u = v.session.user;
+    const field = (name: string, label: string, value: string | null, autocomplete: string) =>
+      html`<label for="profile-${name}">${label}</label>
+<input type="text" id="profile-${name}" name="${name}" autocomplete="${autocomplete}" maxlength="255" value="${value ?? ''}">`;
+    return section(
+      'profile',
+      t('account.profile.heading'),
+      form(
+        v,
+        'profile.save',
+        html`${field('given_name', t('account.profile.given_name'), u.given_name, 'given-name')}
+${field('family_name', t('account.profile.family_name'), u.family_name, 'family-name')}
+${field('name', t('account.profile.name'), u.name, 'name')}
+${field('username', t('account.profile.username'), u.username, 'nickname')}`,
+        t('account.profile.save'),
+      ),
+    );
+  },
+  actions: {
+    async save(v, f) {
+      const input: Record<string, string | null> = {};
+      for (const name of ['given_name', 'family_name', 'name', 'username']) input[name] = text(f, name, 255) || null;
+      try {
+        const updated = await updateUser({ ctx: v.host.ctx, tenant: v.host.tenant, config: v.host.config, by: who(v) }, v.session.user.id, input as UserUpdateInput, 'patch');
+        v.session.user = updated;
+        return { notice: v.ui.t('account.saved') };
+      } catch (err) {
+        if (!(err instanceof ProblemError) || err.status >= 500) throw err;
+        const reason = (err.extra.errors ?? []).map((e) => `${e.field}: ${e.message}`).join('; ') || err.detail;
+        return { error: v.ui.t('account.profile.invalid', { reason }) };
+      }
+    },
+  },
+});
+
+registerAccountSection({
+  id: 'email',
+  render(v) {
+    const { t } = v.ui;
+    const u = v.session.user;
+    const status = u.email_verified ? t('account.email.verified') : t('account.email.unverified');
+    const current = html`<p>${t.html('account.email.current', { email: html`<strong>${u.email ?? ''}</strong>`, status })}</p>`;
+    if (!mailAvailable(v.host)) return section('email', t('account.email.heading'), current);
+    return section(
+      'email',
+      t('account.email.heading'),
+      html`${current}
+${form(v, 'email.change', html`<label for="new-email">${t('account.email.new')}</label>
+<input type="email" id="new-email" name="email" autocomplete="email" maxlength="320" required>`, t('account.email.submit'), false)}`,
+    );
+  },
+  actions: {
+    async change(v, f) {
+      const { t } = v.ui;
+      const { host } = v;
+      const user = v.session.user;
+      const email = text(f, 'email', 320);
+      if (!EMAIL.test(email)) return { error: t('signup.invalid_email') };
+      if (email.toLowerCase() === user.email?.toLowerCase()) return { error: t('account.email.same') };
+      if (!mailAvailable(host)) return { error: t('page.not_found.message') };
+      if (!(await v.host.ctx.storage.users.findByEmail(host.tenant, email))) {
+        const raw = await issueToken(host, 'verify_email', user, email, VERIFY_TTL_SECONDS);
+        const link = `${host.origin.origin}/account/verify?token=${raw}`;
+        sendMail(host, 'verify_email', user, email, v.ui.t.lang, (a) => verifyEmailMail(a, link, VERIFY_TTL_SECONDS));
+        await host.ctx.audit.record(host.tenant, { type: 'email_change_requested', status: 'info', ...who(v), details: { user_id: user.id } });
+      }
+      // The same answer when the address belongs to someone else: this page does not tell.
+      return { notice: t('account.email.sent', { email }) };
+    },
+  },
+});
+
+registerAccountSection({
+  id: 'password',
+  render(v) {
+    const { t } = v.ui;
+    const min = v.host.config.security.password_policy.min_length;
+    return section(
+      'password',
+      t('account.password.heading'),
+      form(
+        v,
+        'password.change',
+        html`<input type="hidden" name="username" autocomplete="username" value="${v.session.user.email ?? ''}">
+<label for="current-password">${t('account.password.current')}</label>
+<input type="password" id="current-password" name="current_password" autocomplete="current-password" required>
+<label for="new-password">${t('password.new')}</label>
+<input type="password" id="new-password" name="new_password" autocomplete="new-password" required minlength="${min}" maxlength="128" aria-describedby="new-password-hint">
+<p class="hint" id="new-password-hint">${t('password.hint', { min })}</p>`,
+        t('account.password.submit'),
+      ),
+    );
+  },
+  actions: {
+    async change(v, f) {
+      const { t } = v.ui;
+      const { host } = v;
+      const user = v.session.user;
+      const next = f.get('new_password') ?? '';
+      if (!(await passwordOk(v, f.get('current_password') ?? '', 'password_change'))) return { error: t('account.password.wrong'), status: 401 };
+      const policy = host.config.security.password_policy;
+      const unmet = unmetPasswordRules(next, policy, user.email);
+      if (unmet.length) return { error: passwordRulesMessage(t, unmet, policy) };
+      const hash = await host.ctx.passwords.hash(next);
+      await host.ctx.storage.users.update(host.tenant, user.id, { password_hash: hash });
+      await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'password_reset', user.id, new Date().toISOString());
+      // Other devices signed in with the old password are signed out; this one stays.
+      for (const s of await findSessions(host.ctx.storage.oidc, host.tenant, { username: user.id }, sessionTtl(host.config))) {
+        if (!isThisSession(v.session, s.jti)) await revokeSession(host.ctx.storage.oidc, host.tenant, s);
+      }
+      await host.ctx.audit.record(host.tenant, { type: 'password_changed', status: 'success', ...who(v), details: { user_id: user.id } });
+      securityAlert(host, user, 'password_changed', v.ui.t.lang);
+      return { notice: t('account.password.changed') };
+    },
+  },
+});
+
+const enrollmentAad = (v: AccountVisit) => `account-mfa-enroll:${v.host.tenant}:${v.session.user.id}:${v.session.sessionUid}`;
+
+async function enrollView(v: AccountVisit, secret: string, status: number, error?: string): Promise<ActionOutcome> {
+  const enrollment = v.host.ctx.sealer.seal(JSON.stringify({ secret, exp: Date.now() + ENROLLMENT_SECONDS * 1000 }), enrollmentAad(v));
+  const uri = otpauthUri(secret, v.host.origin.host, v.session.user.email ?? v.session.user.id);
+  // Inline SVG drawn here (no network, no script): CSP-safe markup of rects and paths.
+  const svg = await QRCode.toString(uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
+  const hidden = html`<input type="hidden" name="action" value="mfa.confirm">`;
+  return {
+    page: htmlPage(status, mfaEnrollPage({ ui: v.ui, action: ACCOUNT_PATH, csrf: v.csrf, enrollment, secret, uri, qrSvg: new Html(svg.replace(/<\?xml[^>]*>/, '')), error, hidden })),
+  };
+}
+
+function pendingSecret(v: AccountVisit, sealed: string): string | undefined {
+  try {
+    const parsed = JSON.parse(v.host.ctx.sealer.unseal(sealed, enrollmentAad(v))) as { secret?: unknown; exp?: unknown };
+    return typeof parsed.secret === 'string' && typeof parsed.exp === 'number' && parsed.exp > Date.now() ? parsed.secret : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function codesPage(v: AccountVisit, codes: string[]): ActionOutcome {
+  return { page: htmlPage(200, recoveryCodesPage({ ui: v.ui, codes, links: [html`<p><a href="${ACCOUNT_PATH}">${v.ui.t('account.back')}</a></p>`] })) };
+}
+
+/** TOTP is one of the user's methods (passkeys, issue 14, are another and have their own section). */
+const hasTotp = (u: { mfa_methods: string[] }) => u.mfa_methods.includes('totp');
+
+registerAccountSection({
+  id: 'mfa',
+  render(v) {
+    const { t } = v.ui;
+    const u = v.session.user;
+    if (!hasTotp(u)) {
+      return section('mfa', t('account.mfa.heading'), html`<p>${t('account.mfa.off')}</p>
+${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
+    }
+    return section(
+      'mfa',
+      t('account.mfa.heading'),
+      html`<p>${t('account.mfa.on')}</p>
+<form method="post" action="${ACCOUNT_PATH}" novalidate>
+<input type="hidden" name="csrf_token" value="${v.csrf}">
+<label for="mfa-password">${t('account.mfa.confirm_password')}</label>
+<input type="password" id="mfa-password" name="password" autocomplete="current-password" required>
+<div class="actions">
+<button type="submit" name="action" value="mfa.regenerate">${t('account.mfa.regenerate')}</button>
+<button type="submit" name="action" value="mfa.disable">${t('account.mfa.disable')}</button>
+</div>
+</form>`,
+    );
+  },
+  actions: {
+    async setup(v) {
+      if (hasTotp(v.session.user)) return { error: v.ui.t('mfa.enroll.already_on'), status: 409 };
+      return enrollView(v, generateTotpSecret(), 200);
+    },
+    async confirm(v, f) {
+      const { t } = v.ui;
+      const { host } = v;
+      const user = v.session.user;
+      if (hasTotp(user)) return { error: t('mfa.enroll.already_on'), status: 409 };
+      const secret = pendingSecret(v, f.get('enrollment') ?? '');
+      if (!secret) return enrollView(v, generateTotpSecret(), 400, t('mfa.enroll.expired'));
+      const code = (f.get('code') ?? '').trim();
+      if (!code) return enrollView(v, secret, 400, t('mfa.enter_code'));
+      const check = await checkTotp(host.ctx, host.tenant, user.id, secret, code);
+      if (check !== 'ok') return enrollView(v, secret, 400, t(check === 'replayed' ? 'mfa.enroll.code_used' : 'mfa.enroll.code_invalid'));
+      const codes = await enableTotp(host.ctx, host.tenant, user.id, secret);
+      await host.ctx.audit.record(host.tenant, { type: 'mfa_enabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: ['totp'] } });
+      securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
+      return codesPage(v, codes);
+    },
+    async regenerate(v, f) {
+      const { host } = v;
+      const user = v.session.user;
+      if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
+      if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_recovery_codes'))) return { error: v.ui.t('account.password.wrong'), status: 401 };
+      const codes = await regenerateRecoveryCodes(host.ctx, host.tenant, user.id);
+      await host.ctx.audit.record(host.tenant, { type: 'mfa_recovery_codes_regenerated', status: 'success', ...who(v), details: { user_id: user.id } });
+      securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
+      return codesPage(v, codes);
+    },
+    async disable(v, f) {
+      const { host } = v;
+      const user = v.session.user;
+      if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
+      if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_disable'))) return { error: v.ui.t('account.password.wrong'), status: 401 };
+      await disableTotp(host.ctx, host.tenant, user.id);
+      await host.ctx.audit.record(host.tenant, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: user.mfa_methods, by: 'user' } });
+      securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
+      v.session.user = (await host.ctx.storage.users.get(host.tenant, user.id)) ?? user;
+      return { notice: v.ui.t('account.mfa.disabled') };
+    },
+  },
+});
+
+registerAccountSection({
+  id: 'sessions',
+  async render(v) {
+    const { t } = v.ui;
+    const { host } = v;
+    const list = (await findSessions(host.ctx.storage.oidc, host.tenant, { username: v.session.user.id, active: true }, sessionTtl(host.config))).filter((s) => s.active);
+    const when = (iso: string | null) => (iso ? `${new Intl.DateTimeFormat(t.lang, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso))} UTC` : '?');
+    const items = list.map(
+      (s) => html`<li>
+<p>${isThisSession(v.session, s.jti) ? html`<strong>${t('account.sessions.this')}</strong> ` : html``}${t('account.sessions.started', { time: when(s.created_at), last: when(s.last_active_at) })}</p>
+${s.client_ids.length ? html`<p>${t('account.sessions.apps', { apps: s.client_ids.join(', ') })}</p>` : html``}
+<form method="post" action="${ACCOUNT_PATH}">
+<input type="hidden" name="csrf_token" value="${v.csrf}">
+<input type="hidden" name="action" value="sessions.end">
+<input type="hidden" name="session" value="${s.jti}">
+<div class="actions"><button type="submit">${t('account.sessions.end')}</button></div>
+</form>
+</li>`,
+    );
+    return section('sessions', t('account.sessions.heading'), html`<ul class="sessions">${items}</ul>`);
+  },
+  actions: {
+    async end(v, f) {
+      const { host } = v;
+      const jti = (f.get('session') ?? '').slice(0, 128);
+      const target = jti ? await getSession(host.ctx.storage.oidc, host.tenant, jti, sessionTtl(host.config)) : undefined;
+      // Another user's session id is treated exactly like an unknown one.
+      if (!target || target.account_id !== v.session.user.id) return { error: v.ui.t('page.not_found.message'), status: 404 };
+      await revokeSession(host.ctx.storage.oidc, host.tenant, target);
+      await host.ctx.audit.record(host.tenant, { type: 'session.revoked', status: 'success', ...who(v), details: { user_id: v.session.user.id, session_id: target.jti, by: 'user' } });
+      if (isThisSession(v.session, target.jti)) return { page: { status: 303, headers: { location: ACCOUNT_PATH, 'cache-control': 'no-store' } } };
+      return { notice: v.ui.t('account.sessions.ended') };
+    },
+  },
+});
+
+registerAccountSection({
+  id: 'alerts',
+  async render(v) {
+    const { t } = v.ui;
+    if (!mailAvailable(v.host)) return undefined;
+    const choices = await alertChoices(v.host, v.session.user.id);
+    const boxes = ALERT_KINDS.map(
+      (k) => html`<div class="check"><input type="checkbox" id="alert-${k}" name="${k}" value="on"${choices[k] ? html` checked` : html``}>
+<label for="alert-${k}">${t(`account.alerts.${k}`)}</label></div>`,
+    );
+    return section('alerts', t('account.alerts.heading'), form(v, 'alerts.save', html`<fieldset><legend class="visually-hidden">${t('account.alerts.heading')}</legend>${boxes}</fieldset>`, t('account.alerts.save'), false));
+  },
+  actions: {
+    async save(v, f) {
+      const { host } = v;
+      const alerts = Object.fromEntries(ALERT_KINDS.map((k) => [k, f.get(k) === 'on']));
+      const current = (await host.ctx.storage.userPreferences.get(host.tenant, v.session.user.id)) ?? {};
+      await host.ctx.storage.userPreferences.put(host.tenant, v.session.user.id, { ...current, alerts }, new Date().toISOString());
+      await host.ctx.audit.record(host.tenant, { type: 'user.preferences_updated', status: 'success', ...who(v), details: { user_id: v.session.user.id, alerts } });
+      return { notice: v.ui.t('account.saved') };
+    },
+  },
+});

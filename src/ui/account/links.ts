@@ -1,0 +1,15 @@
+/** What the sign-in page links to: password reset (when mail can be sent) and sign-up (when on). */
+import { html } from '../escape.js';
+import type { LoginExtras } from '../pages.js';
+import type { PageUi } from '../page-ui.js';
+import { mailAvailable, signupSettings, type AccountHost } from './host.js';
+import { FORGOT_PATH } from './password-reset.js';
+
+export function loginExtras(host: AccountHost, uid: string, ui: PageUi): LoginExtras {
+  const { t } = ui;
+  const back = `${host.mountPath}/interaction/${uid}`;
+  const extras: LoginExtras = { afterPassword: [], afterForm: [] };
+  if (mailAvailable(host)) extras.afterPassword!.push(html`<p class="aside"><a href="${FORGOT_PATH}?return=${encodeURIComponent(back)}">${t('signin.forgot')}</a></p>`);
+  if (signupSettings(host).enabled) extras.afterForm!.push(html`<p><a href="${back}/signup">${t('signin.signup')}</a></p>`);
+  return extras;
+}

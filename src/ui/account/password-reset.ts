@@ -1,0 +1,160 @@
+/**
+ * Password reset by e-mail (CONTRACT.md "Password reset"):
+ *  GET/POST /account/password/forgot   the request form; the same answer whether the account
+ *                                      exists or not, a mail only when it does; limits per address
+ *                                      and per IP; audit `password_reset_requested`.
+ *  GET/POST /account/password/reset    the mailed link (?token=): a single-use, expiring token
+ *                                      stored as its sha256; the new password under the policy;
+ *                                      afterwards every session and refresh token of the user ends;
+ *                                      audit `password_reset`, a security alert.
+ */
+import type { HttpRequest, HttpResponse } from '../../http/types.js';
+import { revokeAccount } from '../../sessions/store.js';
+import type { UserRecord } from '../../storage/types.js';
+import { unmetPasswordRules } from '../../users/password-policy.js';
+import { html } from '../escape.js';
+import { passwordResetMail } from '../mail-templates.js';
+import { messagePage } from '../pages.js';
+import { buildPageUi, type PageUi } from '../page-ui.js';
+import { formCsrf, formCsrfValid } from './csrf.js';
+import { hashToken, issueToken, mailAvailable, resetTtlSeconds, sendMail, wellFormedToken, type AccountHost } from './host.js';
+import type { WindowLimiter } from './limiter.js';
+import { forgotPage, resetPage } from './pages.js';
+import { passwordRuleMessage } from './password-messages.js';
+import { htmlPage } from './respond.js';
+import { securityAlert } from './alerts.js';
+
+export const FORGOT_PATH = '/account/password/forgot';
+export const RESET_PATH = '/account/password/reset';
+
+/** Per address: a few mails an hour is enough for a real person and useless for mail-bombing. */
+const PER_ADDRESS = { limit: 3, windowSeconds: 3600 };
+const PER_IP = { limit: 20, windowSeconds: 3600 };
+const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[^\s@<>()[\]\\,;:"]{1,255}$/;
+
+export function readForm(req: HttpRequest): URLSearchParams | undefined {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/x-www-form-urlencoded' ? new URLSearchParams(req.body.toString('utf8')) : undefined;
+}
+
+/** "Back to sign in" only to this tenant's own interaction pages (never an open redirect). */
+export function safeReturn(host: AccountHost, value: string | null): string | undefined {
+  if (!value) return undefined;
+  const pattern = new RegExp(`^${host.mountPath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/interaction/[A-Za-z0-9_-]{1,128}$`);
+  return pattern.test(value) ? value : undefined;
+}
+
+function who(req: HttpRequest) {
+  return { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null };
+}
+
+export async function handlePasswordReset(host: AccountHost, req: HttpRequest, limiter: WindowLimiter): Promise<HttpResponse> {
+  const isForgot = req.path === FORGOT_PATH;
+  const query = new URLSearchParams(req.rawQuery);
+  // The switcher's links keep only what this page understands (a checked return path, the token).
+  const kept = new URLSearchParams();
+  const back = safeReturn(host, query.get('return'));
+  if (req.method === 'GET' && isForgot && back) kept.set('return', back);
+  if (req.method === 'GET' && !isForgot && wellFormedToken(query.get('token'))) kept.set('token', query.get('token')!);
+  if (query.get('lang')) kept.set('lang', query.get('lang')!);
+  const { ui, setCookie: langCookie } = buildPageUi(host.ui, { path: req.path, query: kept.toString(), headers: req.headers });
+  const { t } = ui;
+  const secure = host.origin.protocol === 'https:';
+  const csrf = formCsrf(host.csrfKey, req.headers.cookie, secure);
+  const cookies = [langCookie, csrf.setCookie];
+  const message = (status: number, title: string, text: string, error = false) => htmlPage(status, messagePage({ ui, title, message: text, error }), cookies);
+
+  if (!mailAvailable(host)) return message(404, t('page.not_found.title'), t('page.not_found.message'), true);
+  if (req.method !== 'GET' && req.method !== 'POST') return { status: 405, headers: { allow: 'GET, POST', 'cache-control': 'no-store' } };
+
+  if (req.method === 'GET') {
+    if (isForgot) return htmlPage(200, forgotPage({ ui, action: FORGOT_PATH, csrf: csrf.token, back }), cookies);
+    const token = query.get('token');
+    const record = wellFormedToken(token) ? await host.ctx.storage.accountTokens.findUsable(host.tenant, 'password_reset', hashToken(token), new Date().toISOString()) : undefined;
+    if (!record) return invalidLink(ui, cookies);
+    return htmlPage(200, resetPage({ ui, action: RESET_PATH, csrf: csrf.token, token: token!, email: record.email, minLength: host.config.security.password_policy.min_length }), cookies);
+  }
+
+  const form = readForm(req);
+  if (!form || !formCsrfValid(host.csrfKey, req.headers.cookie, form.get('csrf_token'))) {
+    host.ctx.log.info({ req_id: req.id, tenant: host.tenant, path: req.path }, 'self-service form refused: missing or invalid CSRF token');
+    return message(403, t('page.form_expired.title'), t('page.form_expired.message'), true);
+  }
+  return isForgot ? requestReset(host, req, form, ui, cookies, csrf.token, limiter) : completeReset(host, req, form, ui, cookies, csrf.token);
+}
+
+function invalidLink(ui: PageUi, cookies: Array<string | undefined>): HttpResponse {
+  const { t } = ui;
+  const again = html`<p><a href="${FORGOT_PATH}">${t('reset.again')}</a></p>`;
+  return htmlPage(400, messagePage({ ui, title: t('reset.invalid.title'), message: t('reset.invalid.message'), error: true, links: [again] }), cookies);
+}
+
+async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearchParams, ui: PageUi, cookies: Array<string | undefined>, csrf: string, limiter: WindowLimiter): Promise<HttpResponse> {
+  const { t } = ui;
+  const email = (form.get('email') ?? '').trim().slice(0, 320);
+  if (!EMAIL.test(email)) return htmlPage(400, forgotPage({ ui, action: FORGOT_PATH, csrf, email, error: t('reset.request.invalid_email') }), cookies);
+  const ttl = resetTtlSeconds(host);
+  const sent = htmlPage(200, messagePage({ ui, title: t('reset.sent.title'), message: t('reset.sent.message', { email, minutes: Math.round(ttl / 60) }) }), cookies);
+
+  // Limits answer like success: a refusal would tell an attacker the address is being watched.
+  const ipOk = await limiter.allow(`${host.tenant}:reset-ip:${req.ip}`, PER_IP.limit, PER_IP.windowSeconds);
+  const addressOk = await limiter.allow(`${host.tenant}:reset-addr:${email.toLowerCase()}`, PER_ADDRESS.limit, PER_ADDRESS.windowSeconds);
+  const user = await host.ctx.storage.users.findByEmail(host.tenant, email);
+  const eligible = user && !user.deleted_at && user.account_enabled && user.email;
+  await host.ctx.audit.record(host.tenant, {
+    type: 'password_reset_requested',
+    status: ipOk && addressOk ? 'info' : 'warning',
+    username: email,
+    user_id: user?.id ?? null,
+    ...who(req),
+    details: { user_id: user?.id ?? null, mail_sent: Boolean(eligible && ipOk && addressOk), ...(ipOk && addressOk ? {} : { reason: ipOk ? 'address_limit' : 'ip_limit' }) },
+  });
+  if (!eligible || !ipOk || !addressOk) return sent;
+
+  // A newer link replaces older ones.
+  await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'password_reset', user.id, new Date().toISOString());
+  const raw = await issueToken(host, 'password_reset', user, user.email!, ttl);
+  const link = `${host.origin.origin}${RESET_PATH}?token=${raw}`;
+  sendMail(host, 'password_reset', user, user.email!, ui.t.lang, (a) => passwordResetMail(a, link, ttl));
+  return sent;
+}
+
+async function completeReset(host: AccountHost, req: HttpRequest, form: URLSearchParams, ui: PageUi, cookies: Array<string | undefined>, csrf: string): Promise<HttpResponse> {
+  const { t } = ui;
+  const { ctx, tenant } = host;
+  const token = form.get('token');
+  const password = form.get('password') ?? '';
+  if (!wellFormedToken(token)) return invalidLink(ui, cookies);
+  const hash = hashToken(token);
+  const record = await ctx.storage.accountTokens.findUsable(tenant, 'password_reset', hash, new Date().toISOString());
+  if (!record) return invalidLink(ui, cookies);
+  const user = await ctx.storage.users.get(tenant, record.user_id);
+  if (!user || user.deleted_at || !user.account_enabled) return invalidLink(ui, cookies);
+
+  const policy = host.config.security.password_policy;
+  const unmet = unmetPasswordRules(password, policy, user.email);
+  if (unmet.length) {
+    const error = unmet.map((r) => passwordRuleMessage(t, r, policy)).join(' ');
+    return htmlPage(400, resetPage({ ui, action: RESET_PATH, csrf, token, email: record.email, minLength: policy.min_length, error }), cookies);
+  }
+  // Hash before consuming: a full Argon2 queue (503) must not burn the link.
+  const passwordHash = await ctx.passwords.hash(password);
+  const used = await ctx.storage.accountTokens.consume(tenant, 'password_reset', hash, new Date().toISOString());
+  if (!used) return invalidLink(ui, cookies);
+  await setNewPassword(host, user, passwordHash);
+  await ctx.audit.record(tenant, { type: 'password_reset', status: 'success', username: user.email, user_id: user.id, ...who(req), details: { user_id: user.id, by: 'user', method: 'email_link' } });
+  securityAlert(host, user, 'password_changed', ui.t.lang);
+  return htmlPage(200, messagePage({ ui, title: t('reset.done.title'), message: t('reset.done.message') }), cookies);
+}
+
+/**
+ * The new password, and everything the old one opened ends: sessions, grants and the refresh and
+ * access tokens issued through them, other reset links. The account's failure count and lock are
+ * left as they are (a reset is not an unlock).
+ */
+export async function setNewPassword(host: AccountHost, user: UserRecord, passwordHash: string): Promise<void> {
+  const { ctx, tenant } = host;
+  await ctx.storage.users.update(tenant, user.id, { password_hash: passwordHash });
+  await ctx.storage.accountTokens.expireForUser(tenant, 'password_reset', user.id, new Date().toISOString());
+  await revokeAccount(ctx.storage.oidc, tenant, user.id, host.config.oidc.ttl.session);
+}

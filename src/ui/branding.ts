@@ -1,0 +1,126 @@
+/**
+ * A tenant's brand on its pages and e-mails: `branding` (company name, logos, favicon, font,
+ * light and dark palettes) and `application.title`. Every value is validated at write time
+ * (tenancy/config/sections.ts: http(s) URLs, hex colours, a font-list pattern) and escaped again
+ * where it is rendered. Colours and the font go into a per-tenant stylesheet served from the
+ * tenant's own origin (CSP `style-src 'self'`, no inline styles); logos and favicon are
+ * <img>/<link> URLs (CSP `img-src` allows their origins).
+ */
+import { createHash } from 'node:crypto';
+
+export interface Palette {
+  primary?: string;
+  secondary?: string;
+  accent?: string;
+  background?: string;
+  surface?: string;
+  text?: string;
+  error?: string;
+}
+
+export interface BrandingSettings {
+  company_name?: string;
+  logo_light_url?: string;
+  logo_dark_url?: string;
+  favicon_url?: string;
+  font_family?: string;
+  palette_light?: Palette;
+  palette_dark?: Palette;
+}
+
+export interface Brand {
+  /** Company name, or the application title, or undefined (product default). */
+  name?: string;
+  /** The page title suffix: application.title. */
+  title?: string;
+  logoLight?: string;
+  logoDark?: string;
+  favicon?: string;
+  font?: string;
+  light: Palette;
+  dark: Palette;
+}
+
+export function brandOf(branding: BrandingSettings | undefined, title: string | undefined): Brand {
+  const b = branding ?? {};
+  return {
+    name: b.company_name ?? title,
+    title,
+    logoLight: b.logo_light_url,
+    logoDark: b.logo_dark_url ?? b.logo_light_url,
+    favicon: b.favicon_url,
+    font: b.font_family,
+    light: b.palette_light ?? {},
+    dark: b.palette_dark ?? {},
+  };
+}
+
+const VARS: Array<[keyof Palette, string]> = [
+  ['primary', '--accent'],
+  ['background', '--bg'],
+  ['surface', '--card'],
+  ['text', '--fg'],
+  ['error', '--danger'],
+  ['secondary', '--muted'],
+];
+
+/** Only what the tenant sets; hex colours and the font list are safe by their validation, re-checked here. */
+const HEX = /^#[0-9a-fA-F]{3,8}$/;
+
+/**
+ * A palette whose text would be hard to read on its own surface (WCAG AA, 4.5:1) gets black or
+ * white text instead: a tenant can choose its colours, not make its sign-in page unreadable.
+ */
+export function readablePalette(p: Palette, defaultSurface: string): Palette {
+  const surface = p.surface && HEX.test(p.surface) ? p.surface : p.background && HEX.test(p.background) ? p.background : defaultSurface;
+  const out = { ...p };
+  if (out.text && HEX.test(out.text) && contrastRatio(out.text, surface) < 4.5) out.text = readableOn(surface);
+  if (!out.text && (p.surface || p.background) && contrastRatio(defaultSurface === '#ffffff' ? '#1d2433' : '#e6e9ef', surface) < 4.5) out.text = readableOn(surface);
+  return out;
+}
+
+/** Links in the brand colour when it reads on the surface, else in the text colour. */
+function linkColour(p: Palette): string {
+  const surface = p.surface ?? p.background ?? '#ffffff';
+  return contrastRatio(p.primary!, surface) >= 4.5 ? p.primary! : (p.text ?? readableOn(surface));
+}
+
+export function brandStylesheet(brand: Brand): string {
+  const decl = (p: Palette) =>
+    VARS.filter(([k]) => p[k] && /^#[0-9a-fA-F]{3,8}$/.test(p[k]!))
+      .map(([k, v]) => `${v}:${p[k]}`)
+      .concat(p.primary && /^#[0-9a-fA-F]{3,8}$/.test(p.primary) ? [`--accent-fg:${readableOn(p.primary)}`, `--link:${linkColour(p)}`] : [])
+      .join(';');
+  const parts: string[] = [];
+  const light = decl(readablePalette(brand.light, '#ffffff'));
+  const dark = decl(readablePalette(brand.dark, '#1b212b'));
+  if (light) parts.push(`:root{${light}}`);
+  if (dark) parts.push(`@media (prefers-color-scheme:dark){:root{${dark}}}`);
+  if (brand.font && /^[A-Za-z0-9 ,'"-]+$/.test(brand.font)) parts.push(`body{font-family:${brand.font},system-ui,sans-serif}`);
+  if (brand.logoDark && brand.logoDark !== brand.logoLight) {
+    parts.push('.logo-dark{display:none}@media (prefers-color-scheme:dark){.logo-light{display:none}.logo-dark{display:inline}}');
+  }
+  return parts.join('\n');
+}
+
+export function brandStylesheetEtag(css: string): string {
+  return `"${createHash('sha256').update(css).digest('base64url').slice(0, 22)}"`;
+}
+
+/** Relative luminance (WCAG 2.x) of a #rgb / #rrggbb colour. */
+export function luminance(hex: string): number {
+  let h = hex.replace('#', '');
+  if (h.length === 3 || h.length === 4) h = [...h.slice(0, 3)].map((c) => c + c).join('');
+  const [r, g, b] = [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}
+
+export function contrastRatio(a: string, b: string): number {
+  const [l1, l2] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (l1! + 0.05) / (l2! + 0.05);
+}
+
+/** Black or white, whichever reads better on the given background (button text on the brand colour). */
+export function readableOn(background: string): string {
+  return contrastRatio(background, '#000000') >= contrastRatio(background, '#ffffff') ? '#000000' : '#ffffff';
+}
