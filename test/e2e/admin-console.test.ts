@@ -421,6 +421,9 @@ describe('administration console', () => {
     expect(stored.smtp.host).toBe('mail.example.test');
     expect(stored.smtp.password).toMatch(/^v1\./);
     await check('settings-secret');
+    // Back to the global configuration: an SMTP server that does not exist would hold up later sign-ups.
+    const writer = await t.token('svc:config:write');
+    for (const section of ['integrations', 'oidc']) expect((await api(t, 'PUT', `/api/v1/config/${section}`, { token: writer, body: {} })).status).toBe(200);
   });
 
   it('Settings, keyboard, dark theme and CSP', async () => {
@@ -467,6 +470,7 @@ describe('administration console', () => {
     const plain = await createUser(t, { role: 'user' });
     const ctx = await browser.newContext();
     const p = await ctx.newPage();
+    p.setDefaultTimeout(10_000);
     await signInToConsole(p, `${origin}/admin`, plain.email, plain.password);
     await p.getByRole('heading', { name: 'Access denied' }).waitFor();
     await expectAccessible(p, 'forbidden');
