@@ -312,6 +312,14 @@ export const queryFields = (o: Operation) => fieldsOf(o.query);
 
 export const bodyOps = allOperations.filter((o) => o.body !== undefined);
 export const paramOps = allOperations.filter(hasParams);
+/**
+ * Path parameters that name no tenant record: a configuration section name is the same in every
+ * tenant, so "another tenant's id" means nothing for it (the isolation matrix skips it there; its
+ * other tenant case is the token, which every operation gets).
+ */
+const NON_RECORD_PARAMS = new Set(['PUT /api/v1/config/:section']);
+/** Operations whose path parameter is a record of the tenant (a client id, a user id, ...). */
+export const recordParamOps = paramOps.filter((o) => !NON_RECORD_PARAMS.has(keyOf(o)));
 /** Paginated lists: operations whose query takes `limit` (spec 2.1). */
 export const listOps = allOperations.filter((o) => queryFields(o).some((f) => f.name === 'limit'));
 /** Methods that may carry a body: the 1 MiB limit applies to all of them. */
