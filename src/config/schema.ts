@@ -49,6 +49,12 @@ export const configSchema = z.object({
         })
         .prefault({}),
       device_poll_interval: posInt.max(60).default(5),
+      /**
+       * Issue 18 item 2: `granted` puts the claims the granted scopes allow (email, profile) into the
+       * ID token even when an access token is issued, as most providers do and relying parties with
+       * default settings expect; `conform` keeps OIDC Core 5.4 strictly (userinfo only).
+       */
+      id_token_claims: z.enum(['granted', 'conform']).default('granted'),
     })
     .prefault({}),
 

@@ -61,10 +61,20 @@ export const validation = (errors: FieldError[], detail?: string) => {
 };
 export const unauthorized = (detail: string) =>
   new ProblemError(401, 'unauthorized', detail, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
-export const insufficientScope = (scope: string) =>
-  new ProblemError(403, 'insufficient-scope', `This operation requires the scope ${scope}`, {
-    headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+/**
+ * 403 naming EVERY scope the caller lacks (issue 18 item 5): in the detail, in the
+ * `WWW-Authenticate` challenge (RFC 6750 3: space-separated) and in `missing_scopes`, so a caller
+ * fixes its token in one round trip instead of discovering the scopes one by one.
+ */
+export const insufficientScope = (scope: string | readonly string[]) => {
+  const missing = typeof scope === 'string' ? [scope] : [...new Set(scope)];
+  const list = missing.join(' ');
+  const detail = missing.length === 1 ? `This operation requires the scope ${list}` : `This operation requires the scopes ${missing.join(' and ')}`;
+  return new ProblemError(403, 'insufficient-scope', detail, {
+    headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${list}"` },
+    missing_scopes: missing,
   });
+};
 
 /**
  * A dependency (Redis, the database) is unreachable: the request fails fast with 503 and a short

@@ -2,6 +2,7 @@
  * AES-256-GCM sealing of private keys and sensitive fields at rest (CONTRACT.md SVC_ENCRYPTION_KEY).
  * Sealed form: "v1.<iv>.<tag>.<ciphertext>" (base64url parts).
  */
+import { keyFileFailed } from '../startup-errors.js';
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -74,8 +75,12 @@ export function loadEncryptionKey(config: Config, log: Logger): Buffer {
     return existing;
   }
   const key = randomBytes(32);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600 });
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600 });
+  } catch (err) {
+    throw keyFileFailed(file, err);
+  }
   log.warn({ file }, 'SVC_ENCRYPTION_KEY is not set: generated a development key into the data folder (never do this in production)');
   return key;
 }

@@ -16,7 +16,6 @@
  * able to sign in, and its scope is narrowed to what the user's role grants now (users/roles.ts).
  */
 import type { AppContext } from '../context.js';
-import { bearerToken } from '../http/bearer.js';
 import { insufficientScope, notFound, unauthorized } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
 import { decodeJwt } from '../keys/jwt.js';
@@ -24,6 +23,7 @@ import type { AccessTokenClaims, TokenUser } from '../oidc/token-verification.js
 import { MANAGEMENT_RESOURCE } from '../oidc/scopes.js';
 import type { TenantHandle } from '../tenancy/handle.js';
 import { PLATFORM_TENANT } from '../tenancy/resolver.js';
+import { checkSenderConstraint, presentedToken, type PresentedToken } from './dpop.js';
 import type { Operation } from './operation.js';
 
 /** Where tokens are verified: the addressed tenant's actor and the `_platforms` actor. */
@@ -44,18 +44,16 @@ export interface Authenticated {
   user?: TokenUser;
 }
 
-function requiredBearer(req: HttpRequest): string {
-  const token = bearerToken(req);
-  if (!token) throw unauthorized(req.headers.authorization ? 'The Authorization header is not a Bearer token' : 'A Bearer access token is required');
-  return token;
-}
-
-/** The claims (and user) of a token `actor` verifies, for the Management API resource; 401 otherwise. */
-async function verifiedBy(actor: TenantHandle, token: string): Promise<{ claims: AccessTokenClaims; user?: TokenUser }> {
-  const check = await actor.checkAccessToken(token);
+/**
+ * The claims (and user) of a token `actor` verifies, for the Management API resource; 401 otherwise.
+ * A DPoP-bound token must come with a valid proof, a Bearer token without one (dpop.ts, issue 18 item 8).
+ */
+async function verifiedBy(actor: TenantHandle, req: HttpRequest, presented: PresentedToken): Promise<{ claims: AccessTokenClaims; user?: TokenUser }> {
+  const check = await actor.checkAccessToken(presented.token);
   if (!check.active) throw unauthorized(`The access token is not valid: ${check.reason}`);
   const aud = Array.isArray(check.claims.aud) ? check.claims.aud : [check.claims.aud];
   if (!aud.includes(MANAGEMENT_RESOURCE)) throw unauthorized(`The access token is not valid: audience is not ${MANAGEMENT_RESOURCE}`);
+  await checkSenderConstraint(req, presented, check.claims.cnf?.jkt, { claimJti: (jkt, jti, exp) => actor.claimProofJti(jkt, jti, exp) });
   return check.user ? { claims: check.claims, user: check.user } : { claims: check.claims };
 }
 
@@ -65,20 +63,24 @@ export async function authenticate(deps: AuthDeps, o: Operation, req: HttpReques
     // CONTRACT.md: in single-tenant mode the tenant endpoints answer 404 problem+json.
     if (!multiTenant || !deps.platformActor) throw notFound(`${req.path} is available in multi-tenant mode only`);
     const actor = await deps.platformActor();
-    return { tenant: PLATFORM_TENANT, actor, ...(await verifiedBy(actor, requiredBearer(req))) };
+    return { tenant: PLATFORM_TENANT, actor, ...(await verifiedBy(actor, req, presentedToken(req))) };
   }
 
   const { tenant, actor } = await deps.actorFor(req);
-  const token = requiredBearer(req);
+  const presented = presentedToken(req);
+  const token = presented.token;
   try {
-    return { tenant, actor, ...(await verifiedBy(actor, token)) };
+    return { tenant, actor, ...(await verifiedBy(actor, req, presented)) };
   } catch (err) {
     if (!multiTenant || tenant === PLATFORM_TENANT || !deps.platformActor || !issuedByPlatform(deps, token)) throw err;
   }
   // A `_platforms` token: valid there, and allowed to cross into this tenant.
-  const verified = await verifiedBy(await deps.platformActor(), token);
+  const verified = await verifiedBy(await deps.platformActor(), req, presented);
   const needed = req.method === 'GET' || req.method === 'HEAD' ? 'svc:cross-tenant:read' : 'svc:cross-tenant:write';
-  if (!(verified.claims.scope ?? '').split(' ').includes(needed)) throw insufficientScope(needed);
+  // Both the crossing scope and the operation's own: name every one missing at once (issue 18 item 5).
+  const held = new Set((verified.claims.scope ?? '').split(' '));
+  const missing = [needed, o.scope].filter((s) => !held.has(s));
+  if (missing.length) throw insufficientScope(missing);
   return { tenant, actor, ...verified };
 }
 

@@ -85,8 +85,8 @@ export class PlatformRoutes {
     }
     if (!PLATFORM_ADMIN_ROLES.has(owner.user.role)) throw new ProblemError(403, 'forbidden', 'The platform routes require the role platform_admin');
     const held = new Set(owner.scope.split(' '));
-    const missing = scopes.find((s) => !held.has(s));
-    if (missing) throw insufficientScope(missing);
+    const missing = scopes.filter((s) => !held.has(s));
+    if (missing.length) throw insufficientScope(missing);
     return { user: owner.user, clientId: owner.clientId };
   }
 

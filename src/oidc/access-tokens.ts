@@ -73,6 +73,9 @@ function signingAlg(ctx: TokenContext, client: ClientRecord, resource?: Resource
 export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest): Promise<HttpResponse | undefined> {
   const form = parseForm(req, ctx.config.oidc.path);
   if (form.get('grant_type') !== 'client_credentials') return undefined;
+  // Issue 18 item 8: a DPoP proof goes to oidc-provider, which checks it (typ, alg, htm, htu, iat,
+  // jti single use in its ReplayDetection store, nonce) and binds the token (cnf.jkt, token_type DPoP).
+  if (req.headers.dpop !== undefined) return undefined;
   const resources = form.getAll('resource');
   const requested = (form.get('scope') ?? '').split(' ').filter(Boolean);
   if (resources.length > 1) return undefined;
@@ -183,7 +186,9 @@ function jwtIntrospection(claims: AccessTokenClaims): Record<string, unknown> {
     iss: claims.iss,
     aud: claims.aud,
     jti: claims.jti,
-    token_type: 'Bearer',
+    // RFC 9449 6.2 / RFC 7662: a bound token says so, with its key thumbprint.
+    ...(claims.cnf?.jkt ? { cnf: { jkt: claims.cnf.jkt } } : {}),
+    token_type: claims.cnf?.jkt ? 'DPoP' : 'Bearer',
   };
 }
 

@@ -107,6 +107,9 @@ export function createProvider(opts: ProviderOptions): Provider {
       required: (_ctx, client) => client.clientAuthMethod === 'none' || client.require_pkce === true,
     },
     rotateRefreshToken: true,
+    // Issue 18 item 2: scope claims in the ID token unless the (tenant's) setting asks for the
+    // strict OIDC Core 5.4 behaviour.
+    conformIdTokenClaims: config.oidc.id_token_claims === 'conform',
     clientBasedCORS: (_ctx, origin, client) => {
       const origins = new Set<string>();
       for (const uri of [...(client.redirectUris ?? []), ...(client.postLogoutRedirectUris ?? [])]) {

@@ -23,6 +23,8 @@ const accessTokenClaims = z.object({
   scope: z.string().optional(),
   client_id: z.string(),
   sgen: z.number().optional(),
+  /** RFC 9449: a DPoP-bound token's key thumbprint (issued by oidc-provider for a request with a proof). */
+  cnf: z.object({ jkt: z.string().optional() }).optional(),
 });
 export type AccessTokenClaims = z.output<typeof accessTokenClaims>;
 
@@ -132,6 +134,8 @@ export async function accessTokenOwner(host: VerifierHost, token: string, need: 
   const aud = Array.isArray(check.claims.aud) ? check.claims.aud : [check.claims.aud];
   if (!aud.includes(MANAGEMENT_RESOURCE)) return { ok: false, status: 401, reason: `the access token's audience is not ${MANAGEMENT_RESOURCE}` };
   if (!check.user) return { ok: false, status: 401, reason: 'the access token was not issued to a user' };
+  // Issue 18 item 8: these routes take Bearer tokens only; a DPoP-bound token is never a Bearer.
+  if (check.claims.cnf?.jkt) return { ok: false, status: 401, reason: 'the access token is DPoP-bound and cannot be used as a Bearer token' };
   if (need.firstParty && !(await host.loadClient(check.claims.client_id))?.metadata.first_party) {
     return { ok: false, status: 403, reason: 'the access token was not issued to a first-party client' };
   }

@@ -1,16 +1,30 @@
 /** Opens the configured storage backend. */
+import { resolve } from 'node:path';
 import type { Config } from '../config/index.js';
+import { postgresFailed, sqliteOpenFailed } from '../startup-errors.js';
 import { PgStorage, type PgLog } from './postgresql/index.js';
 import { SqliteStorage } from './sqlite/index.js';
 import type { OidcPayloadRepository, Storage } from './types.js';
 
 /** `log` receives the PostgreSQL backend's slow-statement warnings and connection errors. */
 export async function openStorage(config: Config, log?: PgLog): Promise<Storage> {
-  if (config.storage.adapter === 'sqlite') return SqliteStorage.open(config.storage.sqlite.path);
+  if (config.storage.adapter === 'sqlite') {
+    const path = config.storage.sqlite.path;
+    try {
+      return SqliteStorage.open(path);
+    } catch (err) {
+      // Issue 18 item 11: name the file and the setting, not only "unable to open database file".
+      throw sqliteOpenFailed(path, path === ':memory:' ? path : resolve(path), err);
+    }
+  }
   const { url, ...settings } = config.storage.postgresql;
   // loadConfig already refuses postgresql without a URL; this keeps the type honest.
   if (!url) throw new Error('STORAGE_POSTGRESQL_URL is required when STORAGE_ADAPTER=postgresql');
-  return PgStorage.open({ url, ...settings }, log);
+  try {
+    return await PgStorage.open({ url, ...settings }, log);
+  } catch (err) {
+    throw postgresFailed(url, err);
+  }
 }
 
 /**

@@ -375,6 +375,11 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     return this.ctx.usage.pending(this.tenant, clientId);
   }
 
+  claimProofJti(jkt: string, jti: string, expiresAt: number): Promise<boolean> {
+    // The client assertions' replay store (shared through Redis when configured), in its own namespace.
+    return this.assertions.replay.unique(`dpop:${jkt}`, jti, expiresAt);
+  }
+
   checkAccessToken(token: string): Promise<TokenCheck> {
     return checkAccessToken(this, token);
   }

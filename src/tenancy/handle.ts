@@ -19,6 +19,8 @@ export interface TenantHandle extends ClientCache {
   readonly keys: KeySet;
   /** A JWT access token of this tenant: signature, issuer, expiry, claims, and its client's state. */
   checkAccessToken(token: string): Promise<TokenCheck>;
+  /** True the first time a DPoP proof `jti` is seen for this key thumbprint (issue 18 item 8). */
+  claimProofJti(jkt: string, jti: string, expiresAt: number): Promise<boolean>;
   /**
    * The end user behind a Management API token of this tenant, checked for the scopes a route
    * needs (and a first-party client when asked), or why it does not qualify (401 or 403).

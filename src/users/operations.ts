@@ -74,18 +74,18 @@ const accountSessions = {
   end: (scope: UserScope, userId: string) => revokeAccount(scope.ctx.storage.oidc, scope.tenant, userId, sessionTtl(scope.config)),
 };
 
+/**
+ * A user the API can see. A deleted user's anonymised row stays in storage for the audit trail only
+ * (issue 18 item 3): to the API it is gone, 404 on every read, change and repeated delete.
+ */
 export async function getUser(scope: Pick<UserScope, 'ctx' | 'tenant'>, id: string): Promise<UserRecord> {
   const user = await scope.ctx.storage.users.get(scope.tenant, id);
-  if (!user) throw notFound(`User ${id} not found`);
+  if (!user || user.deleted_at) throw notFound(`User ${id} not found`);
   return user;
 }
 
-/** For changes: an anonymised account is a tombstone, it cannot be edited back to life. */
-async function getLiveUser(scope: UserScope, id: string): Promise<UserRecord> {
-  const user = await getUser(scope, id);
-  if (user.deleted_at) throw conflict(`User ${id} was deleted (anonymised) and cannot be changed`);
-  return user;
-}
+/** For changes: the same as a read (a deleted user is not found, so it cannot be edited back to life). */
+const getLiveUser = (scope: UserScope, id: string): Promise<UserRecord> => getUser(scope, id);
 
 function checkRole(role: string | undefined, tenant: string): void {
   if (role && PLATFORM_ROLES.has(role) && tenant !== PLATFORM_TENANT) {
@@ -205,8 +205,7 @@ const ANONYMISED: UserChange = {
 
 /** Anonymises a user: personal data and credentials erased, sign-in impossible, sessions revoked. */
 export async function deleteUser(scope: UserScope, id: string): Promise<void> {
-  const existing = await getUser(scope, id);
-  if (existing.deleted_at) return; // already anonymised: nothing left to erase
+  const existing = await getUser(scope, id); // a second DELETE is 404: the user is gone
   // The sessions are counted first, so the entry written with the erasure can name how many end.
   const ttl = sessionTtl(scope.config);
   const sessions = await findSessions(scope.ctx.storage.oidc, scope.tenant, { username: existing.id }, ttl);

@@ -496,6 +496,29 @@ describe('multi-tenant mode', () => {
       const crossOnly = await platformToken(port, 'svc:cross-tenant:read');
       expectInsufficientScope(await send(port, 'GET', '/api/v1/clients', { tenant: ACME, token: crossOnly }), '/api/v1/clients', 'svc:clients:read');
     });
+
+    it('a 403 names EVERY missing scope: the crossing one and the operation one, in the detail, the challenge and missing_scopes (issue 18 item 5)', async () => {
+      // Holds the resource scope only: told it needs svc:cross-tenant:write (and not svc:users:write).
+      const usersOnly = await platformToken(port, 'svc:users:write');
+      const a = await send(port, 'POST', '/api/v1/users', { tenant: ACME, token: usersOnly, body: { email: 'x18@example.com' } });
+      expectInsufficientScope(a, '/api/v1/users', 'svc:cross-tenant:write');
+      expect(a.json.missing_scopes).toEqual(['svc:cross-tenant:write']);
+      // Holds neither the resource scope nor the write crossing: both named at once.
+      const readOnly = await platformToken(port, 'svc:cross-tenant:read');
+      const b = await send(port, 'POST', '/api/v1/users', { tenant: ACME, token: readOnly, body: { email: 'x18@example.com' } });
+      expectInsufficientScope(b, '/api/v1/users', 'svc:cross-tenant:write svc:users:write');
+      expect(b.json.missing_scopes).toEqual(['svc:cross-tenant:write', 'svc:users:write']);
+      expect(b.json.detail).toContain('svc:cross-tenant:write');
+      expect(b.json.detail).toContain('svc:users:write');
+      // A token with no relevant scope at all, on a read: both read scopes named.
+      const none = await platformToken(port, 'svc:tenants:read');
+      const c = await send(port, 'GET', '/api/v1/clients', { tenant: ACME, token: none });
+      expectInsufficientScope(c, '/api/v1/clients', 'svc:cross-tenant:read svc:clients:read');
+      // Nothing was created by the refused calls.
+      const admin = await platformToken(port, 'svc:cross-tenant:read svc:users:read');
+      const list = await send(port, 'GET', '/api/v1/users?limit=100', { tenant: ACME, token: admin });
+      expect((list.json.data as Array<{ email: string }>).map((u) => u.email)).not.toContain('x18@example.com');
+    });
   });
 
   describe('`_platforms`: bootstrap administrator and /platform/*', () => {

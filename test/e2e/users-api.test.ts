@@ -374,8 +374,8 @@ describe('users API', () => {
     });
   });
 
-  describe('delete (anonymise)', () => {
-    it('erases personal data and credentials, keeps the record, revokes sessions, and blocks sign-in lookups', async () => {
+  describe('delete', () => {
+    it('erases personal data and credentials, revokes sessions, blocks sign-in lookups, and the user is gone from the API', async () => {
       const u = await create({ email: 'Erase.Me@example.com', username: 'erase-me', given_name: 'Era', family_name: 'Se', name: 'Era Se', nickname: 'er', email_verified: true });
       await t.app.ctx.storage.users.update('default', u.id, { mfa_enabled: true, mfa_methods: ['totp'], mfa_secret_sealed: 's', mfa_recovery_sealed: 'r' });
       const now = Math.floor(Date.now() / 1000);
@@ -392,12 +392,9 @@ describe('users API', () => {
       expect(del.status).toBe(204);
       expect(del.text).toBe('');
 
+      // Issue 18 item 3: gone from the API (the anonymised row stays in storage for the audit trail).
       const got = await call('GET', `/api/v1/users/${u.id}`);
-      expect(got.status).toBe(200);
-      expect(got.json.data).toMatchObject({
-        id: u.id, email: null, username: null, given_name: null, family_name: null, name: null, nickname: null,
-        account_enabled: false, email_verified: false, mfa: { enabled: false, methods: [] }, created_at: u.created_at,
-      });
+      expect(got.status).toBe(404);
       expect(got.text).not.toMatch(/erase|Era/i);
       const stored = await t.app.ctx.storage.users.get('default', u.id);
       expect(stored).toMatchObject({ password_hash: null, mfa_secret_sealed: null, mfa_recovery_sealed: null, deleted_at: expect.any(String) });
@@ -406,15 +403,28 @@ describe('users API', () => {
         expect(await t.app.ctx.storage.oidc.find('default', model, id), `${model} ${id}`).toBeUndefined();
       }
 
-      const activities = await call('GET', `/api/v1/users/${u.id}/activities`);
-      expect(activities.json.data.find((e: { type: string }) => e.type === 'user.deleted')).toMatchObject({ details: { user_id: u.id, sessions_revoked: 1 } });
-      expect(activities.text).not.toContain('Erase.Me');
+      // The user's own sub-resources are gone too; the deletion stays in the tenant's audit log.
+      expect((await call('GET', `/api/v1/users/${u.id}/activities`)).status).toBe(404);
+      expect((await call('GET', `/api/v1/users/${u.id}/sessions`)).status).toBe(404);
+      const auditor = await t.token('svc:audit:read svc:stats:read');
+      const audit = await call('GET', '/api/v1/audit?type=user.deleted&limit=100', undefined, auditor);
+      const logged = (audit.json.data as Array<{ type: string; details: { user_id?: string } }>).find((e) => e.details.user_id === u.id);
+      expect(logged, audit.text).toMatchObject({ type: 'user.deleted', details: { user_id: u.id, sessions_revoked: 1 } });
+      expect(audit.text).not.toContain('Erase.Me');
 
-      // The address is free again; the tombstone cannot be edited; deleting again is a no-op.
+      // Not listed, not counted in stats; the address is free again; nothing can revive it.
+      const listed = await call('GET', '/api/v1/users?limit=100&include_count=true');
+      expect((listed.json.data as Array<{ id: string }>).map((x) => x.id)).not.toContain(u.id);
+      const countBefore = listed.json.pagination.total_count as number;
+      const statsBefore = (await call('GET', '/api/v1/stats', undefined, auditor)).json.data.users.total as number;
+      expect(statsBefore).toBe(countBefore);
       await create({ email: 'erase.me@example.com' });
-      expect((await call('PATCH', `/api/v1/users/${u.id}`, { email: 'back@example.com' })).status).toBe(409);
-      expect((await call('POST', `/api/v1/users/${u.id}/password-reset`, { new_password: 'revive-me-please' })).status).toBe(409);
-      expect((await call('DELETE', `/api/v1/users/${u.id}`)).status).toBe(204);
+      expect((await call('GET', '/api/v1/users?limit=1&include_count=true')).json.pagination.total_count).toBe(countBefore + 1);
+      expect((await call('GET', '/api/v1/stats', undefined, auditor)).json.data.users.total).toBe(statsBefore + 1);
+      expect((await call('PATCH', `/api/v1/users/${u.id}`, { email: 'back@example.com' })).status).toBe(404);
+      expect((await call('POST', `/api/v1/users/${u.id}/password-reset`, { new_password: 'revive-me-please' })).status).toBe(404);
+      expect((await call('POST', `/api/v1/users/${u.id}/lock`)).status).toBe(404);
+      expect((await call('DELETE', `/api/v1/users/${u.id}`)).status).toBe(404);
       expect((await call('DELETE', '/api/v1/users/unknown-id')).status).toBe(404);
     });
   });

@@ -717,6 +717,18 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
           expect(await s.users.count(L)).toBe(5);
         });
 
+        it('never lists or counts a deleted (anonymised) user, whose row get still finds for the audit trail (issue 18 item 3)', async () => {
+          const D = 'users-list-deleted';
+          await s.users.create(D, user({ id: 'd1', email: 'live@example.com' }));
+          await s.users.create(D, user({ id: 'd2', email: 'gone@example.com', account_enabled: false }));
+          await s.users.update(D, 'd2', { email: null, deleted_at: new Date().toISOString() });
+          expect((await s.users.list(D, {}, page({ limit: 100, include_count: true }))).items.map((u) => u.id)).toEqual(['d1']);
+          expect((await s.users.list(D, { account_enabled: false }, page({ limit: 100, include_count: true }))).items).toEqual([]);
+          expect((await s.users.list(D, {}, page({ limit: 100, include_count: true }))).total_count).toBe(1);
+          expect(await s.users.count(D)).toBe(1);
+          expect((await s.users.get(D, 'd2'))?.deleted_at).toEqual(expect.any(String));
+        });
+
         it('filters by account_enabled, role and auth_provider', async () => {
           expect(await ids({ account_enabled: false })).toEqual(['l3']);
           expect(await ids({ account_enabled: true })).toEqual(['l1', 'l2', 'l4', 'l5']);

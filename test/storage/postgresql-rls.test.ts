@@ -29,6 +29,8 @@ const SAMPLES: Record<string, string> = {
   social_identities: `INSERT INTO social_identities (tenant_id, provider, subject, user_id, linked_at) VALUES ($1, 'corp', $2, $2, now())`,
   webauthn_credentials: `INSERT INTO webauthn_credentials (tenant_id, id, user_id, public_key, device_type, name, created_at) VALUES ($1, $2, 'u', 'pk', 'singleDevice', 'n', now())`,
   webauthn_challenges: `INSERT INTO webauthn_challenges (tenant_id, challenge, binding, expires_at) VALUES ($1, $2, 'b', now() + interval '5 minutes')`,
+  account_tokens: `INSERT INTO account_tokens (tenant_id, token_hash, kind, user_id, email, created_at, expires_at) VALUES ($1, $2, 'password_reset', $2, $2 || '@example.com', now(), now() + interval '1 hour')`,
+  user_preferences: `INSERT INTO user_preferences (tenant_id, user_id, data, updated_at) VALUES ($1, $2, '{}', now())`,
   resources: `INSERT INTO resources (tenant_id, id, identifier, name, scopes, token_format, access_token_ttl, signing_alg, created_at, updated_at) VALUES ($1, $2, 'https://' || $2, 'n', '[]', 'jwt', 60, 'RS256', now(), now())`,
 };
 const TABLES = Object.keys(SAMPLES);

@@ -233,3 +233,18 @@ describe('secrets', () => {
     expect(orphan.errors.map((e) => e.field)).toEqual(['sms.api_key']);
   });
 });
+
+describe('oidc.id_token_claims (issue 18 item 2)', () => {
+  it('defaults to granted globally, is validated globally and per tenant, and a tenant override wins either way', () => {
+    expect(global.oidc.id_token_claims).toBe('granted');
+    expect(loadConfig({ OIDC_ID_TOKEN_CLAIMS: 'conform' }).oidc.id_token_claims).toBe('conform');
+    expect(() => loadConfig({ OIDC_ID_TOKEN_CLAIMS: 'sometimes' })).toThrow(/OIDC_ID_TOKEN_CLAIMS/);
+    expect(errorsOf('oidc', { id_token_claims: 'conform' })).toEqual([]);
+    expect(fields('oidc', { id_token_claims: 'sometimes' })).toEqual(['id_token_claims']);
+    expect(fields('oidc', { id_token_claims: true })).toEqual(['id_token_claims']);
+    expect(mergeConfig(global, { oidc: { id_token_claims: 'conform' } }).oidc.id_token_claims).toBe('conform');
+    const conformGlobal = loadConfig({ OIDC_ID_TOKEN_CLAIMS: 'conform' });
+    expect(mergeConfig(conformGlobal, {}).oidc.id_token_claims).toBe('conform');
+    expect(mergeConfig(conformGlobal, { oidc: { id_token_claims: 'granted' } }).oidc.id_token_claims).toBe('granted');
+  });
+});

@@ -62,7 +62,7 @@ export const userOperations: Operation[] = [
   }),
   op({
     method: 'DELETE', path: route(), scope: 'svc:users:delete', rateClass: 'delete', tag: 'users',
-    summary: 'Anonymise a user: personal data and credentials erased, sign-in impossible, sessions revoked',
+    summary: 'Delete a user: gone from the API (404 afterwards), personal data and credentials erased, sessions revoked',
     success: { status: 204 },
     handler: async (call) => {
       await deleteUser(scopeOf(call), pathParam(call.req, 'user_id'));

@@ -62,7 +62,8 @@ export class PgUsers implements UserRepository {
 
   async list(tenant: TenantId, filter: UserFilter, page: PageRequest): Promise<Page<UserRecord>> {
     const p = new Params();
-    const where = [`tenant_id = ${p.add(tenant)}`];
+    // Deleted (anonymised) users are tombstones kept for the audit trail only: never listed (issue 18 item 3).
+    const where = [`tenant_id = ${p.add(tenant)}`, 'deleted_at IS NULL'];
     if (filter.account_enabled !== undefined) where.push(`account_enabled = ${p.add(filter.account_enabled)}`);
     if (filter.role !== undefined) where.push(`role = ${p.add(filter.role)}`);
     if (filter.auth_provider !== undefined) where.push(`auth_provider = ${p.add(filter.auth_provider)}`);
@@ -85,7 +86,7 @@ export class PgUsers implements UserRepository {
   }
 
   async count(tenant: TenantId): Promise<number> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<{ n: number }>('SELECT count(*) AS n FROM users WHERE tenant_id = $1', [tenant]));
+    const { rows } = await this.db.withTenant(tenant, (q) => q<{ n: number }>('SELECT count(*) AS n FROM users WHERE tenant_id = $1 AND deleted_at IS NULL', [tenant]));
     return rows[0]!.n;
   }
 

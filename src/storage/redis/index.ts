@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../../log.js';
 import { closeRedis, commandOptions, createRedis, pingRedis, waitReady } from './client.js';
 import { RedisOidcPayloads } from './oidc-payloads.js';
+import { reasonOf, redactUrl } from '../../startup-errors.js';
 
 /** How long start-up waits for a first connection before going on degraded (readiness says so). */
 const FIRST_CONNECT_MS = 3000;
@@ -43,10 +44,18 @@ export async function openRedis(url: string, opts: OpenRedisOptions): Promise<Re
     lost ||= connected;
     connected = false;
   });
+  let lastError: unknown;
+  const remember = (err: unknown) => {
+    lastError = err;
+  };
+  client.on('error', remember);
   if (!(await waitReady(client, FIRST_CONNECT_MS))) {
     // Not fatal: requests needing Redis answer 503 and /readyz reports it until it connects.
-    opts.log.error({ redis: redactUrl(url) }, 'redis is not reachable yet; starting degraded');
+    // Issue 18 item 11: the line names the setting and why the connection failed.
+    const reason = lastError === undefined ? 'no answer' : reasonOf(lastError);
+    opts.log.error({ redis: redactUrl(url), setting: 'REDIS_URL', reason }, `redis at ${redactUrl(url)} (REDIS_URL) is not reachable: ${reason}; starting degraded`);
   }
+  client.off('error', remember);
   const probes = opts.probes ?? [];
   return {
     client,
@@ -61,13 +70,4 @@ export async function openRedis(url: string, opts: OpenRedisOptions): Promise<Re
   };
 }
 
-/** The URL without its password, for logs. */
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'redis://(unparsable url)';
-  }
-}
+

@@ -86,7 +86,7 @@ export class SqliteUsers implements UserRepository {
     this.byEmailStmt = db.prepare<[string, string], Row>(
       `SELECT ${COLUMNS} FROM users WHERE tenant_id = ? AND lower(email) = lower(?) AND deleted_at IS NULL AND email IS NOT NULL`,
     );
-    this.countStmt = db.prepare<[string], number>('SELECT count(*) FROM users WHERE tenant_id = ?').pluck();
+    this.countStmt = db.prepare<[string], number>('SELECT count(*) FROM users WHERE tenant_id = ? AND deleted_at IS NULL').pluck();
   }
 
   async create(tenant: TenantId, user: UserRecord, audit?: AuditEntry): Promise<void> {
@@ -119,7 +119,8 @@ export class SqliteUsers implements UserRepository {
   }
 
   async list(tenant: TenantId, filter: UserFilter, page: PageRequest): Promise<Page<UserRecord>> {
-    const where = ['tenant_id = @tenant'];
+    // Deleted (anonymised) users are tombstones kept for the audit trail only: never listed (issue 18 item 3).
+    const where = ['tenant_id = @tenant', 'deleted_at IS NULL'];
     const params: Record<string, unknown> = { tenant };
     if (filter.account_enabled !== undefined) {
       where.push('account_enabled = @account_enabled');

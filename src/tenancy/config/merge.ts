@@ -36,6 +36,7 @@ export function mergeConfig(global: Config, tenantOverrides: TenantOverrides): E
     ...global,
     oidc: {
       ...global.oidc,
+      ...defined({ id_token_claims: o.oidc?.id_token_claims }),
       ttl: { ...global.oidc.ttl, ...defined(o.oidc?.ttl), ...defined({ session: security.sessions?.ttl_seconds }) },
     },
     security: {

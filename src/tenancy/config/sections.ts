@@ -101,6 +101,8 @@ export const featuresSection = z.strictObject({
 });
 
 export const oidcSection = z.strictObject({
+  /** The tenant's own choice of `oidc.id_token_claims` (src/config/schema.ts). */
+  id_token_claims: z.enum(['granted', 'conform']).optional(),
   /** Extra discovery metadata (OpenID Connect Discovery 1.0, section 3). */
   discovery: z.strictObject({ service_documentation: httpUrl.optional(), op_policy_uri: httpUrl.optional(), op_tos_uri: httpUrl.optional() }).optional(),
   ttl: z

@@ -1,0 +1,36 @@
+/**
+ * src/main.ts in a child process through vite-node (no build needed), for start-up failures: its
+ * exit code and everything it wrote. A process that keeps running (a degraded start) is stopped
+ * with SIGTERM once `until` matches its output, or after `maxMs`.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+export interface MainRun {
+  code: number | null;
+  output: string;
+}
+
+export function runMain(env: Record<string, string>, opts: { until?: RegExp; maxMs?: number } = {}): Promise<MainRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(join(process.cwd(), 'node_modules/.bin/vite-node'), ['src/main.ts'], {
+      cwd: process.cwd(),
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'false', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const stop = () => child.kill('SIGTERM');
+    const timer = setTimeout(stop, opts.maxMs ?? 30_000);
+    const collect = (d: Buffer) => {
+      output += d.toString();
+      if (opts.until?.test(output)) stop();
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * Issue 18 item 11: a start-up failure names its cause (the file, the setting, the reason) in one
+ * `fatal:` line and the process exits non-zero. SQLite and the listen socket here; PostgreSQL and
+ * Redis in startup-errors-postgresql.test.ts.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMain } from '../helpers/run-main.js';
+
+const KEY = Buffer.alloc(32, 7).toString('base64');
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-startup-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('start-up failures name their cause', () => {
+  it('an SQLite path that cannot be opened: the path, STORAGE_SQLITE_PATH and the reason', async () => {
+    // The parent "folder" is a regular file, so neither the folder nor the database can be made.
+    const blocker = join(dir, 'not-a-folder');
+    writeFileSync(blocker, 'x');
+    const path = join(blocker, 'svc.db');
+    const run = await runMain({ STORAGE_SQLITE_PATH: path, SVC_ENCRYPTION_KEY: KEY, PORT: '0' });
+    expect(run.code, run.output).not.toBe(0);
+    const fatal = run.output.split('\n').find((l) => l.startsWith('fatal:'));
+    expect(fatal, run.output).toContain(`cannot open the SQLite database ${path} (STORAGE_SQLITE_PATH)`);
+    expect(fatal).toMatch(/ENOTDIR|EEXIST/);
+    expect(run.output).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('a folder given as the SQLite file: named, with the reason', async () => {
+    const folder = join(dir, 'a-folder');
+    mkdirSync(folder);
+    const run = await runMain({ STORAGE_SQLITE_PATH: folder, SVC_ENCRYPTION_KEY: KEY, PORT: '0' });
+    expect(run.code, run.output).not.toBe(0);
+    expect(run.output).toContain(`fatal: cannot open the SQLite database ${folder} (STORAGE_SQLITE_PATH): EISDIR`);
+  });
+
+  it('a port in use: the address and the cause (ListenError)', async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const run = await runMain({ STORAGE_SQLITE_PATH: join(dir, 'listen.db'), SVC_ENCRYPTION_KEY: KEY, PORT: String(port) });
+      expect(run.code, run.output).not.toBe(0);
+      expect(run.output).toContain(`fatal: cannot listen on 127.0.0.1:${port}: the address is in use`);
+    } finally {
+      await new Promise((r) => blocker.close(r));
+    }
+  });
+});
