@@ -166,8 +166,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   await ensurePlatformTenant(ctx);
   await ensureBootstrapClient(ctx);
   await ensureBootstrapAdmin(ctx);
-  // Warm the default tenant so the first request does not pay for key generation.
-  if (!config.multi_tenancy.enabled) await pool.get('default');
+  // Warm the default tenant so the first request does not pay for key generation, and render its
+  // discovery document now: building the provider reads the tenant's resources and custom claims,
+  // so one built later could not be served while storage is down.
+  if (!config.multi_tenancy.enabled) await (await pool.get('default')).discovery();
 
   const oidcPath = config.oidc.path;
   const metricsPath = config.features.metrics.enabled ? config.features.metrics.path : null;

@@ -18,6 +18,7 @@ import type { UserRecord } from '../storage/types.js';
 import { pageHeaders, type Html } from '../ui/html.js';
 import { passkeysOnlyPage } from '../ui/passkey-pages.js';
 import { buildPageUi, withCookie, type PageUi } from '../ui/page-ui.js';
+import { qrSvg } from '../ui/qr.js';
 import { messagePage, mfaEnrollPage, mfaManagePage, recoveryCodesPage } from '../ui/pages.js';
 import { canSignIn } from './accounts.js';
 import { readForm, type SignInHost } from './interactions.js';
@@ -84,11 +85,11 @@ const enrollmentAad = (v: Visit) => `mfa-enroll:${v.host.tenant}:${v.user.id}:${
 const totpOn = (user: UserRecord) => user.mfa_secret_sealed !== null;
 const who = (v: Visit) => ({ username: v.user.email, user_id: v.user.id, ip_address: v.req.ip, user_agent: v.req.headers['user-agent'] ?? null });
 
-function enrollPage(v: Visit, status: number, secret: string, error?: string): HttpResponse {
+async function enrollPage(v: Visit, status: number, secret: string, error?: string): Promise<HttpResponse> {
   const enrollment = v.host.ctx.sealer.seal(JSON.stringify({ secret, exp: Date.now() + ENROLLMENT_SECONDS * 1000 }), enrollmentAad(v));
   const uri = otpauthUri(secret, v.host.target.origin.host, v.user.email ?? v.user.username ?? v.user.id);
   const extras = v.passkeys ? { script: v.passkeys.script, extras: [v.passkeys.extra] } : {};
-  return page(status, mfaEnrollPage({ ui: v.ui, action: `${v.host.target.mountPath}/account/mfa`, csrf: v.csrf, enrollment, secret, uri, error, ...extras }), !!v.passkeys);
+  return page(status, mfaEnrollPage({ ui: v.ui, action: `${v.host.target.mountPath}/account/mfa`, csrf: v.csrf, enrollment, secret, uri, qrSvg: await qrSvg(uri), error, ...extras }), !!v.passkeys);
 }
 
 function managePage(v: Visit, status: number, error?: string): HttpResponse {

@@ -21,6 +21,8 @@ import { recogniseDevice } from '../ui/account/devices.js';
 import { SIGNUP_PENDING, checkEmailView, handleSignupStep, newPending, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
 import type { Html } from '../ui/html.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
+import { logoImgSources } from '../ui/client-logo.js';
+import { qrSvg } from '../ui/qr.js';
 import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
 import { authenticationOptions, completeAuthentication, completeRegistration, passkeyAmr, registrationOptions, usableMethods } from '../users/passkeys.js';
 import { lockMinutesLeft, lockedNow } from '../users/lockout.js';
@@ -81,8 +83,8 @@ export type InteractionAction = 'show' | 'login' | 'mfa' | 'confirm' | 'abort' |
 
 export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-export function page(status: number, body: string, formTargets: string[] = [], script = false): HttpResponse {
-  return { status, headers: pageHeaders(formTargets, { script }), body };
+export function page(status: number, body: string, formTargets: string[] = [], script = false, imgSources: string[] = []): HttpResponse {
+  return { status, headers: pageHeaders(formTargets, { script, imgSources }), body };
 }
 
 /** Retry-After of an Unavailable (the Argon2 queue is full, storage is down), at least 1 s. */
@@ -224,6 +226,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const clientId = String(details.params.client_id ?? '');
     const client = await host.loadClient(clientId);
     const clientName = client?.metadata.client_name ?? clientId;
+    const logoUri = client?.metadata.logo_uri;
     // Only pages need it (a URL parse): not the redirect that ends a successful sign-in.
     const formTargets = () => formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);
     const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
@@ -239,6 +242,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           action: `${base}/login`,
           csrf: csrfFor(host, uid),
           clientName,
+          logoUri,
           email,
           error,
           ...(passkeys ? { script: host.script } : {}),
@@ -247,6 +251,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         }),
         formTargets(),
         passkeys,
+        logoImgSources(logoUri),
       );
     /** The second step of a user with a usable passkey: the passkey, and the app code if enrolled. */
     const secondStep = (status: number, user: UserRecord, error?: string) => {
@@ -259,8 +264,9 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const user = await ctx.storage.users.get(tenant, accountId);
       const label = user?.email ?? user?.username ?? accountId;
       const secret = generateTotpSecret();
+      const uri = otpauthUri(secret, host.target.origin.host, label);
       const totp = host.mfa.totp_enabled
-        ? { action: `${base}/enrol`, csrf: csrfFor(host, uid), secret, uri: otpauthUri(secret, host.target.origin.host, label), enrollment: sealEnrolmentSecret(ctx, tenant, uid, accountId, secret) }
+        ? { action: `${base}/enrol`, csrf: csrfFor(host, uid), secret, uri, qrSvg: await qrSvg(uri), enrollment: sealEnrolmentSecret(ctx, tenant, uid, accountId, secret) }
         : undefined;
       const passkey = passkeys ? { action: `${base}/enrol`, optionsUrl: `${base}/enrol/options`, csrf: csrfFor(host, uid) } : undefined;
       return page(status, enrolmentPage({ ui, script: host.script, clientName, totp, passkey, error }), formTargets(), !!passkey);
@@ -333,7 +339,9 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         if (client?.metadata.first_party && accountId) return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
         const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
         const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
-        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, scopes }), formTargets());
+        const signedIn = accountId ? await ctx.storage.users.get(tenant, accountId) : undefined;
+        const signedInAs = signedIn ? (signedIn.email ?? signedIn.username ?? undefined) : undefined;
+        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, logoUri, signedInAs, scopes }), formTargets(), false, logoImgSources(logoUri));
       }
       return page(400, messagePage({ ui, title: t('signin.unsupported.title'), message: t('signin.unsupported.message', { step: details.prompt.name }), error: true }));
     }

@@ -94,7 +94,7 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
         enabled: true,
         logoutSource: (ctx, form) => {
           const target = ctx.oidc.params?.post_logout_redirect_uri;
-          render(ctx, logoutPage({ ui: uiOf(ctx), form, host: ctx.host }), undefined, formTargetOf(typeof target === 'string' ? target : undefined));
+          render(ctx, logoutPage({ ui: uiOf(ctx), form, clientName: ctx.oidc.client ? (ctx.oidc.client.clientName ?? ctx.oidc.client.clientId) : undefined }), undefined, formTargetOf(typeof target === 'string' ? target : undefined));
         },
         postLogoutSuccessSource: (ctx) => {
           const ui = uiOf(ctx);

@@ -31,6 +31,13 @@ function brandHeader(ui: PageUi): string {
   return `<header class="brand"><img class="logo logo-light" src="${esc(b.logoLight)}" alt="${esc(name)}">${dark}</header>\n`;
 }
 
+/**
+ * The default icon (a padlock on the accent colour) as a data: URI, used when the tenant's branding
+ * names no favicon, so browsers never ask for /favicon.ico (a 404 in the console and the log).
+ */
+export const DEFAULT_FAVICON =
+  "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='7' fill='%232456d3'/%3E%3Cpath d='M16 6a5.5 5.5 0 0 0-5.5 5.5V15H9v11h14V15h-1.5v-3.5A5.5 5.5 0 0 0 16 6zm-3 9v-3.5a3 3 0 0 1 6 0V15z' fill='%23fff'/%3E%3C/svg%3E";
+
 export function layout(opts: PageOptions, body: Html): string {
   const { ui } = opts;
   const title = ui.brand?.title ? `${opts.title} - ${ui.brand.title}` : opts.title;
@@ -42,7 +49,8 @@ export function layout(opts: PageOptions, body: Html): string {
 <meta name="referrer" content="no-referrer">
 <title>${esc(title)}</title>
 <link rel="stylesheet" href="${esc(ui.stylesheet)}">${opts.script ? `\n<script src="${esc(opts.script)}" defer></script>` : ''}
-${ui.brandStylesheet ? `<link rel="stylesheet" href="${esc(ui.brandStylesheet)}">\n` : ''}${ui.brand?.favicon ? `<link rel="icon" href="${esc(ui.brand.favicon)}">\n` : ''}</head>
+${ui.brandStylesheet ? `<link rel="stylesheet" href="${esc(ui.brandStylesheet)}">\n` : ''}<link rel="icon" href="${esc(ui.brand?.favicon ?? DEFAULT_FAVICON)}">
+</head>
 <body>
 <main class="card">
 ${brandHeader(ui)}${body.value}
@@ -56,15 +64,18 @@ ${languageSwitcher(ui)}</body>
  * lists where a form on the page may lead (Chrome checks form-action on the redirects that follow
  * a submission, so the client's redirect origin must be allowed).
  */
-export function pageHeaders(formTargets: string[] = [], opts: { script?: boolean } = {}): Record<string, string> {
+export function pageHeaders(formTargets: string[] = [], opts: { script?: boolean; imgSources?: string[] } = {}): Record<string, string> {
   const formAction = ["'self'", ...new Set(formTargets)].join(' ');
   // Pages running a passkey ceremony load the service's own script and fetch its options, nothing else.
   const script = opts.script ? "; script-src 'self'; connect-src 'self'" : '';
+  // Images from elsewhere the page shows (the client's https logo_uri): named even where the
+  // schemes below already cover them, so narrowing those stays safe for the logo.
+  const imgs = opts.imgSources?.length ? ` ${[...new Set(opts.imgSources)].join(' ')}` : '';
   return {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     pragma: 'no-cache',
-    'content-security-policy': `default-src 'none'; style-src 'self'; img-src 'self' data: https: http:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${script}`,
+    'content-security-policy': `default-src 'none'; style-src 'self'; img-src 'self' data: https: http:${imgs}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${script}`,
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',

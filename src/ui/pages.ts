@@ -7,6 +7,7 @@
 import { Html, html, layout } from './html.js';
 import type { MessageKey } from './i18n/index.js';
 import type { PageUi } from './page-ui.js';
+import { clientLogo } from './client-logo.js';
 
 export interface Base {
   ui: PageUi;
@@ -36,19 +37,21 @@ export interface LoginExtras {
   afterForm?: Html[];
 }
 
-export function loginPage(o: Base & { action: string; csrf: string; clientName: string; email?: string; error?: string; extras?: LoginExtras }): string {
+export function loginPage(o: Base & { action: string; csrf: string; clientName: string; logoUri?: string; email?: string; error?: string; extras?: LoginExtras }): string {
   const { t } = o.ui;
+  // After a refused password the e-mail is kept: the focus goes to the password, the field to retype.
+  const retype = !!(o.error && o.email);
   return layout(
     { title: t('signin.title'), ui: o.ui, script: o.script },
-    html`<h1>${t('signin.title')}</h1>
+    html`${clientLogo(o.ui, o.logoUri, o.clientName)}<h1>${t('signin.title')}</h1>
 <p>${t.html('signin.to_continue', { client: html`<strong>${o.clientName}</strong>` })}</p>
 ${errorBlock(o.error)}
 <form method="post" action="${o.action}" novalidate>
 <input type="hidden" name="csrf_token" value="${o.csrf}">
 <label for="email">${t('signin.email')}</label>
-<input type="email" id="email" name="email" autocomplete="username" required value="${o.email ?? ''}"${o.error ? html` aria-describedby="form-error"` : html``} autofocus>
+<input type="email" id="email" name="email" autocomplete="username" required value="${o.email ?? ''}"${o.error && !retype ? html` aria-describedby="form-error"` : html``}${retype ? html`` : html` autofocus`}>
 <label for="password">${t('signin.password')}</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required>
+<input type="password" id="password" name="password" autocomplete="current-password" required${retype ? html` aria-describedby="form-error" autofocus` : html``}>
 ${o.extras?.afterPassword ?? []}
 <div class="actions"><button type="submit" class="primary">${t('signin.submit')}</button></div>
 </form>
@@ -56,12 +59,13 @@ ${o.extras?.afterForm ?? []}`,
   );
 }
 
-export function consentPage(o: Base & { action: string; abortAction: string; csrf: string; clientName: string; scopes: string[] }): string {
+export function consentPage(o: Base & { action: string; abortAction: string; csrf: string; clientName: string; logoUri?: string; signedInAs?: string; scopes: string[] }): string {
   const { t } = o.ui;
   const items = o.scopes.map((s) => html`<li>${SCOPE_KEYS[s] ? t(SCOPE_KEYS[s]) : s}</li>`);
   return layout(
     { title: t('consent.title'), ui: o.ui },
-    html`<h1>${t('consent.heading')}</h1>
+    html`${clientLogo(o.ui, o.logoUri, o.clientName)}<h1>${t('consent.heading')}</h1>
+${o.signedInAs ? html`<p class="signed-in-as">${t.html('consent.signed_in_as', { user: html`<strong>${o.signedInAs}</strong>` })}</p>` : html``}
 <p>${t.html('consent.asks', { client: html`<strong>${o.clientName}</strong>` })}</p>
 <ul class="scopes">${items}</ul>
 <form method="post" action="${o.action}">
@@ -84,7 +88,8 @@ ${errorBlock(o.error)}
 <form method="post" action="${o.action}" novalidate>
 <input type="hidden" name="xsrf" value="${o.xsrf}">
 <label for="user_code">${t('device.code')}</label>
-<input type="text" id="user_code" name="user_code" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required value="${o.userCode ?? ''}" autofocus>
+<input type="text" id="user_code" name="user_code" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required value="${o.userCode ?? ''}" aria-describedby="user_code-hint${o.error ? ' form-error' : ''}" autofocus>
+<p class="hint" id="user_code-hint">${t('device.code_hint')}</p>
 <div class="actions"><button type="submit" class="primary">${t('device.continue')}</button></div>
 </form>`,
   );
@@ -118,13 +123,14 @@ ${o.links ?? []}`,
   );
 }
 
-export function logoutPage(o: Base & { form: string; host: string }): string {
+/** `clientName`: the application the sign-out request came from (client_id or id_token_hint), when known. */
+export function logoutPage(o: Base & { form: string; clientName?: string }): string {
   const { t } = o.ui;
   // `form` is oidc-provider's hidden form (id op.logoutForm with its xsrf field); the buttons submit it.
   return layout(
     { title: t('logout.title'), ui: o.ui },
     html`<h1>${t('logout.heading')}</h1>
-<p>${t('logout.question', { host: o.host })}</p>
+<p>${o.clientName ? t.html('logout.question', { client: html`<strong>${o.clientName}</strong>` }) : t('logout.question_any')}</p>
 ${new Html(o.form)}
 <div class="actions">
 <button type="submit" form="op.logoutForm">${t('logout.stay')}</button>
@@ -157,7 +163,7 @@ ${errorBlock(o.error)}
 ${field}
 <div class="actions"><button type="submit" class="primary">${t('mfa.verify')}</button></div>
 </form>
-<p><a href="${o.switchHref}">${o.recovery ? t('mfa.use_app') : t('mfa.use_recovery')}</a></p>
+<p class="aside"><a href="${o.switchHref}">${o.recovery ? t('mfa.use_app') : t('mfa.use_recovery')}</a></p>
 ${o.extras ?? []}`,
   );
 }

@@ -60,7 +60,7 @@ export function secondStepPage(o: Base & { clientName: string; passkey: Ceremony
 ${codeField(ui, o.error)}
 <div class="actions"><button type="submit" class="primary">${t('mfa.verify')}</button></div>
 </form>
-<p><a href="${o.totp.recoveryHref}">${t('mfa.use_recovery')}</a></p>`
+<p class="aside"><a href="${o.totp.recoveryHref}">${t('mfa.use_recovery')}</a></p>`
     : html``;
   return layout(
     { title: t('mfa.title'), ui, script: o.script },
@@ -129,7 +129,7 @@ export function enrolmentPage(
   o: Base & {
     clientName: string;
     passkey?: Ceremony;
-    totp?: { action: string; csrf: string; enrollment: string; secret: string; uri: string };
+    totp?: { action: string; csrf: string; enrollment: string; secret: string; uri: string; qrSvg?: Html };
     error?: string;
   },
 ): string {
@@ -137,6 +137,7 @@ export function enrolmentPage(
   const { t } = ui;
   const totp = o.totp
     ? html`<h2>${t('mfa.required.app')}</h2>
+${o.totp.qrSvg ? html`<div class="qr" role="img" aria-label="${t('account.mfa.qr')}">${o.totp.qrSvg}</div>` : html``}
 <p>${t('mfa.enroll.key_intro')}</p>
 <code class="secret" id="totp-secret">${o.totp.secret.match(/.{1,4}/g)!.join(' ')}</code>
 <p>${t.html('mfa.enroll.link_intro', { link: html`<a href="${o.totp.uri}">${t('mfa.enroll.link')}</a>` })}</p>

@@ -6,6 +6,7 @@ export const STYLESHEET = `
 :root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f4f6fa;--card:#fff;--accent:#2456d3;--accent-fg:#fff;--danger:#b3261e;--border:#d5dae3}
 @media (prefers-color-scheme:dark){:root{--fg:#e6e9ef;--muted:#a3abba;--bg:#11151c;--card:#1b212b;--accent:#7aa2ff;--accent-fg:#0b1020;--danger:#ff8a80;--border:#343c4a}}
 *{box-sizing:border-box}
+.client-logo{margin:0 0 12px}.client-logo img{max-height:48px;max-width:160px}
 body{margin:0;min-height:100vh;display:flex;flex-direction:column;align-items:center;justify-content:center;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 .card{width:100%;max-width:400px;margin:24px;padding:32px;background:var(--card);border:1px solid var(--border);border-radius:12px}
 h1{font-size:1.5rem;margin:0 0 8px}

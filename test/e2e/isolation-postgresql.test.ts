@@ -122,8 +122,8 @@ const WAYS: Way[] = ['header', 'subdomain', 'conflict'];
 const toB = (way: Way, a: Tenant, b: Tenant): Send => (way === 'header' ? { tenant: b.slug } : way === 'subdomain' ? { sub: b.slug } : { sub: b.slug, tenant: a.slug });
 
 const OIDC_CASES = ['client credentials', 'userinfo', 'introspection', 'authorization code', 'refresh token', 'session cookie', 'registration token', 'device code'] as const;
-/** 41 operations today, 25 of them with a path parameter; update with the operation table. */
-const EXPECTED_CASES = 3 * (41 + 25 + OIDC_CASES.length);
+/** Every operation of the table with A's token, every parameterised one with A's ids, the OIDC cases: each way. */
+const expectedCases = () => 3 * (allOperations.length + paramOps.length + OIDC_CASES.length);
 /** Authorization requests need PKCE; a silent one never reaches the token endpoint. */
 const PKCE = { code_challenge: createHash('sha256').update('unused-verifier-unused-verifier-unused-verifier').digest('base64url'), code_challenge_method: 'S256' };
 
@@ -388,10 +388,11 @@ describe('tenant isolation (two tenants, every endpoint, three ways of addressin
   });
 
   it('ran the whole matrix', () => {
-    expect(allOperations).toHaveLength(41);
-    expect(paramOps).toHaveLength(25);
+    // The operation table grows with the API (41 operations and 25 with ids when this was written):
+    // every one of them is in the matrix, none skipped.
+    expect(allOperations.length).toBeGreaterThanOrEqual(41);
+    expect(paramOps.length).toBeGreaterThanOrEqual(25);
     console.log(`isolation matrix: ${cases} cases (${allOperations.length} operations with A's token, ${paramOps.length} with A's ids, ${OIDC_CASES.length} OIDC cases; x${WAYS.length} ways of addressing B)`);
-    expect(cases).toBe(EXPECTED_CASES);
-    expect(cases).toBe(222);
+    expect(cases).toBe(expectedCases());
   });
 });

@@ -42,7 +42,7 @@ describe('translator', () => {
   it('fills placeholders; html() escapes text and values but keeps Html', () => {
     const t = translator('fr');
     expect(t.lang).toBe('fr');
-    expect(t('logout.question', { host: 'a.example' })).toBe('Voulez-vous vous déconnecter de a.example ?');
+    expect(t('logout.question', { client: 'Shop' })).toBe('Voulez-vous vous déconnecter de Shop ?');
     expect(t.html('signin.to_continue', { client: '<script>x</script>' }).value).toBe('pour continuer vers &lt;script&gt;x&lt;/script&gt;');
     expect(t.html('signin.to_continue', { client: html`<strong>${'A&B'}</strong>` }).value).toBe('pour continuer vers <strong>A&amp;B</strong>');
     // An apostrophe in the catalogue is escaped in markup.

@@ -69,7 +69,11 @@ export const de: Messages = {
 
   'logout.title': 'Abmelden',
   'logout.heading': 'Abmelden?',
-  'logout.question': 'Möchten Sie sich von {host} abmelden?',
+  'logout.question': 'Möchten Sie sich von {client} abmelden?',
+  'logout.question_any': 'Möchten Sie sich abmelden?',
+  'client.logo_alt': 'Logo von {client}',
+  'consent.signed_in_as': 'Angemeldet als {user}',
+  'device.code_hint': 'Acht Buchstaben im Format XXXX-XXXX.',
   'logout.stay': 'Angemeldet bleiben',
   'logout.submit': 'Abmelden',
   'logout.done.title': 'Abgemeldet',

@@ -75,7 +75,11 @@ export const en = {
 
   'logout.title': 'Sign out',
   'logout.heading': 'Sign out?',
-  'logout.question': 'Do you want to sign out of {host}?',
+  'logout.question': 'Do you want to sign out of {client}?',
+  'logout.question_any': 'Do you want to sign out?',
+  'client.logo_alt': 'Logo of {client}',
+  'consent.signed_in_as': 'Signed in as {user}',
+  'device.code_hint': 'Eight letters, in the form XXXX-XXXX.',
   'logout.stay': 'Stay signed in',
   'logout.submit': 'Sign out',
   'logout.done.title': 'Signed out',

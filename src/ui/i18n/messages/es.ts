@@ -69,7 +69,11 @@ export const es: Messages = {
 
   'logout.title': 'Cerrar sesión',
   'logout.heading': '¿Cerrar sesión?',
-  'logout.question': '¿Desea cerrar sesión en {host}?',
+  'logout.question': '¿Desea cerrar sesión en {client}?',
+  'logout.question_any': '¿Desea cerrar sesión?',
+  'client.logo_alt': 'Logotipo de {client}',
+  'consent.signed_in_as': 'Sesión iniciada como {user}',
+  'device.code_hint': 'Ocho letras, con el formato XXXX-XXXX.',
   'logout.stay': 'Mantener la sesión',
   'logout.submit': 'Cerrar sesión',
   'logout.done.title': 'Sesión cerrada',

@@ -69,7 +69,11 @@ export const fr: Messages = {
 
   'logout.title': 'Déconnexion',
   'logout.heading': 'Se déconnecter ?',
-  'logout.question': 'Voulez-vous vous déconnecter de {host} ?',
+  'logout.question': 'Voulez-vous vous déconnecter de {client} ?',
+  'logout.question_any': 'Voulez-vous vous déconnecter ?',
+  'client.logo_alt': 'Logo de {client}',
+  'consent.signed_in_as': 'Connecté en tant que {user}',
+  'device.code_hint': 'Huit lettres, au format XXXX-XXXX.',
   'logout.stay': 'Rester connecté',
   'logout.submit': 'Se déconnecter',
   'logout.done.title': 'Déconnecté',
