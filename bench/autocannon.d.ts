@@ -17,7 +17,7 @@ declare module 'autocannon' {
       headers?: Record<string, string>;
       body?: string | Buffer;
       setupRequest?: (req: Request, context: Record<string, unknown>) => Request;
-      onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
+      onResponse?: (status: number, body: string, context: Record<string, unknown>, headers?: Record<string, string>) => void;
     }
 
     interface Options {

@@ -123,7 +123,7 @@ export interface AuthorizeOptions {
   params?: Record<string, string>;
 }
 
-function pkce(): { verifier: string; challenge: string } {
+export function pkce(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
@@ -150,7 +150,7 @@ export async function openLoginForm(session: BrowserSession, rp: RelyingParty, u
   return { url: new URL(f.action, out.page.url).toString(), cookie: session.jar.header(), body: signInBody(f, user) };
 }
 
-function authUrl(base: string, rp: RelyingParty, opts: AuthorizeOptions, challenge: string): string {
+export function authUrl(base: string, rp: RelyingParty, opts: AuthorizeOptions, challenge: string): string {
   const q = new URLSearchParams({
     client_id: rp.client_id,
     redirect_uri: rp.redirect_uri,

@@ -51,6 +51,11 @@ export function evaluateGoals(report: Omit<RunReport, 'goals'>): GoalResult[] {
   goals.push(ratioGoal('client_credentials ES256 throughput', by('cc-es256'), 2.5));
   goals.push(ratioGoal('client_credentials EdDSA throughput', by('cc-eddsa'), 2.5));
   goals.push(ratioGoal('introspection (JWT) vs baseline opaque introspection', by('introspection'), 1.5));
+  // Issue 17: the user flows.
+  goals.push(ratioGoal('refresh_token grant with rotation', by('refresh'), 1.5));
+  goals.push(ratioGoal('userinfo with a user access token', by('userinfo'), 2));
+  goals.push(ratioGoal('silent re-authentication (prompt=none + code exchange)', by('silent-auth'), 1.5));
+  goals.push(ratioGoal('mixed profile (not below stock)', by('mixed'), 1));
 
   const login = by('password-login')?.product.measured;
   goals.push({

@@ -128,7 +128,9 @@ class Recorder {
 }
 
 export function okStatus(spec: RequestSpec): (status: number) => boolean {
-  return spec.okStatus === undefined ? (s) => s >= 200 && s < 300 : (s) => s === spec.okStatus;
+  const ok = spec.okStatus;
+  if (ok === undefined) return (s) => s >= 200 && s < 300;
+  return typeof ok === 'number' ? (s) => s === ok : (s) => ok.includes(s);
 }
 
 interface RunningLoad {
@@ -151,20 +153,23 @@ function startLoad(server: ServerProcess, spec: RequestSpec, opts: LoadOptions):
   if (opts.rate) options.overallRate = opts.rate;
   const feed = spec.feed;
   if (feed) {
-    const request: autocannon.Request = {
-      method: spec.method,
-      path: spec.path,
-      headers: spec.headers,
-      setupRequest: (req) => {
-        const fed = feed.next();
-        return { ...req, path: fed.path ?? spec.path, headers: { ...spec.headers, ...fed.headers }, body: fed.body ?? spec.body };
-      },
+    const step = (i: number): autocannon.Request => {
+      const request: autocannon.Request = {
+        method: spec.method,
+        path: spec.path,
+        headers: spec.headers,
+        setupRequest: (req, context) => {
+          const fed = feed.next(context, i);
+          return { ...req, method: fed.method ?? spec.method, path: fed.path ?? spec.path, headers: { ...spec.headers, ...fed.headers }, body: fed.body ?? spec.body };
+        },
+      };
+      if (feed.onResponse) {
+        const onResponse = feed.onResponse.bind(feed);
+        request.onResponse = (status, body, context, headers) => onResponse(status, body, context, headers, i);
+      }
+      return request;
     };
-    if (feed.onResponse) {
-      const onResponse = feed.onResponse.bind(feed);
-      request.onResponse = (status, body) => onResponse(status, body);
-    }
-    options.requests = [request];
+    options.requests = Array.from({ length: feed.steps ?? 1 }, (_, i) => step(i));
   }
   let instance: autocannon.Instance | undefined;
   const done = new Promise<autocannon.Result>((resolve, reject) => {

@@ -27,6 +27,8 @@ export interface ServerSpec {
   name: string;
   /** Absolute path of the compiled entry point. */
   script: string;
+  /** Node flags before the script (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+  nodeArgs?: string[];
   /** The server's environment (added to PATH, HOME, TMPDIR, LANG, TZ), given its port and temp dir. */
   env: (port: number, dir: string) => Record<string, string>;
   /** Ready when this line appears on stdout ... */
@@ -119,7 +121,7 @@ export async function startServer(spec: ServerSpec, timeoutMs = 30_000, dir?: st
   const port = await freePort();
   const spawnedAt = performance.now();
   const ipc = spec.eventLoop?.kind === 'ipc';
-  const child = spawn(process.execPath, [spec.script], {
+  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), spec.script], {
     cwd: dir,
     env: { ...inheritedEnv(), ...spec.env(port, dir) },
     stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],

@@ -135,7 +135,7 @@ export function renderServers(servers: RunReport['servers']): string {
 export function renderGoals(goals: readonly GoalResult[]): string {
   return table(
     ['goal', 'target', 'measured', 'met'],
-    goals.map((g) => [g.goal, g.target, g.measured, g.met === null ? 'not run' : g.met ? 'yes' : 'NO']),
+    goals.map((g) => [g.goal, g.target, g.measured, g.met === null ? 'not run' : g.met ? 'MET' : 'NOT MET']),
   );
 }
 

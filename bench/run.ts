@@ -36,13 +36,19 @@ const progress = (msg: string) => process.stderr.write(msg + '\n');
 /** The one-off check of a scenario's request, outside the load window (feeds supply and see it too). */
 async function checkOnce(server: ServerProcess, spec: RequestSpec): Promise<string | undefined> {
   try {
-    const fed = spec.feed?.next() ?? {};
-    const init: { method: string; headers: Record<string, string>; body?: string } = { method: spec.method, headers: { ...spec.headers, ...fed.headers } };
-    const body = fed.body ?? spec.body;
-    if (body !== undefined) init.body = body;
-    const res = await send(server.baseUrl + (fed.path ?? spec.path), init);
-    spec.feed?.onResponse?.(res.status, res.body);
-    return spec.check(res);
+    // A feed of several steps (silent re-authentication) runs one whole iteration; the last answer is checked.
+    const context: Record<string, unknown> = {};
+    const steps = spec.feed?.steps ?? 1;
+    let res: Awaited<ReturnType<typeof send>> | undefined;
+    for (let i = 0; i < steps; i++) {
+      const fed = spec.feed?.next(context, i) ?? {};
+      const init: { method: string; headers: Record<string, string>; body?: string } = { method: fed.method ?? spec.method, headers: { ...spec.headers, ...fed.headers } };
+      const body = fed.body ?? spec.body;
+      if (body !== undefined) init.body = body;
+      res = await send(server.baseUrl + (fed.path ?? spec.path), init);
+      spec.feed?.onResponse?.(res.status, res.body, context, res.location ? { location: res.location } : {}, i);
+    }
+    return spec.check(res!);
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }

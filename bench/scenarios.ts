@@ -20,6 +20,7 @@ export const TARGETS: readonly Target[] = ['product', 'baseline'];
 
 /** What a feed changes in the next request of a connection. */
 export interface FedRequest {
+  method?: 'GET' | 'POST';
   path?: string;
   headers?: Record<string, string>;
   body?: string;
@@ -29,9 +30,15 @@ export interface FedRequest {
 export interface RequestFeed {
   /** Before each window, outside the measured time: have material for `connections` connections ready. */
   prepare(connections: number): Promise<void>;
-  next(): FedRequest;
-  /** Sees every answer (e.g. takes the rotated refresh token). */
-  onResponse?(status: number, body: string): void;
+  /**
+   * Requests in one iteration of a connection (default 1): silent re-authentication is an
+   * authorization request and then its code exchange. `context` is the connection's own, kept
+   * across the steps of an iteration; `step` is 0-based.
+   */
+  steps?: number;
+  next(context?: Record<string, unknown>, step?: number): FedRequest;
+  /** Sees every answer (e.g. takes the rotated refresh token, or the code of a redirect). */
+  onResponse?(status: number, body: string, context?: Record<string, unknown>, headers?: Record<string, string>, step?: number): void;
   /** Number of requests that could not be fed (material ran out): counted as failures. */
   starved(): number;
 }
@@ -41,8 +48,8 @@ export interface RequestSpec {
   path: string;
   headers: Record<string, string>;
   body?: string;
-  /** The status of a correct answer; default: any 2xx. */
-  okStatus?: number;
+  /** The status(es) of a correct answer; default: any 2xx. */
+  okStatus?: number | readonly number[];
   feed?: RequestFeed;
   /** What is wrong with this response, or undefined when it is the expected one. */
   check(res: PlainResponse): string | undefined;
@@ -82,6 +89,14 @@ export interface TargetCredentials {
   /** An opaque client_credentials token (no resource), on both servers. */
   opaqueToken: string;
   refresh: { client: ClientCredentials; feed: RequestFeed };
+  /** A signed-in user's access token (code flow, scope openid) for the userinfo endpoint. */
+  userinfoToken: string;
+  /** The userinfo endpoint under OIDC_PATH: the product's `/userinfo`, stock oidc-provider's `/me`. */
+  userinfoPath: string;
+  /** prompt=none authorization with a session cookie, then the code exchange (two steps). */
+  silentAuth: RequestFeed;
+  /** The mixed profile's feed (client_credentials, introspection, refresh, userinfo by weight). */
+  mixed: RequestFeed;
 }
 
 export interface ProductExtras {
@@ -158,6 +173,47 @@ function refresh({ client, feed }: TargetCredentials['refresh']): RequestSpec {
   };
 }
 
+function userinfo(token: string, path: string): RequestSpec {
+  return {
+    method: 'GET',
+    path: `${OIDC_PATH}${path}`,
+    headers: { authorization: `Bearer ${token}` },
+    check: (res) => status200(res) ?? (typeof jsonField(res.body, 'sub') === 'string' ? undefined : 'no sub in the userinfo answer'),
+  };
+}
+
+function silentAuth(feed: RequestFeed): RequestSpec {
+  return {
+    method: 'GET',
+    path: `${OIDC_PATH}/auth`, // replaced per request by the feed
+    headers: {},
+    // The authorization answer is a redirect (oidc-provider: 303 on the product's bridge, 302/303 on node:http); the exchange a 200.
+    okStatus: [200, 302, 303],
+    feed,
+    check: (res) => status200(res) ?? (typeof jsonField(res.body, 'id_token') === 'string' ? undefined : 'no id_token from the code exchange'),
+  };
+}
+
+function mixed(feed: RequestFeed): RequestSpec {
+  return { method: 'POST', path: `${OIDC_PATH}/token`, headers: {}, feed, check: status200 };
+}
+
+/** The mixed profile's weights (an IdP's traffic: APIs calling, apps refreshing, pages asking who the user is). */
+export const MIXED_WEIGHTS = { cc: 20, introspection: 30, refresh: 20, userinfo: 30 } as const;
+
+/** The fed requests of the mixed profile, for one server. */
+export function mixedParts(c: Pick<TargetCredentials, 'rs256' | 'introspection' | 'userinfoToken' | 'userinfoPath'> & { refreshClient: ClientCredentials }) {
+  const cc = clientCredentials(c.rs256, 'RS256');
+  const intro = introspection(c.introspection.token, c.introspection.client);
+  const ui = userinfo(c.userinfoToken, c.userinfoPath);
+  return [
+    { name: 'cc', weight: MIXED_WEIGHTS.cc, request: () => ({ method: 'POST' as const, path: cc.path, headers: cc.headers, body: cc.body! }) },
+    { name: 'introspection', weight: MIXED_WEIGHTS.introspection, request: () => ({ method: 'POST' as const, path: intro.path, headers: intro.headers, body: intro.body! }) },
+    { name: 'refresh', weight: MIXED_WEIGHTS.refresh, request: () => ({ method: 'POST' as const, path: `${OIDC_PATH}/token`, headers: { authorization: basicAuth(c.refreshClient), 'content-type': FORM } }) },
+    { name: 'userinfo', weight: MIXED_WEIGHTS.userinfo, request: () => ({ method: 'GET' as const, path: ui.path, headers: ui.headers }) },
+  ];
+}
+
 function management(path: string, token: string, check: (data: unknown) => string | undefined): RequestSpec {
   return {
     method: 'GET',
@@ -208,6 +264,19 @@ export function buildScenarios(creds: Record<Target, TargetCredentials>, product
       note: 'refresh_token grant with rotation and an ID token; the baseline signs in through devInteractions',
       request: both((t) => refresh(creds[t].refresh)),
     },
+    { name: 'userinfo', label: 'userinfo GET', note: "a signed-in user's access token (code flow + PKCE, scope openid); product /userinfo, baseline /me (oidc-provider's default route)", request: both((t) => userinfo(creds[t].userinfoToken, creds[t].userinfoPath)) },
+    {
+      name: 'silent-auth',
+      label: 'silent re-auth (2 requests)',
+      note: 'one iteration = GET /auth?prompt=none with the session cookie (a redirect with a code) + the code exchange with PKCE; req/s counts both requests, iterations/s is half',
+      request: both((t) => silentAuth(creds[t].silentAuth)),
+    },
+    {
+      name: 'mixed',
+      label: 'mixed profile',
+      note: `each request picks by weight: client_credentials RS256 ${MIXED_WEIGHTS.cc}%, introspection ${MIXED_WEIGHTS.introspection}% (product JWT, baseline opaque), refresh ${MIXED_WEIGHTS.refresh}%, userinfo ${MIXED_WEIGHTS.userinfo}%; password logins are left out (the baseline's devInteractions checks no password: see password-login)`,
+      request: both((t) => mixed(creds[t].mixed)),
+    },
     {
       name: 'mgmt-get-client',
       label: 'GET /api/v1/clients/:id',
@@ -248,6 +317,9 @@ export const SCENARIO_NAMES = [
   'introspection',
   'introspection-opaque',
   'refresh',
+  'userinfo',
+  'silent-auth',
+  'mixed',
   'mgmt-get-client',
   'mgmt-list-clients',
   'password-login',

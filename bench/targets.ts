@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BaselineClient, BaselineRelyingParty } from './baseline-server.js';
 import { RESOURCE, SCOPE } from './constants.js';
-import { LoginFormFeed, RefreshTokenFeed } from './feeds.js';
-import { BrowserSession, openLoginForm, refreshTokens, type RelyingParty } from './flows.js';
+import { LoginFormFeed, MixedFeed, RefreshTokenFeed, SilentAuthFeed } from './feeds.js';
+import { BrowserSession, codeFlow, openLoginForm, refreshTokens, type RelyingParty, type UserCredentials } from './flows.js';
 import { createProductClient, createProductUser, fetchToken, jwtHeader, type ClientCredentials } from './http.js';
 import { HOST, type ServerProcess, type ServerSpec } from './processes.js';
-import type { ProductExtras, TargetCredentials } from './scenarios.js';
+import { mixedParts, type ProductExtras, type TargetCredentials } from './scenarios.js';
 
 const secret = () => randomBytes(24).toString('base64url');
 
@@ -47,7 +47,7 @@ export interface ProductTarget {
   overrides: Record<string, string>;
 }
 
-/** `node dist/src/main.js` as users run it: production mode, SQLite in the temp dir, warn logs on stdout only. */
+/** `node dist/src/main.js` as users run it: production mode, SQLite in the temp dir, default logging (info, stdout + logs/svc.log). */
 export function productTarget(env: NodeJS.ProcessEnv): ProductTarget {
   const bootstrap = { client_id: 'bench-admin', client_secret: secret() };
   const overrides = productOverrides(env);
@@ -59,15 +59,17 @@ export function productTarget(env: NodeJS.ProcessEnv): ProductTarget {
     spec: {
       name: 'product',
       script: fileURLToPath(new URL('../src/main.js', import.meta.url)),
+      // BENCH_CPU_PROF_DIR=<dir>: V8 CPU profiles of the product (one per start) for flame graphs.
+      ...(env.BENCH_CPU_PROF_DIR ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_CPU_PROF_DIR}`] } : {}),
       readyPath: '/readyz',
       eventLoop: { kind: 'metrics', path: '/metrics', prefix: 'svc_' },
       env: (port, dir) => ({
         PORT: String(port),
         HOST,
         STORAGE_SQLITE_PATH: join(dir, 'svc.db'),
-        SECURITY_LOGGING_LEVEL: 'warn',
-        SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'false',
-        SECURITY_LOGGING_PRETTY_PRINT: 'false',
+        // Issue 17: measured with the logging an operator gets by default (info, file copy on);
+        // only the directory is pinned to the run's temp dir.
+        SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: join(dir, 'logs'),
         NODE_ENV: 'production',
         SVC_ENCRYPTION_KEY: encryptionKey,
         SVC_BOOTSTRAP_CLIENT_ID: bootstrap.client_id,
@@ -152,6 +154,7 @@ export async function prepareProduct(server: ServerProcess, target: ProductTarge
   const feed = new RefreshTokenFeed((n) => refreshTokens(base, rp, user, n, session));
   const forms = await Promise.all(users.map((u) => openLoginForm(new BrowserSession(base), rp, { login: u.email, password: u.password }, { scope: 'openid' })));
 
+  const user2 = await signedInUser(base, rp, user);
   const jwt = await fetchToken(base, target.bootstrap, SCOPE, RESOURCE);
   if (!jwtHeader(jwt)) throw new Error('product: expected a JWT access token to introspect');
   const opaqueToken = await fetchToken(base, target.bootstrap);
@@ -164,6 +167,9 @@ export async function prepareProduct(server: ServerProcess, target: ProductTarge
       introspection: { token: jwt, client: target.bootstrap, kind: 'jwt' },
       opaqueToken,
       refresh: { client: rp, feed },
+      ...user2,
+      userinfoPath: '/userinfo',
+      mixed: new MixedFeed(mixedParts({ rs256: target.bootstrap, introspection: { token: jwt, client: target.bootstrap, kind: 'jwt' }, userinfoToken: user2.userinfoToken, userinfoPath: '/userinfo', refreshClient: rp }), feed),
     },
     extras: {
       managementToken: await fetchToken(base, target.bootstrap, 'svc:clients:read', RESOURCE),
@@ -179,12 +185,28 @@ export async function prepareBaseline(server: ServerProcess, target: BaselineTar
   if (jwtHeader(token)) throw new Error('baseline: expected an opaque access token to introspect');
   const session = new BrowserSession(server.baseUrl);
   const user = { login: 'bench-user', password: 'any' };
+  const signedIn = await signedInUser(server.baseUrl, target.rp, user);
+  const feed = new RefreshTokenFeed((n) => refreshTokens(server.baseUrl, target.rp, user, n, session));
   return {
     rs256: target.rs256,
     es256: target.es256,
     eddsa: target.eddsa,
     introspection: { token, client: target.rs256, kind: 'opaque' },
     opaqueToken: token,
-    refresh: { client: target.rp, feed: new RefreshTokenFeed((n) => refreshTokens(server.baseUrl, target.rp, user, n, session)) },
+    refresh: { client: target.rp, feed },
+    ...signedIn,
+    userinfoPath: '/me',
+    mixed: new MixedFeed(mixedParts({ rs256: target.rs256, introspection: { token, client: target.rs256, kind: 'opaque' }, userinfoToken: signedIn.userinfoToken, userinfoPath: '/me', refreshClient: target.rp }), feed),
   };
+}
+
+/**
+ * A browser signed in once (code flow + PKCE, scope openid): its access token for userinfo, and its
+ * session cookie for silent re-authentication.
+ */
+async function signedInUser(base: string, rp: RelyingParty, user: UserCredentials): Promise<Pick<TargetCredentials, 'userinfoToken' | 'silentAuth'>> {
+  const session = new BrowserSession(base);
+  const tokens = await codeFlow(session, rp, user, { scope: 'openid' });
+  if (typeof tokens.access_token !== 'string') throw new Error(`${base}: no access_token from the code flow`);
+  return { userinfoToken: tokens.access_token, silentAuth: new SilentAuthFeed(base, rp, () => session.jar.header()) };
 }

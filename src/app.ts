@@ -17,6 +17,8 @@ import { json, type HttpRequest, type HttpResponse } from './http/types.js';
 import { RotationScheduler } from './keys/scheduler.js';
 import { Sealer, loadEncryptionKey } from './keys/sealer.js';
 import { createLogger, type Logger } from './log.js';
+import { accessLogger } from './http/access-log.js';
+import { startLine } from './start-line.js';
 import { ManagementApi } from './management/api.js';
 import { allOperations } from './management/index.js';
 import { buildOpenApi } from './management/openapi.js';
@@ -256,7 +258,12 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   // Label children cached per series: prom-client hashes the label set on every inc()/observe().
   const series = new Map<string, { requests: { inc(): void }; duration: { observe(v: number): void } }>();
-  function record(req: Pick<HttpRequest, 'id' | 'method' | 'path'>, res: HttpResponse, t0: number, ip: () => string): void {
+  // Issue 17: at most one line per request, and only when security.logging.access_log asks for it.
+  const accessLine = accessLogger(config, log, {
+    quietPaths: ['/healthz', '/readyz', '/favicon.ico', GLOBAL_STYLESHEET_PATH, ...(metricsPath ? [metricsPath] : [])],
+    assetPrefixes: ['/assets/', `${CONSOLE_PATH}/assets/`],
+  });
+  function record(req: Pick<HttpRequest, 'id' | 'method' | 'path'>, res: HttpResponse, t0: number, ip: () => string, reason?: string): void {
     const seconds = (performance.now() - t0) / 1000;
     const label = routeLabel(req);
     const key = `${label} ${req.method} ${res.status}`;
@@ -267,9 +274,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     }
     s.requests.inc();
     s.duration.observe(seconds);
-    if (log.isLevelEnabled('info') && req.path !== '/healthz' && req.path !== '/readyz') {
-      log.info({ req_id: req.id, method: req.method, path: req.path, status: res.status, ms: Math.round(seconds * 10000) / 10, ip: ip() }, 'request');
-    }
+    accessLine?.({ req_id: req.id, method: req.method, path: req.path, status: res.status, ms: Math.round(seconds * 10000) / 10, ip, reason });
   }
 
   /** The front door's synchronous path: a live tenant's JWKS or rendered discovery document. */
@@ -310,16 +315,17 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   async function handle(req: HttpRequest): Promise<HttpResponse> {
     const t0 = performance.now();
     let res: HttpResponse;
+    let reason: string | undefined;
     try {
       res = await route(req);
     } catch (err) {
       res = errorResponse(err, req);
-      if (res.status < 500 && log.isLevelEnabled('info')) {
-        const detail = err instanceof ProblemError ? err.detail : err instanceof OAuthError ? err.description : undefined;
-        log.info({ req_id: req.id, status: res.status, reason: detail }, 'request refused');
-      }
+      // The reason rides on the request's access line (one line per request); a refusal is not
+      // worth a line of its own at info: a scanner or a browser's favicon would write one each.
+      if (res.status < 500) reason = err instanceof ProblemError ? err.detail : err instanceof OAuthError ? err.description : undefined;
+      if (reason !== undefined && log.isLevelEnabled('debug')) log.debug({ req_id: req.id, status: res.status, reason }, 'request refused');
     }
-    record(req, res, t0, () => req.ip);
+    record(req, res, t0, () => req.ip, reason);
     return res;
   }
 
@@ -341,10 +347,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   let port = 0;
   if (opts.listen !== false) {
     port = await server.listen();
-    log.info(
-      { port, host: config.host, transport: uwsTransport(), storage: ctx.storage.kind, issuer: ctx.resolver.issuerOf('default'), startup_ms: Math.round(performance.now() - started) },
-      `listening (uWS ${uwsTransport() === 'native' ? 'native transport' : 'Node.js fallback transport'})`,
-    );
+    log.info(startLine(config, { port, transport: uwsTransport(), storage: ctx.storage.kind, redis: ctx.redis !== undefined, issuerOf: (t) => ctx.resolver.issuerOf(t), startupMs: Math.round(performance.now() - started) }), 'listening');
   }
   ready = true;
   const keyScheduler = new RotationScheduler(ctx, () => pool.tenants());

@@ -9,7 +9,7 @@ import { restoreWarnings } from './quiet-runtime-notice.js';
 import { existsSync, mkdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
+import { createCliLogger } from './log.js';
 import { buildContext } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { ProblemError } from './http/problem.js';
@@ -98,7 +98,7 @@ function config(): Config {
 
 async function withContext<T>(fn: (ctx: Awaited<ReturnType<typeof buildContext>>) => Promise<T>): Promise<T> {
   const cfg = config();
-  const ctx = await buildContext(cfg, { log: pino({ level: 'warn' }, pino.destination(2)) });
+  const ctx = await buildContext(cfg, { log: createCliLogger(cfg) });
   try {
     return await fn(ctx);
   } finally {

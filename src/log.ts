@@ -1,10 +1,16 @@
 /**
- * Structured logging (spec 1.6): JSON in production, pretty in development when
- * security.logging.pretty_print is on, and a copy to <file_logging.directory>/svc.log.
+ * Structured logging (spec 1.6), one factory for the service and the CLI so every line has the same
+ * shape (`level`, ISO `time`, `service`, `msg`, redacted secrets):
+ * - JSON everywhere, except pretty lines in development when `security.logging.pretty_print` is on
+ *   AND stdout is a terminal (a redirected stdout or a file never gets colour codes);
+ * - the service writes through one pino transport (a worker thread): the event loop serialises a
+ *   line once and hands it over; the worker copies it to stdout and, with file logging on, to
+ *   `<file_logging.directory>/svc.log` (issue 17: never two synchronous writes per line);
+ * - the CLI writes the same shape synchronously to stderr (short-lived, keeps stdout for output).
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import pino, { type Logger, type TransportTargetOptions } from 'pino';
+import pino, { type Level, type Logger, type LoggerOptions, type TransportTargetOptions } from 'pino';
 import type { Config } from './config/index.js';
 
 export type { Logger } from 'pino';
@@ -16,15 +22,25 @@ const REDACT = [
   '*.password', '*.client_secret', '*.token', '*.authorization',
 ];
 
+const LEVELS: readonly Level[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+
+function options(level: Level): LoggerOptions {
+  return { level, base: { service: 'svc' }, redact: { paths: REDACT, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime };
+}
+
+/** Pretty lines only for a person at a terminal in development. */
+export function prettyLogs(config: Config, stdoutIsTTY: boolean = process.stdout.isTTY === true): boolean {
+  return config.node_env === 'development' && config.security.logging.pretty_print && stdoutIsTTY;
+}
+
 export function createLogger(config: Config): Logger {
   const { logging } = config.security;
   if (!logging.enabled) return pino({ level: 'silent' });
 
   const targets: TransportTargetOptions[] = [];
-  const pretty = config.node_env === 'development' && logging.pretty_print;
   targets.push(
-    pretty
-      ? { target: 'pino-pretty', level: logging.level, options: { destination: 1, colorize: true, translateTime: 'SYS:standard' } }
+    prettyLogs(config)
+      ? { target: 'pino-pretty', level: logging.level, options: { destination: 1, colorize: true, singleLine: true, translateTime: 'SYS:standard' } }
       : { target: 'pino/file', level: logging.level, options: { destination: 1 } },
   );
   if (logging.file_logging.enabled) {
@@ -32,8 +48,16 @@ export function createLogger(config: Config): Logger {
     mkdirSync(dir, { recursive: true });
     targets.push({ target: 'pino/file', level: logging.level, options: { destination: join(dir, 'svc.log'), mkdir: true } });
   }
-  return pino(
-    { level: logging.level, base: { service: 'svc' }, redact: { paths: REDACT, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime },
-    pino.transport({ targets }),
-  );
+  return pino(options(logging.level), pino.transport({ targets }));
+}
+
+/**
+ * The CLI's logger: the service's line shape on stderr, at the configured level but never below
+ * `warn` (a command's own output is its result; progress lines would only interleave with it).
+ */
+export function createCliLogger(config: Config): Logger {
+  const { logging } = config.security;
+  if (!logging.enabled) return pino({ level: 'silent' });
+  const level = LEVELS[Math.max(LEVELS.indexOf(logging.level), LEVELS.indexOf('warn'))] ?? 'warn';
+  return pino(options(level), pino.destination({ dest: 2, sync: true }));
 }

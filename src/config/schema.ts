@@ -145,6 +145,13 @@ export const configSchema = z.object({
           file_logging: z
             .object({ enabled: bool.default(true), directory: z.string().min(1).default('logs') })
             .prefault({}),
+          /**
+           * Issue 17: one `request` line per request at info costs a hot path more than the request
+           * itself. off | sampled | all; unset = `all` in development, `off` elsewhere.
+           */
+          access_log: z.enum(['off', 'sampled', 'all']).optional(),
+          /** The share of requests logged when access_log is `sampled` (0 < rate <= 1). */
+          access_log_sample_rate: z.number().gt(0).max(1).default(0.01),
         })
         .prefault({}),
       rate_limit: z

@@ -1,7 +1,9 @@
 /**
  * Issue 19 item 6: the logging settings act (security.logging.*), observed on the service run as a
- * process: the level filters, pretty printing only in development, the file copy in the configured
- * directory, and nothing at all when disabled. Secrets never reach a line.
+ * process: the level filters, pretty printing only in development on a terminal, the file copy in the
+ * configured directory, and nothing at all when disabled. Secrets never reach a line. Issue 17 / 18
+ * item 13: no line per request unless security.logging.access_log asks, then exactly one (none for
+ * probes and static assets).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,20 +95,55 @@ describe('security.logging', { timeout: 240_000 }, () => {
     expect(out + file).not.toContain(SECRET);
   });
 
-  it('level info: request lines too; file logging off writes no directory', async () => {
+  it('production defaults at info: no line per request (issue 17), the start line names the issuer', async () => {
     const logs = join(dir, 'info-logs');
     const out = await run('info', { SECURITY_LOGGING_LEVEL: 'info', SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'false', SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: logs });
-    const lines = jsonLines(out);
-    expect(lines.some((l) => l.level === 30 && l.msg === 'request')).toBe(true);
+    const lines = jsonLines(out) as Array<{ level: number; msg: string; issuer?: string; multi_tenancy?: boolean; access_log?: string }>;
+    expect(lines.some((l) => l.msg === 'request' || l.msg === 'request refused')).toBe(false);
+    const start = lines.find((l) => l.msg === 'listening');
+    expect(start).toMatchObject({ issuer: 'http://localhost/oidc/v1', multi_tenancy: false, access_log: 'off', redis: 'off' });
     expect(existsSync(logs)).toBe(false);
     expect(out).not.toContain(SECRET);
   });
 
-  it('pretty printing in development: human-readable lines, not JSON', async () => {
+  it('access_log all: exactly one line per request with its reason; none for probes, static assets and the favicon', async () => {
+    const logs = join(dir, 'access-logs');
+    const instance = await startService({
+      ...baseEnv('access'),
+      SECURITY_LOGGING_LEVEL: 'info',
+      SECURITY_LOGGING_ACCESS_LOG: 'all',
+      SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'true',
+      SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: logs,
+    });
+    try {
+      for (const path of ['/healthz', '/readyz', '/favicon.ico', '/assets/app.css']) await (await fetch(`${instance.url}${path}`)).arrayBuffer();
+      await (await fetch(`${instance.url}/oidc/v1/.well-known/openid-configuration`)).arrayBuffer();
+      await (await fetch(`${instance.url}/api/v1/clients`, { headers: { authorization: `Basic ${Buffer.from(`boot:${SECRET}`).toString('base64')}` } })).arrayBuffer();
+      await (await fetch(`${instance.url}/api/v1/clients`, { headers: { authorization: 'Bearer not-a-token' } })).arrayBuffer();
+    } finally {
+      await instance.stop();
+    }
+    type Line = { level: number; msg: string; path?: string; status?: number; reason?: string; req_id?: string };
+    for (const text of [instance.output(), readFileSync(join(logs, 'svc.log'), 'utf8')]) {
+      const lines = jsonLines(text) as Line[];
+      const requests = lines.filter((l) => l.msg === 'request');
+      expect(requests.map((l) => l.path)).toEqual(['/oidc/v1/.well-known/openid-configuration', '/api/v1/clients', '/api/v1/clients']);
+      expect(requests.every((l) => l.level === 30 && typeof l.req_id === 'string')).toBe(true);
+      expect(requests[2]).toMatchObject({ status: 401 });
+      expect(typeof requests[2]!.reason).toBe('string');
+      // One request, one line: no separate refusal line beside it.
+      expect(lines.some((l) => l.msg === 'request refused')).toBe(false);
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain('not-a-token');
+    }
+  });
+
+  it('development without a terminal: plain JSON (no colour codes), one line per request by default', async () => {
     const out = await run('pretty', { NODE_ENV: 'development', SECURITY_LOGGING_LEVEL: 'info', SECURITY_LOGGING_PRETTY_PRINT: 'true', SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'false' });
-    expect(out).toMatch(/WARN/);
-    expect(out).toContain('SVC_BOOTSTRAP_CLIENT_ID/SECRET are set');
-    expect(jsonLines(out)).toHaveLength(0);
+    expect(out).not.toMatch(/\u001b\[/);
+    const lines = jsonLines(out);
+    expect(lines.some((l) => l.level === 40 && /SVC_BOOTSTRAP_CLIENT_ID\/SECRET are set/.test(l.msg))).toBe(true);
+    expect(lines.filter((l) => l.msg === 'request')).toHaveLength(2);
     expect(out).not.toContain(SECRET);
   });
 
@@ -116,5 +153,27 @@ describe('security.logging', { timeout: 240_000 }, () => {
     expect(jsonLines(out)).toHaveLength(0);
     expect(out).not.toMatch(/SVC_BOOTSTRAP_CLIENT_ID|"msg"/);
     expect(existsSync(join(logs, 'svc.log'))).toBe(false);
+  });
+});
+
+describe('the CLI logs with the service logger factory', { timeout: 120_000 }, () => {
+  it('a CLI warning has the same shape as the service lines (service, ISO time, msg), on stderr', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { fileURLToPath } = await import('node:url');
+    const cli = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
+    // Development without SVC_ENCRYPTION_KEY: the CLI warns that it uses a development key.
+    const run = spawnSync(process.execPath, [cli, 'migrate'], {
+      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'development', STORAGE_SQLITE_PATH: join(dir, 'cli.db'), SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'false' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const warnings = jsonLines(run.stderr) as Array<Record<string, unknown>>;
+    const warning = warnings.find((l) => /SVC_ENCRYPTION_KEY is not set/.test(String(l.msg)));
+    expect(warning).toBeDefined();
+    expect(warning).toMatchObject({ level: 40, service: 'svc' });
+    expect(String(warning!.time)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+    expect(run.stdout).not.toMatch(/"level"/);
+    expect(run.stderr + run.stdout).not.toMatch(/\u001b\[/);
   });
 });
