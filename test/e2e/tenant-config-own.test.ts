@@ -76,7 +76,8 @@ describe('GET/PUT /api/v1/config', () => {
     const after = (await t.app.ctx.storage.tenantConfig.get('default')).integrations as { smtp: { password: string } };
     expect(after.smtp.password).toBe(stored.smtp.password);
     // The mask for a secret that was never set is refused at its field.
-    expectValidation(await put('notifications', { sms: { enabled: true, provider: 'twilio', api_key: MASK } }), `${CONFIG}/notifications`, 'sms.api_key');
+    expect((await put('integrations', { smtp: { host: 'mail.example.test', port: 587 } })).status).toBe(200);
+    expectValidation(await put('integrations', { smtp: { host: 'mail.example.test', port: 587, password: MASK } }), `${CONFIG}/integrations`, 'smtp.password');
   });
 
   it('audits section and fields, never values', async () => {

@@ -21,10 +21,10 @@ interface FieldSpec {
 const PALETTE = ['primary', 'secondary', 'accent', 'background', 'surface', 'text', 'error'];
 const PROVIDERS = ['google', 'github', 'microsoft', 'apple', 'facebook', 'gitlab'];
 
+// Only fields something acts on: the API refuses the others (UNSUPPORTED_FIELDS in src/tenancy/config/policy.ts).
 export const SECTIONS: Record<string, FieldSpec[]> = {
   application: [
     { path: 'title', kind: 'text' },
-    { path: 'description', kind: 'text' },
     { path: 'default_locale', kind: { options: ['en', 'fr', 'de', 'es'] } },
     { path: 'available_locales', kind: 'list' },
   ],
@@ -69,15 +69,8 @@ export const SECTIONS: Record<string, FieldSpec[]> = {
     { path: 'smtp.password', kind: 'secret' },
     { path: 'smtp.from', kind: 'text' },
     { path: 'smtp.secure', kind: 'bool' },
-    { path: 'urls.website', kind: 'url' },
-    { path: 'urls.privacy_policy', kind: 'url' },
-    { path: 'urls.terms', kind: 'url' },
   ],
   notifications: [
-    { path: 'email.enabled', kind: 'bool' },
-    { path: 'sms.enabled', kind: 'bool' },
-    { path: 'sms.provider', kind: { options: ['twilio', 'vonage', 'messagebird', 'aws_sns'] } },
-    { path: 'sms.api_key', kind: 'secret' },
     ...['new_device_login', 'password_changed', 'mfa_changed', 'account_locked'].map((x) => ({ path: `security_alerts.${x}`, kind: 'bool' as const })),
   ],
 };
