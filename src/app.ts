@@ -352,9 +352,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   ready = true;
   const keyScheduler = new RotationScheduler(ctx, () => pool.tenants());
   keyScheduler.start();
-  // Expired OIDC artefacts in SQL are hidden at once but take space until swept; Redis expires its own.
-  const sweeper = ctx.redis ? undefined : new ExpirySweeper(ctx.storage.oidc, log);
-  sweeper?.start();
+  // Expired rows in SQL are hidden at once but take space until swept. Redis expires its own OIDC
+  // artefacts; account tokens are always in SQL, so the sweeper always runs.
+  const sweeper = new ExpirySweeper(ctx.redis ? undefined : ctx.storage.oidc, log, undefined, ctx.storage.accountTokens);
+  sweeper.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -368,7 +369,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       closing ??= (async () => {
         ready = false;
         await keyScheduler.stop();
-        await sweeper?.stop();
+        await sweeper.stop();
         await server.close();
         await pool.close();
         // Audit entries of the last requests (some are written after their answer went out).

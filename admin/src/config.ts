@@ -27,6 +27,7 @@ export function consoleScopes(platform: boolean): string {
     'svc:jwks:read', 'svc:jwks:rotate',
     'svc:audit:read', 'svc:stats:read',
     'svc:registration-tokens:read', 'svc:registration-tokens:write', 'svc:registration-tokens:delete',
+    'svc:config:read', 'svc:config:write',
   ];
   const platformScopes = ['svc:tenants:read', 'svc:tenants:write', 'svc:tenants:delete', 'svc:cross-tenant:read', 'svc:cross-tenant:write'];
   return ['openid', 'profile', 'email', ...tenantScopes, ...(platform ? platformScopes : [])].join(' ');

@@ -196,17 +196,11 @@ const C: Record<string, Entry> = {
   'audit.ip': ['IP address', 'Adresse IP', 'IP-Adresse', 'Dirección IP'],
   'audit.tenant': ['Tenant', 'Locataire', 'Mandant', 'Inquilino'],
   'audit.details': ['Details', 'Détails', 'Details', 'Detalles'],
-  'settings.platform_only': [
-    'This tenant’s configuration is managed by the platform administrators in the _platforms console (Tenants → the tenant → Configuration).',
-    'La configuration de ce locataire est gérée par les administrateurs de la plateforme dans la console _platforms (Locataires → le locataire → Configuration).',
-    'Die Konfiguration dieses Mandanten verwalten die Plattform-Administratoren in der _platforms-Konsole (Mandanten → Mandant → Konfiguration).',
-    'La configuración de este inquilino la gestionan los administradores de la plataforma en la consola _platforms (Inquilinos → el inquilino → Configuración).',
-  ],
-  'settings.single_tenant': [
-    'In single-tenant mode the configuration comes from the environment and SVC_CONFIG_FILE (see the README).',
-    'En mode mono-locataire, la configuration vient de l’environnement et de SVC_CONFIG_FILE (voir le README).',
-    'Im Einzelmandantenmodus kommt die Konfiguration aus der Umgebung und SVC_CONFIG_FILE (siehe README).',
-    'En modo de un solo inquilino la configuración viene del entorno y de SVC_CONFIG_FILE (ver el README).',
+  'settings.own_intro': [
+    'The configuration of this tenant. An empty field inherits the platform’s value; values beyond the platform’s limits are refused.',
+    'La configuration de ce locataire. Un champ vide reprend la valeur de la plateforme ; les valeurs hors des limites de la plateforme sont refusées.',
+    'Die Konfiguration dieses Mandanten. Ein leeres Feld übernimmt den Wert der Plattform; Werte außerhalb ihrer Grenzen werden abgelehnt.',
+    'La configuración de este inquilino. Un campo vacío hereda el valor de la plataforma; los valores fuera de sus límites se rechazan.',
   ],
   'settings.tenant': ['Tenant', 'Locataire', 'Mandant', 'Inquilino'],
   'settings.tenant_hint': ['The slug of the tenant to configure.', 'Le slug du locataire à configurer.', 'Der Slug des zu konfigurierenden Mandanten.', 'El slug del inquilino a configurar.'],

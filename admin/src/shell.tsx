@@ -84,11 +84,14 @@ export function Shell({ api, auth, config }: { api: Api; auth: Auth; config: Con
   const items = navItems(config);
   const activeTop = `/${route.path.split('/')[1] ?? ''}`.replace(/^\/$/, '');
 
+  const navigated = useRef(false);
   useEffect(() => {
     const current = items.find((i) => i.path === activeTop);
     document.title = `${current?.label ?? t('app.title')} · ${config.tenant} · ${t('app.title')}`;
     // After a client-side navigation, move focus to the new content for screen-reader and keyboard users.
-    main.current?.focus({ preventScroll: true });
+    // Not on the first render: after a page load the first Tab stop stays the skip link.
+    if (navigated.current) main.current?.focus({ preventScroll: true });
+    navigated.current = true;
   }, [route.path]);
 
   return (

@@ -152,6 +152,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (Boolean(parsed.svc.bootstrap.admin_email) !== Boolean(parsed.svc.bootstrap.admin_password)) {
     problems.push('SVC_BOOTSTRAP_ADMIN_EMAIL: SVC_BOOTSTRAP_ADMIN_EMAIL and SVC_BOOTSTRAP_ADMIN_PASSWORD must be set together');
   }
+  // The relay routes social callbacks through the `_ops` tenant, which exists only in multi-tenant
+  // mode: accepted there and ignored here would break the act-or-refuse rule (docs/settings.md).
+  if (parsed.features.social_login.relay && !parsed.multi_tenancy.enabled) {
+    problems.push('FEATURES_SOCIAL_LOGIN_RELAY: not supported in single-tenant mode (the relay needs MULTI_TENANCY_ENABLED=true)');
+  }
   try {
     parseCidrList(parsed.http.trusted_proxies);
   } catch (err) {

@@ -1,5 +1,6 @@
 /** Every Management API operation, one import per resource. */
 import { auditOperations } from './audit/operations.js';
+import { ownConfigOperations } from './config/operations.js';
 import { clientOperations } from './clients/operations.js';
 import { jwksOperations } from './jwks/operations.js';
 import type { Operation } from './operation.js';
@@ -11,4 +12,4 @@ import { tenantConfigOperations } from './tenants/config-operations.js';
 import { tenantOperations } from './tenants/operations.js';
 import { userOperations } from './users/operations.js';
 
-export const allOperations: Operation[] = [...clientOperations, ...userOperations, ...sessionOperations, ...registrationTokenOperations, ...jwksOperations, ...auditOperations, ...tenantOperations, ...tenantConfigOperations, ...resourceOperations, ...claimsOperations];
+export const allOperations: Operation[] = [...clientOperations, ...userOperations, ...sessionOperations, ...registrationTokenOperations, ...jwksOperations, ...auditOperations, ...tenantOperations, ...tenantConfigOperations, ...ownConfigOperations, ...resourceOperations, ...claimsOperations];

@@ -14,6 +14,8 @@ export const MANAGEMENT_SCOPES = [
   'svc:tenants:read', 'svc:tenants:write', 'svc:tenants:delete',
   'svc:cross-tenant:read', 'svc:cross-tenant:write',
   'svc:resources:read', 'svc:resources:write', 'svc:resources:delete',
+  // The addressed tenant's own configuration (GET /api/v1/config, PUT /api/v1/config/:section).
+  'svc:config:read', 'svc:config:write',
 ] as const;
 
 export type ManagementScope = (typeof MANAGEMENT_SCOPES)[number];

@@ -357,6 +357,8 @@ export interface AccountTokenRepository {
   countSince(tenant: TenantId, kind: AccountTokenKind, email: string, sinceIso: string): Promise<number>;
   /** Marks every unused token of the user of this kind used (a newer one, or a password set, ends them). */
   expireForUser(tenant: TenantId, kind: AccountTokenKind, userId: string, nowIso: string): Promise<void>;
+  /** Cross-tenant: deletes every token expired before then (storage/sweeper.ts); the count removed. */
+  sweepExpired(beforeIso: string): Promise<number>;
 }
 
 /** An end user's own preferences (the account page's security-alert choices), as one JSON object. */

@@ -4,7 +4,8 @@
  * request, what was asked for and what this grants; the Management API intersects again with the
  * role the user holds when the token is USED, so a demotion, lock or deletion acts at once.
  *
- * - `admin`: every tenant-level `svc:*` scope of its own tenant;
+ * - `admin`: every tenant-level `svc:*` scope of its own tenant (including `svc:config:read` /
+ *   `svc:config:write`: the tenant's own Settings, GET/PUT /api/v1/config);
  * - `superadmin` / `platform_admin`, only in `_platforms` (elsewhere they grant nothing, as the
  *   Management API refuses to give them there anyway): also `svc:tenants:*` and `svc:cross-tenant:*`;
  * - any other role: nothing.

@@ -194,6 +194,17 @@ describe('invalid settings stop start-up with the variable name and the reason',
   });
 });
 
+describe('settings refused rather than ignored', () => {
+  it('refuses the social-login relay in single-tenant mode, naming the variable, and accepts it in multi-tenant mode', () => {
+    expect(configError({ FEATURES_SOCIAL_LOGIN_RELAY: 'true' }).problems).toEqual([
+      'FEATURES_SOCIAL_LOGIN_RELAY: not supported in single-tenant mode (the relay needs MULTI_TENANCY_ENABLED=true)',
+    ]);
+    expect(loadConfig({ FEATURES_SOCIAL_LOGIN_RELAY: 'false' }).features.social_login.relay).toBe(false);
+    const mt = { MULTI_TENANCY_ENABLED: 'true', STORAGE_ADAPTER: 'postgresql', STORAGE_POSTGRESQL_URL: 'postgres://x', REDIS_URL: 'redis://x' };
+    expect(loadConfig({ ...mt, FEATURES_SOCIAL_LOGIN_RELAY: 'true' }).features.social_login.relay).toBe(true);
+  });
+});
+
 describe('SVC_CONFIG_FILE', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -116,10 +116,25 @@ describe('administration console in _platforms', () => {
     const other = await (await browser.newContext({ locale: 'en-US' })).newPage();
     await signInToConsole(other, `http://${slug}.localhost:${port}/admin`, `admin@${slug}.example`, 'Tenant-Admin-Passw0rd');
     await other.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    // No Tenants section outside _platforms; Settings explains where the configuration lives.
+    // No Tenants section outside _platforms; Settings edits this tenant's own configuration
+    // (/api/v1/config with the admin's token), and only this tenant's.
     expect(await other.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Tenants' }).count()).toBe(0);
     await other.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings', exact: true }).click();
-    await other.getByText(/managed by the platform administrators/).waitFor();
+    await other.getByRole('button', { name: 'Branding', exact: true }).click();
+    await other.getByLabel('company_name').fill('Acme from its own console');
+    await other.getByRole('button', { name: 'Save Branding' }).click();
+    await other.getByText('Saved.', { exact: true }).waitFor();
+    const read = await token('svc:cross-tenant:read');
+    const own = await send(port, 'GET', `/api/v1/tenants/${slug}/config`, { tenant: '_platforms', token: read });
+    expect(own.json.data.branding).toEqual({ company_name: 'Acme from its own console' });
+    const platforms = await send(port, 'GET', '/api/v1/tenants/_platforms/config', { tenant: '_platforms', token: read });
+    expect(platforms.json.data.branding?.company_name).not.toBe('Acme from its own console');
+    // The tenant admin's token names its own tenant only: at another tenant's origin it is refused.
+    const raw = await other.evaluate(() => Object.entries(sessionStorage).find(([k]) => k.startsWith('oidc.user:'))?.[1]);
+    const adminToken = (JSON.parse(raw!) as { access_token: string }).access_token;
+    expect((await send(port, 'GET', '/api/v1/config', { sub: slug, token: adminToken })).status).toBe(200);
+    expect((await send(port, 'GET', '/api/v1/config', { sub: '_platforms', token: adminToken })).status).toBe(401);
+    expect((await send(port, 'PUT', '/api/v1/config/branding', { sub: '_platforms', token: adminToken, body: { company_name: 'hijack' } })).status).toBe(401);
     await expectAccessible(other, 'tenant-settings');
     await screenshot(other, 'tenant-settings');
     await other.context().close();

@@ -12,6 +12,9 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { ensureConsoleBuilt, expectAccessible, screenshot, signInToConsole, watchPage } from '../helpers/console.js';
 import { createClient, createUser, type TestUser } from '../helpers/users.js';
+import { buildMetadata } from '../../src/clients/rules.js';
+import { createClient as createClientRecord } from '../../src/clients/operations.js';
+import { MASK } from '../../src/tenancy/config/secrets.js';
 
 /** The OAuth error code of an openid-client failure (body error or WWW-Authenticate challenge). */
 function oauthError(err: { error?: string; cause?: Array<{ parameters?: { error?: string } }> }): string | undefined {
@@ -38,6 +41,8 @@ describe('administration console', () => {
     browser = await launchBrowser();
     context = await browser.newContext({ acceptDownloads: true, locale: 'en-US' });
     page = await context.newPage();
+    // Below the test timeout, so a missing element fails naming its locator.
+    page.setDefaultTimeout(10_000);
     watch = watchPage(page);
   });
   afterAll(async () => {
@@ -148,6 +153,56 @@ describe('administration console', () => {
     await check('clients');
   });
 
+  it('Clients: edits a client; deletes one only after confirming; pages beyond page one keeping the filter in the URL', async () => {
+    const made = await createClient(t, { client_name: `Throwaway ${Date.now()}`, grant_types: ['client_credentials'] });
+    const token = await t.token('svc:clients:read');
+    await page.goto(`${origin}/admin/clients/${made.client_id}`);
+    await page.getByRole('heading', { level: 1, name: made.client_name }).waitFor();
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByLabel('Client name').fill(`Renamed ${XSS}`);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: `Renamed ${XSS}` }).waitFor();
+    expect((await api(t, 'GET', `/api/v1/clients/${made.client_id}`, { token })).json.data.client_name).toBe(`Renamed ${XSS}`);
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    await check('client-edited');
+    // Delete: cancelling the confirmation keeps the client; confirming deletes it.
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog').getByText(`Delete Renamed ${XSS} for good?`).waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    expect((await api(t, 'GET', `/api/v1/clients/${made.client_id}`, { token })).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.waitForURL((u) => u.pathname === '/admin/clients');
+    expect((await api(t, 'GET', `/api/v1/clients/${made.client_id}`, { token })).status).toBe(404);
+
+    // Paging: 23 clients match "Paged" (written straight to storage: no rate budget), 20 a page.
+    for (let i = 0; i < 23; i++) {
+      const metadata = buildMetadata({ client_name: `Paged ${String(i).padStart(2, '0')}`, grant_types: ['client_credentials'], scope: 'svc:stats:read' }, undefined, t.app.ctx.config);
+      await createClientRecord({ ctx: t.app.ctx, tenant: 'default' }, metadata);
+    }
+    await section('Clients');
+    await page.getByLabel('Search').fill('Paged');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/\/admin\/clients\?q=Paged$/);
+    await page.getByText('23 in total').waitFor();
+    const rowsOf = async () => page.getByRole('table').getByRole('link').allTextContents();
+    const first = await rowsOf();
+    expect(first).toHaveLength(20);
+    await page.getByRole('navigation', { name: 'Pagination' }).getByRole('link', { name: 'Next page' }).click();
+    await page.waitForURL(/\/admin\/clients\?q=Paged&after=/);
+    await page.getByRole('link', { name: 'First page' }).waitFor();
+    await page.locator('.loading').first().waitFor({ state: 'detached', timeout: 10_000 });
+    const second = await rowsOf();
+    expect(second).toHaveLength(3);
+    expect(second.every((n) => n.startsWith('Paged '))).toBe(true);
+    expect(new Set([...first, ...second]).size).toBe(23);
+    // The filter field still shows the filter on page two (a reload keeps both).
+    await page.reload();
+    expect(await page.getByLabel('Search').inputValue()).toBe('Paged');
+    expect(await page.getByRole('navigation', { name: 'Pagination' }).getByRole('link', { name: 'Next page' }).count()).toBe(0);
+    await check('clients-page-two');
+  });
+
   let rpUser: TestUser;
   it('Users: creates a user, resets the password; the new password signs in, the old does not', async () => {
     await section('Users');
@@ -223,6 +278,48 @@ describe('administration console', () => {
     await page.locator('.field.invalid').first().waitFor();
   });
 
+  it('Users: edits a user, resets MFA, shows the activity list, deletes one only after confirming', async () => {
+    const token = await t.token('svc:users:read svc:audit:read');
+    await page.goto(`${origin}/admin/users/${rpUser.id}`);
+    await page.getByRole('heading', { level: 1, name: rpUser.email }).waitFor();
+    // Activity: the user's own sign-ins of the Sessions step (the refused one and the good one).
+    const activity = page.getByRole('region', { name: 'Activity' });
+    await activity.getByRole('cell', { name: 'failed_login', exact: true }).first().waitFor();
+    await activity.getByRole('cell', { name: 'login', exact: true }).first().waitFor();
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByLabel('Nickname').fill(`Caz ${XSS}`);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved.', { exact: true }).waitFor();
+    expect((await api(t, 'GET', `/api/v1/users/${rpUser.id}`, { token })).json.data.nickname).toBe(`Caz ${XSS}`);
+    // MFA reset, confirmed: the user's second factors are gone and the API records it.
+    await t.app.ctx.storage.users.update('default', rpUser.id, { mfa_enabled: true, mfa_methods: ['totp'] });
+    expect((await api(t, 'GET', `/api/v1/users/${rpUser.id}`, { token })).json.data.mfa.enabled).toBe(true);
+    await page.getByRole('button', { name: 'Reset MFA' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Reset MFA' }).click();
+    await page.getByText('Second factors removed.', { exact: true }).waitFor();
+    const audit = await api(t, 'GET', '/api/v1/audit?type=user.mfa_reset&limit=100', { token });
+    expect(JSON.stringify(audit.json.data)).toContain(rpUser.id);
+    expect((await api(t, 'GET', `/api/v1/users/${rpUser.id}`, { token })).json.data.mfa).toMatchObject({ enabled: false, methods: [] });
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    await check('user-activity');
+
+    // Delete another user: cancelling keeps it; confirming deletes it.
+    const doomed = await createUser(t, { email: `doomed-${Date.now()}@example.com` });
+    await page.goto(`${origin}/admin/users/${doomed.id}`);
+    await page.getByRole('heading', { level: 1, name: doomed.email }).waitFor();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    expect((await api(t, 'GET', `/api/v1/users/${doomed.id}`, { token })).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.waitForURL((u) => u.pathname === '/admin/users');
+    // Deletion anonymises the account (its id stays for the audit trail): the e-mail is gone.
+    const erased = await api(t, 'GET', `/api/v1/users/${doomed.id}`, { token });
+    expect(erased.text).not.toContain(doomed.email);
+    const deleted = await api(t, 'GET', '/api/v1/audit?type=user.deleted&limit=100', { token });
+    expect(JSON.stringify(deleted.json.data)).toContain(doomed.id);
+  });
+
   it('Signing keys: rotating in the console changes the published JWKS', async () => {
     const kids = async () => ((await (await fetch(`${t.url}/oidc/v1/jwks`)).json()) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid).sort();
     const before = await kids();
@@ -234,6 +331,20 @@ describe('administration console', () => {
     const after = await kids();
     expect(after).not.toEqual(before);
     expect(after.some((k) => !before.includes(k))).toBe(true);
+
+    // Retire one key (an old one, now expiring), then retire-expired: it leaves the JWKS.
+    const old = before.find((k) => after.includes(k))!;
+    expect(old).toBeTruthy();
+    const row = page.getByRole('row').filter({ hasText: old });
+    await row.getByRole('button', { name: 'Retire' }).click();
+    await page.getByRole('dialog', { name: `Mark key ${old} for retirement?` }).getByRole('button', { name: 'Retire' }).click();
+    await page.getByText('Key marked for retirement.', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Retire expired keys' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Retire expired keys' }).click();
+    await page.getByText('Expired keys retired.', { exact: true }).waitFor();
+    expect(await kids()).not.toContain(old);
+    await page.getByRole('row').filter({ hasText: old }).getByText('retired', { exact: true }).waitFor();
+    await check('signing-keys-retired');
   });
 
   it('Registration tokens: creates one shown once and revokes it', async () => {
@@ -273,9 +384,50 @@ describe('administration console', () => {
     await check('audit-detail');
   });
 
+  it('Settings: the tenant admin edits the tenant’s own sections; errors at their field; secrets write-only', async () => {
+    const token = await t.token('svc:config:read');
+    await section('Settings');
+    await page.getByRole('button', { name: 'Save Application' }).waitFor();
+    await check('settings');
+    // A value beyond the platform ceiling: the API's 422 is shown at that field; nothing is stored.
+    await page.getByRole('button', { name: 'OpenID Connect', exact: true }).click();
+    await page.waitForURL(/section=oidc/);
+    await page.getByLabel('ttl.access_token').fill('86401');
+    await page.getByRole('button', { name: 'Save OpenID Connect' }).click();
+    await page.locator('.field.invalid').first().waitFor();
+    expect(await page.getByLabel('ttl.access_token').getAttribute('aria-invalid')).toBe('true');
+    await check('settings-errors');
+    expect((await api(t, 'GET', '/api/v1/config', { token })).json.data).toEqual({});
+    await page.getByLabel('ttl.access_token').fill('1800');
+    await page.getByRole('button', { name: 'Save OpenID Connect' }).click();
+    await page.getByText('Saved.', { exact: true }).last().waitFor();
+    expect((await api(t, 'GET', '/api/v1/config', { token })).json.data.oidc).toEqual({ ttl: { access_token: 1800 } });
+    // A secret is sent once and never shown again: the field comes back empty, marked as stored.
+    const secret = `console-smtp-${Date.now()}`;
+    await page.getByRole('button', { name: 'Integrations', exact: true }).click();
+    await page.getByLabel('smtp.host').fill('smtp.example.test');
+    await page.getByLabel('smtp.password', { exact: true }).fill(secret);
+    await page.getByRole('button', { name: 'Save Integrations' }).click();
+    await page.getByRole('checkbox', { name: /smtp\.password/ }).waitFor();
+    expect(await page.getByLabel('smtp.password', { exact: true }).inputValue()).toBe('');
+    expect(await page.content()).not.toContain(secret);
+    const read = await api(t, 'GET', '/api/v1/config', { token });
+    expect(read.json.data.integrations.smtp).toEqual({ host: 'smtp.example.test', password: MASK });
+    // Saving again without touching it keeps the stored secret.
+    await page.getByLabel('smtp.host').fill('mail.example.test');
+    await page.getByRole('button', { name: 'Save Integrations' }).click();
+    await expect.poll(async () => ((await t.app.ctx.storage.tenantConfig.get('default')).integrations as { smtp: { host: string } }).smtp.host).toBe('mail.example.test');
+    const stored = (await t.app.ctx.storage.tenantConfig.get('default')).integrations as { smtp: { host: string; password: string } };
+    expect(stored.smtp.host).toBe('mail.example.test');
+    expect(stored.smtp.password).toMatch(/^v1\./);
+    await check('settings-secret');
+    // Back to the global configuration: an SMTP server that does not exist would hold up later sign-ups.
+    const writer = await t.token('svc:config:write');
+    for (const section of ['integrations', 'oidc']) expect((await api(t, 'PUT', `/api/v1/config/${section}`, { token: writer, body: {} })).status).toBe(200);
+  });
+
   it('Settings, keyboard, dark theme and CSP', async () => {
     await section('Settings');
-    await check('settings');
     // Keyboard: after a load the skip link is the first stop, and it moves focus to the content.
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
@@ -318,6 +470,7 @@ describe('administration console', () => {
     const plain = await createUser(t, { role: 'user' });
     const ctx = await browser.newContext();
     const p = await ctx.newPage();
+    p.setDefaultTimeout(10_000);
     await signInToConsole(p, `${origin}/admin`, plain.email, plain.password);
     await p.getByRole('heading', { name: 'Access denied' }).waitFor();
     await expectAccessible(p, 'forbidden');

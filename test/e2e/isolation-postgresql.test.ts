@@ -24,7 +24,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropRedisKeys, startTestApp, type TestApp, BOOTSTRAP_ID, BOOTSTRAP_SECRET } from '../helpers/app.js';
-import { ALL_SCOPES, allOperations, hasParams, keyOf, paramOps, realPath, validBody, VALID_QUERIES, type Fixture, type Operation } from '../helpers/hostile.js';
+import { ALL_SCOPES, allOperations, hasParams, keyOf, recordParamOps, realPath, validBody, VALID_QUERIES, type Fixture, type Operation } from '../helpers/hostile.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { send, type TenantRequest, type TenantResponse } from '../helpers/tenant-http.js';
 
@@ -123,7 +123,7 @@ const toB = (way: Way, a: Tenant, b: Tenant): Send => (way === 'header' ? { tena
 
 const OIDC_CASES = ['client credentials', 'userinfo', 'introspection', 'authorization code', 'refresh token', 'session cookie', 'registration token', 'device code'] as const;
 /** Every operation of the table with A's token, every parameterised one with A's ids, the OIDC cases: each way. */
-const expectedCases = () => 3 * (allOperations.length + paramOps.length + OIDC_CASES.length);
+const expectedCases = () => 3 * (allOperations.length + recordParamOps.length + OIDC_CASES.length);
 /** Authorization requests need PKCE; a silent one never reaches the token endpoint. */
 const PKCE = { code_challenge: createHash('sha256').update('unused-verifier-unused-verifier-unused-verifier').digest('base64url'), code_challenge_method: 'S256' };
 
@@ -304,7 +304,7 @@ describe('tenant isolation (two tenants, every endpoint, three ways of addressin
       cases++;
     });
 
-    it.each(paramOps.map((o) => [keyOf(o), o] as [string, Operation]))("%s on B with B's token and A's id: 404", async (_name, o) => {
+    it.each(recordParamOps.map((o) => [keyOf(o), o] as [string, Operation]))("%s on B with B's token and A's id: 404", async (_name, o) => {
       expect(hasParams(o)).toBe(true);
       const path = realPath(o, A.fixture) + (VALID_QUERIES[keyOf(o)] ?? '');
       const res = await send(port, o.method, path, { ...toB(way, A, B), token: B.mgmt.token, body: validBody(o) });
@@ -391,8 +391,8 @@ describe('tenant isolation (two tenants, every endpoint, three ways of addressin
     // The operation table grows with the API (41 operations and 25 with ids when this was written):
     // every one of them is in the matrix, none skipped.
     expect(allOperations.length).toBeGreaterThanOrEqual(41);
-    expect(paramOps.length).toBeGreaterThanOrEqual(25);
-    console.log(`isolation matrix: ${cases} cases (${allOperations.length} operations with A's token, ${paramOps.length} with A's ids, ${OIDC_CASES.length} OIDC cases; x${WAYS.length} ways of addressing B)`);
+    expect(recordParamOps.length).toBeGreaterThanOrEqual(25);
+    console.log(`isolation matrix: ${cases} cases (${allOperations.length} operations with A's token, ${recordParamOps.length} with A's ids, ${OIDC_CASES.length} OIDC cases; x${WAYS.length} ways of addressing B)`);
     expect(cases).toBe(expectedCases());
   });
 });

@@ -96,6 +96,9 @@ export const SPEC_ENDPOINTS: SpecEndpoint[] = [
   row('DELETE', '/api/v1/resources/:id', 'svc:resources:delete', 'delete'),
   row('GET', '/api/v1/claims', 'svc:resources:read', 'read'),
   row('PUT', '/api/v1/claims', 'svc:resources:write', 'write'),
+  // The addressed tenant's own configuration (issue 16 follow-up): reads and replaces a section.
+  row('GET', '/api/v1/config', 'svc:config:read', 'read'),
+  row('PUT', '/api/v1/config/:section', 'svc:config:write', 'write'),
 ];
 
 /** `GET /api/v1/clients/:param`: parameter names do not matter when matching spec and code. */
@@ -136,6 +139,8 @@ const PARAM_SOURCES: Array<[prefix: string, pick: (f: Fixture) => string]> = [
   ['/api/v1/jwks/:', (f) => f.kid],
   ['/api/v1/audit/:', (f) => f.auditId],
   ['/api/v1/resources/:', (f) => f.resourceId],
+  // Not a record: a section name that exists (an unknown one is 404 like an unknown id).
+  ['/api/v1/config/:', () => 'branding'],
 ];
 
 /** The operation's path with its parameter set to `id` (already URL-encoded by the caller). */
@@ -307,6 +312,14 @@ export const queryFields = (o: Operation) => fieldsOf(o.query);
 
 export const bodyOps = allOperations.filter((o) => o.body !== undefined);
 export const paramOps = allOperations.filter(hasParams);
+/**
+ * Path parameters that name no tenant record: a configuration section name is the same in every
+ * tenant, so "another tenant's id" means nothing for it (the isolation matrix skips it there; its
+ * other tenant case is the token, which every operation gets).
+ */
+const NON_RECORD_PARAMS = new Set(['PUT /api/v1/config/:section']);
+/** Operations whose path parameter is a record of the tenant (a client id, a user id, ...). */
+export const recordParamOps = paramOps.filter((o) => !NON_RECORD_PARAMS.has(keyOf(o)));
 /** Paginated lists: operations whose query takes `limit` (spec 2.1). */
 export const listOps = allOperations.filter((o) => queryFields(o).some((f) => f.name === 'limit'));
 /** Methods that may carry a body: the 1 MiB limit applies to all of them. */

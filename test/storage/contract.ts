@@ -18,6 +18,8 @@ export interface ContractBackend {
   probe: {
     /** oidc_payloads rows of every tenant with expires_at <= nowSec. */
     expiredPayloads(nowSec: number): Promise<number>;
+    /** Token hashes of one tenant's account_tokens rows, expired or not, sorted. */
+    accountTokenHashes(tenant: string): Promise<string[]>;
     /** Stored login_attempts times of one key, oldest first. */
     loginAttemptTimes(tenant: string, key: string): Promise<string[]>;
   };
@@ -956,6 +958,38 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         await repo().expireForUser(T, 'password_reset', 'user-1', at(0));
         expect(await repo().findUsable(T, 'password_reset', a.token_hash, at(0))).toBeUndefined();
         expect(await repo().findUsable(T, 'password_reset', b.token_hash, at(0))).toBeUndefined();
+      });
+    });
+
+    describe('account tokens sweep', () => {
+      const at = (offsetSeconds: number) => new Date(Date.now() + offsetSeconds * 1000).toISOString();
+      const token = (hash: string, expires: string): AccountTokenRecord => ({
+        token_hash: hash, kind: 'password_reset', user_id: 'user-1', email: 'ada@example.com', data: null, created_at: at(-7200), expires_at: expires, used_at: null,
+      });
+
+      it('deletes expired tokens of every tenant, used or not, and keeps live ones', async () => {
+        const [A, B] = ['acct-sweep-a', 'acct-sweep-b'];
+        await s.accountTokens.create(A, token('a-dead', at(-60)));
+        await s.accountTokens.create(A, { ...token('a-used-dead', at(-30)), used_at: at(-3000) });
+        await s.accountTokens.create(A, token('a-live', at(3600)));
+        await s.accountTokens.create(B, token('b-dead', at(-1)));
+        const removed = await s.accountTokens.sweepExpired(at(0));
+        expect(removed).toBeGreaterThanOrEqual(3);
+        expect(await backend.probe.accountTokenHashes(A)).toEqual(['a-live']);
+        expect(await backend.probe.accountTokenHashes(B)).toEqual([]);
+        expect(await s.accountTokens.findUsable(A, 'password_reset', 'a-live', at(0))).toBeDefined();
+        // Repeated sweeps are harmless.
+        expect(await s.accountTokens.sweepExpired(at(0))).toBe(0);
+      });
+
+      it('never deletes a live token, even when asked with a time in the future', async () => {
+        const T = 'acct-sweep-future';
+        await s.accountTokens.create(T, token('live', at(3600)));
+        await s.accountTokens.create(T, token('dead', at(-5)));
+        await s.accountTokens.sweepExpired(at(7200));
+        // PostgreSQL: the maintenance policies check the expiry by the database clock, so a forged
+        // `before` cannot remove a live token. SQLite has no roles; the service passes its own clock.
+        expect(await backend.probe.accountTokenHashes(T)).toEqual(backend.storage.kind === 'postgresql' ? ['live'] : []);
       });
     });
 

@@ -50,6 +50,8 @@ describeStorageContract('postgresql', async () => {
     probe: {
       // As postgres (superuser): sees every tenant's rows.
       expiredPayloads: async (now) => Number((await admin.query('SELECT count(*) AS n FROM oidc_payloads WHERE expires_at <= $1', [now])).rows[0].n),
+      accountTokenHashes: async (tenant) =>
+        (await admin.query('SELECT token_hash FROM account_tokens WHERE tenant_id = $1 ORDER BY token_hash', [tenant])).rows.map((r: { token_hash: string }) => r.token_hash),
       loginAttemptTimes: async (tenant, key) =>
         (await admin.query('SELECT at FROM login_attempts WHERE tenant_id = $1 AND key = $2 ORDER BY at', [tenant, key])).rows.map((r: { at: Date }) => r.at.toISOString()),
     },

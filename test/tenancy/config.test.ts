@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { Sealer } from '../../src/keys/sealer.js';
 import { zodFieldErrors } from '../../src/http/zod-errors.js';
 import { discoveryMetadata, mergeConfig } from '../../src/tenancy/config/merge.js';
-import { RULES, clamp, violations } from '../../src/tenancy/config/policy.js';
+import { RULES, UNSUPPORTED_FIELDS, clamp, violations } from '../../src/tenancy/config/policy.js';
 import { MASK, maskSections, revealSecret, sealSection, sensitivePaths } from '../../src/tenancy/config/secrets.js';
 import { SECTION_NAMES, SECTION_SCHEMAS, SENSITIVE_FIELDS, isSectionName, type SectionName } from '../../src/tenancy/config/sections.js';
 
@@ -34,7 +34,7 @@ describe('section schemas', () => {
 
   it('accept a full, snake_case section of each kind', () => {
     const valid: Record<SectionName, unknown> = {
-      application: { title: 'Acme', description: 'Sign in to Acme', default_locale: 'en', available_locales: ['en', 'pt-BR'] },
+      application: { title: 'Acme', default_locale: 'en', available_locales: ['en', 'pt-BR'] },
       branding: {
         company_name: 'Acme Inc.',
         logo_light_url: 'https://cdn.acme.test/logo.svg',
@@ -59,9 +59,8 @@ describe('section schemas', () => {
       },
       integrations: {
         smtp: { host: 'smtp.acme.test', port: 587, username: 'mailer', password: 'p4ss', from: 'no-reply@acme.test', secure: false },
-        urls: { website: 'https://acme.test', privacy_policy: 'https://acme.test/privacy', terms: 'https://acme.test/terms' },
       },
-      notifications: { email: { enabled: true }, sms: { enabled: true, provider: 'twilio', api_key: 'k' }, security_alerts: { new_device_login: true, password_changed: true } },
+      notifications: { security_alerts: { new_device_login: true, password_changed: true } },
     };
     for (const section of SECTION_NAMES) expect(errorsOf(section, valid[section]), section).toEqual([]);
     expect(errorsOf('oidc', {})).toEqual([]);
@@ -114,6 +113,25 @@ describe('floors and ceilings (policy.ts)', () => {
     expect(errorsOf('security', { mfa: { required: false } }, strict)).toEqual([{ field: 'mfa.required', message: 'cannot be false (security.mfa.required: global security.mfa.required is true)' }]);
     expect(errorsOf('security', { mfa: { required: true } }, strict)).toEqual([]);
     expect(errorsOf('security', { mfa: { required: false } })).toEqual([]);
+  });
+
+  it('refuse every field nothing acts on yet with "not supported yet", naming it (act or refuse)', () => {
+    expect(UNSUPPORTED_FIELDS).toEqual(['application.description', 'integrations.urls', 'notifications.email', 'notifications.sms']);
+    expect(errorsOf('application', { title: 'Acme', description: 'Sign in to Acme' })).toEqual([
+      { field: 'description', message: 'not supported yet (application.description: nothing acts on it yet)' },
+    ]);
+    expect(fields('integrations', { smtp: { host: 'smtp.acme.test' }, urls: { website: 'https://acme.test' } })).toEqual(['urls']);
+    expect(fields('notifications', { email: { enabled: true } })).toEqual(['email']);
+    expect(fields('notifications', { sms: { enabled: false } })).toEqual(['sms']);
+    // The supported neighbours stay accepted.
+    expect(fields('notifications', { security_alerts: { password_changed: false } })).toEqual([]);
+    expect(fields('application', { title: 'Acme', available_locales: ['en'] })).toEqual([]);
+  });
+
+  it('drops a stored unsupported value at merge, so nothing can read a setting the API now refuses', () => {
+    const effective = mergeConfig(global, { application: { title: 'Acme', description: 'old' }, notifications: { sms: { enabled: true } } });
+    expect(effective.overrides.application).toEqual({ title: 'Acme', description: undefined });
+    expect(effective.overrides.notifications?.sms).toBeUndefined();
   });
 
   it('has every rule on a field that its section schema defines', () => {

@@ -1,9 +1,10 @@
 /**
- * Settings: the seven tenant configuration sections (spec 1.5) as forms over
- * GET /api/v1/tenants/:slug/config and PUT .../config/:section. An empty field inherits the global
- * value; secrets are write-only (the API answers `********`, and sending that back keeps them).
- * Spec 1.5 rule 4: a tenant's configuration is managed by the `_platforms` administrators, so
- * outside `_platforms` the section explains where it is done.
+ * Settings: the seven tenant configuration sections (spec 1.5) as forms. A tenant admin edits the
+ * signed-in tenant's own configuration (GET /api/v1/config, PUT /api/v1/config/:section, scopes
+ * svc:config:*); in `_platforms` the administrators open any tenant's through the cross-tenant
+ * resource (GET /api/v1/tenants/:slug/config, PUT .../config/:section). An empty field inherits
+ * the global value; secrets are write-only (the API answers `********`, and sending that back keeps
+ * them); a 422 is shown at the field it names.
  */
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api';
@@ -20,10 +21,10 @@ interface FieldSpec {
 const PALETTE = ['primary', 'secondary', 'accent', 'background', 'surface', 'text', 'error'];
 const PROVIDERS = ['google', 'github', 'microsoft', 'apple', 'facebook', 'gitlab'];
 
+// Only fields something acts on: the API refuses the others (UNSUPPORTED_FIELDS in src/tenancy/config/policy.ts).
 export const SECTIONS: Record<string, FieldSpec[]> = {
   application: [
     { path: 'title', kind: 'text' },
-    { path: 'description', kind: 'text' },
     { path: 'default_locale', kind: { options: ['en', 'fr', 'de', 'es'] } },
     { path: 'available_locales', kind: 'list' },
   ],
@@ -68,15 +69,8 @@ export const SECTIONS: Record<string, FieldSpec[]> = {
     { path: 'smtp.password', kind: 'secret' },
     { path: 'smtp.from', kind: 'text' },
     { path: 'smtp.secure', kind: 'bool' },
-    { path: 'urls.website', kind: 'url' },
-    { path: 'urls.privacy_policy', kind: 'url' },
-    { path: 'urls.terms', kind: 'url' },
   ],
   notifications: [
-    { path: 'email.enabled', kind: 'bool' },
-    { path: 'sms.enabled', kind: 'bool' },
-    { path: 'sms.provider', kind: { options: ['twilio', 'vonage', 'messagebird', 'aws_sns'] } },
-    { path: 'sms.api_key', kind: 'secret' },
     ...['new_device_login', 'password_changed', 'mfa_changed', 'account_locked'].map((x) => ({ path: `security_alerts.${x}`, kind: 'bool' as const })),
   ],
 };
@@ -101,7 +95,12 @@ function toText(v: unknown, kind: Kind): string {
   return String(v);
 }
 
-function SectionForm({ slug, section, stored, onSaved }: { slug: string; section: string; stored: Record<string, unknown>; onSaved(config: Record<string, unknown>): void }) {
+/** The config resource: the named tenant's (platform, cross-tenant) or the signed-in tenant's own. */
+function configPath(slug: string | null): string {
+  return slug === null ? '/api/v1/config' : `/api/v1/tenants/${encodeURIComponent(slug)}/config`;
+}
+
+function SectionForm({ slug, section, stored, onSaved }: { slug: string | null; section: string; stored: Record<string, unknown>; onSaved(config: Record<string, unknown>): void }) {
   const { api, notify } = useServices();
   const specs = SECTIONS[section]!;
   const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(specs.map((s) => [s.path, toText(get(stored, s.path), s.kind)])));
@@ -138,7 +137,7 @@ function SectionForm({ slug, section, stored, onSaved }: { slug: string; section
         setBusy(true);
         setError(null);
         try {
-          const res = await api.json<{ data: Record<string, unknown> }>('PUT', `/api/v1/tenants/${encodeURIComponent(slug)}/config/${section}`, { body: body() });
+          const res = await api.json<{ data: Record<string, unknown> }>('PUT', `${configPath(slug)}/${section}`, { body: body() });
           notify(t('done.saved'), 'ok');
           onSaved(res.data);
         } catch (err) {
@@ -176,10 +175,10 @@ function SectionForm({ slug, section, stored, onSaved }: { slug: string; section
   );
 }
 
-/** Every section of one tenant's configuration, one at a time (tabs in the URL). */
-export function TenantSettings({ slug, section, onSection }: { slug: string; section: string; onSection(s: string): void }) {
+/** Every section of one tenant's configuration, one at a time (tabs in the URL); `slug` null: the signed-in tenant. */
+export function TenantSettings({ slug, section, onSection }: { slug: string | null; section: string; onSection(s: string): void }) {
   const { api } = useServices();
-  const state = useAsync(() => api.get<{ data: Record<string, unknown> }>(`/api/v1/tenants/${encodeURIComponent(slug)}/config`), slug);
+  const state = useAsync(() => api.get<{ data: Record<string, unknown> }>(configPath(slug)), slug ?? '');
   const [saved, setSaved] = useState<Record<string, unknown> | null>(null);
   const current = SECTIONS[section] ? section : 'application';
   return (
@@ -210,7 +209,8 @@ export function SettingsSection({ query }: { query: URLSearchParams }) {
     return (
       <>
         <h1>{t('nav.settings')}</h1>
-        <p>{config.multiTenant ? t('settings.platform_only') : t('settings.single_tenant')}</p>
+        <p>{t('settings.own_intro')}</p>
+        <TenantSettings slug={null} section={query.get('section') ?? 'application'} onSection={(s) => setQuery({ section: s }, true)} />
       </>
     );
   }

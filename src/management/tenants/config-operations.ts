@@ -15,7 +15,7 @@
 import { pathParam } from '../../http/router.js';
 import { configChangedChannel, type ConfigChangedEvent } from '../../events/bus.js';
 import { notFound, validation } from '../../http/problem.js';
-import type { HttpRequest } from '../../http/types.js';
+import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import type { Config } from '../../config/index.js';
 import type { JsonObject } from '../../tenancy/config/json-path.js';
 import { violations } from '../../tenancy/config/policy.js';
@@ -91,17 +91,38 @@ async function audit(call: Call, tenant: string, section: SectionName, data: Jso
   });
 }
 
+/** Every section of `tenant`'s overrides, secrets masked: the body of both config reads. */
+export async function readTenantConfig(call: Call, tenant: string): Promise<HttpResponse> {
+  const overrides = await loadOverrides(call.ctx.storage.tenantConfig, tenant);
+  return sendJson(200, configOut({ data: maskSections(overrides) }));
+}
+
+/**
+ * Replaces one section of `tenant`'s overrides from the request body: the schema, the platform's
+ * floors and ceilings, sealing of secrets, propagation and the audit entry. Shared by the platform
+ * resource (`/tenants/:slug/config`) and the tenant's own (`/config`, src/management/config/).
+ */
+export async function writeTenantSection(call: Call, tenant: string, section: SectionName): Promise<HttpResponse> {
+  const data = parseSection(section, call.req, call.ctx.config);
+  const repo = call.ctx.storage.tenantConfig;
+  const stored = await repo.get(tenant);
+  const sealed = sealSection(call.ctx.sealer, tenant, section, data, stored[section]);
+  if (sealed.errors.length) throw validation(sealed.errors);
+  await repo.put(tenant, section, sealed.data);
+  await propagate(call, tenant, section);
+  await audit(call, tenant, section, data);
+  return readTenantConfig(call, tenant);
+}
+
+export const CONFIG_RESPONSE = configResponse;
+
 export const tenantConfigOperations: Operation[] = [
   op({
     method: 'GET', path: '/api/v1/tenants/:slug/config', scope: 'svc:cross-tenant:read', rateClass: 'read', tag: 'tenants',
     summary: `Configuration overrides of a tenant, per section ({} when none); secrets read as ${MASK}`,
     platform: true,
     success: { status: 200, schema: configResponse },
-    handler: async (call) => {
-      const tenant = await requireTenant(call);
-      const overrides = await loadOverrides(call.ctx.storage.tenantConfig, tenant);
-      return sendJson(200, configOut({ data: maskSections(overrides) }));
-    },
+    handler: async (call) => readTenantConfig(call, await requireTenant(call)),
   }),
   op({
     method: 'PUT', path: '/api/v1/tenants/:slug/config/:section', scope: 'svc:cross-tenant:write', rateClass: 'write', tag: 'tenants',
@@ -111,17 +132,7 @@ export const tenantConfigOperations: Operation[] = [
     errors: [404, 413, 415, 422],
     handler: async (call) => {
       const tenant = await requireTenant(call);
-      const section = sectionOf(call);
-      const data = parseSection(section, call.req, call.ctx.config);
-      const repo = call.ctx.storage.tenantConfig;
-      const stored = await repo.get(tenant);
-      const sealed = sealSection(call.ctx.sealer, tenant, section, data, stored[section]);
-      if (sealed.errors.length) throw validation(sealed.errors);
-      await repo.put(tenant, section, sealed.data);
-      await propagate(call, tenant, section);
-      await audit(call, tenant, section, data);
-      const overrides = await loadOverrides(repo, tenant);
-      return sendJson(200, configOut({ data: maskSections(overrides) }));
+      return writeTenantSection(call, tenant, sectionOf(call));
     },
   }),
 ];

@@ -47,4 +47,13 @@ export class PgAccountTokens implements AccountTokenRepository {
   async expireForUser(tenant: TenantId, kind: AccountTokenKind, userId: string, nowIso: string): Promise<void> {
     await this.db.withTenant(tenant, (q) => q('UPDATE account_tokens SET used_at = $1 WHERE tenant_id = $2 AND kind = $3 AND user_id = $4 AND used_at IS NULL', [nowIso, tenant, kind, userId]));
   }
+
+  /**
+   * Cross-tenant, so through svc_sweep_account_tokens (migrations/postgresql/090), which may delete
+   * only rows the database clock also finds expired, like the OIDC sweep (docs/postgresql.md).
+   */
+  async sweepExpired(beforeIso: string): Promise<number> {
+    const { rows } = await this.db.unscoped<{ n: string | number }>('SELECT svc_sweep_account_tokens($1) AS n', [beforeIso]);
+    return Number(rows[0]!.n);
+  }
 }

@@ -14,6 +14,7 @@ export class SqliteAccountTokens implements AccountTokenRepository {
   private readonly consumeStmt;
   private readonly countStmt;
   private readonly expireStmt;
+  private readonly sweepStmt;
 
   constructor(db: Db) {
     this.insertStmt = db.prepare(
@@ -24,6 +25,7 @@ export class SqliteAccountTokens implements AccountTokenRepository {
     // One statement: the check and the mark under SQLite's write lock (single use across processes).
     this.consumeStmt = db.prepare<[string, string, string, string, string], Row>(`UPDATE account_tokens SET used_at = ? WHERE ${usable} RETURNING ${COLUMNS}`);
     this.countStmt = db.prepare<[string, string, string, string], { n: number }>('SELECT count(*) AS n FROM account_tokens WHERE tenant_id = ? AND kind = ? AND lower(email) = lower(?) AND created_at > ?');
+    this.sweepStmt = db.prepare<[string]>('DELETE FROM account_tokens WHERE expires_at <= ?');
     this.expireStmt = db.prepare('UPDATE account_tokens SET used_at = ? WHERE tenant_id = ? AND kind = ? AND user_id = ? AND used_at IS NULL');
   }
 
@@ -47,5 +49,9 @@ export class SqliteAccountTokens implements AccountTokenRepository {
 
   async expireForUser(tenant: TenantId, kind: AccountTokenKind, userId: string, nowIso: string): Promise<void> {
     this.expireStmt.run(nowIso, tenant, kind, userId);
+  }
+
+  async sweepExpired(beforeIso: string): Promise<number> {
+    return this.sweepStmt.run(beforeIso).changes;
   }
 }

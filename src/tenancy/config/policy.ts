@@ -26,13 +26,18 @@ export type Rule =
   /** The value may not go below limit(global). */
   | { path: string; min: (global: Config) => number; reason: string }
   /** The value may not be false while floor(global) is true. */
-  | { path: string; floor: (global: Config) => boolean; reason: string };
+  | { path: string; floor: (global: Config) => boolean; reason: string }
+  /** Accepted by the schema but acted on by nothing yet: any value is refused (developers' guide: act or refuse). */
+  | { path: string; unsupported: true; reason: string };
 
 /** Token lifetime ceilings (seconds); access and refresh tokens from CONTRACT.md, the rest match the global schema's maxima. */
 export const TTL_CEILINGS = { access_token: 86400, id_token: 86400, refresh_token: 7776000, authorization_code: 600, device_code: 3600 } as const;
 export const SESSION_TTL_CEILING = 7776000;
 /** Spec 8: user passwords are at most 128 characters, so a longer minimum would lock everyone out. */
 export const PASSWORD_MAX_LENGTH = 128;
+
+/** Fields the schema knows but no code reads; a PUT setting any of them is a 422 "not supported yet". */
+export const UNSUPPORTED_FIELDS = ['application.description', 'integrations.urls', 'notifications.email', 'notifications.sms'] as const;
 
 const RATE_CLASSES: RateClass[] = ['read', 'write', 'delete', 'sensitive'];
 const PASSWORD_FLAGS: PasswordFlag[] = ['require_uppercase', 'require_lowercase', 'require_digit', 'require_symbol'];
@@ -46,10 +51,13 @@ export const RULES: readonly Rule[] = [
   ...PASSWORD_FLAGS.map((flag): Rule => ({ path: `security.password_policy.${flag}`, floor: (g) => g.security.password_policy[flag], reason: `global security.password_policy.${flag} is true` })),
   { path: 'security.password_policy.check_breached', floor: (g) => g.security.password_policy.check_breached, reason: 'global security.password_policy.check_breached is true' },
   { path: 'security.mfa.required', floor: (g) => g.security.mfa.required, reason: 'global security.mfa.required is true' },
+  // Settings nothing reads yet (docs/settings.md): refused rather than stored and ignored.
+  ...UNSUPPORTED_FIELDS.map((path): Rule => ({ path, unsupported: true, reason: 'nothing acts on it yet' })),
 ];
 
 /** Checks one rule against a value: undefined when it complies, else the compliant value and the message. */
-function check(rule: Rule, value: unknown, global: Config): { fixed: number | boolean; message: string } | undefined {
+function check(rule: Rule, value: unknown, global: Config): { fixed: number | boolean | undefined; message: string } | undefined {
+  if ('unsupported' in rule) return value === undefined ? undefined : { fixed: undefined, message: `not supported yet (${rule.path}: ${rule.reason})` };
   if ('max' in rule && typeof value === 'number' && value > rule.max(global)) {
     return { fixed: rule.max(global), message: `must be at most ${rule.max(global)} (${rule.path}: ${rule.reason})` };
   }
