@@ -20,7 +20,7 @@ import type { PageUi } from '../ui/page-ui.js';
 import { socialErrorPage } from '../ui/social-pages.js';
 import { canSignIn } from './accounts.js';
 import { page, redirect, type SignInHost } from './interactions.js';
-import { MAX_PARAM, appleUser, callbackUrl, socialBindingCookie, type SocialContext } from './social-signin.js';
+import { MAX_PARAM, appleUser, callbackUrl, socialBindingCookie, type SocialContext } from './social-common.js';
 
 const ACCOUNT_PAGE = '/account';
 

@@ -43,20 +43,11 @@ import {
 } from './interactions.js';
 import type { ReplayStore } from './replay-store.js';
 import { finishAccountLink } from './social-account-link.js';
+import { BINDING_COOKIE, MAX_PARAM, appleUser, callbackUrl, socialBindingCookie, type SocialContext } from './social-common.js';
 
-/** Everything social login needs of one tenant actor (rebuilt when the tenant's config changes). */
-export interface SocialContext {
-  readonly settings: SocialSettings;
-  readonly config: EffectiveConfig;
-  readonly codec: StateCodec;
-  readonly replay: ReplayStore;
-  /** The platform's relay envelope (tenancy/ops.ts); used when `relayIssuer` is set. */
-  readonly relay: RelayState;
-  /** The tenant's issuer. */
-  readonly issuer: string;
-  /** `_ops`'s issuer when callbacks go through the relay (multi-tenant mode, relay on). */
-  readonly relayIssuer?: string;
-}
+export { MAX_PARAM, appleUser, callbackUrl, socialBindingCookie };
+
+export type { SocialContext } from './social-common.js';
 
 export type SocialResult =
   | 'success'
@@ -73,9 +64,6 @@ export type SocialResult =
   | 'expired';
 
 const LINK_PENDING = 'svc_social_link';
-const BINDING_COOKIE = 'svc_social';
-/** Longest callback parameter we carry over from a form post. */
-export const MAX_PARAM = 4096;
 const CALLBACK_PARAMS = ['code', 'state', 'error', 'error_description', 'iss', 'user'] as const;
 
 interface PendingLink {
@@ -84,10 +72,6 @@ interface PendingLink {
   subject: string;
   email: string;
   exp: number;
-}
-
-export function callbackUrl(sc: SocialContext, provider: string): string {
-  return `${sc.relayIssuer ?? sc.issuer}/social/${provider}/callback`;
 }
 
 function pendingLink(details: Pick<Interaction, 'result'>): PendingLink | undefined {
@@ -106,12 +90,6 @@ function cookieOf(req: HttpRequest, name: string): string | undefined {
 
 function bindingCookie(host: SignInHost, value: string, maxAge: number): string {
   return socialBindingCookie(host.target, value, maxAge);
-}
-
-/** The cookie binding a flow to the browser that started it (scoped to the callback path). */
-export function socialBindingCookie(target: { mountPath: string; origin: URL }, value: string, maxAge: number): string {
-  const secure = target.origin.protocol === 'https:' ? '; Secure' : '';
-  return `${BINDING_COOKIE}=${value}; Path=${target.mountPath}/social/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`;
 }
 
 function withCookie(res: HttpResponse, cookie: string): HttpResponse {
@@ -280,17 +258,6 @@ async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider
     await ctx.storage.socialIdentities.touch(tenant, p.name, identity.subject, new Date().toISOString());
   }
   return withCookie(await completeSignIn(host, p, interaction as unknown as Interaction, user, ['fed'], who, result, fail, ui), clear);
-}
-
-/** Apple's one-time `user` field (JSON with the name, first sign-in only); anything else is ignored. */
-export function appleUser(raw: string | null): { name?: { firstName?: string; lastName?: string } } | undefined {
-  if (!raw) return undefined;
-  try {
-    const u: unknown = JSON.parse(raw);
-    return u && typeof u === 'object' ? (u as { name?: { firstName?: string; lastName?: string } }) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The user is known: a second factor when enrolled, otherwise the login handed to oidc-provider. */

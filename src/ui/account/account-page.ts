@@ -4,7 +4,7 @@
  * every form, no scripts (CSP). Its sections come from sections.ts (built-in ones in
  * builtin-sections.ts; features register more).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import { html } from '../escape.js';
 import { layout } from '../html.js';
@@ -18,10 +18,9 @@ import { readForm } from './password-reset.js';
 import { htmlPage } from './respond.js';
 import { accountSections, type AccountVisit, type ActionOutcome } from './sections.js';
 import { ACCOUNT_PATH, currentSession, finishSignIn, startSignIn } from './session.js';
+import { csrfOf } from './session-csrf.js';
 
-export function csrfOf(host: AccountHost, sessionUid: string): string {
-  return createHmac('sha256', host.csrfKey).update(`account:${sessionUid}`).digest('base64url');
-}
+export { csrfOf } from './session-csrf.js';
 
 async function renderAccount(v: AccountVisit, status: number, message?: { notice?: string; error?: string }): Promise<HttpResponse> {
   const { t } = v.ui;

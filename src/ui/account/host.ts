@@ -18,7 +18,7 @@ import { translator, type Locale } from '../i18n/index.js';
 import { negotiateLocale } from '../i18n/negotiate.js';
 import type { MailAudience } from '../mail-templates.js';
 import type { RelyingParty } from '../../users/passkeys.js';
-import type { SocialContext } from '../../oidc/social-signin.js';
+import type { SocialContext } from '../../oidc/social-common.js';
 import type { UiSettings } from '../page-ui.js';
 
 export interface AccountHost {

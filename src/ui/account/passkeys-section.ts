@@ -13,7 +13,7 @@ import { cleanName, completeRegistration, registrationOptions, removePasskey } f
 import { html } from '../escape.js';
 import type { MessageKey } from '../i18n/index.js';
 import { passkeySection } from '../passkey-pages.js';
-import { csrfOf } from './account-page.js';
+import { csrfOf } from './session-csrf.js';
 import type { AccountHost } from './host.js';
 import { readForm } from './password-reset.js';
 import { seeOther } from './respond.js';
