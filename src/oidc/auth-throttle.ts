@@ -15,6 +15,7 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { parseUrlEncoded } from '../http/urlencoded.js';
 import { pageHeaders } from '../ui/html.js';
 import { attemptCounter } from './attempt-counter.js';
+import { isUnavailable } from '../errors.js';
 
 export const CLIENT_FAILURES_PER_SOURCE = 20;
 export const CLIENT_FAILURES_PER_CLIENT = 600;
@@ -74,7 +75,7 @@ export class AuthThrottle {
   /** Runs `next` unless the caller is over a limit; counts the failures it answers. */
   async around(req: HttpRequest, sub: string, next: () => Promise<HttpResponse>): Promise<HttpResponse> {
     if (req.method !== 'POST') return next();
-    const counter = attemptCounter(this.ctx);
+    const counter = failOpen(attemptCounter(this.ctx), (err) => this.ctx.log.warn({ err, tenant: this.tenant }, 'authentication throttle skipped: its counters are unavailable'));
     if (CLIENT_AUTH_PATHS.has(sub)) {
       const clientId = claimedClientId(req, formOf(req));
       if (clientId === undefined) return next();
@@ -104,4 +105,27 @@ export class AuthThrottle {
     }
     return next();
   }
+}
+
+/**
+ * The counters as the throttle uses them, failing open: while Redis is down a client with a valid
+ * secret still gets its token (client_credentials needs no Redis), and guesses are not counted
+ * for that while. The secrets are 256-bit random values and user codes expire in minutes, so the
+ * throttle is a second line of defence; refusing every client during an outage would turn a Redis
+ * failure into a full token outage.
+ */
+function failOpen(counter: ReturnType<typeof attemptCounter>, onSkip: (err: unknown) => void): Pick<ReturnType<typeof attemptCounter>, 'peek' | 'hit'> {
+  const guard = async (run: () => Promise<number>): Promise<number> => {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isUnavailable(err)) throw err;
+      onSkip(err);
+      return 0;
+    }
+  };
+  return {
+    peek: (...args: Parameters<typeof counter.peek>) => guard(() => counter.peek(...args)),
+    hit: (...args: Parameters<typeof counter.hit>) => guard(() => counter.hit(...args)),
+  };
 }

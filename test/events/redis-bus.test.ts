@@ -135,8 +135,9 @@ describe('RedisEventBus', () => {
 
     await server.stop();
     const started = Date.now();
-    await expect(b.publish(rotationChannel('acme'), event)).rejects.toMatchObject({ status: 503 });
-    await expect(a.ping()).rejects.toMatchObject({ status: 503 });
+    // A neutral Unavailable (src/errors.ts), which each surface maps to its 503.
+    await expect(b.publish(rotationChannel('acme'), event)).rejects.toMatchObject({ name: 'Unavailable' });
+    await expect(a.ping()).rejects.toMatchObject({ name: 'Unavailable' });
     expect(Date.now() - started).toBeLessThan(1500);
 
     // A restarted server (empty, no subscriptions) gets the SUBSCRIBE again from ioredis.
