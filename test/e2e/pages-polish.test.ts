@@ -136,12 +136,13 @@ describe('end-user pages: issue 18 item 17', () => {
     await signIn(page, user, 'Not-The-Password-1');
     await expect(page.locator('[role=alert]').textContent()).resolves.toBeTruthy();
     expect(await page.getByLabel('E-mail').inputValue()).toBe(user.email);
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('password');
+    // Chromium applies autofocus in a rendering step that can come after the load event.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('password');
     expect(await page.getByLabel('Password').getAttribute('aria-describedby')).toBe('form-error');
     expect(await seriousViolations(page)).toEqual([]);
     // The first visit (no error) still starts on the e-mail field.
     await startAuthorization(page);
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('email');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('email');
     await page.context().close();
   });
 
