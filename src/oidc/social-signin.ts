@@ -100,7 +100,7 @@ function withCookie(res: HttpResponse, cookie: string): HttpResponse {
 export function socialHooks(host: SignInHost, sc: SocialContext): SocialHooks {
   const base = (uid: string) => `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
   return {
-    buttons: (uid, ui) => socialButtons(sc.settings.providers.map((p) => ({ name: p.displayName, href: `${base(uid)}/social/${p.name}` })), ui),
+    buttons: (uid, ui) => socialButtons(sc.settings.providers.map((p) => ({ name: p.displayName, href: `${base(uid)}/social/${p.name}`, ...(p.label !== 'oidc' ? { preset: p.label } : {}) })), ui),
     pending: (details, uid, ui, formTargets) => {
       const link = pendingLink(details);
       if (!link) return undefined;
