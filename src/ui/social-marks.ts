@@ -41,7 +41,8 @@ const SHAPES: Record<string, string> = {
 
 /** The mark of a preset, or nothing. */
 export function socialMark(preset: string | undefined): Html {
-  const shapes = preset ? SHAPES[preset] : undefined;
+  // Own keys only: a name like `__proto__` must not reach Object.prototype.
+  const shapes = preset && Object.hasOwn(SHAPES, preset) ? SHAPES[preset] : undefined;
   if (!shapes) return new Html('');
   return new Html(`<svg class="social-mark" viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" focusable="false">${shapes}</svg>`);
 }
