@@ -14,7 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
-import { startFacebookStandin, type FacebookStandin } from '../helpers/facebook-standin.js';
+import { graphError, startFacebookStandin, type FacebookStandin } from '../helpers/facebook-standin.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';
 import { createClient, createUser } from '../helpers/users.js';
 
@@ -159,6 +159,18 @@ describe('social login: Facebook preset (OAuth 2.0 + Graph API /me)', () => {
     await flow.page.locator('#continue').click();
     await expectRefusal(flow.page, 'Facebook sign-in failed', 'Your identity from Facebook could not be verified');
     await flow.context.close();
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('ends a Graph API error on /me (the token revoked meanwhile: HTTP 400, OAuthException 190) on a clear page, nothing created', async () => {
+    fb.person = { id: '10158000000000006', name: 'Revoked', email: 'revoked@facebook.example' };
+    const before = await snapshot();
+    const flow = await toDialog();
+    fb.failNextApi = graphError(400, 'Error validating access token: The user has not authorized application 1234567890123456.', 'OAuthException', 190, 458);
+    await flow.page.locator('#continue').click();
+    await expectRefusal(flow.page, 'Facebook sign-in failed', 'Your identity from Facebook could not be verified');
+    await flow.context.close();
+    expect(fb.failNextApi).toBeUndefined(); // the product did reach /me
     expect(await snapshot()).toEqual(before);
   });
 });

@@ -37,7 +37,7 @@ export interface FacebookStandin extends OAuth2Standin {
   endpoints: { authorization: string; token: string; user: string };
 }
 
-function graphError(status: number, message: string, type: string, code: number, subcode?: number): Answer {
+export function graphError(status: number, message: string, type: string, code: number, subcode?: number): Answer {
   return { status, body: { error: { message, type, code, ...(subcode ? { error_subcode: subcode } : {}), fbtrace_id: randomBytes(8).toString('base64url') } } };
 }
 

@@ -55,6 +55,8 @@ export interface OAuth2Standin {
   apiRequests: Array<{ path: string; query: URLSearchParams }>;
   /** The next token request is answered with this failure, whatever it carries. */
   failNextToken: TokenFailure | undefined;
+  /** The next API request (with a valid token) is answered with this instead. */
+  failNextApi: Answer | undefined;
   close(): Promise<void>;
 }
 
@@ -74,7 +76,7 @@ export async function startOAuth2Standin(shape: StandinShape, clientId: string, 
   const codes = new Map<string, { challenge: string; redirectUri: string }>();
   const tokens = new Set<string>();
   let origin = '';
-  const state: OAuth2Standin = { origin: '', clientId, clientSecret, tokenRequests: 0, apiRequests: [], failNextToken: undefined, close: async () => undefined };
+  const state: OAuth2Standin = { origin: '', clientId, clientSecret, tokenRequests: 0, apiRequests: [], failNextToken: undefined, failNextApi: undefined, close: async () => undefined };
 
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', origin);
@@ -120,7 +122,9 @@ export async function startOAuth2Standin(shape: StandinShape, clientId: string, 
     if (req.method === 'GET' && shape.apiPaths.includes(url.pathname)) {
       if (token === undefined || !tokens.has(token)) return send(shape.unauthorized(url.pathname));
       state.apiRequests.push({ path: url.pathname, query: url.searchParams });
-      return send(shape.api(url.pathname, url, token));
+      const forced = state.failNextApi;
+      state.failNextApi = undefined;
+      return send(forced ?? shape.api(url.pathname, url, token));
     }
     send(shape.notFound);
   });
