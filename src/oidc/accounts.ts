@@ -25,6 +25,13 @@ export function userClaims(u: UserRecord): Record<string, unknown> {
   return Object.fromEntries(Object.entries(claims).filter(([, v]) => v !== undefined));
 }
 
+/** The claims an account offers for `scope` (oidc-provider then keeps those the scope releases). */
+export function accountClaims(user: UserRecord, scope: string | undefined): { sub: string; roles?: string[] } & Record<string, unknown> {
+  const claims = userClaims(user) as { sub: string; roles?: string[] };
+  if ((scope ?? '').split(' ').includes('roles')) claims.roles = [user.role];
+  return claims;
+}
+
 export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount {
   return async (_ctx, sub): Promise<Account | undefined> => {
     const user = await storage.users.get(tenant, sub);
@@ -39,11 +46,7 @@ export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount 
       fields: claimSourceFields(user),
       // oidc-provider filters these by the granted scopes (claims configuration in provider.ts);
       // `roles` only with the roles scope, since it is listed under openid for the ID token.
-      claims: async (_use: string, scope: string) => {
-        const claims = userClaims(user) as { sub: string; roles?: string[] };
-        if ((scope ?? '').split(' ').includes('roles')) claims.roles = [user.role];
-        return claims;
-      },
+      claims: async (_use: string, scope: string) => accountClaims(user, scope),
     };
   };
 }
