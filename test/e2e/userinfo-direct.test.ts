@@ -8,10 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { HttpRequest, HttpResponse } from '../../src/http/types.js';
+import type { HttpRequest } from '../../src/http/types.js';
 import type { TenantActor } from '../../src/tenancy/actor.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { HttpSession, type CodeFlowClient } from '../helpers/code-flow.js';
+import { compareUserinfo, userinfoRequest, type UserinfoRequest } from '../helpers/userinfo-parity.js';
 import { createUser, type TestUser } from '../helpers/users.js';
 
 const REDIRECT = 'http://127.0.0.1:65531/cb';
@@ -53,45 +54,8 @@ afterAll(async () => t?.close());
 
 const actor = (): Promise<TenantActor> => t.app.pool.get('default');
 
-function request(token: string | undefined, o: { method?: string; headers?: Record<string, string>; body?: string; rawQuery?: string } = {}): HttpRequest {
-  const body = Buffer.from(o.body ?? '');
-  const headers: Record<string, string> = { host: new URL(t.issuer).host, ...(token ? { authorization: `Bearer ${token}` } : {}), ...o.headers };
-  if (o.body !== undefined) headers['content-length'] = String(body.length);
-  return { id: 'userinfo-parity', method: o.method ?? 'GET', path: '/oidc/v1/userinfo', rawQuery: o.rawQuery ?? '', headers, ip: '127.0.0.1', body, params: {} };
-}
-
-const HEADERS = ['content-type', 'cache-control', 'www-authenticate', 'vary', 'access-control-allow-origin', 'access-control-expose-headers'];
-const view = (res: HttpResponse) => ({
-  status: res.status,
-  body: String(res.body ?? ''),
-  headers: Object.fromEntries(HEADERS.map((h) => [h, res.headers?.[h]])),
-});
-
-/**
- * The product's answer and oidc-provider's for the same request, which must be the same; `direct`
- * says whether the product answered without oidc-provider.
- */
-async function compare(req: HttpRequest): Promise<{ direct: boolean; status: number; json: any; res: HttpResponse }> {
-  const a = await actor();
-  const spy = vi.spyOn(a, 'bridge');
-  let res: HttpResponse;
-  let direct: boolean;
-  try {
-    res = await a.handleOidc(req);
-    direct = spy.mock.calls.length === 0;
-  } finally {
-    spy.mockRestore();
-  }
-  const stock = await a.bridge(req);
-  expect(view(res)).toEqual(view(stock));
-  let json: unknown;
-  try {
-    json = JSON.parse(String(res.body));
-  } catch {
-    json = undefined;
-  }
-  return { direct, status: res.status, json, res };
-}
+const request = (token: string | undefined, o: UserinfoRequest = {}): HttpRequest => userinfoRequest(new URL(t.issuer).host, token, o);
+const compare = async (req: HttpRequest) => compareUserinfo(await actor(), req);
 
 async function tokenFor(client: CodeFlowClient, scope: string, extra: { resource?: string; dpop?: CryptoKeyPair; who?: HttpSession } = {}) {
   return (extra.who ?? session).tokens(client, { scope, ...(extra.resource ? { resource: extra.resource } : {}), ...(extra.dpop ? { dpop: extra.dpop } : {}) });
