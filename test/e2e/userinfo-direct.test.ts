@@ -192,6 +192,21 @@ describe('handed to oidc-provider, with its answer', () => {
     expect(await compare(request(tokens.access_token))).toMatchObject({ direct: false, status: 401, json: { error: 'invalid_token' } });
   });
 
+  it('a disabled user and a deleted client', async () => {
+    const off = await createUser(t, { email_verified: true });
+    const tokens = await tokenFor(web, 'openid offline_access', { who: new HttpSession(t.issuer, off) });
+    expect((await compare(request(tokens.access_token))).direct).toBe(true);
+    const patched = await api(t, 'PATCH', `/api/v1/users/${off.id}`, { token: admin, body: { account_enabled: false } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(await compare(request(tokens.access_token))).toMatchObject({ direct: false, status: 401, json: { error: 'invalid_token' } });
+
+    const rp = await newClient();
+    const own = await tokenFor(rp, 'openid offline_access');
+    expect((await compare(request(own.access_token))).direct).toBe(true);
+    expect((await api(t, 'DELETE', `/api/v1/clients/${rp.client_id}`, { token: await t.token('svc:clients:delete') })).status).toBe(204);
+    expect(await compare(request(own.access_token))).toMatchObject({ direct: false, status: 401, json: { error: 'invalid_token' } });
+  });
+
   it('malformed or missing Authorization headers, unknown tokens', async () => {
     const tokens = await tokenFor(web, 'openid');
     for (const headers of [
