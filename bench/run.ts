@@ -14,13 +14,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { clockTicksPerSecond } from './cpu.js';
 import { argon2Ceiling } from './argon2-ceiling.js';
 import { evaluateGoals } from './goals.js';
-import { saveHtml } from './html-report.js';
 import { send } from './http.js';
 import { failures, measure, startBackground, stopBackground, type RunningLoadHandle } from './load.js';
-import { USAGE, parseOptions, type BenchOptions } from './options.js';
+import { parseOptions, type BenchOptions } from './options.js';
 import { memoryOf } from './probes.js';
 import { killAllChildren, removeDir, startServer, type ServerProcess, type ServerSpec } from './processes.js';
-import { renderGoals, renderNotes, renderResources, renderServers, renderTable, saveReport, sideFailed, type RunReport, type ScenarioResult, type ServerSummary, type SideResult } from './report.js';
+import { renderGoals, renderNotes, renderResources, renderServers, renderTable, saveRunReport, sideFailed, type RunReport, type ScenarioResult, type ServerSummary, type SideResult } from './run-report.js';
 import { SCENARIO_NAMES, TARGETS, buildScenarios, type RequestSpec, type Scenario, type Target } from './scenarios.js';
 import { PRODUCT_BENCH_SETTINGS, baselineTarget, prepareBaseline, prepareProduct, productTarget } from './targets.js';
 
@@ -145,13 +144,8 @@ async function idleRss(server: ServerProcess): Promise<number | null> {
 
 async function main(): Promise<number> {
   const parsed = parseOptions(process.argv.slice(2), process.env, `${PROJECT_ROOT}bench/results`);
-  if (parsed === 'help') {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
+  if (typeof parsed === 'number') return parsed;
   const opts = parsed;
-  const unknown = opts.only.filter((n) => !(SCENARIO_NAMES as readonly string[]).includes(n));
-  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIO_NAMES.join(', ')}`);
   const scenarioCount = opts.only.length || SCENARIO_NAMES.length;
 
   const watchdog = setTimeout(() => {
@@ -236,8 +230,7 @@ async function main(): Promise<number> {
       scenarios: results,
     };
     const report: RunReport = { ...partial, goals: evaluateGoals(partial) };
-    const file = await saveReport(opts.resultsDir, report);
-    const html = await saveHtml(file, report);
+    const { json: file, html } = await saveRunReport(opts.resultsDir, report);
 
     process.stdout.write(
       `\n${renderTable(results)}\n\n${renderResources(results)}\n\n${renderServers(report.servers)}\n\n${renderGoals(report.goals)}\n\n` +
