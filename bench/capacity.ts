@@ -28,7 +28,6 @@
  *    bench/results/capacity-<timestamp>.json and .html. Exit 1 when any request failed or any answer
  *    was wrong.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -40,10 +39,10 @@ import { processCpuMicros } from './cpu.js';
 import { measure, type Measurement } from './load.js';
 import { EVENT_LOOP_RESOLUTION_MS, memoryOf } from './probes.js';
 import { killAllChildren, removeDir, startServer, type ServerProcess } from './processes.js';
-import { round, saveResults, stamp } from './report.js';
+import { gitState, round, saveResults, stamp } from './report.js';
 import { seedFleet, type SeedReport } from './seed.js';
 import { createMigratedDatabase, purgeRedisPrefix, type ScratchDatabase } from './services.js';
-import { PRODUCT_BENCH_SETTINGS, PRODUCT_ENV_PREFIX } from './targets.js';
+import { PRODUCT_BENCH_SETTINGS, productOverrides } from './targets.js';
 import {
   FLEET_TOKEN_FORM,
   FleetTraffic,
@@ -152,12 +151,6 @@ function drive(o: DriveOptions): Promise<Measurement> {
 
 
 
-
-function productOverrides(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (name.startsWith(PRODUCT_ENV_PREFIX) && value !== undefined) out[name.slice(PRODUCT_ENV_PREFIX.length)] = value;
-  return out;
-}
 
 interface RunContext {
   db: ScratchDatabase;
@@ -313,18 +306,6 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
   }
 }
 
-function gitInfo(): { commit?: string; dirty?: boolean } {
-  const git = (...args: string[]): string | undefined => {
-    try {
-      return execFileSync('git', args, { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    } catch {
-      return undefined;
-    }
-  };
-  const status = git('status', '--porcelain');
-  return { commit: git('rev-parse', 'HEAD'), dirty: status === undefined ? undefined : status.length > 0 };
-}
-
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
@@ -356,7 +337,7 @@ async function main(): Promise<number> {
   let code = 1;
   try {
     // The product's configuration as the product will see it (key algorithms, client rules).
-    const overrides = productOverrides();
+    const overrides = productOverrides(process.env);
     const baseEnv = { ...multiTenantEnv({ port: 3000, nodeEnv: 'production', databaseUrl: db.url, redisPrefix, encryptionKey, poolMaxSize: opts.pools[0]! }), ...overrides };
     const seeded: SeedReport & { algorithms: string[] } = await seedFleet({ databaseUrl: db.url, productEnv: baseEnv, encryptionKey, tenants: opts.tenants, concurrency: opts.seedConcurrency });
     const seedLine =
@@ -418,7 +399,7 @@ async function main(): Promise<number> {
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model,
         loadAverageAtEnd: loadavg(),
-        git: gitInfo(),
+        git: gitState(PROJECT_ROOT),
         database: db.name,
         redis: { url: REDIS_URL, prefix: redisPrefix },
         productOverrides: overrides,

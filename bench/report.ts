@@ -4,6 +4,7 @@
  * scripts or external assets) next to it. What goes into them is each bench's own (run-report.ts,
  * capacity-report.ts, multitenant-load.ts, signing.ts); how it is laid out and written is here.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -66,11 +67,14 @@ export function barChart(title: string, unit: string, series: readonly BarSeries
   shown.forEach((r, i) => {
     const y = top + i * rowHeight;
     parts.push(`<text x="${labelWidth - 8}" y="${y + barHeight + 2}" text-anchor="end" class="l">${esc(r.label)}</text>`);
+    // Bars fill the slots of the row from the top (a row without a value in some series has no gap
+    // above the others), the colour says the series.
+    let slot = 0;
     r.values.forEach((v, j) => {
       const s = series[j];
       if (v === null || !Number.isFinite(v) || !s) return;
       const w = Math.max(1, (v / max) * chartWidth);
-      const by = y + j * (barHeight + 2);
+      const by = y + slot++ * (barHeight + 2);
       parts.push(`<rect x="${labelWidth}" y="${by}" width="${w.toFixed(1)}" height="${barHeight}" fill="${s.color}"><title>${esc(s.name)}: ${esc(format(v))} ${esc(unit)}</title></rect>`);
       parts.push(`<text x="${(labelWidth + w + 4).toFixed(1)}" y="${by + barHeight - 1}" class="v">${esc(format(v))}</text>`);
     });
@@ -123,4 +127,21 @@ export async function saveResults(dir: string, name: string, report: unknown, ht
   const page = join(dir, `${name}.html`);
   await writeFile(page, html);
   return { json, html: page };
+}
+
+/** Which commit was measured, and whether the tree had local changes (read-only git queries). */
+export function gitState(root: string): { commit?: string; dirty?: boolean } {
+  const git = (...args: string[]): string | undefined => {
+    try {
+      return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const status = git('status', '--porcelain');
+  const out: { commit?: string; dirty?: boolean } = {};
+  const commit = git('rev-parse', 'HEAD');
+  if (commit !== undefined) out.commit = commit;
+  if (status !== undefined) out.dirty = status.length > 0;
+  return out;
 }

@@ -6,7 +6,6 @@
  * self-contained HTML report, and exits non-zero when any request failed, so `npm run bench:smoke`
  * in CI catches breakage. See bench/README.md.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import { evaluateGoals } from './goals.js';
 import { send } from './http.js';
 import { failures, measure, startBackground, stopBackground, type RunningLoadHandle } from './load.js';
 import { parseOptions, type BenchOptions } from './options.js';
+import { gitState } from './report.js';
 import { memoryOf } from './probes.js';
 import { killAllChildren, removeDir, startServer, type ServerProcess, type ServerSpec } from './processes.js';
 import { renderGoals, renderNotes, renderResources, renderServers, renderTable, saveRunReport, sideFailed, type RunReport, type ScenarioResult, type ServerSummary, type SideResult } from './run-report.js';
@@ -96,15 +96,7 @@ function describeEnvironment(): Record<string, unknown> {
       return undefined;
     }
   };
-  const git = (...args: string[]): string | undefined => {
-    try {
-      // Read-only queries: which commit was measured, and whether the tree had local changes.
-      return execFileSync('git', args, { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    } catch {
-      return undefined;
-    }
-  };
-  const status = git('status', '--porcelain');
+  const git = gitState(PROJECT_ROOT);
   return {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
@@ -114,8 +106,8 @@ function describeEnvironment(): Record<string, unknown> {
     clockTicksPerSecond: clockTicksPerSecond(),
     oidcProvider: version('oidc-provider'),
     autocannon: version('autocannon'),
-    gitCommit: git('rev-parse', 'HEAD'),
-    gitDirty: status === undefined ? undefined : status.length > 0,
+    gitCommit: git.commit,
+    gitDirty: git.dirty,
     productBenchSettings: PRODUCT_BENCH_SETTINGS,
   };
 }

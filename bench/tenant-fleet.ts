@@ -110,8 +110,6 @@ export class RecentTenants {
   }
 }
 
-/** Nearest-rank percentile of an ascending array (NaN when empty). */
-export const pct = (sorted: ArrayLike<number>, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
 
 // ---------------------------------------------------------------------------------------------
 // The product's /metrics.
