@@ -5,7 +5,7 @@
 import type { Options, SettingResult } from './capacity-types.js';
 import { OTHER_CPU_WARNING, barChart, esc, htmlPage, mb, pre, table } from './report.js';
 
-export { OTHER_CPU_WARNING, mb, table };
+export { OTHER_CPU_WARNING };
 
 /** The recommendation: req/s within this fraction of the best setting counts as "as fast". */
 const WITHIN_BEST = 0.05;
