@@ -8,16 +8,17 @@
  * the same) measured in the same command.
  *
  * 1. One fresh PostgreSQL database (migrated) and one Redis key prefix for the whole command.
- * 2. Seeding, in this process, through the product's own storage layer (PgStorage, as svc_app):
+ * 2. Seeding (seed.ts), in this process, through the product's own storage layer (PgStorage, as svc_app):
  *    the tenant records, their signing keys and one confidential client_credentials client each.
  *    Bench-only shortcut: the key pairs come from a small pool generated once (RSA-2048 takes
  *    ~100 ms to generate) and are shared between tenants, each copy sealed for its own tenant with
  *    the product's Sealer (AAD `<tenant>:<kid>`) under the SVC_ENCRYPTION_KEY the product gets. The
  *    cost measured on a cold start is reading, unsealing and importing keys, not generating them.
  * 3. Per setting: the product (`node dist/src/main.js`, NODE_ENV=production, multi-tenant) is
- *    started as a child process with the setting, warmed up, then autocannon drives
+ *    started as a child process with the setting, warmed up, then the load driver (load.ts) drives
  *    client_credentials token requests (Basic auth, `resource`, `scope`), the tenant of each
- *    request drawn from the Zipf distribution and named by the x-tenant-id header. A sample of the
+ *    request drawn from the Zipf distribution and named by the x-tenant-id header (tenant-fleet.ts
+ *    FleetTraffic). A sample of the
  *    answers is decoded: `iss` must be the tenant's issuer and `client_id` its client.
  * 4. Readings per measured window: req/s and latency (client), CPU per request (/proc/<pid>/stat),
  *    RSS (VmRSS sampled, VmHWM), event-loop delay, and from /metrics the pool's hits, misses and
@@ -77,8 +78,7 @@ const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ACTOR_CREATE_HISTOGRAM = 'svc_tenant_actor_create_seconds';
 
 // ---------------------------------------------------------------------------------------------
-// Options.
-
+// Options (bench/cli.ts).
 
 const COMMAND = defineCommand({
   usage: 'usage: node dist/bench/capacity.js [options]        (npm run bench:capacity -- [options])',
@@ -148,9 +148,6 @@ function drive(o: DriveOptions): Promise<Measurement> {
 
 // ---------------------------------------------------------------------------------------------
 // One setting: a product process, warm-up, measured window, readings.
-
-
-
 
 interface RunContext {
   db: ScratchDatabase;
