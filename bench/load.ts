@@ -15,6 +15,7 @@ import { machineBusyMicros, processCpuMicros, selfCpuMicros } from './cpu.js';
 import type { PlainResponse } from './http.js';
 import { memoryOf, type EventLoopDelay } from './probes.js';
 import type { ServerProcess } from './processes.js';
+import { round } from './report.js';
 
 /** What a feed changes in the next request of a connection. */
 export interface FedRequest {
@@ -129,8 +130,6 @@ export interface LoadOptions {
   /** Sample the server's VmRSS every this many ms during the window (Measurement.rssWindow). */
   rssSampleMs?: number;
 }
-
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /** A growing list of latencies (ms) and its percentiles. */
 class Samples {

@@ -16,7 +16,7 @@ import { evaluateGoals } from './goals.js';
 import { send } from './http.js';
 import { failures, measure, startBackground, stopBackground, type RunningLoadHandle } from './load.js';
 import { parseOptions, type BenchOptions } from './options.js';
-import { gitState } from './report.js';
+import { gitState, round } from './report.js';
 import { memoryOf } from './probes.js';
 import { killAllChildren, removeDir, startServer, type ServerProcess, type ServerSpec } from './processes.js';
 import { renderGoals, renderNotes, renderResources, renderServers, renderTable, saveRunReport, sideFailed, type RunReport, type ScenarioResult, type ServerSummary, type SideResult } from './run-report.js';
@@ -29,7 +29,6 @@ const LOGIN_CONNECTIONS = 16;
 /** How long a server idles after start before its memory is read. */
 const IDLE_SETTLE_MS = 2000;
 
-const round2 = (n: number) => Math.round(n * 100) / 100;
 const progress = (msg: string) => process.stderr.write(msg + '\n');
 
 /** The one-off check of a scenario's request, outside the load window (feeds supply and see it too). */
@@ -194,8 +193,8 @@ async function main(): Promise<number> {
         label: scenario.label,
         connections: Math.min(scenario.connections ?? opts.connections, opts.connections),
         product: p,
-        ratio: b && b.measured.rps > 0 ? round2(p.measured.rps / b.measured.rps) : null,
-        cpuRatio: b && p.measured.cpuMicrosPerRequest && b.measured.cpuMicrosPerRequest ? round2(b.measured.cpuMicrosPerRequest / p.measured.cpuMicrosPerRequest) : null,
+        ratio: b && b.measured.rps > 0 ? round(p.measured.rps / b.measured.rps) : null,
+        cpuRatio: b && p.measured.cpuMicrosPerRequest && b.measured.cpuMicrosPerRequest ? round(b.measured.cpuMicrosPerRequest / p.measured.cpuMicrosPerRequest) : null,
       };
       if (b) r.baseline = b;
       if (scenario.rate) r.rate = scenario.rate;
