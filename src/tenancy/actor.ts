@@ -67,9 +67,22 @@ interface BuiltProvider {
   userinfo: UserinfoSetup;
 }
 
+/**
+ * Client assertion keys and the jti replay store, per tenant state rather than per actor: they
+ * outlive the actor (a pool miss re-imports no client key and refetches no jwks_uri), and go with
+ * the state when keys or configuration change. Keyed by the state's client cache, one per state.
+ * ClientKeyCache keys its entries by what they were built from, so a changed client never
+ * verifies with its old keys (client-keys.ts).
+ */
+const assertionsByState = new WeakMap<TenantState['clients'], AssertionServices>();
+
 export class TenantActor implements OidcRouteHost, TenantHandle {
   readonly issuer: string;
-  readonly origin: URL;
+  /** The issuer as a URL, parsed on first use (the client_credentials path never needs it). */
+  get origin(): URL {
+    return (this.originUrl ??= new URL(this.issuer));
+  }
+  private originUrl: URL | undefined;
   readonly mountPath: string;
   /** Global config with this tenant's overrides (tenancy/config). */
   get config(): EffectiveConfig {
@@ -86,22 +99,43 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private built: Promise<BuiltProvider> | undefined;
   /** `built` once it resolved: what a synchronous answer (publicDocumentNow) can use. */
   private ready: BuiltProvider | undefined;
+  // What the client_credentials path never uses is made on first use, not with the actor: a pool
+  // miss builds only the fields below that are assigned in the constructor (issue 17 item 6).
   /** Serialised, coalesced reloads: change events and API calls never race to swap the state. */
-  private readonly refresh: SerialTask;
+  private get refresh(): SerialTask {
+    return (this.refreshTask ??= new SerialTask(async () => this.apply(await this.ctx.tenantStates.get(this.tenant))));
+  }
+  private refreshTask: SerialTask | undefined;
   private closed = false;
-  private readonly guard: LoginGuard;
+  private get guard(): LoginGuard {
+    return (this.loginGuard ??= new LoginGuard(this.ctx, () => this.config, (_tenant, user) => securityAlert(this.accountHost(), user, 'account_locked')));
+  }
+  private loginGuard: LoginGuard | undefined;
   private readonly authThrottle: AuthThrottle;
-  private readonly backchannel: BackchannelLogout;
-  private readonly devicePolls = devicePollGuard();
+  private get backchannel(): BackchannelLogout {
+    return (this.backchannelLogout ??= new BackchannelLogout(this.ctx, this.tenant, this.issuer, () => this.keys));
+  }
+  private backchannelLogout: BackchannelLogout | undefined;
+  private get devicePolls(): ReturnType<typeof devicePollGuard> {
+    return (this.devicePollState ??= devicePollGuard());
+  }
+  private devicePollState: ReturnType<typeof devicePollGuard> | undefined;
   /** Per-address and per-IP limits of the self-service forms. */
-  private readonly limiter: WindowLimiter;
+  private get limiter(): WindowLimiter {
+    return (this.windowLimiter ??= new WindowLimiter(this.ctx.redis?.client, `${this.ctx.config.redis.key_prefix}:${this.tenant}:limits`));
+  }
+  private windowLimiter: WindowLimiter | undefined;
   private readonly stylesheetPath: string;
   /** Derived on the first sign-in page, then kept (an HMAC per request otherwise). */
   private csrfKey: Buffer | undefined;
   /** The tenant's built-in first-party clients (clients/system-clients.ts), made on first use. */
   private readonly systemClients: Record<string, ClientRecord | undefined> = {};
-  /** Client assertion keys and jti replay store of the token endpoint fast paths. */
-  readonly assertions: AssertionServices;
+  /** Client assertion keys and jti replay store of the token endpoint fast paths (per tenant state, see above). */
+  get assertions(): AssertionServices {
+    let services = assertionsByState.get(this.clientCache);
+    if (!services) assertionsByState.set(this.clientCache, (services = assertionServices(this.ctx, this.tenant)));
+    return services;
+  }
   /** The tenant's API resources, read on first use; dropped with the state (a resource write reloads). */
   private resources: Promise<ResourceIndex> | undefined;
   /** Social login of the current config (built on first use, rebuilt when the config changes). */
@@ -115,15 +149,9 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   ) {
     this.apply(state);
     this.issuer = ctx.resolver.issuerOf(tenant);
-    this.origin = new URL(this.issuer);
     this.mountPath = ctx.config.oidc.path;
-    this.refresh = new SerialTask(async () => this.apply(await ctx.tenantStates.get(tenant)));
-    this.guard = new LoginGuard(ctx, () => this.config, (_tenant, user) => securityAlert(this.accountHost(), user, 'account_locked'));
     this.authThrottle = new AuthThrottle(ctx, tenant);
-    this.backchannel = new BackchannelLogout(ctx, tenant, this.issuer, () => this.keys);
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
-    this.assertions = assertionServices(ctx, tenant);
-    this.limiter = new WindowLimiter(ctx.redis?.client, `${ctx.config.redis.key_prefix}:${tenant}:limits`);
   }
 
   /**
@@ -491,10 +519,11 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     );
   }
 
-  async close(): Promise<void> {
+  /** Synchronous: an eviction on a pool miss costs no promise (pool.ts). */
+  close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.backchannel.close();
+    this.backchannelLogout?.close();
     this.built = undefined;
   }
 }

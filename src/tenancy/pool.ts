@@ -51,10 +51,18 @@ export class ActorPool<A extends PoolMember> {
   }
 
   private closeActor(tenant: string, actor: A): void {
-    const done: Promise<void> = Promise.resolve()
-      .then(() => actor.close())
-      .catch((err: unknown) => this.opts.onError?.(tenant, err))
-      .finally(() => this.closingActors.delete(done));
+    // A member that closes synchronously (TenantActor) costs no promise on every LRU eviction,
+    // which a full pool does on every miss (issue 17 item 6). It runs inside lru-cache's dispose,
+    // so a member's close must not call back into the pool (TenantActor's only clears its own state).
+    let closing: Promise<void> | void;
+    try {
+      closing = actor.close();
+    } catch (err) {
+      this.opts.onError?.(tenant, err);
+      return;
+    }
+    if (!closing) return;
+    const done: Promise<void> = closing.catch((err: unknown) => this.opts.onError?.(tenant, err)).finally(() => this.closingActors.delete(done));
     this.closingActors.add(done);
   }
 

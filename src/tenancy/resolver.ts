@@ -47,8 +47,16 @@ function hostName(req: RequestHeaders): string {
   return host.startsWith('[') ? host : host.replace(/:\d+$/, '');
 }
 
+/** Issuers remembered per tenant; past this many the memo starts over (it is only a cache). */
+const ISSUER_MEMO_MAX = 20_000;
+
 export class TenantResolver {
   private readonly baseHost: string;
+  /**
+   * issuerOf's answers: a URL parse per call was most of what building a tenant actor costs on a
+   * pool miss (issue 17 item 6), and the answer never changes for a tenant.
+   */
+  private readonly issuers = new Map<string, string>();
 
   constructor(private readonly config: Config) {
     this.baseHost = new URL(config.base_url).hostname.toLowerCase();
@@ -99,8 +107,14 @@ export class TenantResolver {
 
   /** Issuer of a tenant (CONTRACT.md): the base URL for `default`, its host prefixed by `<tenant>.` otherwise. */
   issuerOf(tenant: string): string {
-    const url = new URL(this.config.base_url);
-    if (tenant !== DEFAULT_TENANT) url.hostname = `${tenant}.${url.hostname}`;
-    return `${url.origin}${url.pathname.replace(/\/$/, '')}${this.config.oidc.path}`;
+    let issuer = this.issuers.get(tenant);
+    if (issuer === undefined) {
+      const url = new URL(this.config.base_url);
+      if (tenant !== DEFAULT_TENANT) url.hostname = `${tenant}.${url.hostname}`;
+      issuer = `${url.origin}${url.pathname.replace(/\/$/, '')}${this.config.oidc.path}`;
+      if (this.issuers.size >= ISSUER_MEMO_MAX) this.issuers.clear();
+      this.issuers.set(tenant, issuer);
+    }
+    return issuer;
   }
 }
