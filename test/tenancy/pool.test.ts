@@ -216,6 +216,29 @@ describe('ActorPool', () => {
     expect(h.pool.tenants()).toEqual(['b']);
   });
 
+  it('reports a close that throws synchronously through onError, and closes a synchronous member at once', async () => {
+    const errors: unknown[] = [];
+    const h = harness({
+      maxSize: 1,
+      create: async (tenant) =>
+        tenant === 'bad'
+          ? Object.assign(new FakeActor(tenant), {
+              close: () => {
+                throw new Error('sync boom');
+              },
+            })
+          : new FakeActor(tenant),
+      onError: (_tenant, err) => errors.push(err),
+    });
+    await h.pool.get('bad');
+    const b = await h.pool.get('b');
+    expect((errors[0] as Error | undefined)?.message).toBe('sync boom');
+    await h.pool.get('c');
+    // A synchronous close has run by the time the evicting get resolves (no microtask hop).
+    expect(b.closed).toBe(1);
+    expect(h.pool.tenants()).toEqual(['c']);
+  });
+
   it('close() closes every actor, waits for creations in progress and refuses new ones', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
