@@ -127,6 +127,9 @@ export interface SessionIndexFilter {
   clientId?: string;
 }
 
+/** Which grants listGrantIds returns: of an account, of a client, or both (never every grant). */
+export type GrantIndexFilter = { accountId: string; clientId?: string } | { accountId?: string; clientId: string };
+
 export interface OidcPayloadRepository {
   upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void>;
   find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined>;
@@ -142,6 +145,11 @@ export interface OidcPayloadRepository {
    * keeps one (Redis); with neither filter, every session, like listByModel(tenant, 'Session').
    */
   listSessions(tenant: TenantId, filter: SessionIndexFilter): Promise<OidcListedRow[]>;
+  /**
+   * Ids of the unexpired grants of an account and/or a client, from an index on every backend
+   * (migrations 070; Redis sorted sets), so no caller reads every Grant of a tenant.
+   */
+  listGrantIds(tenant: TenantId, filter: GrantIndexFilter): Promise<string[]>;
   /** Drops expired rows; returns how many. */
   sweepExpired(nowSeconds: number): Promise<number>;
 }

@@ -359,6 +359,30 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await s.oidc.listSessions('oidc-sessions-other', { accountId: 'alice' })).toEqual([]);
       });
 
+      it('lists grant ids by account, by client and both, from the indexes, following changes', async () => {
+        const gt = 'oidc-grants';
+        await s.oidc.upsert(gt, 'Grant', 'g1', { accountId: 'alice', clientId: 'app1' }, nowSec() + 60);
+        await s.oidc.upsert(gt, 'Grant', 'g2', { accountId: 'alice', clientId: 'app2' }, null);
+        await s.oidc.upsert(gt, 'Grant', 'g3', { accountId: 'bob', clientId: 'app1' }, nowSec() + 60);
+        await s.oidc.upsert(gt, 'Grant', 'g-dead', { accountId: 'alice', clientId: 'app1' }, nowSec() - 1);
+        await s.oidc.upsert(gt, 'Session', 'not-a-grant', { accountId: 'alice', clientId: 'app1', authorizations: { app1: {} } }, nowSec() + 60);
+        await s.oidc.upsert('oidc-grants-other', 'Grant', 'g-other', { accountId: 'alice', clientId: 'app1' }, nowSec() + 60);
+        const ids = async (f: Parameters<Storage['oidc']['listGrantIds']>[1]) => (await s.oidc.listGrantIds(gt, f)).sort();
+        expect(await ids({ accountId: 'alice' })).toEqual(['g1', 'g2']);
+        expect(await ids({ clientId: 'app1' })).toEqual(['g1', 'g3']);
+        expect(await ids({ accountId: 'alice', clientId: 'app2' })).toEqual(['g2']);
+        expect(await ids({ accountId: 'nobody' })).toEqual([]);
+        // A re-saved grant moves between index entries; revoked and destroyed grants leave them.
+        await s.oidc.upsert(gt, 'Grant', 'g1', { accountId: 'bob', clientId: 'app1' }, nowSec() + 60);
+        expect(await ids({ accountId: 'alice' })).toEqual(['g2']);
+        expect(await ids({ accountId: 'bob' })).toEqual(['g1', 'g3']);
+        await s.oidc.destroy(gt, 'Grant', 'g3');
+        await s.oidc.upsert(gt, 'AccessToken', 'at-g2', { grantId: 'g2', accountId: 'alice', clientId: 'app2' }, nowSec() + 60);
+        expect(await ids({ clientId: 'app1' })).toEqual(['g1']);
+        expect(await ids({ clientId: 'app2' })).toEqual(['g2']);
+        expect(await s.oidc.listGrantIds('oidc-grants-other', { accountId: 'bob' })).toEqual([]);
+      });
+
       it('lists unexpired rows of a model and sweeps expired ones of every tenant', async () => {
         const lt = 'oidc-list';
         await s.oidc.upsert(lt, 'Grant', 'g-live', { clientId: 'c' }, nowSec() + 60);
