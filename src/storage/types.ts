@@ -296,7 +296,8 @@ export interface UserRepository {
   findByEmail(tenant: TenantId, email: string): Promise<UserRecord | undefined>;
   list(tenant: TenantId, filter: UserFilter, page: PageRequest): Promise<Page<UserRecord>>;
   count(tenant: TenantId): Promise<number>;
-  update(tenant: TenantId, id: string, change: Partial<Omit<UserRecord, 'id' | 'created_at'>>, audit?: AuditEntry): Promise<UserRecord | undefined>;
+  /** `audit`: the entry (or entries: a sign-in writes two) stored in the update's transaction. */
+  update(tenant: TenantId, id: string, change: Partial<Omit<UserRecord, 'id' | 'created_at'>>, audit?: AuditEntry | readonly AuditEntry[]): Promise<UserRecord | undefined>;
 }
 
 /** Failed sign-in attempts, for the brute-force guard (CONTRACT.md). */

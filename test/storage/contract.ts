@@ -632,6 +632,20 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         await expect(s.users.update(T, u.id, { nickname: 'changed' }, auditEntry('taken-id', { type: 'user.updated' }))).rejects.toThrow();
         expect((await s.users.get(T, u.id))?.nickname).toBe(u.nickname);
       });
+
+      it('stores several entries with one user write (a sign-in), or none of them and no change', async () => {
+        const u = user();
+        await s.users.create(T, u);
+        const stamp = new Date().toISOString();
+        await s.users.update(T, u.id, { last_login_at: stamp }, [auditEntry('si-login', { type: 'login' }), auditEntry('si-session', { type: 'session.created' })]);
+        expect((await s.users.get(T, u.id))?.last_login_at).toBe(stamp);
+        expect(await s.audit.get(T, 'si-login')).toMatchObject({ type: 'login' });
+        expect(await s.audit.get(T, 'si-session')).toMatchObject({ type: 'session.created' });
+        // The second entry cannot be written: the first is not kept, nor the change.
+        await expect(s.users.update(T, u.id, { last_login_at: null }, [auditEntry('si-login-2', { type: 'login' }), auditEntry('taken-id', { type: 'session.created' })])).rejects.toThrow();
+        expect((await s.users.get(T, u.id))?.last_login_at).toBe(stamp);
+        expect(await s.audit.get(T, 'si-login-2')).toBeUndefined();
+      });
     });
 
     describe('login attempts', () => {

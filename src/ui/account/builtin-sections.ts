@@ -5,8 +5,8 @@
  */
 import QRCode from 'qrcode';
 import { ProblemError } from '../../http/problem.js';
-import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../oidc/mfa.js';
-import { generateTotpSecret, otpauthUri } from '../../oidc/totp.js';
+import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../users/mfa.js';
+import { generateTotpSecret, otpauthUri } from '../../users/totp.js';
 import { findSessions, getSession, revokeSession, sessionTtl } from '../../sessions/store.js';
 import { updateUser } from '../../users/operations.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
@@ -244,8 +244,7 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
       if (!code) return enrollView(v, secret, 400, t('mfa.enter_code'));
       const check = await checkTotp(host.ctx, host.tenant, user.id, secret, code);
       if (check !== 'ok') return enrollView(v, secret, 400, t(check === 'replayed' ? 'mfa.enroll.code_used' : 'mfa.enroll.code_invalid'));
-      const codes = await enableTotp(host.ctx, host.tenant, user.id, secret);
-      await host.ctx.audit.record(host.tenant, { type: 'mfa_enabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: ['totp'] } });
+      const codes = await enableTotp(host.ctx, host.tenant, user.id, secret, { type: 'mfa_enabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: ['totp'] } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
       return codesPage(v, codes);
     },
@@ -254,8 +253,7 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
       const user = v.session.user;
       if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
       if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_recovery_codes'))) return { error: v.ui.t('account.password.wrong'), status: 401 };
-      const codes = await regenerateRecoveryCodes(host.ctx, host.tenant, user.id);
-      await host.ctx.audit.record(host.tenant, { type: 'mfa_recovery_codes_regenerated', status: 'success', ...who(v), details: { user_id: user.id } });
+      const codes = await regenerateRecoveryCodes(host.ctx, host.tenant, user.id, { type: 'mfa_recovery_codes_regenerated', status: 'success', ...who(v), details: { user_id: user.id } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
       return codesPage(v, codes);
     },
@@ -264,8 +262,7 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
       const user = v.session.user;
       if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
       if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_disable'))) return { error: v.ui.t('account.password.wrong'), status: 401 };
-      await disableTotp(host.ctx, host.tenant, user.id);
-      await host.ctx.audit.record(host.tenant, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: user.mfa_methods, by: 'user' } });
+      await disableTotp(host.ctx, host.tenant, user.id, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: user.mfa_methods, by: 'user' } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
       v.session.user = (await host.ctx.storage.users.get(host.tenant, user.id)) ?? user;
       return { notice: v.ui.t('account.mfa.disabled') };
