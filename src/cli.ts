@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { createCliLogger } from './log.js';
 import { buildContext } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
-import { ProblemError } from './http/problem.js';
+import { ProblemError, toProblem } from './http/problem.js';
 import { ensureKeys } from './keys/keystore.js';
 import { clientMetadata, createClient, presentClient } from './clients/operations.js';
 import { clientCreateSchema } from './clients/schema.js';
@@ -170,7 +170,8 @@ async function clientsCreate(args: string[]): Promise<void> {
       });
       process.stdout.write(JSON.stringify(presentClient(record, secret), null, 2) + '\n');
     } catch (err) {
-      if (err instanceof ProblemError) fail(`${err.detail}`);
+      const problem = toProblem(err);
+      if (problem) fail(problem.detail);
       throw err;
     }
   });
@@ -229,7 +230,8 @@ async function usersCreate(args: string[]): Promise<void> {
       const user = await createUser({ ctx, tenant, config: tenantConfig, by: { user_agent: 'svc-cli' } }, input.data);
       process.stdout.write(JSON.stringify(presentUser(user), null, 2) + '\n');
     } catch (err) {
-      if (err instanceof ProblemError) fail(problemText(err));
+      const problem = toProblem(err);
+      if (problem) fail(problemText(problem));
       throw err;
     }
   });
@@ -246,7 +248,8 @@ async function tenantsCreate(args: string[]): Promise<void> {
       const tenant = await createTenant(ctx, input.data);
       process.stdout.write(JSON.stringify({ ...presentTenant(tenant), issuer: ctx.resolver.issuerOf(tenant.slug) }, null, 2) + '\n');
     } catch (err) {
-      if (err instanceof ProblemError) fail(problemText(err));
+      const problem = toProblem(err);
+      if (problem) fail(problemText(problem));
       throw err;
     }
   });

@@ -5,7 +5,7 @@
  */
 import QRCode from 'qrcode';
 import { ACCOUNT_CLIENT_ID, ADMIN_CLIENT_ID } from '../../clients/system-clients.js';
-import { ProblemError } from '../../http/problem.js';
+import { toProblem } from '../../http/problem.js';
 import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../users/mfa.js';
 import { generateTotpSecret, otpauthUri } from '../../users/totp.js';
 import { findSessions, getSession, revokeSession, sessionTtl } from '../../sessions/store.js';
@@ -86,8 +86,9 @@ ${field('username', t('account.profile.username'), u.username, 'nickname')}`,
         v.session.user = updated;
         return { notice: v.ui.t('account.saved') };
       } catch (err) {
-        if (!(err instanceof ProblemError) || err.status >= 500) throw err;
-        const reason = (err.extra.errors ?? []).map((e) => `${e.field}: ${e.message}`).join('; ') || err.detail;
+        const problem = toProblem(err);
+        if (!problem || problem.status >= 500) throw err;
+        const reason = (problem.extra.errors ?? []).map((e) => `${e.field}: ${e.message}`).join('; ') || problem.detail;
         return { error: v.ui.t('account.profile.invalid', { reason }) };
       }
     },
