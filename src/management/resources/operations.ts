@@ -3,7 +3,6 @@
  * instance (the actor reloads, so its provider and resource index are rebuilt) and on the others
  * through the tenant's config:changed event (section `resources`), like a configuration change.
  */
-import { pathParam } from '../../http/router.js';
 import { randomBytes } from 'node:crypto';
 import { configChangedChannel, type ConfigChangedEvent } from '../../events/bus.js';
 import { conflict, notFound, validation } from '../../http/problem.js';
@@ -96,7 +95,7 @@ export const resourceOperations: Operation[] = [
   op({
     method: 'GET', path: '/api/v1/resources/:id', scope: 'svc:resources:read', rateClass: 'read', tag: 'resources', summary: 'Get an API resource',
     success: { status: 200, schema: dataEnvelope(resourceResponse) },
-    handler: async (call) => sendJson(200, one({ data: present(await mustGet(call, pathParam(call.req, 'id'))) })),
+    handler: async (call) => sendJson(200, one({ data: present(await mustGet(call, call.params.id)) })),
   }),
   op({
     method: 'PATCH', path: '/api/v1/resources/:id', scope: 'svc:resources:write', rateClass: 'write', tag: 'resources', summary: 'Change the supplied fields of an API resource (the identifier is fixed)',
@@ -104,7 +103,7 @@ export const resourceOperations: Operation[] = [
     success: { status: 200, schema: dataEnvelope(resourceResponse) },
     errors: [422],
     handler: async (call) => {
-      const existing = await mustGet(call, pathParam(call.req, 'id'));
+      const existing = await mustGet(call, call.params.id);
       const { identifier, id: _id, created_at: _c, updated_at: _u, ...fields } = call.body;
       if (identifier !== undefined && identifier !== existing.identifier) {
         throw validation([{ field: 'identifier', message: 'cannot be changed (tokens and grants name it); create another resource' }]);
@@ -122,7 +121,7 @@ export const resourceOperations: Operation[] = [
     method: 'DELETE', path: '/api/v1/resources/:id', scope: 'svc:resources:delete', rateClass: 'delete', tag: 'resources', summary: 'Delete an API resource (its tokens stop being issued)',
     success: { status: 204 },
     handler: async (call) => {
-      const id = pathParam(call.req, 'id');
+      const id = call.params.id;
       if (!(await call.ctx.storage.resources.delete(call.tenant, id))) throw notFound(`Resource ${id} not found`);
       await resourcesChanged(call);
       await call.audit({ type: 'resource.deleted', details: { resource_id: id } });
