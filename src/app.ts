@@ -1,6 +1,10 @@
 /**
  * Composition root: builds the shared services from the parsed config, the actor pool, the
  * routes, and the front door. `startApp` is what main.ts, the CLI and the tests call.
+ *
+ * Over 300 lines, on purpose: the composition root is the one place every service is built and
+ * wired to the front door; cutting it in parts would spread the order of construction and of
+ * shutdown, which matters, over several files.
  */
 import { Mailer } from './mail/mailer.js';
 import { performance } from 'node:perf_hooks';

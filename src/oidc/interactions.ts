@@ -3,6 +3,11 @@
  * in the worker pool, brute-force guard), the second step for users with two-step verification
  * (TOTP or a recovery code), consent (skipped for first-party clients), abort.
  * Every form carries a CSRF token bound to the interaction.
+ *
+ * Over 300 lines, on purpose: the steps of one interaction share request-scoped helpers (the
+ * page renderer, the CSRF check, the audit source, `complete`); a file per step would have to pass
+ * a dozen closures around. What is not interaction flow lives elsewhere: the writes to the user in
+ * users/sign-in.ts and users/mfa.ts, the pages in src/ui, passkey steps in passkey-steps.ts.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type Provider from 'oidc-provider';
