@@ -25,6 +25,7 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   private readonly revokeStmt;
   private readonly listStmt;
   private readonly sessionsStmt;
+  private readonly sessionsByAccountStmt;
   private readonly grantsByAccountStmt;
   private readonly grantsByClientStmt;
   private readonly sweepStmt;
@@ -48,10 +49,20 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     );
     // The account filter reads oidc_payloads_session_account (migration 070); a client is a key of
     // `authorizations`, filtered in SQL over the account's (or the tenant's) sessions.
-    this.sessionsStmt = db.prepare<[{ tenant: string; now: number; account: string | null; client: string | null }], { id: string; payload: string; expires_at: number | null }>(
+    type SessionQuery = [{ tenant: string; now: number; account: string | null; client: string | null }];
+    type SessionRow = { id: string; payload: string; expires_at: number | null };
+    this.sessionsStmt = db.prepare<SessionQuery, SessionRow>(
       `SELECT id, payload, expires_at FROM oidc_payloads
        WHERE tenant_id = @tenant AND model = 'Session' AND (expires_at IS NULL OR expires_at > @now)
          AND (@account IS NULL OR json_extract(payload, '$.accountId') = @account)
+         AND (@client IS NULL OR EXISTS (SELECT 1 FROM json_each(payload, '$.authorizations') WHERE json_each.key = @client))`,
+    );
+    // SQLite plans before it sees the parameters, so `@account IS NULL OR ...` could not use the
+    // index: with an account, this statement names it.
+    this.sessionsByAccountStmt = db.prepare<SessionQuery, SessionRow>(
+      `SELECT id, payload, expires_at FROM oidc_payloads INDEXED BY oidc_payloads_session_account
+       WHERE tenant_id = @tenant AND model = 'Session' AND json_extract(payload, '$.accountId') = @account
+         AND (expires_at IS NULL OR expires_at > @now)
          AND (@client IS NULL OR EXISTS (SELECT 1 FROM json_each(payload, '$.authorizations') WHERE json_each.key = @client))`,
     );
     // The expressions and the literal model match the partial indexes of migration 070.
@@ -111,7 +122,8 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   }
 
   async listSessions(tenant: TenantId, filter: SessionIndexFilter) {
-    return this.sessionsStmt
+    const stmt = filter.accountId !== undefined ? this.sessionsByAccountStmt : this.sessionsStmt;
+    return stmt
       .all({ tenant, now: nowSec(), account: filter.accountId ?? null, client: filter.clientId ?? null })
       .map((r) => ({ id: r.id, payload: JSON.parse(r.payload) as Record<string, unknown>, expires_at: r.expires_at }));
   }
