@@ -84,6 +84,7 @@ function bindAll(repo: OidcPayloadRepository): OidcPayloadRepository {
     listByModel: repo.listByModel.bind(repo),
     listSessions: repo.listSessions.bind(repo),
     listGrantIds: repo.listGrantIds.bind(repo),
+    countLive: repo.countLive.bind(repo),
     sweepExpired: repo.sweepExpired.bind(repo),
   };
 }

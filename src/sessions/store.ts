@@ -127,6 +127,11 @@ export async function countClientActivity(repo: OidcPayloadRepository, tenant: T
   return { sessions: sessions.length, grants: grants.length };
 }
 
+/** How many live grants the tenant holds (the tenant statistics), counted where they are stored. */
+export function countGrants(repo: OidcPayloadRepository, tenant: TenantId): Promise<number> {
+  return repo.countLive(tenant, 'Grant');
+}
+
 /** One page of an in-memory, already sorted list, with the same shape the repositories return. */
 export function pageOf<T>(items: T[], key: (item: T) => [string, string], page: { limit: number; after?: { created_at: string; id: string }; include_count: boolean }) {
   const after = page.after;

@@ -66,6 +66,8 @@ export interface OidcPayloadRepository {
    * (migrations 070; Redis sorted sets), so no caller reads every Grant of a tenant.
    */
   listGrantIds(tenant: TenantId, filter: GrantIndexFilter): Promise<string[]>;
+  /** How many unexpired rows of a model the tenant has, without reading them. */
+  countLive(tenant: TenantId, model: string): Promise<number>;
   /** Drops expired rows; returns how many. */
   sweepExpired(nowSeconds: number): Promise<number>;
 }

@@ -381,6 +381,10 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await ids({ clientId: 'app1' })).toEqual(['g1']);
         expect(await ids({ clientId: 'app2' })).toEqual(['g2']);
         expect(await s.oidc.listGrantIds('oidc-grants-other', { accountId: 'bob' })).toEqual([]);
+        // Counted without reading them: g1 and g2 live (g3 destroyed, g-dead expired), per tenant.
+        expect(await s.oidc.countLive(gt, 'Grant')).toBe(2);
+        expect(await s.oidc.countLive('oidc-grants-other', 'Grant')).toBe(1);
+        expect(await s.oidc.countLive('oidc-grants-none', 'Grant')).toBe(0);
       });
 
       it('lists unexpired rows of a model and sweeps expired ones of every tenant', async () => {

@@ -186,6 +186,8 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
     expect(await repo.listGrantIds(gt, { clientId: 'web' })).toEqual([]);
     expect((await repo.listGrantIds(gt, { clientId: 'spa' })).sort()).toEqual(['g-a-spa', 'g-b-web']);
     expect(await repo.listGrantIds(`${gt}-other`, { accountId: 'alice' })).toEqual([]);
+    expect(await repo.countLive(gt, 'Grant')).toBe(2);
+    expect(await repo.countLive(gt, 'Session')).toBe(1);
   });
 
   it('isolates tenants on every method', async () => {

@@ -97,6 +97,13 @@ export class PgOidcPayloads implements OidcPayloadRepository {
     return rows.map((r) => r.id);
   }
 
+  async countLive(tenant: TenantId, model: string): Promise<number> {
+    const { rows } = await this.db.withTenant(tenant, (q) =>
+      q<{ n: string }>(`SELECT count(*) AS n FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND ${LIVE}`, [tenant, model, nowSec()]),
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
   /**
    * Cross-tenant: the service role sees one tenant at a time, so this goes through the
    * svc_sweep_oidc_payloads function (migrations/postgresql/002), which may delete only rows the

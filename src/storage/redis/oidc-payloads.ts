@@ -158,6 +158,12 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
     return both ? first!.filter((id) => both.has(id)) : first!;
   }
 
+  async countLive(tenant: TenantId, model: string): Promise<number> {
+    if (!MODEL.test(model)) throw new Error(`invalid oidc model: ${JSON.stringify(model)}`);
+    const key = `${this.index(tenant)}model:${model}`;
+    return redisCall(() => this.redis.zcount(key, `(${nowSec()}`, '+inf'));
+  }
+
   /** Ids of an index whose score (expiry) is still ahead. */
   private liveIds(index: string): Promise<string[]> {
     return redisCall(() => this.redis.zrangebyscore(index, `(${nowSec()}`, '+inf'));

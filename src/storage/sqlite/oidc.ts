@@ -27,6 +27,7 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   private readonly sessionsStmt;
   private readonly sessionsByAccountStmt;
   private readonly grantsByAccountStmt;
+  private readonly countStmt;
   private readonly grantsByClientStmt;
   private readonly sweepStmt;
 
@@ -77,6 +78,9 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
        WHERE tenant_id = @tenant AND model = 'Grant' AND json_extract(payload, '$.clientId') = @client
          AND (expires_at IS NULL OR expires_at > @now) AND @account IS NULL`,
     ).pluck();
+    this.countStmt = db
+      .prepare<[string, string, number], number>('SELECT count(*) FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND (expires_at IS NULL OR expires_at > ?)')
+      .pluck();
     this.sweepStmt = db.prepare('DELETE FROM oidc_payloads WHERE expires_at IS NOT NULL AND expires_at <= ?');
   }
 
@@ -131,6 +135,10 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   async listGrantIds(tenant: TenantId, filter: GrantIndexFilter): Promise<string[]> {
     const params = { tenant, now: nowSec(), account: filter.accountId ?? null, client: filter.clientId ?? null };
     return (params.account !== null ? this.grantsByAccountStmt : this.grantsByClientStmt).all(params);
+  }
+
+  async countLive(tenant: TenantId, model: string): Promise<number> {
+    return this.countStmt.get(tenant, model, nowSec()) ?? 0;
   }
 
   async sweepExpired(now: number): Promise<number> {
