@@ -448,12 +448,12 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const whoUser = { username: user.email, user_id: user.id, ...who };
       if (form.has('credential')) {
         if (!passkeys) return enrolment(404, user.id, t('passkey.unavailable'));
-        const outcome = await completeRegistration(ctx, tenant, host.relyingParty, user, enrolmentBinding(tenant, uid, user.id), form.get('credential') ?? '', '');
+        const enabled = (c: { id: string }): AuditEvent => ({ type: 'mfa_enabled', status: 'success', ...whoUser, details: { user_id: user.id, method: 'webauthn', credential_id: c.id, at: 'sign_in' } });
+        const outcome = await completeRegistration(ctx, tenant, host.relyingParty, user, enrolmentBinding(tenant, uid, user.id), form.get('credential') ?? '', '', enabled);
         if (!outcome.ok) {
           await ctx.audit.record(tenant, { type: 'mfa_enrollment_failed', status: 'failed', ...whoUser, details: { user_id: user.id, method: 'webauthn', reason: outcome.reason } });
           return enrolment(400, user.id, t(outcome.reason === 'duplicate' ? 'passkey.duplicate' : 'passkey.invalid'));
         }
-        await ctx.audit.record(tenant, { type: 'mfa_enabled', status: 'success', ...whoUser, details: { user_id: user.id, method: 'webauthn', credential_id: outcome.credential.id, at: 'sign_in' } });
         return complete(user, ['pwd', passkeyAmr(outcome.credential), 'mfa'], 'password+webauthn');
       }
       if (!host.mfa.totp_enabled) return enrolment(404, user.id, t('mfa.totp_unavailable'));

@@ -1122,6 +1122,19 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect((await s.webauthn.getCredential(acme, a.id))!.user_id).toBe('wa-user-1');
       });
 
+      it('stores a passkey with its audit entry, and neither when the credential ID is taken', async () => {
+        const a = cred({ user_id: 'wa-audited' });
+        await s.webauthn.createCredential(acme, a, auditEntry('wa-enabled', { type: 'mfa_enabled', tenant_id: acme }));
+        expect(await s.webauthn.getCredential(acme, a.id)).toEqual(a);
+        expect(await s.audit.get(acme, 'wa-enabled')).toMatchObject({ type: 'mfa_enabled' });
+        await expect(s.webauthn.createCredential(acme, cred({ id: a.id, user_id: 'wa-other' }), auditEntry('wa-ghost', { type: 'mfa_enabled', tenant_id: acme }))).rejects.toBeInstanceOf(UniqueViolation);
+        expect(await s.audit.get(acme, 'wa-ghost')).toBeUndefined();
+        // The entry cannot be written (its id is taken): the passkey is not kept either.
+        const b = cred({ user_id: 'wa-audited' });
+        await expect(s.webauthn.createCredential(acme, b, auditEntry('wa-enabled', { type: 'mfa_enabled', tenant_id: acme }))).rejects.toThrow();
+        expect(await s.webauthn.getCredential(acme, b.id)).toBeUndefined();
+      });
+
       it('renames and deletes only the owner\'s passkey', async () => {
         const a = cred({ user_id: 'wa-owner' });
         await s.webauthn.createCredential(acme, a);

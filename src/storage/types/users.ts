@@ -123,7 +123,8 @@ export interface WebauthnChallengeRecord {
 
 export interface WebauthnRepository {
   /** Throws UniqueViolation('id') when the credential ID is already registered in the tenant. */
-  createCredential(tenant: TenantId, record: WebauthnCredentialRecord): Promise<void>;
+  /** Stores a passkey; `audit`, when given, is written in the same transaction. */
+  createCredential(tenant: TenantId, record: WebauthnCredentialRecord, audit?: AuditEntry): Promise<void>;
   getCredential(tenant: TenantId, id: string): Promise<WebauthnCredentialRecord | undefined>;
   /** A user's passkeys, oldest first. */
   listCredentials(tenant: TenantId, userId: string): Promise<WebauthnCredentialRecord[]>;
