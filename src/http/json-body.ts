@@ -3,7 +3,7 @@
  * into its own error shape (problem+json for the Management API, an RFC 7591 error for dynamic
  * registration).
  */
-import { JsonTooDeep, parseJson, tooDeepMember } from './json.js';
+import { JsonTooDeep, parseJson } from './json.js';
 import type { HttpRequest } from './types.js';
 
 export type JsonBody =
@@ -24,7 +24,7 @@ export function readJsonBody(req: Pick<HttpRequest, 'headers' | 'body'>): JsonBo
   try {
     value = parseJson(text);
   } catch (err) {
-    if (err instanceof JsonTooDeep) return { ok: false, reason: 'too-deep', detail: err.message, member: tooDeepMember(text, err.limit) };
+    if (err instanceof JsonTooDeep) return { ok: false, reason: 'too-deep', detail: err.message, member: err.member };
     return { ok: false, reason: 'syntax' };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not-object' };

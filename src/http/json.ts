@@ -7,80 +7,80 @@
 export const MAX_JSON_DEPTH = 64;
 
 export class JsonTooDeep extends Error {
-  constructor(readonly limit: number) {
+  /** The top-level member whose value nests too deep (undefined for a top-level array). */
+  constructor(
+    readonly limit: number,
+    readonly member?: string,
+  ) {
     super(`JSON nested deeper than ${limit} levels`);
     this.name = 'JsonTooDeep';
   }
 }
 
-/** The deepest nesting of objects and arrays in `text` (brackets inside strings do not count). */
-export function jsonDepth(text: string, stopAbove = Infinity): number {
+interface DepthScan {
+  /** The deepest nesting seen (stops counting once past `stopAbove`). */
+  depth: number;
+  /** The top-level member being read when the scan stopped, when the document is an object. */
+  member: string | undefined;
+}
+
+/**
+ * The one pass over JSON text: nesting depth, brackets inside strings ignored, stopping once past
+ * `stopAbove`. It notes the top-level member names of an object document as it goes, so a
+ * too-deep body can be refused naming its field without a second scan.
+ */
+function scanDepth(text: string, stopAbove: number): DepthScan {
   let depth = 0;
   let max = 0;
   let inString = false;
+  let stringStart = -1;
+  let member: string | undefined;
+  let topLevelArray = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) {
-        max = depth;
-        if (max > stopAbove) return max;
-      }
-    } else if (c === 0x7d || c === 0x5d) {
-      depth--;
-    }
-  }
-  return max;
-}
-
-/**
- * The top-level member whose value nests deeper than `limit` in an object document, or undefined
- * (a top-level array, or no member too deep): so a too-deep body is refused naming its field.
- * One pass like jsonDepth; the member name is decoded from its JSON string literal.
- */
-export function tooDeepMember(text: string, limit = MAX_JSON_DEPTH): string | undefined {
-  let depth = 0;
-  let inString = false;
-  let stringStart = -1;
-  let lastKey: string | undefined;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
       else if (c === 0x22) {
         inString = false;
-        // A string directly inside the top-level object followed by ':' is a member name.
-        if (depth === 1) {
+        // A string directly inside the top-level object and followed by ':' is a member name.
+        if (depth === 1 && !topLevelArray) {
           let j = i + 1;
           while (j < text.length && /\s/.test(text[j]!)) j++;
-          if (text[j] === ':') {
-            try {
-              lastKey = JSON.parse(text.slice(stringStart, i + 1)) as string;
-            } catch {
-              lastKey = undefined;
-            }
-          }
+          if (text[j] === ':') member = memberName(text.slice(stringStart, i + 1));
         }
       }
     } else if (c === 0x22) {
       inString = true;
       stringStart = i;
     } else if (c === 0x7b || c === 0x5b) {
-      if (depth === 0 && c === 0x5b) return undefined;
-      if (++depth > limit) return lastKey;
+      if (depth === 0) topLevelArray = c === 0x5b;
+      if (++depth > max) {
+        max = depth;
+        if (max > stopAbove) break;
+      }
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
     }
   }
-  return undefined;
+  return { depth: max, member: topLevelArray ? undefined : member };
+}
+
+function memberName(literal: string): string | undefined {
+  try {
+    return JSON.parse(literal) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The deepest nesting of objects and arrays in `text` (brackets inside strings do not count). */
+export function jsonDepth(text: string, stopAbove = Infinity): number {
+  return scanDepth(text, stopAbove).depth;
 }
 
 /** JSON.parse that throws JsonTooDeep past `maxDepth` and SyntaxError on malformed text. */
 export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
-  if (jsonDepth(text, maxDepth) > maxDepth) throw new JsonTooDeep(maxDepth);
+  const scan = scanDepth(text, maxDepth);
+  if (scan.depth > maxDepth) throw new JsonTooDeep(maxDepth, scan.member);
   return JSON.parse(text) as unknown;
 }

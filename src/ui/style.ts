@@ -15,6 +15,7 @@ label{display:block;font-weight:600;margin:16px 0 6px}
 input[type=email],input[type=password],input[type=text]{width:100%;padding:10px 12px;font:inherit;color:inherit;background:transparent;border:1px solid var(--border);border-radius:8px}
 input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid var(--link,var(--accent));outline-offset:2px}
 .actions{display:flex;gap:12px;margin-top:24px}
+form+p{margin-top:16px}
 button{flex:1;padding:10px 16px;font:inherit;font-weight:600;border-radius:8px;border:1px solid var(--border);background:transparent;color:inherit;cursor:pointer}
 button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-fg)}
 .error{color:var(--danger);font-weight:600}

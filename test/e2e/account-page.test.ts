@@ -145,6 +145,9 @@ describe('account page', () => {
     await page.reload();
     const sessions = page.getByRole('region', { name: 'Your sessions' }).getByRole('listitem');
     await expect(sessions.count()).resolves.toBe(2);
+    // Each session names its applications as the user knows them, not by client id.
+    await expect(sessions.first().textContent()).resolves.toContain('Applications: Account page');
+    await expect(sessions.first().textContent()).resolves.not.toContain('svc-account');
     const otherOne = sessions.filter({ hasNotText: 'This device' });
     await otherOne.getByRole('button', { name: 'End this session' }).click();
     await expect(page.locator('p.notice[role=status]').textContent()).resolves.toBe('The session has ended.');

@@ -21,6 +21,21 @@ describe('parseJson', () => {
     expect(() => parseJson('{"a":')).toThrow(SyntaxError);
   });
 
+  it('names the top-level member that nests too deep, read in the same pass', () => {
+    const member = (text: string) => {
+      try {
+        parseJson(text);
+      } catch (err) {
+        return err instanceof JsonTooDeep ? { member: err.member } : 'other';
+      }
+      return 'parsed';
+    };
+    expect(member(`{"a":1, "x\\u0041" : {"b":"]]"}, "jwks" :${nested(70)}}`)).toEqual({ member: 'jwks' });
+    expect(member(`{"a":"\\"jwks\\":","deep":${nested(70)}}`)).toEqual({ member: 'deep' });
+    // A top-level array has no member to name.
+    expect(member(`[{"a":${nested(70)}}]`)).toEqual({ member: undefined });
+  });
+
   it('a JWT or client assertion with a deep payload is not a JWT', () => {
     const token = `${b64('{"alg":"RS256"}')}.${b64(`{"sub":${nested(100_000)}}`)}.${b64('sig')}`;
     expect(decodeJwt(token)).toBeUndefined();

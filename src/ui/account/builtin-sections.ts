@@ -4,6 +4,7 @@
  * brute-force guard like a sign-in does.
  */
 import QRCode from 'qrcode';
+import { ACCOUNT_CLIENT_ID, ADMIN_CLIENT_ID } from '../../clients/system-clients.js';
 import { ProblemError } from '../../http/problem.js';
 import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../oidc/mfa.js';
 import { generateTotpSecret, otpauthUri } from '../../oidc/totp.js';
@@ -273,17 +274,35 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
   },
 });
 
+/**
+ * What a user recognises in a session: the applications' names (the built-in clients' in the
+ * page's language), not their client ids. A client deleted since falls back to its id.
+ */
+async function applicationNames(v: AccountVisit, ids: string[]): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  for (const id of new Set(ids)) {
+    if (id === ACCOUNT_CLIENT_ID) names.set(id, v.ui.t('account.sessions.app.account'));
+    else if (id === ADMIN_CLIENT_ID) names.set(id, v.ui.t('account.sessions.app.admin'));
+    else {
+      const name = (await v.host.ctx.storage.clients.get(v.host.tenant, id))?.metadata.client_name;
+      if (typeof name === 'string' && name !== '') names.set(id, name);
+    }
+  }
+  return names;
+}
+
 registerAccountSection({
   id: 'sessions',
   async render(v) {
     const { t } = v.ui;
     const { host } = v;
     const list = (await findSessions(host.ctx.storage.oidc, host.tenant, { username: v.session.user.id, active: true }, sessionTtl(host.config))).filter((s) => s.active);
+    const names = await applicationNames(v, list.flatMap((s) => s.client_ids));
     const when = (iso: string | null) => (iso ? `${new Intl.DateTimeFormat(t.lang, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso))} UTC` : '?');
     const items = list.map(
       (s) => html`<li>
 <p>${isThisSession(v.session, s.jti) ? html`<strong>${t('account.sessions.this')}</strong> ` : html``}${t('account.sessions.started', { time: when(s.created_at), last: when(s.last_active_at) })}</p>
-${s.client_ids.length ? html`<p>${t('account.sessions.apps', { apps: s.client_ids.join(', ') })}</p>` : html``}
+${s.client_ids.length ? html`<p>${t('account.sessions.apps', { apps: s.client_ids.map((id) => names.get(id) ?? id).join(', ') })}</p>` : html``}
 <form method="post" action="${ACCOUNT_PATH}">
 <input type="hidden" name="csrf_token" value="${v.csrf}">
 <input type="hidden" name="action" value="sessions.end">

@@ -227,6 +227,8 @@ export const de: Messages = {
   'account.sessions.this': "Dieses Gerät",
   'account.sessions.started': "Angemeldet am {time}, zuletzt aktiv am {last}",
   'account.sessions.apps': "Anwendungen: {apps}",
+  'account.sessions.app.account': "Kontoseite",
+  'account.sessions.app.admin': "Verwaltungskonsole",
   'account.sessions.end': "Diese Sitzung beenden",
   'account.sessions.ended': "Die Sitzung wurde beendet.",
   'account.alerts.heading': "Sicherheitswarnungen per E-Mail",

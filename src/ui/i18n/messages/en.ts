@@ -233,6 +233,8 @@ export const en = {
   'account.sessions.this': "This device",
   'account.sessions.started': "Signed in on {time}, last active on {last}",
   'account.sessions.apps': "Applications: {apps}",
+  'account.sessions.app.account': "Account page",
+  'account.sessions.app.admin': "Administration console",
   'account.sessions.end': "End this session",
   'account.sessions.ended': "The session has ended.",
   'account.alerts.heading': "Security alerts by e-mail",

@@ -227,6 +227,8 @@ export const es: Messages = {
   'account.sessions.this': "Este dispositivo",
   'account.sessions.started': "Sesión iniciada el {time}, última actividad el {last}",
   'account.sessions.apps': "Aplicaciones: {apps}",
+  'account.sessions.app.account': "Página de la cuenta",
+  'account.sessions.app.admin': "Consola de administración",
   'account.sessions.end': "Cerrar esta sesión",
   'account.sessions.ended': "La sesión se ha cerrado.",
   'account.alerts.heading': "Alertas de seguridad por correo",

@@ -227,6 +227,8 @@ export const fr: Messages = {
   'account.sessions.this': "Cet appareil",
   'account.sessions.started': "Connexion le {time}, dernière activité le {last}",
   'account.sessions.apps': "Applications : {apps}",
+  'account.sessions.app.account': "Page de compte",
+  'account.sessions.app.admin': "Console d’administration",
   'account.sessions.end': "Terminer cette session",
   'account.sessions.ended': "La session est terminée.",
   'account.alerts.heading': "Alertes de sécurité par e-mail",
