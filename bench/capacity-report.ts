@@ -3,13 +3,13 @@
  * and the self-contained HTML report (capacity.ts runs the settings).
  */
 import type { Options, SettingResult } from './capacity-types.js';
+import { OTHER_CPU_WARNING, barChart, esc, htmlPage, mb, pre, table } from './report.js';
 
-/** Percent of one core used by other processes above which a window is flagged. */
-export const OTHER_CPU_WARNING = 10;
+export { OTHER_CPU_WARNING };
+
 /** The recommendation: req/s within this fraction of the best setting counts as "as fast". */
 const WITHIN_BEST = 0.05;
 
-export const mb = (bytes: number | null) => (bytes === null ? '-' : (bytes / 1048576).toFixed(0));
 const num = (n: number | null, digits = 1) => (n === null ? '-' : n.toFixed(digits));
 const msCell = (n: number | null, over = false) => (n === null ? '-' : `${over ? '>' : ''}${n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : n.toFixed(0)}`);
 /** A server-side cold-start quantile: "<0.5" inside the first bucket, ">1000" beyond the last. */
@@ -28,13 +28,6 @@ function creationSplit(r: SettingResult): string {
   return `${pctOf(upTo(0.001))} / ${pctOf(total - upTo(0.05))}`;
 }
 export const ttlLabel = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
-
-export function table(header: string[], rows: string[][], alignLeft = 1): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => (i < alignLeft ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w)}:`)).join('|')}|`;
-  return [line(header), rule, ...rows.map(line)].join('\n');
-}
 
 export function renderResults(results: readonly SettingResult[]): string {
   const header = ['setting', 'pool', 'idle TTL', 'token req/s', '% of single', '% of single (CPU)', 'hit rate', 'cold p50 ms (srv)', 'cold p99 ms (srv)', 'cold p50 ms (cli)', 'p50 ms', 'p99 ms', 'p99.9 ms', 'CPU µs/req', 'RSS peak MB', 'RSS end MB', 'errors'];
@@ -198,59 +191,28 @@ export function recommend(results: readonly SettingResult[], opts: Options): Rec
 }
 
 // ---------------------------------------------------------------------------------------------
-// HTML: the same tables, and bar charts per setting (inline SVG, no scripts or external assets,
-// like html-report.ts).
+// HTML: bar charts per setting, then the printed output (report.ts lays it out).
 
-const esc = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-function barChart(title: string, unit: string, bars: Array<{ label: string; value: number | null; base: boolean }>, format: (n: number) => string): string {
-  const rows = bars.filter((b): b is { label: string; value: number; base: boolean } => b.value !== null && Number.isFinite(b.value));
-  if (!rows.length) return '';
-  const labelWidth = 200;
-  const chartWidth = 480;
-  const rowHeight = 22;
-  const max = Math.max(...rows.map((b) => b.value), 1e-9);
-  const parts = rows.map((b, i) => {
-    const y = 8 + i * rowHeight;
-    const w = Math.max(1, (b.value / max) * chartWidth);
-    return (
-      `<text x="${labelWidth - 8}" y="${y + 13}" text-anchor="end" class="l">${esc(b.label)}</text>` +
-      `<rect x="${labelWidth}" y="${y}" width="${w.toFixed(1)}" height="16" fill="${b.base ? '#9ca3af' : '#2563eb'}"><title>${esc(format(b.value))} ${esc(unit)}</title></rect>` +
-      `<text x="${(labelWidth + w + 4).toFixed(1)}" y="${y + 13}" class="v">${esc(format(b.value))}</text>`
-    );
-  });
-  return `<figure><figcaption>${esc(title)} <span class="unit">(${esc(unit)})</span></figcaption>
-<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + chartWidth + 80}" height="${rows.length * rowHeight + 12}" role="img" aria-label="${esc(title)}">${parts.join('')}</svg></figure>`;
-}
+const SERIES = [
+  { name: 'single tenant', color: '#9ca3af' },
+  { name: 'setting', color: '#2563eb' },
+] as const;
 
 export function renderHtml(title: string, text: string, results: readonly SettingResult[]): string {
-  const bars = (pick: (r: SettingResult) => number | null) => results.map((r) => ({ label: r.label, value: pick(r), base: r.single }));
+  // Grey: the single-tenant baseline runs; blue: the settings (each row has one bar of its kind).
+  const bars = (pick: (r: SettingResult) => number | null) => results.map((r) => ({ label: r.label, values: r.single ? [pick(r), null] : [null, pick(r)] }));
+  const chart = (t: string, unit: string, pick: (r: SettingResult) => number | null, format: (n: number) => string) => barChart(t, unit, SERIES, bars(pick), format);
   const charts = [
-    barChart('Token requests per second', 'req/s', bars((r) => r.rps), (n) => Math.round(n).toLocaleString('en-US')),
-    barChart('Share of single-tenant capacity by server CPU per request', '%', bars((r) => (r.single ? 100 : r.percentOfSingleCpu)), (n) => n.toFixed(0)),
-    barChart('Actor pool hit rate', '%', bars((r) => (r.single ? null : r.pool_.hitRate)), (n) => n.toFixed(1)),
-    barChart('Server CPU per request', 'µs', bars((r) => r.cpuMicrosPerRequest), (n) => n.toFixed(0)),
-    barChart('PostgreSQL CPU per request', 'µs', bars((r) => r.pgCpuMicrosPerRequest), (n) => n.toFixed(0)),
-    barChart('Latency p99', 'ms', bars((r) => r.latency.p99), (n) => msCell(n)),
-    barChart('Cold requests p99, client-side', 'ms', bars((r) => r.coldClient.p99), (n) => msCell(n)),
-    barChart('Resident memory, peak', 'MB', bars((r) => (r.rss.peakBytes === null ? null : r.rss.peakBytes / 1048576)), (n) => n.toFixed(0)),
+    chart('Token requests per second', 'req/s', (r) => r.rps, (n) => Math.round(n).toLocaleString('en-US')),
+    chart('Share of single-tenant capacity by server CPU per request', '%', (r) => (r.single ? 100 : r.percentOfSingleCpu), (n) => n.toFixed(0)),
+    chart('Actor pool hit rate', '%', (r) => (r.single ? null : r.pool_.hitRate), (n) => n.toFixed(1)),
+    chart('Server CPU per request', 'µs', (r) => r.cpuMicrosPerRequest, (n) => n.toFixed(0)),
+    chart('PostgreSQL CPU per request', 'µs', (r) => r.pgCpuMicrosPerRequest, (n) => n.toFixed(0)),
+    chart('Latency p99', 'ms', (r) => r.latency.p99, (n) => msCell(n)),
+    chart('Cold requests p99, client-side', 'ms', (r) => r.coldClient.p99, (n) => msCell(n)),
+    chart('Resident memory, peak', 'MB', (r) => (r.rss.peakBytes === null ? null : r.rss.peakBytes / 1048576), (n) => n.toFixed(0)),
   ].join('\n');
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#111;max-width:1500px}
-h1{font-size:20px}h2{font-size:16px;margin-top:28px}
-figure{margin:12px 0}figcaption{font-weight:600}.unit{font-weight:400;color:#555}
-svg text.l{font-size:12px}svg text.v{font-size:11px;fill:#333}
-pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
-</style></head><body>
-<h1>${esc(title)}</h1>
-<p>Grey: the single-tenant baseline runs; blue: the settings.</p>
-${charts}
-<h2>Output</h2>
-<pre>${esc(text)}</pre>
-</body></html>
-`;
+  return htmlPage(title, `<h1>${esc(title)}</h1>\n<p>Grey: the single-tenant baseline runs; blue: the settings.</p>\n${charts}\n<h2>Output</h2>\n${pre(text)}`);
 }
 
 export function failureCount(r: SettingResult): number {

@@ -1,4 +1,5 @@
 /** The shapes bench/capacity.ts measures and bench/capacity-report.ts renders (their own module, so neither imports the other). */
+import type { Latency } from './load.js';
 import type { HistogramSnapshot, TableActivity } from './tenant-fleet.js';
 
 export interface Options {
@@ -19,41 +20,6 @@ export interface Options {
   smoke: boolean;
   keepDb: boolean;
   resultsDir: string;
-}
-
-export interface Latency {
-  mean: number;
-  p50: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
-
-export interface WindowStats {
-  /** Completed responses (any status). */
-  requests: number;
-  seconds: number;
-  rps: number;
-  /** Answers with status 200. */
-  latency: Latency;
-  /** 200 answers whose tenant was not among the P most recently requested. */
-  coldClient: { requests: number; p50: number | null; p99: number | null };
-  errors: number;
-  timeouts: number;
-  /** Answers other than 200. */
-  unexpected: number;
-  statusCodes: Record<string, number>;
-  checked: number;
-  /** Checked answers whose token did not belong to the tenant asked (or was no token). */
-  wrong: number;
-  wrongExamples: string[];
-  tenantsTouched: number;
-  serverCpuMicros: number;
-  loadgenCpuMicros: number;
-  /** Machine busy time minus server and load generator (PostgreSQL and Redis included). */
-  otherCpuMicros: number;
-  /** Highest VmRSS sampled during the window (every 250 ms). */
-  maxRssBytes: number | null;
 }
 
 export interface Setting {
@@ -88,7 +54,8 @@ export interface SettingResult extends Setting {
     p99Below: number | null;
     buckets: HistogramSnapshot['buckets'];
   };
-  coldClient: WindowStats['coldClient'];
+  /** 200 answers whose tenant was not among the P most recently requested (client-side LRU mirror). */
+  coldClient: { requests: number; p50: number | null; p99: number | null };
   cpuMicrosPerRequest: number | null;
   loadgenCpuMicrosPerRequest: number | null;
   /** CPU of the PostgreSQL backends serving the product (its pool connections) per request. */

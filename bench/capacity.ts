@@ -8,16 +8,17 @@
  * the same) measured in the same command.
  *
  * 1. One fresh PostgreSQL database (migrated) and one Redis key prefix for the whole command.
- * 2. Seeding, in this process, through the product's own storage layer (PgStorage, as svc_app):
+ * 2. Seeding (seed.ts), in this process, through the product's own storage layer (PgStorage, as svc_app):
  *    the tenant records, their signing keys and one confidential client_credentials client each.
  *    Bench-only shortcut: the key pairs come from a small pool generated once (RSA-2048 takes
  *    ~100 ms to generate) and are shared between tenants, each copy sealed for its own tenant with
  *    the product's Sealer (AAD `<tenant>:<kid>`) under the SVC_ENCRYPTION_KEY the product gets. The
  *    cost measured on a cold start is reading, unsealing and importing keys, not generating them.
  * 3. Per setting: the product (`node dist/src/main.js`, NODE_ENV=production, multi-tenant) is
- *    started as a child process with the setting, warmed up, then autocannon drives
+ *    started as a child process with the setting, warmed up, then the load driver (load.ts) drives
  *    client_credentials token requests (Basic auth, `resource`, `scope`), the tenant of each
- *    request drawn from the Zipf distribution and named by the x-tenant-id header. A sample of the
+ *    request drawn from the Zipf distribution and named by the x-tenant-id header (tenant-fleet.ts
+ *    FleetTraffic). A sample of the
  *    answers is decoded: `iss` must be the tenant's issuer and `client_id` its client.
  * 4. Readings per measured window: req/s and latency (client), CPU per request (/proc/<pid>/stat),
  *    RSS (VmRSS sampled, VmHWM), event-loop delay, and from /metrics the pool's hits, misses and
@@ -28,39 +29,33 @@
  *    bench/results/capacity-<timestamp>.json and .html. Exit 1 when any request failed or any answer
  *    was wrong.
  */
-import autocannon from 'autocannon';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config/index.js';
-import { Sealer } from '../src/keys/sealer.js';
-import { PgStorage } from '../src/storage/postgresql/index.js';
-import { seed, type FleetTenant, type SeedReport } from './capacity-seed.js';
-import type { Latency, Options, Setting, SettingResult, WindowStats } from './capacity-types.js';
-import { OTHER_CPU_WARNING, failureCount, coldCell, goals, mb, recommend, renderDetails, renderGoals, renderHtml, renderResults, renderTables, table, ttlLabel } from './capacity-report.js';
-import { machineBusyMicros, processCpuMicros, selfCpuMicros } from './cpu.js';
+import { commandLine, defineCommand } from './cli.js';
+import type { Options, Setting, SettingResult } from './capacity-types.js';
+import { OTHER_CPU_WARNING, failureCount, coldCell, goals, recommend, renderDetails, renderGoals, renderHtml, renderResults, renderTables, ttlLabel } from './capacity-report.js';
+import { processCpuMicros } from './cpu.js';
+import { measure, type Measurement } from './load.js';
 import { EVENT_LOOP_RESOLUTION_MS, memoryOf } from './probes.js';
 import { killAllChildren, removeDir, startServer, type ServerProcess } from './processes.js';
-import { PRODUCT_BENCH_SETTINGS, PRODUCT_ENV_PREFIX } from './targets.js';
+import { gitState, mb, round, saveResults, stamp } from './report.js';
+import { seedFleet, type SeedReport } from './seed.js';
+import { createMigratedDatabase, purgeRedisPrefix, type ScratchDatabase } from './services.js';
+import { PRODUCT_BENCH_SETTINGS, productOverrides } from './targets.js';
 import {
-  FLEET_RESOURCE,
-  FLEET_SCOPE,
-  HOST,
+  FLEET_TOKEN_FORM,
+  FleetTraffic,
+  PG_SERVER,
   REDIS_URL,
   RecentTenants,
   TOKEN_PATH,
-  claimsOf,
   backendPids,
+  checkTokenAnswer,
   closeHttpAgent,
   cpuOfPids,
-  createFleetDatabase,
   databaseActivity,
-  tableActivity,
-  tableDelta,
   histogramDelta,
   histogramOf,
   histogramQuantileMs,
@@ -69,284 +64,93 @@ import {
   newRedisPrefix,
   poolCountersOf,
   poolDelta,
-  purgeRedisPrefix,
   scrapeMetrics,
   send,
   shuffledOrder,
-  stringField,
-  tenantIssuer,
+  tableActivity,
+  tableDelta,
   zipf,
   zipfTopShare,
-  type FleetDatabase,
-  type TableActivity,
-  type HistogramSnapshot,
+  type FleetTenant,
 } from './tenant-fleet.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ACTOR_CREATE_HISTOGRAM = 'svc_tenant_actor_create_seconds';
 
 // ---------------------------------------------------------------------------------------------
-// Options.
+// Options (bench/cli.ts).
 
-
-const USAGE = `usage: node dist/bench/capacity.js [options]        (npm run bench:capacity -- [options])
-  --tenants <n>             tenants seeded (default 10000; smoke 50)
-  --pool <a,b,...>          MULTI_TENANCY_PROVIDER_POOL_MAX_SIZE values (default 50,200,1000; smoke 10)
-  --idle-ttl <ms,...>       MULTI_TENANCY_PROVIDER_POOL_IDLE_TTL_MS values (default 1800000)
-  --cleanup-interval <ms>   MULTI_TENANCY_PROVIDER_POOL_CLEANUP_INTERVAL_MS (default 60000)
-                            every pool x idle-ttl combination is one setting
-  --seconds <s>             measured seconds per setting (default 20; smoke 2)
-  --warmup <s>              load before each measured window, discarded (default 5; smoke 1)
-  --connections <n>         concurrent keep-alive connections (default 50; smoke 10)
-  --zipf <s>                Zipf exponent of the traffic over the tenants (default 1.1)
-  --rss-budget-mb <mb>      memory budget of the recommendation (default 600)
-  --check-every <n>         decode and check one answer in n (iss, client_id; default 10)
-  --seed-concurrency <n>    parallel seeding transactions (default 16)
-  --no-prime                skip the priming pass: by default every tenant is requested once
-                            before the warm-up, so the window measures the steady state of an
-                            instance that has served every tenant before (its tenant state cache
-                            warm, MULTI_TENANCY_TENANT_CACHE_*); the pass's own rate is reported
-                            (first requests of tenants after a restart)
-  --smoke                   quick check: 50 tenants, pool 10, 2 s (explicit flags still win)
-  --keep-db                 keep the PostgreSQL database (its name is printed)
-  --results <dir>           where capacity-<timestamp>.json and .html go (default bench/results)
-  --help
-A single-tenant run (all requests to one tenant, the first pool and idle TTL) runs first and again
+const COMMAND = defineCommand({
+  usage: 'usage: node dist/bench/capacity.js [options]        (npm run bench:capacity -- [options])',
+  flags: {
+    tenants: { kind: 'number', help: 'tenants seeded', default: 10_000, smoke: 50 },
+    pool: { kind: 'numbers', help: 'MULTI_TENANCY_PROVIDER_POOL_MAX_SIZE values', default: [50, 200, 1000], smoke: [10] },
+    'idle-ttl': { kind: 'numbers', help: 'MULTI_TENANCY_PROVIDER_POOL_IDLE_TTL_MS values; every pool x idle-ttl combination is one setting', meta: '<ms,...>', default: [1_800_000] },
+    'cleanup-interval': { kind: 'number', help: 'MULTI_TENANCY_PROVIDER_POOL_CLEANUP_INTERVAL_MS', meta: '<ms>', default: 60_000 },
+    seconds: { kind: 'number', help: 'measured seconds per setting', meta: '<s>', default: 20, smoke: 2, min: 0.5, integer: false },
+    warmup: { kind: 'number', help: 'load before each measured window, discarded', meta: '<s>', default: 5, smoke: 1, min: 0, integer: false },
+    connections: { kind: 'number', help: 'concurrent keep-alive connections', default: 50, smoke: 10 },
+    zipf: { kind: 'number', help: 'Zipf exponent of the traffic over the tenants', meta: '<s>', default: 1.1, min: 0, integer: false },
+    'rss-budget-mb': { kind: 'number', help: 'memory budget of the recommendation', meta: '<mb>', default: 600 },
+    'check-every': { kind: 'number', help: 'decode and check one answer in n (iss, client_id)', default: 10 },
+    'seed-concurrency': { kind: 'number', help: 'parallel seeding transactions', default: 16 },
+    'no-prime': {
+      kind: 'boolean',
+      help: "skip the priming pass: by default every tenant is requested once before the warm-up, so the window measures the steady state of an instance that has served every tenant before (its tenant state cache warm, MULTI_TENANCY_TENANT_CACHE_*); the pass's own rate is reported (first requests of tenants after a restart)",
+    },
+    'keep-db': { kind: 'boolean', help: 'keep the PostgreSQL database (its name is printed)' },
+    results: { kind: 'string', help: 'where capacity-<timestamp>.json and .html go', meta: '<dir>', default: join(PROJECT_ROOT, 'bench', 'results') },
+  },
+  smoke: 'quick check: 50 tenants, pool 10, 2 s (explicit flags still win)',
+  notes: `A single-tenant run (all requests to one tenant, the first pool and idle TTL) runs first and again
 last: the mean of the two is the baseline of the "% of single" columns. Product settings can be added as for npm run
 bench: BENCH_PRODUCT_STORAGE_POSTGRESQL_POOL_MAX=20 starts the product with STORAGE_POSTGRESQL_POOL_MAX=20.
-example: node dist/bench/capacity.js --tenants 10000 --pool 50,200,1000 --idle-ttl 1800000 --seconds 20`;
+example: node dist/bench/capacity.js --tenants 10000 --pool 50,200,1000 --idle-ttl 1800000 --seconds 20`,
+});
 
-function numberOpt(name: string, raw: string | undefined, fallback: number, { integer = true, min = 1 } = {}): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got "${raw}"`);
-  return n;
-}
-
-function listOpt(name: string, raw: string | undefined, fallback: number[]): number[] {
-  if (raw === undefined || raw === '') return fallback;
-  const values = raw.split(',').map((s) => numberOpt(name, s.trim(), NaN));
-  return [...new Set(values)].sort((a, b) => a - b);
-}
-
-function parseOptions(argv: string[]): Options | 'help' {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      tenants: { type: 'string' },
-      pool: { type: 'string' },
-      'idle-ttl': { type: 'string' },
-      'cleanup-interval': { type: 'string' },
-      seconds: { type: 'string' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      zipf: { type: 'string' },
-      'rss-budget-mb': { type: 'string' },
-      'check-every': { type: 'string' },
-      'seed-concurrency': { type: 'string' },
-      'no-prime': { type: 'boolean', default: false },
-      smoke: { type: 'boolean', default: false },
-      'keep-db': { type: 'boolean', default: false },
-      results: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) return 'help';
-  const smoke = values.smoke === true;
+function parseOptions(argv: string[]): Options | number {
+  const v = commandLine(COMMAND, argv);
+  if (typeof v === 'number') return v;
   return {
-    tenants: numberOpt('tenants', values.tenants, smoke ? 50 : 10_000),
-    pools: listOpt('pool', values.pool, smoke ? [10] : [50, 200, 1000]),
-    idleTtls: listOpt('idle-ttl', values['idle-ttl'], [1_800_000]),
-    cleanupIntervalMs: numberOpt('cleanup-interval', values['cleanup-interval'], 60_000),
-    seconds: numberOpt('seconds', values.seconds, smoke ? 2 : 20, { integer: false, min: 0.5 }),
-    warmup: numberOpt('warmup', values.warmup, smoke ? 1 : 5, { integer: false, min: 0 }),
-    connections: numberOpt('connections', values.connections, smoke ? 10 : 50),
-    zipfS: numberOpt('zipf', values.zipf, 1.1, { integer: false, min: 0 }),
-    rssBudgetMb: numberOpt('rss-budget-mb', values['rss-budget-mb'], 600),
-    checkEvery: numberOpt('check-every', values['check-every'], 10),
-    seedConcurrency: numberOpt('seed-concurrency', values['seed-concurrency'], 16),
-    prime: values['no-prime'] !== true,
-    smoke,
-    keepDb: values['keep-db'] === true,
-    resultsDir: values.results ?? join(PROJECT_ROOT, 'bench', 'results'),
+    tenants: v.tenants,
+    pools: v.pool,
+    idleTtls: v['idle-ttl'],
+    cleanupIntervalMs: v['cleanup-interval'],
+    seconds: v.seconds,
+    warmup: v.warmup,
+    connections: v.connections,
+    zipfS: v.zipf,
+    rssBudgetMb: v['rss-budget-mb'],
+    checkEvery: v['check-every'],
+    seedConcurrency: v['seed-concurrency'],
+    prime: !v['no-prime'],
+    smoke: v.smoke,
+    keepDb: v['keep-db'],
+    resultsDir: v.results,
   };
 }
 
 // ---------------------------------------------------------------------------------------------
-// One load window.
-
-
-
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
-
-class Samples {
-  private data = new Float64Array(1 << 16);
-  n = 0;
-
-  push(v: number): void {
-    if (this.n === this.data.length) {
-      const bigger = new Float64Array(this.data.length * 2);
-      bigger.set(this.data);
-      this.data = bigger;
-    }
-    this.data[this.n++] = v;
-  }
-
-  sorted(): Float64Array {
-    return this.data.slice(0, this.n).sort();
-  }
-}
-
-const quantile = (sorted: Float64Array, q: number) => (sorted.length ? round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!) : 0);
+// One load window: load.ts drives, FleetTraffic (tenant-fleet.ts) picks the tenant of every request.
 
 interface DriveOptions {
-  port: number;
-  pid: number;
-  tenants: readonly FleetTenant[];
-  /** The index (into tenants) of the next request's tenant. */
-  pick: () => number;
-  /** Client-side LRU mirror (shared by warm-up and measured window). */
-  recent: RecentTenants;
+  server: ServerProcess;
+  traffic: FleetTraffic;
   connections: number;
   seconds: number;
-  checkEvery: number;
+  title: string;
 }
 
-function checkAnswer(body: string, tenant: FleetTenant, port: number): string | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return `not JSON: ${body.slice(0, 120)}`;
-  }
-  const token = stringField(parsed, 'access_token');
-  if (!token) return `no access_token: ${body.slice(0, 120)}`;
-  const claims = claimsOf(token);
-  const issuer = tenantIssuer(tenant.slug, port);
-  if (claims.iss !== issuer) return `tenant ${tenant.slug}: iss ${String(claims.iss)}, expected ${issuer}`;
-  if (claims.client_id !== tenant.clientId) return `tenant ${tenant.slug}: client_id ${String(claims.client_id)}, expected ${tenant.clientId}`;
-  return undefined;
-}
-
-/**
- * autocannon with one request whose tenant changes per request (setupRequest). autocannon calls
- * onResponse (with the context of the request just answered) and then emits 'response' (with its
- * latency) synchronously for the same answer, before the connection's next setupRequest: the
- * tenant and cold flag handed from one to the other belong to the same request.
- */
-async function drive(o: DriveOptions): Promise<WindowStats> {
-  const all = new Samples();
-  const cold = new Samples();
-  const statusCodes: Record<string, number> = {};
-  const wrongExamples: string[] = [];
-  const touched = new Uint8Array(o.tenants.length);
-  let requests = 0;
-  let unexpected = 0;
-  let errors = 0;
-  let checked = 0;
-  let wrong = 0;
-  let answered = 0;
-  let lastCold = false;
-  const form = new URLSearchParams({ grant_type: 'client_credentials', resource: FLEET_RESOURCE, scope: FLEET_SCOPE }).toString();
-  const request: autocannon.Request = {
-    method: 'POST',
-    path: TOKEN_PATH,
-    headers: { host: `localhost:${o.port}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: form,
-    setupRequest: (req, context) => {
-      const index = o.pick();
-      const t = o.tenants[index]!;
-      context.tenant = index;
-      context.cold = o.recent.touch(index);
-      req.headers = { ...req.headers, 'x-tenant-id': t.slug, authorization: t.authorization };
-      return req;
-    },
-    onResponse: (status, body, context) => {
-      const index = typeof context.tenant === 'number' ? context.tenant : -1;
-      lastCold = context.cold === true;
-      if (index >= 0) touched[index] = 1;
-      if (status !== 200 || ++answered % o.checkEvery !== 0) return;
-      checked++;
-      const t = o.tenants[index];
-      const problem = t ? checkAnswer(body, t, o.port) : 'answer without a tenant';
-      if (problem) {
-        wrong++;
-        if (wrongExamples.length < 5) wrongExamples.push(problem);
-      }
-    },
-  };
-  const rssSamples: number[] = [];
-  const sampler = setInterval(() => {
-    const m = memoryOf(o.pid);
-    if (m) rssSamples.push(m.rss);
-  }, 250);
-  const machineBefore = machineBusyMicros();
-  const serverBefore = processCpuMicros(o.pid);
-  const selfBefore = selfCpuMicros();
-  const started = performance.now();
-  let instance: autocannon.Instance | undefined;
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    instance = autocannon(
-      { url: `http://${HOST}:${o.port}`, connections: o.connections, duration: o.seconds, requests: [request] },
-      (err, res) => (err ? reject(err) : resolve(res)),
-    );
-    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
-      requests++;
-      statusCodes[status] = (statusCodes[status] ?? 0) + 1;
-      if (status !== 200) {
-        unexpected++;
-        return;
-      }
-      all.push(ms);
-      if (lastCold) cold.push(ms);
-    });
-    instance.on('reqError', () => errors++);
-  });
-  const seconds = (performance.now() - started) / 1000;
-  clearInterval(sampler);
-  const serverCpu = processCpuMicros(o.pid) - serverBefore;
-  const selfCpu = selfCpuMicros() - selfBefore;
-  const otherCpu = Math.max(0, machineBusyMicros() - machineBefore - serverCpu - selfCpu);
-  const sorted = all.sorted();
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  const coldSorted = cold.sorted();
-  return {
-    requests,
-    seconds: round(seconds, 3),
-    rps: round(requests / seconds, 1),
-    latency: { mean: sorted.length ? round(sum / sorted.length) : 0, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), p999: quantile(sorted, 0.999), max: sorted.length ? round(sorted[sorted.length - 1]!) : 0 },
-    coldClient: { requests: coldSorted.length, p50: coldSorted.length ? quantile(coldSorted, 0.5) : null, p99: coldSorted.length ? quantile(coldSorted, 0.99) : null },
-    errors: Math.max(result.errors, errors),
-    timeouts: result.timeouts,
-    unexpected,
-    statusCodes,
-    checked,
-    wrong,
-    wrongExamples,
-    tenantsTouched: touched.reduce((a, b) => a + b, 0),
-    serverCpuMicros: Math.round(serverCpu),
-    loadgenCpuMicros: Math.round(selfCpu),
-    otherCpuMicros: Math.round(otherCpu),
-    maxRssBytes: rssSamples.length ? Math.max(...rssSamples) : null,
-  };
+function drive(o: DriveOptions): Promise<Measurement> {
+  o.traffic.reset();
+  return measure(o.server, o.traffic.spec(), { connections: o.connections, duration: o.seconds, title: o.title, rssSampleMs: 250 });
 }
 
 // ---------------------------------------------------------------------------------------------
 // One setting: a product process, warm-up, measured window, readings.
 
-
-
-
-function productOverrides(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (name.startsWith(PRODUCT_ENV_PREFIX) && value !== undefined) out[name.slice(PRODUCT_ENV_PREFIX.length)] = value;
-  return out;
-}
-
 interface RunContext {
-  db: FleetDatabase;
+  db: ScratchDatabase;
   redisPrefix: string;
   encryptionKey: string;
   overrides: Record<string, string>;
@@ -384,13 +188,14 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
     const idle = memoryOf(server.pid);
     const first = ctx.tenants[ctx.order[0]!]!;
     // One checked request before the load, so a setting that measures nothing but errors is flagged.
-    const probe = await send(port, 'POST', TOKEN_PATH, { tenant: first.slug, auth: first.authorization, form: { grant_type: 'client_credentials', resource: FLEET_RESOURCE, scope: FLEET_SCOPE } });
-    const preCheck = probe.status === 200 ? (checkAnswer(probe.text, first, port) ?? null) : `HTTP ${probe.status}: ${probe.text.slice(0, 200)}`;
+    const probe = await send(port, 'POST', TOKEN_PATH, { tenant: first.slug, auth: first.authorization, form: { ...FLEET_TOKEN_FORM } });
+    const preCheck = probe.status === 200 ? (checkTokenAnswer(probe.text, first, port) ?? null) : `HTTP ${probe.status}: ${probe.text.slice(0, 200)}`;
 
     const rank = s.single ? () => 0 : zipf(ctx.tenants.length, opts.zipfS);
     const pick = () => ctx.order[rank()]!;
-    const recent = new RecentTenants(s.pool);
-    const base = { port, pid: server.pid, tenants: ctx.tenants, pick, recent, connections: opts.connections, checkEvery: opts.checkEvery };
+    // The client-side LRU mirror is shared by the warm-up and the measured window.
+    const traffic = new FleetTraffic({ port, tenants: ctx.tenants, pick, recent: new RecentTenants(s.pool), checkEvery: opts.checkEvery, addressing: 'header' });
+    const base = { server, traffic, connections: opts.connections };
     let warmupFailures = 0;
     let prime: SettingResult['prime'] = null;
     if (opts.prime && !s.single) {
@@ -399,7 +204,7 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
       const worker = async () => {
         for (let i = next++; i < ctx.tenants.length; i = next++) {
           const t = ctx.tenants[i]!;
-          const r = await send(port, 'POST', TOKEN_PATH, { tenant: t.slug, auth: t.authorization, form: { grant_type: 'client_credentials', resource: FLEET_RESOURCE, scope: FLEET_SCOPE } }).catch(() => undefined);
+          const r = await send(port, 'POST', TOKEN_PATH, { tenant: t.slug, auth: t.authorization, form: { ...FLEET_TOKEN_FORM } }).catch(() => undefined);
           if (r?.status !== 200) warmupFailures++;
         }
       };
@@ -408,14 +213,15 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
       prime = { tenants: ctx.tenants.length, seconds: round(seconds, 2), rps: round(ctx.tenants.length / seconds, 1) };
     }
     if (opts.warmup > 0) {
-      const w = await drive({ ...base, seconds: opts.warmup });
-      warmupFailures = w.errors + w.unexpected + w.wrong;
+      const w = await drive({ ...base, seconds: opts.warmup, title: `${s.label} warm-up` });
+      warmupFailures += w.errors + w.unexpected + traffic.wrong;
     }
     const before = await scrapeMetrics(port);
     const pgBefore = cpuOfPids(await backendPids(ctx.db.name), processCpuMicros);
     const activityBefore = await databaseActivity(ctx.db.name);
     const tablesBefore = await tableActivity(ctx.db.url);
-    const m = await drive({ ...base, seconds: opts.seconds });
+    const m = await drive({ ...base, seconds: opts.seconds, title: s.label });
+    const cold = m.tagged?.cold;
     const pgAfter = cpuOfPids(await backendPids(ctx.db.name), processCpuMicros);
     const activityAfter = await databaseActivity(ctx.db.name);
     const tablesAfter = await tableActivity(ctx.db.url);
@@ -459,9 +265,9 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
         p99Below: q99?.firstBucketMs ?? null,
         buckets: created.buckets,
       },
-      coldClient: m.coldClient,
-      cpuMicrosPerRequest: served > 0 ? round(m.serverCpuMicros / served, 1) : null,
-      loadgenCpuMicrosPerRequest: served > 0 ? round(m.loadgenCpuMicros / served, 1) : null,
+      coldClient: { requests: cold?.requests ?? 0, p50: cold ? cold.latency.p50 : null, p99: cold ? cold.latency.p99 : null },
+      cpuMicrosPerRequest: m.cpuMicrosPerRequest,
+      loadgenCpuMicrosPerRequest: m.loadgenCpuMicrosPerRequest,
       pgCpuMicrosPerRequest: served > 0 ? round(pgCpu / served, 1) : null,
       pg: {
         xactsPerRequest: served > 0 ? round((activityAfter.xacts - activityBefore.xacts) / served, 3) : null,
@@ -471,21 +277,21 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
       },
       otherCpuPercentOfCore: round((Math.max(0, m.otherCpuMicros - pgCpu) / (m.seconds * 1e6)) * 100, 1),
       eventLoopP99Ms: eventLoopP99(after),
-      rss: { idleBytes: idle?.rss ?? null, windowMaxBytes: m.maxRssBytes, peakBytes: end?.peak ?? null, endBytes: end?.rss ?? null },
-      tenantsTouched: m.tenantsTouched,
+      rss: { idleBytes: idle?.rss ?? null, windowMaxBytes: m.rssWindow?.max ?? null, peakBytes: end?.peak ?? null, endBytes: end?.rss ?? null },
+      tenantsTouched: traffic.touched(),
       prime,
       failures: {
         connectionErrors: m.errors,
         timeouts: m.timeouts,
         unexpectedStatus: m.unexpected,
-        wrongAnswers: m.wrong,
-        checkedAnswers: m.checked,
+        wrongAnswers: traffic.wrong,
+        checkedAnswers: traffic.checked,
         warmup: warmupFailures,
         preCheck,
         serverErrorLines: logs.errorLines,
       },
       statusCodes: m.statusCodes,
-      wrongExamples: m.wrongExamples,
+      wrongExamples: [...traffic.wrongExamples],
     };
     if (failureCount(result) > 0 || logs.errorLines > 0) result.serverLogTail = logs.tail.slice(-15);
     return result;
@@ -497,32 +303,11 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
   }
 }
 
-function gitInfo(): { commit?: string; dirty?: boolean } {
-  const git = (...args: string[]): string | undefined => {
-    try {
-      return execFileSync('git', args, { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    } catch {
-      return undefined;
-    }
-  };
-  const status = git('status', '--porcelain');
-  return { commit: git('rev-parse', 'HEAD'), dirty: status === undefined ? undefined : status.length > 0 };
-}
-
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
-  let parsed: Options | 'help';
-  try {
-    parsed = parseOptions(process.argv.slice(2));
-  } catch (err) {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
-    return 2;
-  }
-  if (parsed === 'help') {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const parsed = parseOptions(process.argv.slice(2));
+  if (typeof parsed === 'number') return parsed;
   const opts = parsed;
   const startedAt = new Date();
   const settings: Setting[] = [];
@@ -536,7 +321,7 @@ async function main(): Promise<number> {
 
   const encryptionKey = randomBytes(32).toString('base64');
   const redisPrefix = newRedisPrefix('cap');
-  const db = await createFleetDatabase('svc_capacity');
+  const db = await createMigratedDatabase('svc_capacity', PG_SERVER);
   process.stdout.write(`database ${db.name} (migrated), Redis prefix ${redisPrefix}\n`);
   let cleaned: Promise<void> | undefined;
   cleanup = () =>
@@ -544,24 +329,16 @@ async function main(): Promise<number> {
       closeHttpAgent();
       if (opts.keepDb) process.stdout.write(`kept database ${db.name} (drop it with: psql -h 127.0.0.1 -U postgres -c 'DROP DATABASE "${db.name}"')\n`);
       else await db.drop().catch((err: unknown) => process.stderr.write(`could not drop ${db.name}: ${String(err)}\n`));
-      await purgeRedisPrefix(redisPrefix).catch((err: unknown) => process.stderr.write(`could not delete Redis keys ${redisPrefix}:*: ${String(err)}\n`));
+      await purgeRedisPrefix(REDIS_URL, redisPrefix).catch((err: unknown) => process.stderr.write(`could not delete Redis keys ${redisPrefix}:*: ${String(err)}\n`));
     })());
   let code = 1;
   try {
     // The product's configuration as the product will see it (key algorithms, client rules).
-    const overrides = productOverrides();
+    const overrides = productOverrides(process.env);
     const baseEnv = { ...multiTenantEnv({ port: 3000, nodeEnv: 'production', databaseUrl: db.url, redisPrefix, encryptionKey, poolMaxSize: opts.pools[0]! }), ...overrides };
-    const config = loadConfig(baseEnv);
-    const sealer = new Sealer(Buffer.from(encryptionKey, 'base64'));
-    const storage = await PgStorage.open({ url: db.url, pool_max: opts.seedConcurrency, statement_timeout_ms: 60_000, slow_query_ms: 0 });
-    let seeded: SeedReport;
-    try {
-      seeded = await seed(storage, config, sealer, opts.tenants, opts.seedConcurrency);
-    } finally {
-      await storage.close();
-    }
+    const seeded: SeedReport & { algorithms: string[] } = await seedFleet({ databaseUrl: db.url, productEnv: baseEnv, encryptionKey, tenants: opts.tenants, concurrency: opts.seedConcurrency });
     const seedLine =
-      `seeded ${opts.tenants.toLocaleString('en-US')} tenants (record, ${config.security.key_store.algorithms.join('+')} keys, one client_credentials client each) in ${seeded.seconds.toFixed(1)} s ` +
+      `seeded ${opts.tenants.toLocaleString('en-US')} tenants (record, ${seeded.algorithms.join('+')} keys, one client_credentials client each) in ${seeded.seconds.toFixed(1)} s ` +
       `through the product's PostgreSQL storage; key pairs: a pool of ${seeded.keyPool} triples generated in ${seeded.keyPoolSeconds.toFixed(1)} s and shared between tenants, sealed per tenant (bench shortcut: cold starts load and import keys, they never generate them)`;
     process.stdout.write(`${seedLine}\n`);
 
@@ -619,23 +396,21 @@ async function main(): Promise<number> {
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model,
         loadAverageAtEnd: loadavg(),
-        git: gitInfo(),
+        git: gitState(PROJECT_ROOT),
         database: db.name,
         redis: { url: REDIS_URL, prefix: redisPrefix },
         productOverrides: overrides,
         productBenchSettings: PRODUCT_BENCH_SETTINGS,
-        seeding: { tenants: opts.tenants, seconds: round(seeded.seconds), keyPoolTriples: seeded.keyPool, keyPoolSeconds: round(seeded.keyPoolSeconds), registrySeconds: round(seeded.registrySeconds), algorithms: config.security.key_store.algorithms },
+        seeding: { tenants: opts.tenants, seconds: round(seeded.seconds), keyPoolTriples: seeded.keyPool, keyPoolSeconds: round(seeded.keyPoolSeconds), registrySeconds: round(seeded.registrySeconds), algorithms: seeded.algorithms },
       },
       results,
       goals: g,
       recommendation: rec,
     };
-    await mkdir(opts.resultsDir, { recursive: true });
-    const file = join(opts.resultsDir, `capacity-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-    await writeFile(file, `${JSON.stringify(report, (_key, value: unknown) => (value === Infinity ? '+Inf' : value), 2)}\n`);
-    const html = file.replace(/\.json$/, '.html');
     const title = `svc bench:capacity ${startedAt.toISOString()}: ${opts.tenants.toLocaleString('en-US')} tenants, Zipf s=${opts.zipfS}`;
-    await writeFile(html, renderHtml(title, [headline, seedLine, ...out].join('\n'), results));
+    const saved = await saveResults(opts.resultsDir, `capacity-${stamp(startedAt.toISOString())}`, report, renderHtml(title, [headline, seedLine, ...out].join('\n'), results));
+    const file = saved.json;
+    const html = saved.html;
     out.push('', `results: ${file}`, `         ${html}`);
     process.stdout.write(`${out.join('\n')}\n`);
     code = failed.length === 0 ? 0 : 1;

@@ -15,7 +15,7 @@ import { basicAuth, form } from './http.js';
 import { authUrl, pkce, type RelyingParty } from './flows.js';
 import type { LoginForm } from './flows.js';
 import { OIDC_PATH } from './constants.js';
-import type { FedRequest, RequestFeed } from './scenarios.js';
+import type { FedRequest, RequestFeed } from './load.js';
 
 export class RefreshTokenFeed implements RequestFeed {
   private readonly pool: string[] = [];

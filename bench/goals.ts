@@ -4,8 +4,8 @@
  * 2-core machine it is the steadier figure.
  */
 import type { Argon2Ceiling } from './argon2-ceiling.js';
-import type { GoalResult, RunReport, ScenarioResult } from './report.js';
-import { ms, mb } from './report.js';
+import { mb, ms } from './report.js';
+import type { GoalResult, RunReport, ScenarioResult } from './run-report.js';
 
 const x = (n: number) => `${n.toFixed(2)}x`;
 

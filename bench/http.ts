@@ -1,7 +1,10 @@
 /**
  * One-off HTTP calls made outside the load windows: preparing credentials and checking that each
- * scenario's request really succeeds before and after it is hammered.
+ * scenario's request really succeeds before and after it is hammered; and `tenantRequest`, raw
+ * node:http addressed to a tenant by header or subdomain (fetch cannot set Host), shared with the
+ * test suite (test/helpers/tenant-http.ts).
  */
+import { request as httpRequest, type Agent, type IncomingHttpHeaders } from 'node:http';
 import { OIDC_PATH } from './constants.js';
 
 export interface ClientCredentials {
@@ -105,5 +108,102 @@ export function jsonField(body: string, field: string): unknown {
     return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>)[field] : undefined;
   } catch {
     return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests addressed to a tenant of a multi-tenant product on 127.0.0.1.
+
+export interface TenantResponse {
+  status: number;
+  headers: Record<string, string>;
+  setCookie: string[];
+  text: string;
+  /** The parsed body, or undefined when it is not JSON; read it with `stringField`. */
+  json: unknown;
+}
+
+export interface TenantRequest {
+  /** Tenant by header (x-tenant-id). */
+  tenant?: string;
+  /** Tenant by subdomain: Host `<sub>.localhost:<port>`. */
+  sub?: string;
+  /** Bearer token. */
+  token?: string;
+  /** A whole Authorization header (e.g. Basic). */
+  auth?: string;
+  cookie?: string;
+  body?: unknown;
+  form?: Record<string, string>;
+  headers?: Record<string, string>;
+  /** A keep-alive agent (benches); default: a connection per request. */
+  agent?: Agent;
+  /** Milliseconds before the request is abandoned (default: none). */
+  timeoutMs?: number;
+}
+
+function flat(h: IncomingHttpHeaders): Record<string, string> {
+  return Object.fromEntries(Object.entries(h).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]));
+}
+
+export function tenantRequest(port: number, method: string, path: string, o: TenantRequest = {}): Promise<TenantResponse> {
+  const headers: Record<string, string> = { host: o.sub ? `${o.sub}.localhost:${port}` : `localhost:${port}`, ...(o.headers ?? {}) };
+  if (o.tenant) headers['x-tenant-id'] = o.tenant;
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  if (o.auth) headers.authorization = o.auth;
+  if (o.cookie) headers.cookie = o.cookie;
+  let payload: string | undefined;
+  if (o.form) {
+    payload = new URLSearchParams(o.form).toString();
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+  } else if (o.body !== undefined) {
+    payload = JSON.stringify(o.body);
+    headers['content-type'] = 'application/json';
+  }
+  if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, ...(o.agent ? { agent: o.agent } : {}) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: flat(res.headers), setCookie: res.headers['set-cookie'] ?? [], text, json });
+      });
+    });
+    if (o.timeoutMs) req.setTimeout(o.timeoutMs, () => req.destroy(new Error('timeout')));
+    req.on('error', (err) => reject(new Error(`${method} ${path}: ${err.message}`)));
+    req.end(payload);
+  });
+}
+
+/** A nested member of parsed JSON (`field(json, 'data', 'client_id')`), or undefined. */
+export function field(value: unknown, ...path: string[]): unknown {
+  let v = value;
+  for (const key of path) {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
+}
+
+/** A string member of parsed JSON, or undefined. */
+export function stringField(value: unknown, ...path: string[]): string | undefined {
+  const v = field(value, ...path);
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** The payload of a compact JWS (not verified: the checks compare claims, not signatures). */
+export function claimsOf(jwt: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString());
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
   }
 }

@@ -1,8 +1,9 @@
 /**
- * One load window: autocannon against one server with one request (or a feed of requests),
- * bracketed by readings of the server's CPU time (and ours, to see when the load generator rather
- * than the server is the limit), its memory and its event-loop delay, optionally with a background
- * load running on the same server meanwhile.
+ * The one load driver of the benches (run.ts, capacity.ts, multitenant-load.ts): one autocannon
+ * window against one server with one request (or a feed of requests), bracketed by readings of
+ * the server's CPU time (and ours, to see when the load generator rather than the server is the
+ * limit), its memory (optionally sampled during the window) and its event-loop delay, optionally
+ * with a background load running on the same server meanwhile.
  *
  * Latency percentiles are computed here from every response autocannon reports (its own histogram
  * has 1 ms resolution and only counts 2xx): resolution 0.01 ms, over the answers with the expected
@@ -11,9 +12,51 @@
 import autocannon from 'autocannon';
 import { cpus } from 'node:os';
 import { machineBusyMicros, processCpuMicros, selfCpuMicros } from './cpu.js';
+import type { PlainResponse } from './http.js';
 import { memoryOf, type EventLoopDelay } from './probes.js';
 import type { ServerProcess } from './processes.js';
-import type { RequestSpec } from './scenarios.js';
+import { round } from './report.js';
+
+/** What a feed changes in the next request of a connection. */
+export interface FedRequest {
+  method?: 'GET' | 'POST';
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** Requests that differ each time: a rotating refresh token, a sign-in form, a tenant per request. */
+export interface RequestFeed {
+  /** Before each window, outside the measured time: have material for `connections` connections ready. */
+  prepare(connections: number): Promise<void>;
+  /**
+   * Requests in one iteration of a connection (default 1): silent re-authentication is an
+   * authorization request and then its code exchange. `context` is the connection's own, kept
+   * across the steps of an iteration; `step` is 0-based.
+   */
+  steps?: number;
+  next(context?: Record<string, unknown>, step?: number): FedRequest;
+  /**
+   * Sees every answer (e.g. takes the rotated refresh token, or the code of a redirect). A returned
+   * tag (e.g. 'cold') files the answer's latency under that tag too (Measurement.tagged).
+   */
+  onResponse?(status: number, body: string, context?: Record<string, unknown>, headers?: Record<string, string>, step?: number): string | void;
+  /** Number of requests that could not be fed (material ran out): counted as failures. */
+  starved(): number;
+}
+
+export interface RequestSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** The status(es) of a correct answer; default: any 2xx. */
+  okStatus?: number | readonly number[];
+  feed?: RequestFeed;
+  /** What is wrong with this response, or undefined when it is the expected one. */
+  check(res: PlainResponse): string | undefined;
+}
+
 
 export interface Latency {
   mean: number;
@@ -37,6 +80,9 @@ export interface Measurement {
   serverCpuMicros: number;
   /** The load generator's own CPU per request, for reading req/s on shared cores. */
   loadgenCpuMicrosPerRequest: number | null;
+  loadgenCpuMicros: number;
+  /** Machine busy time minus server and load generator over the window (µs). */
+  otherCpuMicros: number;
   /**
    * CPU used by other processes during the window, in percent of one core (machine busy time
    * minus server minus load generator). Above ~10% the req/s figure of this window is suspect.
@@ -47,6 +93,10 @@ export interface Measurement {
   /** Server resident memory at the end of the window, and its peak so far (bytes). */
   rssBytes: number | null;
   peakRssBytes: number | null;
+  /** VmRSS sampled during the window (LoadOptions.rssSampleMs), bytes. */
+  rssWindow?: { min: number; max: number; samples: number };
+  /** Latency of the answers a feed tagged (e.g. 'cold'), expected status only. */
+  tagged?: Record<string, { requests: number; latency: Latency }>;
   /** Event-loop delay over the window (ms); null when the server has no probe. */
   eventLoop: EventLoopDelay | null;
   /** Connection errors, timeouts included. */
@@ -77,9 +127,32 @@ export interface LoadOptions {
   title: string;
   /** Requests per second over all connections (autocannon overallRate). */
   rate?: number;
+  /** Sample the server's VmRSS every this many ms during the window (Measurement.rssWindow). */
+  rssSampleMs?: number;
 }
 
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+/** A growing list of latencies (ms) and its percentiles. */
+class Samples {
+  private data = new Float64Array(1 << 12);
+  n = 0;
+
+  push(ms: number): void {
+    if (this.n === this.data.length) {
+      const bigger = new Float64Array(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.n++] = ms;
+  }
+
+  latency(): Latency {
+    const sorted = this.data.slice(0, this.n).sort();
+    const at = (q: number) => (this.n ? round(sorted[Math.min(this.n - 1, Math.max(0, Math.ceil(q * this.n) - 1))]!) : 0);
+    let sum = 0;
+    for (let i = 0; i < this.n; i++) sum += sorted[i]!;
+    return { mean: this.n ? round(sum / this.n) : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: this.n ? round(sorted[this.n - 1]!) : 0 };
+  }
+}
 
 /** Response counts and latencies; only recorded while `on`. */
 class Recorder {
@@ -88,17 +161,19 @@ class Recorder {
   unexpected = 0;
   errors = 0;
   readonly statusCodes: Record<string, number> = {};
-  private samples = new Float64Array(1 << 16);
-  private n = 0;
+  private all = new Samples();
+  private tags = new Map<string, Samples>();
 
   constructor(private readonly ok: (status: number) => boolean) {}
 
   reset(): void {
-    this.requests = this.unexpected = this.errors = this.n = 0;
+    this.requests = this.unexpected = this.errors = 0;
+    this.all = new Samples();
+    this.tags.clear();
     for (const k of Object.keys(this.statusCodes)) delete this.statusCodes[k];
   }
 
-  response(status: number, ms: number): void {
+  response(status: number, ms: number, tag: string | undefined): void {
     if (!this.on) return;
     this.requests++;
     this.statusCodes[status] = (this.statusCodes[status] ?? 0) + 1;
@@ -106,12 +181,12 @@ class Recorder {
       this.unexpected++;
       return;
     }
-    if (this.n === this.samples.length) {
-      const bigger = new Float64Array(this.samples.length * 2);
-      bigger.set(this.samples);
-      this.samples = bigger;
+    this.all.push(ms);
+    if (tag !== undefined) {
+      let t = this.tags.get(tag);
+      if (!t) this.tags.set(tag, (t = new Samples()));
+      t.push(ms);
     }
-    this.samples[this.n++] = ms;
   }
 
   error(): void {
@@ -119,11 +194,12 @@ class Recorder {
   }
 
   latency(): Latency {
-    const sorted = this.samples.slice(0, this.n).sort();
-    const at = (q: number) => (this.n ? round(sorted[Math.min(this.n - 1, Math.max(0, Math.ceil(q * this.n) - 1))]!) : 0);
-    let sum = 0;
-    for (let i = 0; i < this.n; i++) sum += sorted[i]!;
-    return { mean: this.n ? round(sum / this.n) : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: this.n ? round(sorted[this.n - 1]!) : 0 };
+    return this.all.latency();
+  }
+
+  tagged(): Record<string, { requests: number; latency: Latency }> | undefined {
+    if (!this.tags.size) return undefined;
+    return Object.fromEntries([...this.tags].map(([tag, samples]) => [tag, { requests: samples.n, latency: samples.latency() }]));
   }
 }
 
@@ -152,6 +228,9 @@ function startLoad(server: ServerProcess, spec: RequestSpec, opts: LoadOptions):
   };
   if (opts.rate) options.overallRate = opts.rate;
   const feed = spec.feed;
+  // autocannon calls a request's onResponse and then emits 'response' (with the latency)
+  // synchronously for the same answer: the tag handed from one to the other is that answer's.
+  let lastTag: string | undefined;
   if (feed) {
     const step = (i: number): autocannon.Request => {
       const request: autocannon.Request = {
@@ -165,7 +244,9 @@ function startLoad(server: ServerProcess, spec: RequestSpec, opts: LoadOptions):
       };
       if (feed.onResponse) {
         const onResponse = feed.onResponse.bind(feed);
-        request.onResponse = (status, body, context, headers) => onResponse(status, body, context, headers, i);
+        request.onResponse = (status, body, context, headers) => {
+          lastTag = onResponse(status, body, context, headers, i) ?? undefined;
+        };
       }
       return request;
     };
@@ -175,7 +256,10 @@ function startLoad(server: ServerProcess, spec: RequestSpec, opts: LoadOptions):
   const done = new Promise<autocannon.Result>((resolve, reject) => {
     instance = autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
   });
-  instance!.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => recorder.response(status, ms));
+  instance!.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+    recorder.response(status, ms, lastTag);
+    lastTag = undefined;
+  });
   instance!.on('reqError', () => recorder.error());
   return { recorder, done, stop: () => instance?.stop() };
 }
@@ -214,8 +298,15 @@ export async function measure(server: ServerProcess, spec: RequestSpec, opts: Me
     bg.reset();
     bg.on = true;
   }
+  const rss: number[] = [];
+  const sampler = opts.rssSampleMs
+    ? setInterval(() => {
+        const m = memoryOf(server.pid);
+        if (m) rss.push(m.rss);
+      }, opts.rssSampleMs)
+    : undefined;
   const load = startLoad(server, spec, opts);
-  const result = await load.done;
+  const result = await load.done.finally(() => clearInterval(sampler));
   if (bg) bg.on = false;
   const seconds = (performance.now() - started) / 1000;
   const serverCpu = processCpuMicros(server.pid) - serverBefore;
@@ -235,6 +326,8 @@ export async function measure(server: ServerProcess, spec: RequestSpec, opts: Me
     cpuMicrosPerRequest: served > 0 ? round(serverCpu / served, 1) : null,
     serverCpuMicros: Math.round(serverCpu),
     loadgenCpuMicrosPerRequest: served > 0 ? round(selfCpu / served, 1) : null,
+    loadgenCpuMicros: Math.round(selfCpu),
+    otherCpuMicros: Math.round(otherCpu),
     otherCpuPercentOfCore: round((otherCpu / (seconds * 1e6)) * 100, 1),
     cores: cpus().length,
     rssBytes: memory?.rss ?? null,
@@ -246,6 +339,9 @@ export async function measure(server: ServerProcess, spec: RequestSpec, opts: Me
     starved: (spec.feed?.starved() ?? 0) - starvedBefore,
     statusCodes: rec.statusCodes,
   };
+  const tagged = rec.tagged();
+  if (tagged) m.tagged = tagged;
+  if (rss.length) m.rssWindow = { min: Math.min(...rss), max: Math.max(...rss), samples: rss.length };
   if (bg && opts.background) {
     m.background = {
       label: opts.background.label,

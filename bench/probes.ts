@@ -16,6 +16,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { round } from './report.js';
 
 export interface EventLoopDelay {
   /** Milliseconds beyond the sampling period. */
@@ -49,8 +50,6 @@ export function memoryOf(pid: number): { rss: number; peak: number } | null {
     return null;
   }
 }
-
-const round = (n: number) => Math.round(n * 100) / 100;
 
 /** The product's side: prom-client's nodejs_eventloop_lag_* gauges, read from the metrics endpoint. */
 export function metricsProbe(url: string, prefix: string): EventLoopProbe {

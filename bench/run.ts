@@ -6,7 +6,6 @@
  * self-contained HTML report, and exits non-zero when any request failed, so `npm run bench:smoke`
  * in CI catches breakage. See bench/README.md.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -14,13 +13,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { clockTicksPerSecond } from './cpu.js';
 import { argon2Ceiling } from './argon2-ceiling.js';
 import { evaluateGoals } from './goals.js';
-import { saveHtml } from './html-report.js';
 import { send } from './http.js';
 import { failures, measure, startBackground, stopBackground, type RunningLoadHandle } from './load.js';
-import { USAGE, parseOptions, type BenchOptions } from './options.js';
+import { parseOptions, type BenchOptions } from './options.js';
+import { gitState, round } from './report.js';
 import { memoryOf } from './probes.js';
 import { killAllChildren, removeDir, startServer, type ServerProcess, type ServerSpec } from './processes.js';
-import { renderGoals, renderNotes, renderResources, renderServers, renderTable, saveReport, sideFailed, type RunReport, type ScenarioResult, type ServerSummary, type SideResult } from './report.js';
+import { renderGoals, renderNotes, renderResources, renderServers, renderTable, saveRunReport, sideFailed, type RunReport, type ScenarioResult, type ServerSummary, type SideResult } from './run-report.js';
 import { SCENARIO_NAMES, TARGETS, buildScenarios, type RequestSpec, type Scenario, type Target } from './scenarios.js';
 import { PRODUCT_BENCH_SETTINGS, baselineTarget, prepareBaseline, prepareProduct, productTarget } from './targets.js';
 
@@ -30,7 +29,6 @@ const LOGIN_CONNECTIONS = 16;
 /** How long a server idles after start before its memory is read. */
 const IDLE_SETTLE_MS = 2000;
 
-const round2 = (n: number) => Math.round(n * 100) / 100;
 const progress = (msg: string) => process.stderr.write(msg + '\n');
 
 /** The one-off check of a scenario's request, outside the load window (feeds supply and see it too). */
@@ -97,15 +95,7 @@ function describeEnvironment(): Record<string, unknown> {
       return undefined;
     }
   };
-  const git = (...args: string[]): string | undefined => {
-    try {
-      // Read-only queries: which commit was measured, and whether the tree had local changes.
-      return execFileSync('git', args, { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    } catch {
-      return undefined;
-    }
-  };
-  const status = git('status', '--porcelain');
+  const git = gitState(PROJECT_ROOT);
   return {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
@@ -115,8 +105,8 @@ function describeEnvironment(): Record<string, unknown> {
     clockTicksPerSecond: clockTicksPerSecond(),
     oidcProvider: version('oidc-provider'),
     autocannon: version('autocannon'),
-    gitCommit: git('rev-parse', 'HEAD'),
-    gitDirty: status === undefined ? undefined : status.length > 0,
+    gitCommit: git.commit,
+    gitDirty: git.dirty,
     productBenchSettings: PRODUCT_BENCH_SETTINGS,
   };
 }
@@ -145,13 +135,8 @@ async function idleRss(server: ServerProcess): Promise<number | null> {
 
 async function main(): Promise<number> {
   const parsed = parseOptions(process.argv.slice(2), process.env, `${PROJECT_ROOT}bench/results`);
-  if (parsed === 'help') {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
+  if (typeof parsed === 'number') return parsed;
   const opts = parsed;
-  const unknown = opts.only.filter((n) => !(SCENARIO_NAMES as readonly string[]).includes(n));
-  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIO_NAMES.join(', ')}`);
   const scenarioCount = opts.only.length || SCENARIO_NAMES.length;
 
   const watchdog = setTimeout(() => {
@@ -208,8 +193,8 @@ async function main(): Promise<number> {
         label: scenario.label,
         connections: Math.min(scenario.connections ?? opts.connections, opts.connections),
         product: p,
-        ratio: b && b.measured.rps > 0 ? round2(p.measured.rps / b.measured.rps) : null,
-        cpuRatio: b && p.measured.cpuMicrosPerRequest && b.measured.cpuMicrosPerRequest ? round2(b.measured.cpuMicrosPerRequest / p.measured.cpuMicrosPerRequest) : null,
+        ratio: b && b.measured.rps > 0 ? round(p.measured.rps / b.measured.rps) : null,
+        cpuRatio: b && p.measured.cpuMicrosPerRequest && b.measured.cpuMicrosPerRequest ? round(b.measured.cpuMicrosPerRequest / p.measured.cpuMicrosPerRequest) : null,
       };
       if (b) r.baseline = b;
       if (scenario.rate) r.rate = scenario.rate;
@@ -236,8 +221,7 @@ async function main(): Promise<number> {
       scenarios: results,
     };
     const report: RunReport = { ...partial, goals: evaluateGoals(partial) };
-    const file = await saveReport(opts.resultsDir, report);
-    const html = await saveHtml(file, report);
+    const { json: file, html } = await saveRunReport(opts.resultsDir, report);
 
     process.stdout.write(
       `\n${renderTable(results)}\n\n${renderResources(results)}\n\n${renderServers(report.servers)}\n\n${renderGoals(report.goals)}\n\n` +

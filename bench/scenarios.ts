@@ -14,46 +14,12 @@
  */
 import { OIDC_PATH, RESOURCE, SCOPE, type SigningAlg } from './constants.js';
 import { basicAuth, form, jsonField, jwtHeader, type ClientCredentials, type PlainResponse } from './http.js';
+import type { RequestFeed, RequestSpec } from './load.js';
+
+export type { FedRequest, RequestFeed, RequestSpec } from './load.js';
 
 export type Target = 'product' | 'baseline';
 export const TARGETS: readonly Target[] = ['product', 'baseline'];
-
-/** What a feed changes in the next request of a connection. */
-export interface FedRequest {
-  method?: 'GET' | 'POST';
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
-
-/** Requests that differ each time (see the module comment). */
-export interface RequestFeed {
-  /** Before each window, outside the measured time: have material for `connections` connections ready. */
-  prepare(connections: number): Promise<void>;
-  /**
-   * Requests in one iteration of a connection (default 1): silent re-authentication is an
-   * authorization request and then its code exchange. `context` is the connection's own, kept
-   * across the steps of an iteration; `step` is 0-based.
-   */
-  steps?: number;
-  next(context?: Record<string, unknown>, step?: number): FedRequest;
-  /** Sees every answer (e.g. takes the rotated refresh token, or the code of a redirect). */
-  onResponse?(status: number, body: string, context?: Record<string, unknown>, headers?: Record<string, string>, step?: number): void;
-  /** Number of requests that could not be fed (material ran out): counted as failures. */
-  starved(): number;
-}
-
-export interface RequestSpec {
-  method: 'GET' | 'POST';
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-  /** The status(es) of a correct answer; default: any 2xx. */
-  okStatus?: number | readonly number[];
-  feed?: RequestFeed;
-  /** What is wrong with this response, or undefined when it is the expected one. */
-  check(res: PlainResponse): string | undefined;
-}
 
 export interface BackgroundLoad {
   label: string;

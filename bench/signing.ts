@@ -8,16 +8,17 @@
  *              signature in its own setImmediate, as requests would be).
  * For each it reports signatures/s, latency p50/p99 per signature, process CPU µs per signature
  * (all threads, process.cpuUsage) and the event-loop delay p99 meanwhile.
- *   node dist/bench/signing.js [--duration 3] [--concurrency 50] [--algs RS256,ES256,EdDSA] [--json file]
+ *   node dist/bench/signing.js [--duration 3] [--concurrency 50] [--algs RS256,ES256,EdDSA] [--json file]   (--help)
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { CompactSign } from 'jose';
 import { Piscina } from 'piscina';
+import { commandLine, defineCommand } from './cli.js';
+import { round, table } from './report.js';
 import type { SignTask } from './signing-worker.js';
 
 type Alg = SignTask['alg'];
@@ -34,7 +35,6 @@ interface Row {
   eventLoopP99Ms: number;
 }
 
-const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 const ELD_RESOLUTION_MS = 10;
 
 function keyFor(alg: Alg): KeyObject {
@@ -85,13 +85,26 @@ async function drive(signer: Signer, seconds: number, concurrency: number): Prom
   };
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { duration: { type: 'string', default: '3' }, concurrency: { type: 'string', default: '50' }, algs: { type: 'string', default: 'RS256,ES256,EdDSA' }, json: { type: 'string' } },
-  });
-  const seconds = Number(values.duration);
-  const concurrency = Number(values.concurrency);
-  const algs = values.algs.split(',').map((a) => a.trim()) as Alg[];
+const ALGS: readonly Alg[] = ['RS256', 'ES256', 'EdDSA'];
+
+const COMMAND = defineCommand({
+  usage: 'usage: node dist/bench/signing.js [options]        (npm run bench:signing -- [options])',
+  flags: {
+    duration: { kind: 'number', help: 'measured seconds per algorithm and route (after a warm-up of at most 0.5 s)', meta: '<s>', default: 3, min: 0.1, integer: false },
+    concurrency: { kind: 'number', help: 'concurrent signers', default: 50 },
+    algs: { kind: 'names', help: 'algorithms', default: ALGS, choices: ALGS },
+    json: { kind: 'string', help: 'also write the rows and the environment to this JSON file', meta: '<file>', default: '' },
+  },
+});
+
+const isAlg = (a: string): a is Alg => (ALGS as readonly string[]).includes(a);
+
+async function main(): Promise<number> {
+  const values = commandLine(COMMAND, process.argv.slice(2));
+  if (typeof values === 'number') return values;
+  const seconds = values.duration;
+  const concurrency = values.concurrency;
+  const algs = values.algs.filter(isAlg);
   const keys = new Map(algs.map((alg) => [alg, keyFor(alg)] as const));
   const threads = availableParallelism();
   const pool = new Piscina({
@@ -122,14 +135,21 @@ async function main(): Promise<void> {
   } finally {
     await pool.destroy();
   }
-  const header = '| alg | route | signatures/s | p50 ms | p99 ms | CPU µs/signature | event-loop p99 ms |\n|---|---|--:|--:|--:|--:|--:|';
-  const lines = rows.map((r) => `| ${r.alg} | ${r.route} | ${r.signaturesPerSecond.toLocaleString('en-US')} | ${r.p50Ms} | ${r.p99Ms} | ${r.cpuMicrosPerSignature} | ${r.eventLoopP99Ms} |`);
+  const rendered = table(
+    ['alg', 'route', 'signatures/s', 'p50 ms', 'p99 ms', 'CPU µs/signature', 'event-loop p99 ms'],
+    rows.map((r) => [r.alg, r.route, r.signaturesPerSecond.toLocaleString('en-US'), String(r.p50Ms), String(r.p99Ms), String(r.cpuMicrosPerSignature), String(r.eventLoopP99Ms)]),
+    2,
+  );
   const env = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, piscinaThreads: threads, concurrency, seconds, loadavg: loadavg().map((n) => round(n)) };
-  process.stdout.write(`${header}\n${lines.join('\n')}\n\n${concurrency} concurrent signers, ${seconds} s each; ${env.cpus} CPUs, Node ${env.node}, Piscina ${threads} threads, libuv threadpool ${process.env.UV_THREADPOOL_SIZE ?? 4} threads; load average ${env.loadavg.join(' ')}\n`);
+  process.stdout.write(`${rendered}\n\n${concurrency} concurrent signers, ${seconds} s each; ${env.cpus} CPUs, Node ${env.node}, Piscina ${threads} threads, libuv threadpool ${process.env.UV_THREADPOOL_SIZE ?? 4} threads; load average ${env.loadavg.join(' ')}\n`);
   if (values.json) await writeFile(values.json, JSON.stringify({ environment: env, rows }, null, 2) + '\n');
+  return 0;
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench:signing: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench:signing: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

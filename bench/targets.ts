@@ -33,7 +33,7 @@ export const PRODUCT_BENCH_SETTINGS: Readonly<Record<string, string>> = {
   SECURITY_RATE_LIMIT_READ: '1000000000',
 };
 
-function productOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
+export function productOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (name.startsWith(PRODUCT_ENV_PREFIX) && value !== undefined) out[name.slice(PRODUCT_ENV_PREFIX.length)] = value;

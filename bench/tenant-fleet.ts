@@ -8,45 +8,30 @@
  * PostgreSQL at 127.0.0.1:5432 as `postgres` (trust auth; BENCH_PG_SERVER to change), Redis at
  * redis://127.0.0.1:6379 (BENCH_REDIS_URL), as the test suite uses them.
  */
-import { randomBytes } from 'node:crypto';
-import { Agent, request as httpRequest } from 'node:http';
-import { Redis } from 'ioredis';
+import { Agent } from 'node:http';
 import pg from 'pg';
-import { migratePostgres } from '../src/storage/postgresql/migrate.js';
+import { claimsOf, stringField, tenantRequest, type TenantRequest, type TenantResponse } from './http.js';
+import type { FedRequest, RequestFeed, RequestSpec } from './load.js';
 import { HOST } from './processes.js';
+import { DEFAULT_PG_SERVER, DEFAULT_REDIS_URL, onPgServer, uniqueRedisPrefix } from './services.js';
 
 export { HOST } from './processes.js';
+export { claimsOf, stringField } from './http.js';
 
-export const PG_SERVER = process.env.BENCH_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
-export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const PG_SERVER = process.env.BENCH_PG_SERVER ?? DEFAULT_PG_SERVER;
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? DEFAULT_REDIS_URL;
 /** The Management API resource indicator: client_credentials tokens for it are JWTs. */
 export const FLEET_RESOURCE = 'urn:svc:api:v1';
 /** A scope any tenant's client may be allowed (the Management API's read-only stats). */
 export const FLEET_SCOPE = 'svc:stats:read';
 export const TOKEN_PATH = '/oidc/v1/token';
+/** The client_credentials form every fleet request posts. */
+export const FLEET_TOKEN_FORM: Readonly<Record<string, string>> = { grant_type: 'client_credentials', resource: FLEET_RESOURCE, scope: FLEET_SCOPE };
 
 // ---------------------------------------------------------------------------------------------
-// One-off HTTP calls (setup, checks, /metrics): node:http with keep-alive.
+// One-off HTTP calls (setup, checks, /metrics): bench/http.ts tenantRequest over a keep-alive agent.
 
-export interface Res {
-  status: number;
-  text: string;
-  /** The parsed body, or undefined when it is not JSON; read it with `field`. */
-  json: unknown;
-}
-
-export interface SendOptions {
-  /** x-tenant-id header. */
-  tenant?: string;
-  /** Host: <sub>.localhost:<port> (subdomain addressing). */
-  sub?: string;
-  /** Bearer token. */
-  token?: string;
-  /** A whole Authorization header (e.g. Basic). */
-  auth?: string;
-  body?: unknown;
-  form?: Record<string, string>;
-}
+export type Res = TenantResponse;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -55,65 +40,8 @@ export function closeHttpAgent(): void {
   agent.destroy();
 }
 
-export function send(port: number, method: string, path: string, o: SendOptions = {}): Promise<Res> {
-  const headers: Record<string, string> = { host: o.sub ? `${o.sub}.localhost:${port}` : `localhost:${port}` };
-  if (o.tenant) headers['x-tenant-id'] = o.tenant;
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.auth) headers.authorization = o.auth;
-  let payload: string | undefined;
-  if (o.form) {
-    payload = new URLSearchParams(o.form).toString();
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-  } else if (o.body !== undefined) {
-    payload = JSON.stringify(o.body);
-    headers['content-type'] = 'application/json';
-  }
-  if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: HOST, port, method, path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, text, json });
-      });
-    });
-    req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-/** A nested member of parsed JSON (`field(json, 'data', 'client_id')`), or undefined. */
-export function field(value: unknown, ...path: string[]): unknown {
-  let v = value;
-  for (const key of path) {
-    if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
-    v = (v as Record<string, unknown>)[key];
-  }
-  return v;
-}
-
-/** A string member of parsed JSON, or undefined. */
-export function stringField(value: unknown, ...path: string[]): string | undefined {
-  const v = field(value, ...path);
-  return typeof v === 'string' ? v : undefined;
-}
-
-/** The payload of a compact JWS (not verified: the checks compare claims, not signatures). */
-export function claimsOf(jwt: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString());
-    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+export function send(port: number, method: string, path: string, o: Omit<TenantRequest, 'agent' | 'timeoutMs'> = {}): Promise<Res> {
+  return tenantRequest(port, method, path, { ...o, agent, timeoutMs: 30_000 });
 }
 
 /** Issuer of tenant `slug` on a product started with the default BASE_URL (http://localhost:<port>). */
@@ -182,8 +110,6 @@ export class RecentTenants {
   }
 }
 
-/** Nearest-rank percentile of an ascending array (NaN when empty). */
-export const pct = (sorted: ArrayLike<number>, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
 
 // ---------------------------------------------------------------------------------------------
 // The product's /metrics.
@@ -209,8 +135,12 @@ export function poolCountersOf(text: string): PoolCounters {
   return { size: metric(text, 'svc_tenant_pool_size'), hits: metric(text, 'svc_tenant_pool_hits_total'), misses: metric(text, 'svc_tenant_pool_misses_total'), evictions };
 }
 
+/**
+ * GET /metrics on the `_ops` host: a multi-tenant product outside development serves its metrics
+ * only there (src/metrics/access.ts); in development any host would do.
+ */
 export async function scrapeMetrics(port: number): Promise<string> {
-  const r = await send(port, 'GET', '/metrics');
+  const r = await send(port, 'GET', '/metrics', { sub: '_ops' });
   if (r.status !== 200) throw new Error(`GET /metrics: HTTP ${r.status}`);
   return r.text;
 }
@@ -278,62 +208,10 @@ export function histogramQuantileMs(h: HistogramSnapshot, q: number): { ms: numb
 }
 
 // ---------------------------------------------------------------------------------------------
-// Storage for a run: one PostgreSQL database and one Redis key prefix.
-
-export interface FleetDatabase {
-  name: string;
-  /** postgres (superuser, the schema owner) on this database: what `svc migrate` uses. The product's
-   *  pool runs every connection as svc_app whatever the login (src/storage/postgresql/pool.ts). */
-  url: string;
-  drop(): Promise<void>;
-}
-
-async function onServer<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: `${PG_SERVER}/postgres` });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-/** CREATE DATABASE <prefix>_<random> (no WAL flush wait on commit: a bench needs no crash safety), migrated. */
-export async function createFleetDatabase(prefix: string): Promise<FleetDatabase> {
-  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
-  await onServer(async (c) => {
-    await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-    await c.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} SET synchronous_commit = off`);
-  });
-  const url = `${PG_SERVER}/${name}`;
-  const drop = () => onServer((c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`)).then(() => undefined);
-  try {
-    await migratePostgres(url);
-  } catch (err) {
-    await drop().catch(() => undefined);
-    throw err;
-  }
-  return { name, url, drop };
-}
+// Storage for a run: one PostgreSQL database (bench/services.ts) and one Redis key prefix.
 
 /** A Redis key prefix of the run's own. */
-export const newRedisPrefix = (label: string) => `svcbench-${label}-${randomBytes(4).toString('hex')}`;
-
-/** Deletes every key under `<prefix>:`. */
-export async function purgeRedisPrefix(prefix: string, url = REDIS_URL): Promise<void> {
-  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
-  try {
-    await r.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await r.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
-}
+export const newRedisPrefix = (label: string) => uniqueRedisPrefix(`svcbench-${label}`);
 
 // ---------------------------------------------------------------------------------------------
 // The product in multi-tenant mode.
@@ -382,7 +260,7 @@ export function multiTenantEnv(s: FleetProductSettings): Record<string, string> 
 
 /** Pids of the PostgreSQL backends connected to `database` (the product's pool connections). */
 export async function backendPids(database: string): Promise<number[]> {
-  return onServer(async (c) => {
+  return onPgServer(PG_SERVER, async (c) => {
     const { rows } = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
     return rows.map((r) => Number(r.pid));
   });
@@ -403,7 +281,7 @@ export function cpuOfPids(pids: readonly number[], read: (pid: number) => number
 
 /** Transactions and rows written so far in `database` (pg_stat_database; flushed by backends within ~1 s). */
 export async function databaseActivity(database: string): Promise<{ xacts: number; inserted: number; updated: number; fetched: number }> {
-  return onServer(async (c) => {
+  return onPgServer(PG_SERVER, async (c) => {
     const { rows } = await c.query<{ xacts: string; inserted: string; updated: string; fetched: string }>(
       'SELECT xact_commit + xact_rollback AS xacts, tup_inserted AS inserted, tup_updated AS updated, tup_fetched AS fetched FROM pg_stat_database WHERE datname = $1',
       [database],
@@ -445,4 +323,136 @@ export function tableDelta(before: Record<string, TableActivity>, after: Record<
     if (d.scans || d.inserted || d.updated || d.deleted) out[name] = d;
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The traffic: client_credentials token requests over the fleet, for the load driver (load.ts).
+
+/** A seeded tenant (seed.ts): its slug, its client and that client's Basic header. */
+export interface FleetTenant {
+  slug: string;
+  clientId: string;
+  /** The whole Authorization header (client_secret_basic). */
+  authorization: string;
+}
+
+/** What is wrong with a token answer of `tenant` (iss must be its issuer, client_id its client), or undefined. */
+export function checkTokenAnswer(body: string, tenant: FleetTenant, port: number): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return `not JSON: ${body.slice(0, 120)}`;
+  }
+  const token = stringField(parsed, 'access_token');
+  if (!token) return `no access_token: ${body.slice(0, 120)}`;
+  const claims = claimsOf(token);
+  const issuer = tenantIssuer(tenant.slug, port);
+  if (claims.iss !== issuer) return `tenant ${tenant.slug}: iss ${String(claims.iss)}, expected ${issuer}`;
+  if (claims.client_id !== tenant.clientId) return `tenant ${tenant.slug}: client_id ${String(claims.client_id)}, expected ${tenant.clientId}`;
+  return undefined;
+}
+
+export interface FleetTrafficOptions {
+  port: number;
+  tenants: readonly FleetTenant[];
+  /** The index (into tenants) of the next request's tenant. */
+  pick: () => number;
+  /** Client-side LRU mirror: an answer for a tenant outside it is tagged 'cold'. */
+  recent: RecentTenants;
+  /** Decode and check one 200 answer in this many (1 = every answer). */
+  checkEvery: number;
+  /** How the tenant is named: the x-tenant-id header, or header and subdomain (Host) alternately. */
+  addressing: 'header' | 'alternate';
+}
+
+/**
+ * client_credentials requests whose tenant changes per request (setupRequest), as a feed of the
+ * load driver: answers of tenants the client-side LRU mirror had not seen recently are tagged
+ * 'cold', one answer in `checkEvery` is checked, and per tenant the answers are counted.
+ */
+export class FleetTraffic implements RequestFeed {
+  /** Checked answers, wrong ones among them, and the first few problems. */
+  checked = 0;
+  wrong = 0;
+  readonly wrongExamples: string[] = [];
+  /** Answers other than 200, by status and error code ("400 invalid_client"). */
+  readonly failuresByKind: Record<string, number> = {};
+  /** Answers per tenant (index into tenants). */
+  perTenant: Uint32Array;
+  private answered = 0;
+  private seq = 0;
+
+  constructor(private readonly o: FleetTrafficOptions) {
+    this.perTenant = new Uint32Array(o.tenants.length);
+  }
+
+  /** The request every iteration starts from (load.ts RequestSpec). */
+  spec(): RequestSpec {
+    return {
+      method: 'POST',
+      path: TOKEN_PATH,
+      headers: { host: `localhost:${this.o.port}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(FLEET_TOKEN_FORM).toString(),
+      okStatus: 200,
+      feed: this,
+      check: (res) => (res.status === 200 ? undefined : `HTTP ${res.status}`),
+    };
+  }
+
+  /** Starts counting afresh (the measured window after a warm-up). */
+  reset(): void {
+    this.checked = this.wrong = this.answered = 0;
+    this.wrongExamples.length = 0;
+    for (const k of Object.keys(this.failuresByKind)) delete this.failuresByKind[k];
+    this.perTenant = new Uint32Array(this.o.tenants.length);
+  }
+
+  prepare(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  next(context: Record<string, unknown> = {}): FedRequest {
+    const index = this.o.pick();
+    const t = this.o.tenants[index]!;
+    context.tenant = index;
+    context.cold = this.o.recent.touch(index);
+    const bySub = this.o.addressing === 'alternate' && this.seq++ % 2 === 1;
+    return { headers: bySub ? { host: `${t.slug}.localhost:${this.o.port}`, authorization: t.authorization } : { 'x-tenant-id': t.slug, authorization: t.authorization } };
+  }
+
+  onResponse(status: number, body: string, context: Record<string, unknown> = {}): string | undefined {
+    const index = typeof context.tenant === 'number' ? context.tenant : -1;
+    if (status !== 200) {
+      let code: string | undefined;
+      try {
+        code = stringField(JSON.parse(body), 'error') ?? stringField(JSON.parse(body), 'type');
+      } catch {
+        code = body.slice(0, 60);
+      }
+      const kind = `${status} ${code ?? ''}`.trim();
+      this.failuresByKind[kind] = (this.failuresByKind[kind] ?? 0) + 1;
+      return undefined;
+    }
+    if (index >= 0) this.perTenant[index]!++;
+    if (++this.answered % this.o.checkEvery === 0) {
+      this.checked++;
+      const t = this.o.tenants[index];
+      const problem = t ? checkTokenAnswer(body, t, this.o.port) : 'answer without a tenant';
+      if (problem) {
+        this.wrong++;
+        if (this.wrongExamples.length < 5) this.wrongExamples.push(problem);
+      }
+    }
+    return context.cold === true ? 'cold' : undefined;
+  }
+
+  starved(): number {
+    return 0;
+  }
+
+  /** Tenants that got at least one answer. */
+  touched(): number {
+    return this.perTenant.reduce((n, c) => n + (c > 0 ? 1 : 0), 0);
+  }
 }

@@ -1,6 +1,7 @@
 /** Every Management API operation, one import per resource. */
 import { auditOperations } from './audit/operations.js';
 import { ownConfigOperations } from './config/operations.js';
+import { socialCallbackOperations } from './config/social-callbacks.js';
 import { clientOperations } from './clients/operations.js';
 import { jwksOperations } from './jwks/operations.js';
 import type { Operation } from './operation.js';
@@ -12,4 +13,4 @@ import { tenantConfigOperations } from './tenants/config-operations.js';
 import { tenantOperations } from './tenants/operations.js';
 import { userOperations } from './users/operations.js';
 
-export const allOperations: Operation[] = [...clientOperations, ...userOperations, ...sessionOperations, ...registrationTokenOperations, ...jwksOperations, ...auditOperations, ...tenantOperations, ...tenantConfigOperations, ...ownConfigOperations, ...resourceOperations, ...claimsOperations];
+export const allOperations: Operation[] = [...clientOperations, ...userOperations, ...sessionOperations, ...registrationTokenOperations, ...jwksOperations, ...auditOperations, ...tenantOperations, ...tenantConfigOperations, ...ownConfigOperations, ...socialCallbackOperations, ...resourceOperations, ...claimsOperations];

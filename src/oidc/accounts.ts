@@ -10,19 +10,25 @@ export function canSignIn(user: UserRecord | undefined, now = Date.now()): boole
   return true;
 }
 
+/** The standard claims of a user, absent ones left out (built directly: it runs on every userinfo request). */
 export function userClaims(u: UserRecord): Record<string, unknown> {
-  const claims: Record<string, unknown> = {
-    sub: u.id,
-    name: u.name ?? undefined,
-    given_name: u.given_name ?? undefined,
-    family_name: u.family_name ?? undefined,
-    nickname: u.nickname ?? undefined,
-    preferred_username: u.username ?? undefined,
-    updated_at: Math.floor(Date.parse(u.updated_at) / 1000),
-    email: u.email ?? undefined,
-    email_verified: u.email ? u.email_verified : undefined,
-  };
-  return Object.fromEntries(Object.entries(claims).filter(([, v]) => v !== undefined));
+  const claims: Record<string, unknown> = { sub: u.id };
+  if (u.name != null) claims.name = u.name;
+  if (u.given_name != null) claims.given_name = u.given_name;
+  if (u.family_name != null) claims.family_name = u.family_name;
+  if (u.nickname != null) claims.nickname = u.nickname;
+  if (u.username != null) claims.preferred_username = u.username;
+  claims.updated_at = Math.floor(Date.parse(u.updated_at) / 1000);
+  if (u.email != null) claims.email = u.email;
+  if (u.email && u.email_verified !== undefined) claims.email_verified = u.email_verified;
+  return claims;
+}
+
+/** The claims an account offers for `scope` (oidc-provider then keeps those the scope releases). */
+export function accountClaims(user: UserRecord, scope: string | undefined): { sub: string; roles?: string[] } & Record<string, unknown> {
+  const claims = userClaims(user) as { sub: string; roles?: string[] };
+  if ((scope ?? '').split(' ').includes('roles')) claims.roles = [user.role];
+  return claims;
 }
 
 export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount {
@@ -39,11 +45,7 @@ export function findAccountFor(storage: Storage, tenant: TenantId): FindAccount 
       fields: claimSourceFields(user),
       // oidc-provider filters these by the granted scopes (claims configuration in provider.ts);
       // `roles` only with the roles scope, since it is listed under openid for the ID token.
-      claims: async (_use: string, scope: string) => {
-        const claims = userClaims(user) as { sub: string; roles?: string[] };
-        if ((scope ?? '').split(' ').includes('roles')) claims.roles = [user.role];
-        return claims;
-      },
+      claims: async (_use: string, scope: string) => accountClaims(user, scope),
     };
   };
 }

@@ -10,15 +10,25 @@ import { CLOCK_TOLERANCE } from './client-assertion.js';
 
 type Payload = Record<string, unknown>;
 
-function opaqueClaimsValid(p: Payload, now: number): boolean {
+/**
+ * What oidc-provider checks of every stored opaque artefact before it uses it (formats/opaque.js
+ * verify, helpers/jwt.js assertPayload), but the expiry, which each caller decides. False for
+ * anything it would refuse; also used by the direct userinfo path (userinfo.ts).
+ */
+export function opaquePayloadValid(p: Payload, now: number): boolean {
   if ('jwt' in p || 'jwt-ietf' in p || 'paseto' in p || ('format' in p && p.format !== 'opaque')) return false;
   if (p.nbf !== undefined && (typeof p.nbf !== 'number' || p.nbf > now + CLOCK_TOLERANCE)) return false;
   if (p.iat !== undefined && typeof p.iat !== 'number') return false;
   if (p.exp !== undefined && typeof p.exp !== 'number') return false;
+  if (p.exp === undefined && typeof p.iat === 'number' && p.iat > now + CLOCK_TOLERANCE) return false;
   if (p.jti !== undefined && typeof p.jti !== 'string') return false;
   if (p.iss !== undefined && typeof p.iss !== 'string') return false;
   if (p.aud !== undefined && typeof p.aud !== 'string' && (!Array.isArray(p.aud) || p.aud.some((a) => typeof a !== 'string'))) return false;
-  return typeof p.clientId === 'string';
+  return true;
+}
+
+function opaqueClaimsValid(p: Payload, now: number): boolean {
+  return opaquePayloadValid(p, now) && typeof p.clientId === 'string';
 }
 
 export function opaqueIntrospection(p: Payload, caller: AuthenticatedClient, issuer: string, now = Math.floor(Date.now() / 1000)): Payload | undefined {

@@ -56,6 +56,21 @@ export const OIDC_ROUTES = {
   userinfo: '/userinfo',
 } as const;
 
+/**
+ * Which claims each scope releases (oidc-provider's `claims` setting). The direct userinfo path
+ * (userinfo.ts) filters with the very same map, so both answers release the same claims.
+ */
+export function claimsConfiguration(customClaims: readonly CustomClaim[]): Record<string, string[]> {
+  return {
+    // `roles` under openid too: the account returns it only when the roles scope was granted
+    // (accounts.ts), and the ID token of a code flow carries openid's claims only.
+    openid: ['sub', 'amr', 'roles', ...customClaims.map((c) => c.name)],
+    roles: ['roles'],
+    profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'updated_at'],
+    email: ['email', 'email_verified'],
+  };
+}
+
 function accessTokenTtl(config: Config) {
   return config.oidc.ttl.access_token;
 }
@@ -72,14 +87,7 @@ export function createProvider(opts: ProviderOptions): Provider {
     routes: OIDC_ROUTES,
     responseTypes: ['code', 'none'],
     scopes: ['openid', 'offline_access', 'profile', 'email', 'roles', ...MANAGEMENT_SCOPES, ...(opts.resources?.scopeNames ?? [])],
-    claims: {
-      // `roles` under openid too: the account returns it only when the roles scope was granted
-      // (accounts.ts), and the ID token of a code flow carries openid's claims only.
-      openid: ['sub', 'amr', 'roles', ...(opts.customClaims ?? []).map((c) => c.name)],
-      roles: ['roles'],
-      profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'updated_at'],
-      email: ['email', 'email_verified'],
-    },
+    claims: claimsConfiguration(opts.customClaims ?? []),
     ttl: {
       AccessToken: (_ctx, token) => (token.resourceServer?.accessTokenTTL as number | undefined) ?? ttl.access_token,
       ClientCredentials: (_ctx, token) => (token.resourceServer?.accessTokenTTL as number | undefined) ?? ttl.access_token,

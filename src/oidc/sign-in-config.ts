@@ -2,7 +2,6 @@
  * The parts of each tenant's oidc-provider configuration that concern end users: accounts,
  * interaction URL, device flow pages, logout pages, error page, pairwise subjects.
  */
-import { createHmac } from 'node:crypto';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import type { TenantId } from '../storage/types.js';
@@ -10,6 +9,7 @@ import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
 import { deviceConfirmPage, deviceInputPage, logoutPage, messagePage } from '../ui/pages.js';
 import { findAccountFor } from './accounts.js';
+import { pairwiseSubject } from './pairwise.js';
 import { errorPageHtml, protocolMessage } from '../ui/error-page.js';
 
 export interface SignInConfigHost {
@@ -50,8 +50,7 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
       url: (_ctx, interaction) => `${host.mountPath}/interaction/${interaction.uid}`,
     },
     subjectTypes: ['public', 'pairwise'],
-    pairwiseIdentifier: (_ctx, accountId, client) =>
-      createHmac('sha256', host.pairwiseKey).update(`${client.sectorIdentifier ?? client.clientId}|${accountId}`).digest('base64url'),
+    pairwiseIdentifier: (_ctx, accountId, client) => pairwiseSubject(host.pairwiseKey, String(client.sectorIdentifier ?? client.clientId), accountId),
     renderError: (ctx, out) => {
       // A plain explanation in the page's language and the request id; oidc-provider's English
       // protocol text (error, error_description) stays in the log, not on the page.

@@ -100,7 +100,7 @@ function withCookie(res: HttpResponse, cookie: string): HttpResponse {
 export function socialHooks(host: SignInHost, sc: SocialContext): SocialHooks {
   const base = (uid: string) => `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
   return {
-    buttons: (uid, ui) => socialButtons(sc.settings.providers.map((p) => ({ name: p.displayName, href: `${base(uid)}/social/${p.name}` })), ui),
+    buttons: (uid, ui) => socialButtons(sc.settings.providers.map((p) => ({ name: p.displayName, href: `${base(uid)}/social/${p.name}`, ...(p.label !== 'oidc' ? { preset: p.label } : {}) })), ui),
     pending: (details, uid, ui, formTargets) => {
       const link = pendingLink(details);
       if (!link) return undefined;
@@ -237,7 +237,7 @@ async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider
   // 5. Who that is here.
   const resolution = await resolveAccount(ctx, tenant, sc.config, p, identity);
   if (resolution.kind === 'refused') {
-    const key = ({ email_in_use: 'social.refused.email_in_use', signup_closed: 'social.refused.signup_closed', domain_not_allowed: 'social.refused.domain_not_allowed' } as const)[resolution.reason];
+    const key = ({ email_in_use: 'social.refused.email_in_use', signup_closed: 'social.refused.signup_closed', domain_not_allowed: 'social.refused.domain_not_allowed', no_email: 'social.refused.no_email' } as const)[resolution.reason];
     return fail(403, 'refused', resolution.reason, t('social.refused.title'), t(key, vars), back);
   }
   if (resolution.kind === 'confirm_link') {

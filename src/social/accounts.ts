@@ -7,7 +7,7 @@
  *  - Otherwise a new user is created, under the sign-up rules: sign-up enabled
  *    (`security.signup.enabled`) and, when `security.signup.allowed_email_domains` is set, an
  *    upstream e-mail that is verified and in one of those domains. With sign-up off only
- *    already-linked users come in.
+ *    already-linked users come in. An upstream that shares no e-mail cannot create an account.
  * Unlinking never removes the last way to sign in (a password, or another linked account).
  */
 import { randomUUID } from 'node:crypto';
@@ -22,7 +22,7 @@ export type AccountResolution =
   | { kind: 'linked'; user: UserRecord; identity: SocialIdentityRecord }
   | { kind: 'create' }
   | { kind: 'confirm_link'; user: UserRecord }
-  | { kind: 'refused'; reason: 'email_in_use' | 'signup_closed' | 'domain_not_allowed' };
+  | { kind: 'refused'; reason: 'email_in_use' | 'signup_closed' | 'domain_not_allowed' | 'no_email' };
 
 /** Request facts every audit entry of the flow carries. */
 export interface Who {
@@ -61,6 +61,10 @@ export async function resolveAccount(ctx: AppContext, tenant: TenantId, config: 
   }
   const rules = signupRules(config);
   if (!rules.enabled) return { kind: 'refused', reason: 'signup_closed' };
+  // Every account has an e-mail (spec 2.3): it is how the person recovers it and hears of changes.
+  // An upstream that shares none (Facebook without a confirmed address, a declined permission)
+  // cannot create one; an identity linked earlier still signs in (above).
+  if (!identity.email) return { kind: 'refused', reason: 'no_email' };
   if (rules.allowedDomains.length) {
     const domain = identity.email?.split('@').pop()?.toLowerCase();
     if (!identity.emailVerified || !domain || !rules.allowedDomains.includes(domain)) return { kind: 'refused', reason: 'domain_not_allowed' };

@@ -61,6 +61,15 @@ export async function upstreamFetch(ctx: AppContext, raw: string, init: Upstream
   }
 }
 
+/** An error answer's `error`: OAuth's string, or the Graph API's object (`type`, `code`, `error_subcode`). */
+function errorName(error: unknown): string {
+  if (error && typeof error === 'object') {
+    const e = error as { type?: unknown; code?: unknown; error_subcode?: unknown };
+    return [e.type, e.code, e.error_subcode].filter((x) => typeof x === 'string' || typeof x === 'number').join(' ').slice(0, 100);
+  }
+  return String(error).slice(0, 100);
+}
+
 /** The JSON object of a 200 answer, or an UpstreamError naming what came instead. */
 export function jsonObject(res: UpstreamResponse, what: string): Record<string, unknown> {
   let parsed: unknown;
@@ -70,7 +79,7 @@ export function jsonObject(res: UpstreamResponse, what: string): Record<string, 
     throw new UpstreamError(res.status === 200 ? 'invalid' : 'status', `${what}: HTTP ${res.status}, not JSON`);
   }
   if (res.status !== 200) {
-    const error = parsed && typeof parsed === 'object' && 'error' in parsed ? String((parsed as { error: unknown }).error).slice(0, 100) : '';
+    const error = parsed && typeof parsed === 'object' && 'error' in parsed ? errorName((parsed as { error: unknown }).error) : '';
     throw new UpstreamError('status', `${what}: HTTP ${res.status}${error ? ` (${error})` : ''}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UpstreamError('invalid', `${what}: not a JSON object`);

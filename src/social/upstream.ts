@@ -9,10 +9,11 @@
  * endpoints (common / organizations / consumers) advertise the issuer `.../{tenantid}/v2.0`: the
  * token's `iss` must be exactly that template with the token's own `tid`.
  * GitHub and Facebook (OAuth 2.0): the token endpoint, then their user APIs; from GitHub only the
- * verified primary address of /user/emails counts as a verified e-mail.
+ * verified primary address of /user/emails counts as a verified e-mail; Facebook's Graph API
+ * returns `email` only for a confirmed address, and is called with `appsecret_proof`.
  * Every request goes through upstreamFetch (http.ts).
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { SignJWT, createLocalJWKSet, errors as joseErrors, importPKCS8, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import QuickLRU from 'quick-lru';
 import type { AppContext } from '../context.js';
@@ -242,7 +243,11 @@ async function facebookIdentity(ctx: AppContext, p: SocialProvider, o: ExchangeI
   const tokens = await tokenRequest(ctx, p, e.token, o, false);
   const accessToken = str(tokens.access_token);
   if (!accessToken) throw new UpstreamError('invalid', 'token: no access_token');
-  const user = jsonObject(await upstreamFetch(ctx, e.user, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' }, timeoutMs: o.timeoutMs }), 'user');
+  // appsecret_proof (Graph API "Securing Requests"): a token taken elsewhere is useless without our
+  // app secret, and an app set to "Require App Secret" refuses calls without it.
+  const me = new URL(e.user);
+  me.searchParams.set('appsecret_proof', createHmac('sha256', p.clientSecret).update(accessToken).digest('hex'));
+  const user = jsonObject(await upstreamFetch(ctx, me.href, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' }, timeoutMs: o.timeoutMs }), 'user');
   const id = str(user.id);
   if (!id) throw new UpstreamError('invalid', 'user: no id');
   // The Graph API returns `email` only when the person has confirmed it (docs/decisions.md).

@@ -29,7 +29,8 @@ import { relyingPartyOf } from '../users/passkeys.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
 import { protectBearerIds } from '../oidc/bearer-at-rest.js';
 import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
-import { createProvider } from '../oidc/provider.js';
+import { claimsConfiguration, createProvider } from '../oidc/provider.js';
+import type { UserinfoSetup } from '../oidc/userinfo.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
@@ -62,6 +63,8 @@ interface BuiltProvider {
   provider: Provider;
   callback: NodeCallback;
   discovery: { body: Buffer; etag: string };
+  /** What the direct userinfo path needs of this build (oidc/userinfo.ts). */
+  userinfo: UserinfoSetup;
 }
 
 export class TenantActor implements OidcRouteHost, TenantHandle {
@@ -184,6 +187,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private async buildProvider(keys: KeySet, config: EffectiveConfig): Promise<BuiltProvider> {
     const { storage, sealer } = this.ctx;
     const [resources, customClaims] = await Promise.all([this.resourceIndex(), loadCustomClaims(storage.tenantConfig, this.tenant)]);
+    const pairwiseKey = sealer.derive(`pairwise:${this.tenant}`);
     const provider = createProvider({
       resources,
       customClaims,
@@ -198,7 +202,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       extend: (conf) => {
         mergeConfiguration(
           conf,
-          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey: sealer.derive(`pairwise:${this.tenant}`) }),
+          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey }),
         );
         // RFC 7591 clients find dynamic registration here (it is served by oidc/register-rp.ts,
         // not by oidc-provider's own registration feature, so oidc-provider would not announce it).
@@ -211,7 +215,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     const discoveryResponse = await runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin });
     if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
-    return { provider, callback, discovery: { body, etag: etagOf(body) } };
+    return { provider, callback, discovery: { body, etag: etagOf(body) }, userinfo: { claimsByScope: claimsConfiguration(customClaims), customClaims, pairwiseKey } };
   }
 
   /** Audit and metrics from oidc-provider's events. */
@@ -397,6 +401,20 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
 
   findTokenUser(sub: string): Promise<UserRecord | undefined> {
     return this.ctx.storage.users.get(this.tenant, sub);
+  }
+
+  /** The direct userinfo path serves only once oidc-provider is built: it answers with that build's settings. */
+  userinfoSetup(): UserinfoSetup | undefined {
+    return this.ready?.userinfo;
+  }
+
+  /** Access tokens and grants are stored as they are (only refresh tokens and sessions are keyed: bearer-at-rest.ts). */
+  findArtefact(model: 'AccessToken' | 'Grant', id: string): Promise<OidcPayloadRow | undefined> {
+    return this.ctx.storage.oidc.find(this.tenant, model, id);
+  }
+
+  findSessionByUid(uid: string): Promise<OidcPayloadRow | undefined> {
+    return this.ctx.storage.oidc.findByUid(this.tenant, 'Session', uid);
   }
 
   get platformTenant(): boolean {

@@ -12,6 +12,7 @@ import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-an
 import { handleInteraction, type InteractionAction, type SignInHost } from '../oidc/interactions.js';
 import { handleSocial, type SocialContext } from '../oidc/social-signin.js';
 import { OIDC_ROUTES } from '../oidc/provider.js';
+import { userinfo, type UserinfoHost } from '../oidc/userinfo.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG } from '../ui/passkey-script.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
@@ -22,7 +23,7 @@ const JWKS_TYPE = 'application/jwk-set+json; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** What the routes need of the actor. */
-export interface OidcRouteHost extends TokenContext {
+export interface OidcRouteHost extends TokenContext, UserinfoHost {
   readonly tenant: string;
   discovery(): Promise<{ body: Buffer; etag: string }>;
   signInHost(): Promise<SignInHost>;
@@ -49,6 +50,7 @@ interface OidcRoute {
 
 const GET = new Set(['GET', 'HEAD']);
 const POST = new Set(['POST']);
+const GET_POST = new Set(['GET', 'POST']);
 
 /** JWKS and discovery headers: public, cacheable, readable from any origin. */
 export function documentResponse(req: Pick<HttpRequest, 'method' | 'headers'>, doc: { body: Buffer; etag: string }, type = JSON_TYPE): HttpResponse {
@@ -112,6 +114,8 @@ const ROUTES: readonly OidcRoute[] = [
   // Fast paths: client_credentials for the Management API, then the device-flow poll guard.
   { path: '/token', methods: POST, run: async (host, req) => (await clientCredentialsGrant(host, req)) ?? (await host.devicePoll(req)) },
   { path: '/token/introspection', methods: POST, run: (host, req) => introspect(host, req) },
+  // Userinfo with a plain user access token (oidc/userinfo.ts); anything else to oidc-provider.
+  { path: OIDC_ROUTES.userinfo, methods: GET_POST, run: (host, req) => userinfo(host, req) },
   { path: '/auth', run: async (host, req) => secureHtml(await host.bridge(offlineAccessNeedsConsent(req))) },
   { path: '/device/auth', methods: POST, run: async (host, req) => withDeviceInterval(await host.bridge(req), host.config.oidc.device_poll_interval) },
 ];

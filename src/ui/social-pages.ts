@@ -1,5 +1,6 @@
 /**
- * Social login on the end-user pages: the "Continue with <name>" links of the sign-in page, the
+ * Social login on the end-user pages: the "Continue with <name>" links of the sign-in page (with
+ * the provider's mark for the presets, src/ui/social-marks.ts), the
  * page that asks an existing user's password before an upstream account is linked, and the page
  * that ends a failed upstream sign-in (with a way back to the sign-in page when it is still open).
  * Provider names come from configuration and are escaped like any text.
@@ -7,11 +8,14 @@
 import { html, layout, type Html } from './html.js';
 import type { PageUi } from './page-ui.js';
 import { errorBlock } from './pages.js';
+import { socialMark } from './social-marks.js';
 
 export interface SocialButton {
   /** The provider's display name. */
   name: string;
   href: string;
+  /** The preset it is built on (its mark, src/ui/social-marks.ts); none for generic providers. */
+  preset?: string;
 }
 
 /** The block under the password form; empty without enabled providers. */
@@ -20,7 +24,7 @@ export function socialButtons(buttons: readonly SocialButton[], ui: PageUi): Htm
   const { t } = ui;
   return html`<div class="social" role="group" aria-label="${t('social.group')}">
 <p class="divider">${t('social.or')}</p>
-<ul class="social-list">${buttons.map((b) => html`<li><a class="button social-button" href="${b.href}">${t('social.continue_with', { provider: b.name })}</a></li>`)}</ul>
+<ul class="social-list">${buttons.map((b) => html`<li><a class="button social-button" href="${b.href}">${socialMark(b.preset)}<span>${t('social.continue_with', { provider: b.name })}</span></a></li>`)}</ul>
 </div>`;
 }
 
@@ -59,6 +63,8 @@ export const SOCIAL_STYLES = `
 .social-list{list-style:none;padding:0;margin:0;display:flex;flex-direction:column;gap:8px}
 a.button{display:block;text-align:center;padding:10px 16px;font-weight:600;border-radius:8px;border:1px solid var(--border);color:inherit;text-decoration:none}
 a.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+a.social-button{display:flex;align-items:center;justify-content:center;gap:10px}
+.social-mark{width:20px;height:20px;flex:none}
 `;
 
 export interface LinkedAccountRow {

@@ -4,6 +4,9 @@
  * platform-signed envelope of the state and sends the browser to the tenant it names; the tenant
  * checks the envelope names it and then its own sealed, single-use state. A state from tenant A is
  * refused at tenant B. The tenant override of the provider section keeps its secret sealed.
+ * Linking through the relay: an existing user of tenant A with the same verified e-mail is linked
+ * only after that user's password (cancel and a wrong password link nothing). The admin console
+ * of tenant A shows the `_ops` callback URL to register.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +16,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayState } from '../../src/tenancy/ops.js';
 import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, dropRedisKeys, startTestApp, type TestApp } from '../helpers/app.js';
+import { ensureConsoleBuilt, expectAccessible, screenshot, signInToConsole } from '../helpers/console.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { startRogueOidc, type RogueOidc } from '../helpers/rogue-oidc.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';
@@ -43,6 +47,7 @@ describe('social login relay through `_ops` (multi-tenant, PostgreSQL + Redis)',
   }
 
   beforeAll(async () => {
+    ensureConsoleBuilt();
     rogue = await startRogueOidc();
     rp = await startRpServer();
     REDIRECT = `${rp.origin}/cb`;
@@ -149,6 +154,82 @@ describe('social login relay through `_ops` (multi-tenant, PostgreSQL + Redis)',
     expect(await countIn(B, 'users')).toBe(before.b);
     expect(await countIn(B, 'social_identities')).toBe(before.linksB);
   });
+
+  it('links an existing user of tenant A through the relay only after the password: cancel and a wrong password link nothing', async () => {
+    const email = `linked-${run}@example.com`;
+    const password = 'Relay-Link-Passw0rd!';
+    const token = await platformToken('svc:users:write svc:cross-tenant:write');
+    const created = await send(port, 'POST', '/api/v1/users', { tenant: A, token, body: { email, password, email_verified: true } });
+    expect(created.status, created.text).toBe(201);
+    const userId = created.json.data.id as string;
+    rogue.claims = { sub: `link-${run}`, email, email_verified: true };
+    const linksOf = () => t.sql('SELECT provider, subject, tenant_id FROM social_identities WHERE user_id = ?', [userId]);
+    const before = { a: await countIn(A, 'users'), b: await countIn(B, 'users'), linksB: await countIn(B, 'social_identities') };
+
+    // Through _ops to A's link page; cancelled: back at A's sign-in page, nothing linked.
+    let flow = await toUpstream(A);
+    expect(flow.callback.startsWith(`http://_ops.localhost:${port}/oidc/v1/social/rogue/callback?`)).toBe(true);
+    await flow.page.locator('#continue').click();
+    await flow.page.getByRole('heading', { name: 'Link your Rogue ID account' }).waitFor();
+    expect(new URL(flow.page.url()).host).toBe(`${A}.localhost:${port}`);
+    await flow.page.getByRole('button', { name: 'Cancel' }).click();
+    await flow.page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await linksOf()).toEqual([]);
+    await flow.context.close();
+
+    // Wrong password: the form again with an error, nothing linked.
+    flow = await toUpstream(A);
+    await flow.page.locator('#continue').click();
+    await flow.page.getByLabel('Password').fill('not-the-password');
+    await flow.page.getByRole('button', { name: 'Link and sign in' }).click();
+    await expect.poll(() => flow.page.getByRole('alert').textContent()).toContain('That password is not correct.');
+    expect(await linksOf()).toEqual([]);
+
+    // Right password: linked in A, signed in as that user (A's token endpoint says so).
+    await flow.page.getByLabel('Password').fill(password);
+    await flow.page.getByRole('button', { name: 'Link and sign in' }).click();
+    await flow.page.waitForURL((u) => u.href.startsWith(REDIRECT));
+    const code = new URL(flow.page.url()).searchParams.get('code')!;
+    await flow.context.close();
+    const res = await send(port, 'POST', '/oidc/v1/token', { sub: A, headers: { authorization: basic(clients[A]!.client_id, clients[A]!.client_secret) }, form: { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: flow.verifier } });
+    expect(res.status, res.text).toBe(200);
+    expect(JSON.parse(Buffer.from(res.json.id_token.split('.')[1], 'base64url').toString()).sub).toBe(userId);
+    expect(await linksOf()).toEqual([{ provider: 'rogue', subject: `link-${run}`, tenant_id: A }]);
+    expect(await countIn(A, 'users')).toBe(before.a);
+    expect(await countIn(B, 'users')).toBe(before.b);
+    expect(await countIn(B, 'social_identities')).toBe(before.linksB);
+  }, 90_000);
+
+  it("shows the _ops callback URL in tenant A's admin console and the platform's API (relay on)", async () => {
+    const ops = `http://_ops.localhost:${port}/oidc/v1/social/rogue/callback`;
+    const token = await platformToken('svc:users:write svc:cross-tenant:write svc:cross-tenant:read');
+    const api = await send(port, 'GET', `/api/v1/tenants/${A}/config/social-callbacks`, { token });
+    expect(api.status, api.text).toBe(200);
+    expect(api.json.data.relay).toBe(true);
+    expect(api.json.data.providers.find((p: { name: string }) => p.name === 'rogue')).toEqual({ name: 'rogue', display_name: 'Rogue ID', preset: null, enabled: true, callback_url: ops });
+    expect(api.json.data.providers.find((p: { name: string }) => p.name === 'google').callback_url).toBe(`http://_ops.localhost:${port}/oidc/v1/social/google/callback`);
+
+    const email = `console-${run}@example.com`;
+    const password = 'Tenant-Admin-Passw0rd';
+    const created = await send(port, 'POST', '/api/v1/users', { tenant: A, token, body: { email, password, role: 'admin' } });
+    expect(created.status, created.text).toBe(201);
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    await signInToConsole(page, `http://${A}.localhost:${port}/admin`, email, password);
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings', exact: true }).click();
+    await page.getByRole('button', { name: 'Features', exact: true }).click();
+    const table = page.getByRole('table', { name: 'Social login callback URLs' });
+    await table.waitFor();
+    expect(await page.getByText('Callbacks go through the _ops relay', { exact: false }).count()).toBe(1);
+    const row = table.getByRole('row', { name: /Rogue ID/ });
+    expect(await row.locator('code').textContent()).toBe(ops);
+    expect(await row.getByText('Offered at sign-in').count()).toBe(1);
+    await page.locator('.loading').first().waitFor({ state: 'detached' });
+    await expectAccessible(page, 'relay-social-callbacks');
+    await screenshot(page, 'relay-social-callbacks');
+    await context.close();
+  }, 60_000);
 
   it('keeps a tenant override of a provider secret sealed at rest and masked in the config API; the override acts', async () => {
     const token = await platformToken('svc:cross-tenant:write svc:cross-tenant:read');

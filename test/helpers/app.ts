@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { freePort } from '../../bench/processes.js';
+import { purgeRedisPrefix } from '../../bench/services.js';
 import { startApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import { PgStorage } from '../../src/storage/postgresql/index.js';
@@ -169,35 +170,10 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   };
 }
 
-/** Deletes every key under `<prefix>:` (artefacts with long TTLs would otherwise stay for days). */
-export async function dropRedisKeys(url: string, prefix: string): Promise<void> {
-  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await r.unlink(...keys);
-    } while (cursor !== '0');
-  } catch {
-    // Best effort: a Redis that went away keeps nothing worth cleaning for long.
-  } finally {
-    r.disconnect();
-  }
-}
+/** Deletes every key under `<prefix>:` (bench/services.ts, shared with the benches; best effort here). */
+export const dropRedisKeys = (url: string, prefix: string): Promise<void> => purgeRedisPrefix(url, prefix, { bestEffort: true });
 
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort };
 
 /** fetch with a JSON body and bearer token. */
 export async function api(t: TestApp, method: string, path: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {

@@ -99,6 +99,8 @@ export const SPEC_ENDPOINTS: SpecEndpoint[] = [
   // The addressed tenant's own configuration (issue 16 follow-up): reads and replaces a section.
   row('GET', '/api/v1/config', 'svc:config:read', 'read'),
   row('PUT', '/api/v1/config/:section', 'svc:config:write', 'write'),
+  // The callback URL to register at each social provider (issue 15; shown by the console's Settings).
+  row('GET', '/api/v1/config/social-callbacks', 'svc:config:read', 'read'),
 ];
 
 /** `GET /api/v1/clients/:param`: parameter names do not matter when matching spec and code. */

@@ -10,10 +10,11 @@ import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { createScratchDatabase, DEFAULT_PG_SERVER, onPgServer } from '../../bench/services.js';
 import { PgStorage, type PgLog } from '../../src/storage/postgresql/index.js';
 import { migratePostgres } from '../../src/storage/postgresql/migrate.js';
 
-export const PG_SERVER = 'postgres://postgres@127.0.0.1:5432';
+export const PG_SERVER = DEFAULT_PG_SERVER;
 
 export interface TestDatabase {
   name: string;
@@ -24,34 +25,18 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function onServer<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: `${PG_SERVER}/postgres` });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
+const onServer = <T>(fn: (c: pg.Client) => Promise<T>) => onPgServer(PG_SERVER, fn);
 
+/** A scratch database (bench/services.ts, shared with the benches) plus an admin connection for inspection. */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `svc_test_${randomBytes(6).toString('hex')}`;
-  await onServer(async (c) => {
-    await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-    // A test database needs no durability across an OS crash: commits without waiting for the WAL flush.
-    await c.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} SET synchronous_commit = off`);
-  });
-  const url = `${PG_SERVER}/${name}`;
+  const db = await createScratchDatabase('svc_test', PG_SERVER);
   return {
-    name,
-    url,
+    ...db,
     async admin() {
-      const c = new pg.Client({ connectionString: url });
+      const c = new pg.Client({ connectionString: db.url });
       await c.connect();
       return c;
     },
-    // FORCE: a test that failed half-way may have left connections open.
-    drop: () => onServer((c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`)).then(() => undefined),
   };
 }
 

@@ -3,14 +3,14 @@
  * redis-server on a spare port that a test can stop and start again (fault tests).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { Socket } from 'node:net';
+import { uniqueRedisPrefix } from '../../bench/services.js';
 import { freePort } from './app.js';
 
 export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A key prefix no other run uses, so parallel runs against one server never collide. */
-export const uniquePrefix = (name: string) => `svctest-${name}-${process.pid}-${randomBytes(4).toString('hex')}`;
+export const uniquePrefix = (name: string) => uniqueRedisPrefix(`svctest-${name}-${process.pid}`);
 
 export interface PrivateRedis {
   port: number;

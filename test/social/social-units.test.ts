@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { Sealer } from '../../src/keys/sealer.js';
 import { socialSettings, type SocialProvider } from '../../src/social/providers.js';
 import { StateCodec } from '../../src/social/state.js';
+import { jsonObject } from '../../src/social/http.js';
 import { UpstreamError, appleClientSecret, idTokenIssuer } from '../../src/social/upstream.js';
 import { mergeConfig } from '../../src/tenancy/config/merge.js';
 import { sealSection } from '../../src/tenancy/config/secrets.js';
@@ -108,5 +109,14 @@ describe("Apple's client secret", () => {
     const { payload } = await jwtVerify(jwt, await importSPKI(publicKey.export({ type: 'spki', format: 'pem' }).toString(), 'ES256'), { issuer: 'ABCDE12345', subject: 'com.example.web', audience: 'https://appleid.apple.com' });
     expect(payload.exp! - payload.iat!).toBeLessThanOrEqual(300);
     await expect(appleClientSecret({ ...p, clientSecret: 'not a key' }, now)).rejects.toThrow(UpstreamError);
+  });
+});
+
+describe('upstream error answers', () => {
+  const answer = (status: number, body: unknown) => ({ status, body: Buffer.from(JSON.stringify(body)), header: () => null });
+  it("names OAuth's string error and the Graph API's error object (type, code, subcode) in the log reason", () => {
+    expect(() => jsonObject(answer(400, { error: 'invalid_grant' }), 'token')).toThrow('token: HTTP 400 (invalid_grant)');
+    expect(() => jsonObject(answer(400, { error: { message: 'This authorization code has been used.', type: 'OAuthException', code: 100, error_subcode: 36009, fbtrace_id: 'x' } }), 'token')).toThrow('token: HTTP 400 (OAuthException 100 36009)');
+    expect(() => jsonObject(answer(200, [1]), 'user')).toThrow(UpstreamError);
   });
 });

@@ -4,7 +4,8 @@
  * svc:config:*); in `_platforms` the administrators open any tenant's through the cross-tenant
  * resource (GET /api/v1/tenants/:slug/config, PUT .../config/:section). An empty field inherits
  * the global value; secrets are write-only (the API answers `********`, and sending that back keeps
- * them); a 422 is shown at the field it names.
+ * them); a 422 is shown at the field it names. Under Features, a read-only table gives the callback
+ * URL to register at each social provider, as the server computes it (relay through `_ops` included).
  */
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api';
@@ -175,6 +176,58 @@ function SectionForm({ slug, section, stored, onSaved }: { slug: string | null; 
   );
 }
 
+interface ProviderCallback {
+  name: string;
+  display_name: string;
+  preset: string | null;
+  enabled: boolean;
+  callback_url: string;
+}
+
+/** The callback URL of each social provider (GET .../config/social-callbacks), read-only; refetched when the features change. */
+function SocialCallbacks({ slug, version }: { slug: string | null; version: string }) {
+  const { api } = useServices();
+  const state = useAsync(() => api.get<{ data: { relay: boolean; providers: ProviderCallback[] } }>(`${configPath(slug)}/social-callbacks`), `${slug ?? ''}:${version}`);
+  return (
+    <section aria-labelledby="social-callbacks">
+      <h2 id="social-callbacks">{t('social.callbacks')}</h2>
+      <Loader state={state}>
+        {({ data }) => (
+          <>
+            <p>{data.relay ? t('social.callbacks.relay') : t('social.callbacks.intro')}</p>
+            <table>
+              <caption class="sr-only">{t('social.callbacks')}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{t('social.provider')}</th>
+                  <th scope="col">{t('status')}</th>
+                  <th scope="col">{t('social.callback_url')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.providers.map((p) => (
+                  <tr key={p.name}>
+                    <th scope="row">
+                      {p.display_name}
+                      {p.display_name !== p.name ? <span class="mono"> ({p.name})</span> : null}
+                    </th>
+                    <td>
+                      <span class={`badge ${p.enabled ? 'ok' : 'warn'}`}>{p.enabled ? t('social.offered') : t('social.not_offered')}</span>
+                    </td>
+                    <td>
+                      <code class="mono" data-callback={p.name}>{p.callback_url}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </>
+        )}
+      </Loader>
+    </section>
+  );
+}
+
 /** Every section of one tenant's configuration, one at a time (tabs in the URL); `slug` null: the signed-in tenant. */
 export function TenantSettings({ slug, section, onSection }: { slug: string | null; section: string; onSection(s: string): void }) {
   const { api } = useServices();
@@ -195,6 +248,7 @@ export function TenantSettings({ slug, section, onSection }: { slug: string | nu
               ))}
             </nav>
             <SectionForm key={`${slug}:${current}:${JSON.stringify(config[current] ?? {})}`} slug={slug} section={current} stored={(config[current] as Record<string, unknown>) ?? {}} onSaved={setSaved} />
+            {current === 'features' ? <SocialCallbacks slug={slug} version={JSON.stringify(config.features ?? {})} /> : null}
           </>
         );
       }}

@@ -274,6 +274,7 @@ export const de: Messages = {
   'social.refused.email_in_use': 'Ein Konto mit dieser E-Mail-Adresse existiert bereits, und {provider} bestätigt nicht, dass die Adresse Ihnen gehört. Melden Sie sich mit Ihrem Passwort an und verknüpfen Sie {provider} dann auf Ihrer Kontoseite.',
   'social.refused.signup_closed': 'Mit diesem {provider}-Konto ist kein Konto verknüpft, und neue Konten können hier nicht erstellt werden. Melden Sie sich anders an.',
   'social.refused.domain_not_allowed': 'Konten können nur mit einer von {provider} bestätigten E-Mail-Adresse einer zugelassenen Domain erstellt werden.',
+  'social.refused.no_email': '{provider} hat keine E-Mail-Adresse übermittelt, und ein Konto braucht eine. Erlauben Sie {provider}, Ihre E-Mail-Adresse weiterzugeben (oder hinterlegen und bestätigen Sie dort eine), und versuchen Sie es erneut, oder melden Sie sich anders an.',
   'social.refused.raced': 'Ein Konto mit dieser E-Mail-Adresse wurde gerade erstellt. Melden Sie sich erneut an.',
   'social.account.title': 'Verknüpfte Konten',
   'social.account.intro': 'Andere Konten, mit denen Sie sich anmelden können.',

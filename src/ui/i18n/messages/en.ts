@@ -280,6 +280,7 @@ export const en = {
   'social.refused.email_in_use': 'An account with this e-mail address already exists, and {provider} does not confirm the address is yours. Sign in with your password, then link {provider} from your account page.',
   'social.refused.signup_closed': 'There is no account linked to this {provider} account, and new accounts cannot be created here. Sign in another way.',
   'social.refused.domain_not_allowed': 'Accounts can only be created with an e-mail address of an allowed domain, confirmed by {provider}.',
+  'social.refused.no_email': '{provider} did not share an e-mail address, and an account needs one. Allow {provider} to share your e-mail address (or add and confirm one there), then try again, or sign in another way.',
   'social.refused.raced': 'An account with this e-mail address was just created. Sign in again.',
   'social.account.title': 'Linked accounts',
   'social.account.intro': 'Other accounts you can sign in with.',

@@ -274,6 +274,7 @@ export const es: Messages = {
   'social.refused.email_in_use': 'Ya existe una cuenta con esta dirección de correo y {provider} no confirma que la dirección sea suya. Inicie sesión con su contraseña y después vincule {provider} desde la página de su cuenta.',
   'social.refused.signup_closed': 'No hay ninguna cuenta vinculada a esta cuenta de {provider} y aquí no se pueden crear cuentas nuevas. Inicie sesión de otra forma.',
   'social.refused.domain_not_allowed': 'Solo se pueden crear cuentas con una dirección de correo de un dominio permitido, confirmada por {provider}.',
+  'social.refused.no_email': '{provider} no ha compartido ninguna dirección de correo, y una cuenta necesita una. Permita que {provider} comparta su dirección de correo (o añada y confirme una allí) y vuelva a intentarlo, o inicie sesión de otra forma.',
   'social.refused.raced': 'Se acaba de crear una cuenta con esta dirección de correo. Inicie sesión de nuevo.',
   'social.account.title': 'Cuentas vinculadas',
   'social.account.intro': 'Otras cuentas con las que puede iniciar sesión.',

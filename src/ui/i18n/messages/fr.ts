@@ -274,6 +274,7 @@ export const fr: Messages = {
   'social.refused.email_in_use': "Un compte avec cette adresse e-mail existe déjà, et {provider} ne confirme pas que l'adresse est la vôtre. Connectez-vous avec votre mot de passe, puis associez {provider} depuis la page de votre compte.",
   'social.refused.signup_closed': "Aucun compte n'est associé à ce compte {provider}, et il n'est pas possible de créer de nouveaux comptes ici. Connectez-vous autrement.",
   'social.refused.domain_not_allowed': "Les comptes ne peuvent être créés qu'avec une adresse e-mail d'un domaine autorisé, confirmée par {provider}.",
+  'social.refused.no_email': "{provider} n'a communiqué aucune adresse e-mail, et un compte en demande une. Autorisez {provider} à partager votre adresse e-mail (ou ajoutez-en une et confirmez-la dans votre compte), puis réessayez, ou connectez-vous autrement.",
   'social.refused.raced': 'Un compte avec cette adresse e-mail vient d’être créé. Connectez-vous à nouveau.',
   'social.account.title': 'Comptes associés',
   'social.account.intro': 'Autres comptes avec lesquels vous pouvez vous connecter.',

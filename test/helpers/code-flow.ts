@@ -1,0 +1,130 @@
+/**
+ * A user's tokens from the authorization code flow + PKCE without a browser, for tests whose
+ * subject is not the sign-in pages: openid-client builds the authorization request and redeems the
+ * code (with DPoP when asked); the sign-in form is filled over plain HTTP with a cookie jar, the
+ * redirects followed by hand. One HttpSession signs in once; later flows reuse its session cookie.
+ * `loopbackFetch` reaches tenant subdomains (<tenant>.localhost, which the resolver does not know)
+ * on 127.0.0.1 with the Host header of the URL.
+ */
+import { request as httpRequest } from 'node:http';
+import * as oidc from 'openid-client';
+
+export type Fetch = (url: string, init?: { method?: string; headers?: HeadersInit; body?: BodyInit | null; redirect?: RequestRedirect; signal?: AbortSignal | null }) => Promise<Response>;
+
+/** fetch to 127.0.0.1:`port` whatever the URL's host, which goes into the Host header. */
+export function loopbackFetch(port: number): Fetch {
+  return (url, init = {}) => {
+    const target = new URL(url);
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((v, k) => (headers[k] = v));
+    headers.host = target.host;
+    const body = init.body === undefined || init.body === null ? undefined : String(init.body);
+    if (body !== undefined) {
+      headers['content-length'] = String(Buffer.byteLength(body));
+      headers['content-type'] ??= 'application/x-www-form-urlencoded';
+    }
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, method: init.method ?? 'GET', path: target.pathname + target.search, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const out = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : [v ?? '']) out.append(k, one);
+          const status = res.statusCode ?? 500;
+          resolve(new Response([204, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers: out }));
+        });
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  };
+}
+
+export interface CodeFlowClient {
+  client_id: string;
+  client_secret?: string;
+  redirect_uri: string;
+}
+
+export interface CodeFlowOptions {
+  scope: string;
+  /** RFC 8707 resource indicator. */
+  resource?: string;
+  /** A DPoP key pair: the code is redeemed with DPoP proofs (the access token is bound). */
+  dpop?: CryptoKeyPair;
+}
+
+/** A browser without a browser: cookies and hand-followed redirects. */
+export class HttpSession {
+  private readonly cookies = new Map<string, string>();
+
+  constructor(
+    readonly issuer: string,
+    readonly user: { email: string; password: string },
+    readonly fetchImpl: Fetch = fetch,
+  ) {}
+
+  private async step(url: string, method = 'GET', body?: string): Promise<{ status: number; location?: string; html: string }> {
+    const headers: Record<string, string> = { accept: 'text/html', cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+    if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await this.fetchImpl(url, { method, headers, body, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const pair = line.split(';', 1)[0]!;
+      const i = pair.indexOf('=');
+      if (i > 0) this.cookies.set(pair.slice(0, i).trim(), pair.slice(i + 1).trim());
+    }
+    const location = res.headers.get('location');
+    return { status: res.status, html: await res.text(), ...(location ? { location: new URL(location, url).href } : {}) };
+  }
+
+  /** Follows redirects (and fills the sign-in form when it comes) until the redirect URI. */
+  async authorize(url: string, redirectUri: string): Promise<URL> {
+    let step = await this.step(url);
+    let current = url;
+    for (let hops = 0; hops < 12; hops++) {
+      if (step.location?.startsWith(redirectUri)) return new URL(step.location);
+      if (step.location) {
+        current = step.location;
+        step = await this.step(current);
+        continue;
+      }
+      const form = /<form\b[^>]*\baction="([^"]*)"[^>]*>([\s\S]*?)<\/form>/i.exec(step.html);
+      if (!form || !/name="password"/.test(form[2]!)) throw new Error(`no sign-in form at ${current} (HTTP ${step.status}): ${step.html.slice(0, 300)}`);
+      const fields = new URLSearchParams();
+      for (const m of form[2]!.matchAll(/<input\b[^>]*type="hidden"[^>]*>/gi)) {
+        const name = /\bname="([^"]*)"/.exec(m[0])?.[1];
+        if (name) fields.set(name, (/\bvalue="([^"]*)"/.exec(m[0])?.[1] ?? '').replace(/&amp;/g, '&'));
+      }
+      fields.set('email', this.user.email);
+      fields.set('password', this.user.password);
+      current = new URL(form[1]!.replace(/&amp;/g, '&'), current).href;
+      step = await this.step(current, 'POST', fields.toString());
+    }
+    throw new Error(`too many redirects from ${url}`);
+  }
+
+  /** The code flow for `client`: tokens from openid-client's code redemption. */
+  async tokens(client: CodeFlowClient, opts: CodeFlowOptions): Promise<oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers> {
+    const config = new oidc.Configuration(
+      { issuer: this.issuer, authorization_endpoint: `${this.issuer}/auth`, token_endpoint: `${this.issuer}/token`, userinfo_endpoint: `${this.issuer}/userinfo` },
+      client.client_id,
+      client.client_secret,
+      client.client_secret ? undefined : oidc.None(),
+    );
+    oidc.allowInsecureRequests(config);
+    if (this.fetchImpl !== fetch) config[oidc.customFetch] = this.fetchImpl as unknown as oidc.CustomFetch;
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const params: Record<string, string> = {
+      redirect_uri: client.redirect_uri,
+      scope: opts.scope,
+      state,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      ...(opts.resource ? { resource: opts.resource } : {}),
+    };
+    const callback = await this.authorize(oidc.buildAuthorizationUrl(config, params).href, client.redirect_uri);
+    const DPoP = opts.dpop ? oidc.getDPoPHandle(config, opts.dpop) : undefined;
+    return oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state }, undefined, DPoP ? { DPoP } : undefined);
+  }
+}
