@@ -1,7 +1,6 @@
 import type { Storage } from '../types.js';
 import { SqliteAudit } from './audit.js';
 import { SqliteClients } from './clients.js';
-import { WalCheckpointer } from './checkpointer.js';
 import { openSqlite, type Db } from './db.js';
 import { SqliteKeys } from './keys.js';
 import { SqliteLoginAttempts } from './login-attempts.js';
@@ -33,11 +32,7 @@ export class SqliteStorage implements Storage {
   readonly webauthn: SqliteWebauthn;
   readonly resources: SqliteResources;
 
-  constructor(
-    readonly db: Db,
-    /** WAL checkpoints from a worker thread (file databases; see checkpointer.ts). */
-    private readonly checkpointer?: WalCheckpointer,
-  ) {
+  constructor(readonly db: Db) {
     this.audit = new SqliteAudit(db);
     this.clients = new SqliteClients(db, this.audit);
     this.oidc = new SqliteOidcPayloads(db);
@@ -55,8 +50,7 @@ export class SqliteStorage implements Storage {
   }
 
   static open(path: string): SqliteStorage {
-    const db = openSqlite(path);
-    return new SqliteStorage(db, WalCheckpointer.start(db, path));
+    return new SqliteStorage(openSqlite(path));
   }
 
   async ping(): Promise<void> {
@@ -64,8 +58,6 @@ export class SqliteStorage implements Storage {
   }
 
   async close(): Promise<void> {
-    // The worker's connection first: the main one is then the last and checkpoints as it closes.
-    await this.checkpointer?.close();
     if (this.db.open) this.db.close();
   }
 }
