@@ -52,8 +52,10 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
   });
 
   it('upserts and finds by model and id; a second upsert replaces the payload and the expiry', async () => {
-    await repo.upsert(t, 'Session', 's1', { uid: 'u1', accountId: 'acc' }, nowSec() + 60);
-    expect(await repo.find(t, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc' }, expires_at: nowSec() + 60, consumed: false });
+    // One expiry value: two nowSec() calls can fall on either side of a second boundary.
+    const expiresAt = nowSec() + 60;
+    await repo.upsert(t, 'Session', 's1', { uid: 'u1', accountId: 'acc' }, expiresAt);
+    expect(await repo.find(t, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc' }, expires_at: expiresAt, consumed: false });
     expect(await repo.find(t, 'Grant', 's1')).toBeUndefined();
     await repo.upsert(t, 'Session', 's1', { uid: 'u1', accountId: 'acc2' }, null);
     expect(await repo.find(t, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc2' }, expires_at: null, consumed: false });
