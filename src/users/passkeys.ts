@@ -13,6 +13,9 @@
  * - Authentication: the stored counter must move forward (recordUse is the atomic check); a
  *   counter that does not is a cloned authenticator (or a replay) and is refused. The backup
  *   eligibility of a credential never changes (WebAuthn 6.1.3); its backup state may, and is kept.
+ *
+ * Over 300 lines, on purpose: both ceremonies and the challenge binding they share are the rules
+ * of one security boundary, kept in one file so a change to one side is read against the other.
  */
 import { randomBytes } from 'node:crypto';
 import {
