@@ -100,10 +100,11 @@ describe('ActorPool', () => {
   });
 
   it('evicts idle actors in the periodic sweep, without any request touching them (real timers)', async () => {
-    const h = harness({ idleTtlMs: 80, cleanupIntervalMs: 20 });
+    // A TTL far above the 20 ms between touches: a loaded machine can stall the loop for tens of ms.
+    const h = harness({ idleTtlMs: 400, cleanupIntervalMs: 20 });
     const idle = await h.pool.get('idle');
     const busy = await h.pool.get('busy');
-    const until = Date.now() + 300;
+    const until = Date.now() + 1000;
     while (Date.now() < until) {
       await h.pool.get('busy');
       await new Promise((r) => setTimeout(r, 20));
