@@ -3,7 +3,13 @@ import { useState } from 'preact/hooks';
 import type { Page } from '../api';
 import { t } from '../i18n';
 import { href } from '../router';
-import { Empty, Field, FilterForm, Loader, Pager, Select, errorText, fmtDate, useAsync, useServices } from '../ui';
+import { errorText } from '../components/error-box';
+import { Field, Select } from '../components/fields';
+import { FilterForm } from '../components/filter-form';
+import { Pager } from '../components/list';
+import { Empty, Loader } from '../components/loader';
+import { fmtDate } from '../format';
+import { useAsync, useServices } from '../services';
 
 export interface AuditEntry {
   id: string;

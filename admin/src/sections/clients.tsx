@@ -3,7 +3,15 @@ import { useState } from 'preact/hooks';
 import { ApiError, type Page } from '../api';
 import { t } from '../i18n';
 import { href, navigate } from '../router';
-import { Checkbox, ConfirmButton, Empty, ErrorBox, Field, FilterForm, Loader, Pager, SecretOnce, Select, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { ConfirmButton } from '../components/confirm-button';
+import { ErrorBox } from '../components/error-box';
+import { Checkbox, Field, Select } from '../components/fields';
+import { FilterForm } from '../components/filter-form';
+import { Pager } from '../components/list';
+import { Empty, Loader } from '../components/loader';
+import { SecretOnce } from '../components/secret-once';
+import { fmtDate } from '../format';
+import { useAction, useAsync, useServices } from '../services';
 
 export interface Client {
   client_id: string;

@@ -1,6 +1,11 @@
 /** Signing keys: list with status, rotate, retire expired, retire one. */
 import { t } from '../i18n';
-import { ConfirmButton, Empty, FilterForm, Loader, Select, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { ConfirmButton } from '../components/confirm-button';
+import { Select } from '../components/fields';
+import { FilterForm } from '../components/filter-form';
+import { Empty, Loader } from '../components/loader';
+import { fmtDate } from '../format';
+import { useAction, useAsync, useServices } from '../services';
 
 interface Key {
   kid: string;

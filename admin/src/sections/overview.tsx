@@ -1,7 +1,8 @@
 /** Overview: the dashboard statistics and health of spec 4.7. */
 import { ApiError } from '../api';
 import { t } from '../i18n';
-import { Loader, useAsync, useServices } from '../ui';
+import { Loader } from '../components/loader';
+import { useAsync, useServices } from '../services';
 
 interface Stats {
   users: { total?: number; error?: string };

@@ -2,7 +2,14 @@
 import { useState } from 'preact/hooks';
 import { ApiError, type Page } from '../api';
 import { t } from '../i18n';
-import { ConfirmButton, Empty, ErrorBox, Field, Loader, Pager, SecretOnce, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { ConfirmButton } from '../components/confirm-button';
+import { ErrorBox } from '../components/error-box';
+import { Field } from '../components/fields';
+import { Pager } from '../components/list';
+import { Empty, Loader } from '../components/loader';
+import { SecretOnce } from '../components/secret-once';
+import { fmtDate } from '../format';
+import { useAction, useAsync, useServices } from '../services';
 
 interface RegToken {
   jti: string;

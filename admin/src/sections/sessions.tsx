@@ -2,7 +2,14 @@
 import { useState } from 'preact/hooks';
 import { ApiError, type Page } from '../api';
 import { t } from '../i18n';
-import { ConfirmButton, Empty, ErrorBox, Field, FilterForm, Loader, Pager, Select, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { ConfirmButton } from '../components/confirm-button';
+import { ErrorBox } from '../components/error-box';
+import { Field, Select } from '../components/fields';
+import { FilterForm } from '../components/filter-form';
+import { Pager } from '../components/list';
+import { Empty, Loader } from '../components/loader';
+import { fmtDate } from '../format';
+import { useAction, useAsync, useServices } from '../services';
 
 export interface Session {
   jti: string;

@@ -11,7 +11,10 @@ import { useState } from 'preact/hooks';
 import { ApiError } from '../api';
 import { t } from '../i18n';
 import { href, setQuery } from '../router';
-import { Checkbox, ErrorBox, Field, Loader, Select, useAsync, useServices } from '../ui';
+import { ErrorBox } from '../components/error-box';
+import { Checkbox, Field, Select } from '../components/fields';
+import { Loader } from '../components/loader';
+import { useAsync, useServices } from '../services';
 
 type Kind = 'text' | 'number' | 'bool' | 'list' | 'secret' | 'url' | { options: string[] };
 interface FieldSpec {

@@ -3,9 +3,16 @@ import { useState } from 'preact/hooks';
 import { ApiError, type Page } from '../api';
 import { t } from '../i18n';
 import { href, navigate, setQuery } from '../router';
-import { ConfirmButton, Empty, ErrorBox, Field, FilterForm, Loader, Pager, Select, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { ConfirmButton } from '../components/confirm-button';
+import { ErrorBox } from '../components/error-box';
+import { Field, Select } from '../components/fields';
+import { FilterForm } from '../components/filter-form';
+import { Pager } from '../components/list';
+import { Empty, Loader } from '../components/loader';
+import { fmtDate } from '../format';
+import { useAction, useAsync, useServices } from '../services';
 import { TenantSettings } from './settings';
-import { UserFilters, UserTable, userQuery, type User } from './users';
+import { FilteredUsers, userQuery, type User } from './users';
 
 interface Tenant {
   id: string;
@@ -113,23 +120,7 @@ export function TenantsSection({ query }: { query: URLSearchParams }) {
 function TenantUsers({ slug, query }: { slug: string; query: URLSearchParams }) {
   const { api } = useServices();
   const state = useAsync(() => api.get<Page<User>>(`/platform/tenants/${encodeURIComponent(slug)}/users`, userQuery(query)), `${slug}?${query.toString()}`);
-  return (
-    <>
-      <UserFilters query={query} />
-      <Loader state={state}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>{t('users.empty')}</Empty>
-          ) : (
-            <>
-              <UserTable users={page.data} />
-              <Pager page={page} query={query} path={`/tenants/${encodeURIComponent(slug)}/users`} />
-            </>
-          )
-        }
-      </Loader>
-    </>
-  );
+  return <FilteredUsers state={state} query={query} path={`/tenants/${encodeURIComponent(slug)}/users`} />;
 }
 
 export function TenantDetail({ slug, tab, query }: { slug: string; tab?: string; query: URLSearchParams }) {
