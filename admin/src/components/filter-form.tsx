@@ -3,6 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { t } from '../i18n';
 import { setQuery } from '../router';
+import { Select } from './fields';
 
 export function FilterForm({ query, fields, children }: { query: URLSearchParams; fields: string[]; children: (values: Record<string, string>, set: (k: string, v: string) => void) => ComponentChildren }) {
   const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f, query.get(f) ?? ''])));
@@ -27,4 +28,9 @@ export function FilterForm({ query, fields, children }: { query: URLSearchParams
       </div>
     </form>
   );
+}
+
+/** The "Status: any / active / inactive" filter of the lists that have an `active` flag. */
+export function ActiveSelect({ value, onChange }: { value: string; onChange(v: string): void }) {
+  return <Select label={t('status')} name="active" value={value} options={[['', t('any')], ['true', t('active')], ['false', t('inactive')]]} onChange={onChange} />;
 }
