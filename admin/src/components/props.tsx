@@ -23,8 +23,8 @@ export function PropList({ items }: { items: Prop[] }) {
 export function StatCards({ items }: { items: Array<[term: string, value: ComponentChildren]> }) {
   return (
     <dl class="cards">
-      {items.map(([term, value]) => (
-        <div key={term}>
+      {items.map(([term, value], i) => (
+        <div key={i}>
           <dt>{term}</dt>
           <dd>{value}</dd>
         </div>
