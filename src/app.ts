@@ -1,6 +1,10 @@
 /**
  * Composition root: builds the shared services from the parsed config, the actor pool, the
  * routes, and the front door. `startApp` is what main.ts, the CLI and the tests call.
+ *
+ * Over 300 lines, on purpose: the composition root is the one place every service is built and
+ * wired to the front door; cutting it in parts would spread the order of construction and of
+ * shutdown, which matters, over several files.
  */
 import { Mailer } from './mail/mailer.js';
 import { performance } from 'node:perf_hooks';
@@ -322,7 +326,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       res = errorResponse(err, req);
       // The reason rides on the request's access line (one line per request); a refusal is not
       // worth a line of its own at info: a scanner or a browser's favicon would write one each.
-      if (res.status < 500) reason = err instanceof ProblemError ? err.detail : err instanceof OAuthError ? err.description : undefined;
+      if (res.status < 500) reason = toProblem(err)?.detail ?? (err instanceof OAuthError ? err.description : undefined);
       if (reason !== undefined && log.isLevelEnabled('debug')) log.debug({ req_id: req.id, status: res.status, reason }, 'request refused');
     }
     record(req, res, t0, () => req.ip, reason);

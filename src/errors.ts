@@ -1,6 +1,6 @@
 /**
- * Errors the lower floors raise (storage, Redis, the event bus, the worker pools) in the service's
- * own terms, knowing nothing of HTTP. Each surface maps them once: problem+json for the Management
+ * Errors the lower floors and the domains raise (storage, Redis, the event bus, the worker pools;
+ * src/users, src/clients, src/tenants) in the service's own terms, knowing nothing of HTTP. Each surface maps them once: problem+json for the Management
  * API (http/problem.ts, toProblem), an OAuth error for OIDC (tenancy/actor.ts, oidc/adapter.ts), a
  * page for the browser (oidc/interactions.ts).
  */
@@ -30,6 +30,42 @@ export class NotFound extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'NotFound';
+  }
+}
+
+/** The change contradicts the current state (a taken e-mail, a reserved tenant): the message says how. */
+export class Conflict extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'Conflict';
+  }
+}
+
+/** One refused field of an input: its path (`redirect_uris[0]`) and why. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** The input breaks a domain rule; every refused field is named. `detail`, when given, replaces the summary. */
+export class Invalid extends Error {
+  constructor(
+    readonly errors: FieldError[],
+    readonly detail?: string,
+  ) {
+    super(detail ?? errors.map((e) => `${e.field}: ${e.message}`).join('; '));
+    this.name = 'Invalid';
+  }
+}
+
+/** The caller would hand out scopes it does not hold itself (`missing`, in order). */
+export class BeyondOwnScopes extends Error {
+  constructor(
+    readonly missing: string[],
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BeyondOwnScopes';
   }
 }
 

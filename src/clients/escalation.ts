@@ -16,7 +16,7 @@
  * console (which calls the API) all go through here; the CLI and the bootstrap client are the
  * operator, who holds everything.
  */
-import { ProblemError } from '../http/problem.js';
+import { BeyondOwnScopes } from '../errors.js';
 import { isManagementScope } from '../resources/management-api.js';
 
 /** Registration policies that need a scope of their creator (a registrant gets a client through them). */
@@ -35,12 +35,8 @@ export function scopesBeyond(clientScope: string | undefined, held: ReadonlySet<
   return [...new Set((clientScope ?? '').split(' ').filter((s) => isManagementScope(s) && !held.has(s)))];
 }
 
-function beyond(missing: string[], what: string): ProblemError {
-  const list = missing.join(' ');
-  return new ProblemError(403, 'insufficient-scope', `${what} beyond the caller's own scopes; the caller lacks: ${list}`, {
-    headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${list}"` },
-    missing_scopes: missing,
-  });
+function beyond(missing: string[], what: string): BeyondOwnScopes {
+  return new BeyondOwnScopes(missing, `${what} beyond the caller's own scopes; the caller lacks: ${missing.join(' ')}`);
 }
 
 /** 403 `insufficient-scope` naming them when the client would be allowed scopes the caller lacks. */

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import { clientChangedChannel, type ClientChangedEvent } from '../events/bus.js';
-import { notFound, validation } from '../http/problem.js';
+import { Invalid, NotFound } from '../errors.js';
 import type { AuditEntry, ClientMetadata, ClientRecord } from '../storage/types.js';
 import { assertMayConfigureClient } from './escalation.js';
 import { buildMetadata } from './rules.js';
@@ -85,7 +85,7 @@ async function clientChanged(scope: ClientScope, clientId: string): Promise<void
 
 export async function getClient(scope: Pick<ClientScope, 'ctx' | 'tenant'>, clientId: string): Promise<ClientRecord> {
   const record = await scope.ctx.storage.clients.get(scope.tenant, clientId);
-  if (!record) throw notFound(`Client ${clientId} not found`);
+  if (!record) throw new NotFound(`Client ${clientId} not found`);
   return record;
 }
 
@@ -134,7 +134,7 @@ export async function updateClient(scope: ClientScope, clientId: string, input: 
   const fields = Object.keys(input).filter((k) => k in metadata);
   const event = { type: 'client.updated', details: { client_id: existing.client_id, fields, method: mode.toUpperCase() } };
   const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event));
-  if (!updated) throw notFound(`Client ${existing.client_id} not found`);
+  if (!updated) throw new NotFound(`Client ${existing.client_id} not found`);
   await clientChanged(scope, updated.client_id);
   return updated;
 }
@@ -151,14 +151,14 @@ export async function setClientActive(scope: ClientScope, clientId: string, acti
     return existing;
   }
   const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event));
-  if (!updated) throw notFound(`Client ${existing.client_id} not found`);
+  if (!updated) throw new NotFound(`Client ${existing.client_id} not found`);
   await clientChanged(scope, updated.client_id);
   return updated;
 }
 
 export async function deleteClient(scope: ClientScope, clientId: string): Promise<void> {
   const event = { type: 'client.deleted', details: { client_id: clientId } };
-  if (!(await scope.ctx.storage.clients.delete(scope.tenant, clientId, entry(scope, event)))) throw notFound(`Client ${clientId} not found`);
+  if (!(await scope.ctx.storage.clients.delete(scope.tenant, clientId, entry(scope, event)))) throw new NotFound(`Client ${clientId} not found`);
   await clientChanged(scope, clientId);
 }
 
@@ -168,13 +168,13 @@ export async function rotateClientSecret(scope: ClientScope, clientId: string): 
   // The new secret is handed to the caller: as good as creating the client (hole 3).
   if (scope.held) assertMayConfigureClient(existing.metadata.scope, scope.held);
   if (!isConfidential(existing.metadata)) {
-    throw validation([{ field: 'token_endpoint_auth_method', message: 'public clients have no secret' }]);
+    throw new Invalid([{ field: 'token_endpoint_auth_method', message: 'public clients have no secret' }]);
   }
   const secret = newClientSecret();
   const change = { ...secretColumns(scope, existing.client_id, existing.metadata, secret), bump_generation: true };
   const event = { type: 'client.secret_rotated', details: { client_id: existing.client_id } };
   const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event));
-  if (!updated) throw notFound(`Client ${existing.client_id} not found`);
+  if (!updated) throw new NotFound(`Client ${existing.client_id} not found`);
   await clientChanged(scope, existing.client_id);
   return { client_id: existing.client_id, client_secret: secret };
 }

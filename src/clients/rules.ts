@@ -4,7 +4,7 @@
  * (spec 1.1 rule 2), grant/response type consistency.
  */
 import type { Config } from '../config/index.js';
-import { validation, type FieldError } from '../http/problem.js';
+import { Invalid, type FieldError } from '../errors.js';
 import { outboundPolicy, urlProblem } from '../outbound/index.js';
 import type { ClientMetadata } from '../storage/types.js';
 import { MUTABLE_CLIENT_FIELDS, type ClientInput } from './schema.js';
@@ -98,6 +98,6 @@ export function buildMetadata(input: ClientInput, base: ClientMetadata | undefin
   if (m.subject_type === 'pairwise' && new Set(m.redirect_uris.map((u) => new URL(u).host)).size > 1) {
     errors.push({ field: 'subject_type', message: 'pairwise clients must use redirect URIs of a single host' });
   }
-  if (errors.length) throw validation(errors);
+  if (errors.length) throw new Invalid(errors);
   return m;
 }

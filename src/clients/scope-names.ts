@@ -4,7 +4,7 @@
  * Known scopes: the provider's standard OIDC scopes, the Management API's `svc:*` scopes (whether
  * the creator may grant them is the separate privilege rule), and the tenant's resources' scopes.
  */
-import { validation } from '../http/problem.js';
+import { Invalid } from '../errors.js';
 import { isManagementScope } from '../resources/management-api.js';
 import { ResourceIndex } from '../resources/index-cache.js';
 import { STANDARD_SCOPES } from '../resources/names.js';
@@ -20,7 +20,7 @@ export function unknownScopes(scope: string | undefined, resourceScopes: Readonl
 export function assertKnownScopes(scope: string | undefined, resourceScopes: ReadonlySet<string>): void {
   const unknown = unknownScopes(scope, resourceScopes);
   if (unknown.length) {
-    throw validation([{ field: 'scope', message: `unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(' ')} (define them on an API resource first)` }]);
+    throw new Invalid([{ field: 'scope', message: `unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(' ')} (define them on an API resource first)` }]);
   }
 }
 

@@ -4,6 +4,9 @@
  * `security.key_store.rotation_interval_days` -> SECURITY_KEY_STORE_ROTATION_INTERVAL_DAYS,
  * `multi_tenancy.provider_pool.max_size` -> MULTI_TENANCY_PROVIDER_POOL_MAX_SIZE, `port` -> PORT.
  * The same nested shape is accepted from the JSON file named by SVC_CONFIG_FILE (env wins).
+ *
+ * Over 300 lines, on purpose: one schema, so every setting, its default and its environment
+ * variable are found in one place.
  */
 import { z } from 'zod';
 import { socialLoginGlobalSchema } from './social.js';

@@ -1,16 +1,15 @@
 /**
  * Event bus between the parts of one instance and, with Redis, between instances (spec 6,
  * CONTRACT.md). The interface is the shape of Redis pub/sub: publish a JSON payload on a channel,
- * subscribe with a handler, unsubscribe with the returned function. InProcessBus is the default
- * (single instance, no Redis); a Redis implementation plugs in behind the same interface.
+ * subscribe to a pattern of channels with a handler, unsubscribe with the returned function. Only
+ * patterns: the tenant actors listen to one kind of event for every tenant at once
+ * (tenancy/tenant-events.ts), and nothing in the product subscribes to a single channel.
+ * InProcessBus is the default (single instance, no Redis); RedisEventBus plugs in behind the same
+ * interface.
  */
-import { EventEmitter } from 'node:events';
-
 export interface EventBus {
   /** Hands the payload over for delivery; resolves before subscribers have handled it. */
   publish(channel: string, payload: object): Promise<void>;
-  /** Calls handler with every payload published on channel; returns the unsubscribe function. */
-  subscribe(channel: string, handler: (payload: unknown) => void): () => void;
   /**
    * Calls handler with every payload published on a channel matching pattern (Redis PSUBSCRIBE
    * glob; build patterns with channelPattern so only `*` is special); returns the unsubscribe function.
@@ -88,14 +87,10 @@ export interface JwksRotatedEvent {
 export type BusErrorHandler = (err: unknown, channel: string) => void;
 
 export class InProcessBus implements EventBus {
-  private readonly emitter = new EventEmitter();
   private readonly patterns = new Set<{ match: RegExp; listener: (channel: string, message: string) => void }>();
   private closed = false;
 
-  constructor(private readonly onError: BusErrorHandler = () => {}) {
-    // One listener per live tenant actor: the pool size, not a leak.
-    this.emitter.setMaxListeners(0);
-  }
+  constructor(private readonly onError: BusErrorHandler = () => {}) {}
 
   async publish(channel: string, payload: object): Promise<void> {
     if (this.closed) throw new Error('event bus is closed');
@@ -104,7 +99,6 @@ export class InProcessBus implements EventBus {
     const message = JSON.stringify(payload);
     setImmediate(() => {
       if (this.closed) return;
-      this.emitter.emit(channel, message);
       for (const p of this.patterns) if (p.match.test(channel)) p.listener(channel, message);
     });
   }
@@ -126,24 +120,8 @@ export class InProcessBus implements EventBus {
     };
   }
 
-  subscribe(channel: string, handler: (payload: unknown) => void): () => void {
-    const listener = (message: string) => {
-      try {
-        handler(JSON.parse(message) as unknown);
-      } catch (err) {
-        // A failing subscriber must not stop delivery to the others.
-        this.onError(err, channel);
-      }
-    };
-    this.emitter.on(channel, listener);
-    return () => {
-      this.emitter.off(channel, listener);
-    };
-  }
-
   async close(): Promise<void> {
     this.closed = true;
-    this.emitter.removeAllListeners();
     this.patterns.clear();
   }
 }

@@ -2,7 +2,7 @@
  * EventBus over Redis pub/sub, shared by every instance (CONTRACT.md: key rotation events on
  * `svc:<tenant>:jwks:rotated`). Two connections, because a connection in subscriber mode can do
  * nothing else: the publisher fails fast like any request-path command; the subscriber queues its
- * SUBSCRIBEs while Redis is away and ioredis subscribes again to every channel after a reconnect.
+ * PSUBSCRIBEs while Redis is away and ioredis subscribes again to every pattern after a reconnect.
  *
  * Pub/sub is at-most-once: an event published while this instance was disconnected is lost.
  * Storage is the source of truth (see keys/rotation.ts), so onReconnect lets the owner of the
@@ -13,13 +13,11 @@ import { Unavailable } from '../errors.js';
 import { closeRedis, commandOptions, createRedis, pingRedis, redisCall, subscriberOptions, waitReady } from '../storage/redis/client.js';
 import type { BusErrorHandler, EventBus } from './bus.js';
 
-type Handler = (payload: unknown) => void;
 type PatternHandler = (channel: string, payload: unknown) => void;
 
 export class RedisEventBus implements EventBus {
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
-  private readonly handlers = new Map<string, Set<Handler>>();
   private readonly patternHandlers = new Map<string, Set<PatternHandler>>();
   private readonly reconnectListeners = new Set<() => void>();
   private closed = false;
@@ -30,7 +28,6 @@ export class RedisEventBus implements EventBus {
   ) {
     this.publisher = createRedis(url, commandOptions('svc-bus-pub'));
     this.subscriber = createRedis(url, subscriberOptions('svc-bus-sub'));
-    this.subscriber.on('message', (channel: string, message: string) => this.deliver(channel, message));
     this.subscriber.on('pmessage', (pattern: string, channel: string, message: string) => this.deliverPattern(pattern, channel, message));
     let connectedBefore = false;
     this.subscriber.on('ready', () => {
@@ -50,28 +47,11 @@ export class RedisEventBus implements EventBus {
     await redisCall(() => this.publisher.publish(channel, JSON.stringify(payload)));
   }
 
-  subscribe(channel: string, handler: Handler): () => void {
-    let set = this.handlers.get(channel);
-    if (!set) {
-      set = new Set();
-      this.handlers.set(channel, set);
-      // Queued while disconnected; a failure here only means the connection is closing.
-      this.subscriber.subscribe(channel).catch((err: unknown) => {
-        if (!this.closed) this.onError(err, channel);
-      });
-    }
-    // Wrapped so the same function subscribed twice counts twice, like EventEmitter listeners.
-    const entry: Handler = (p) => handler(p);
-    set.add(entry);
-    return () => {
-      const current = this.handlers.get(channel);
-      if (!current?.delete(entry) || current.size) return;
-      this.handlers.delete(channel);
-      if (!this.closed) this.subscriber.unsubscribe(channel).catch((err: unknown) => this.onError(err, channel));
-    };
-  }
-
-  /** Like subscribe, for a PSUBSCRIBE pattern (ioredis subscribes again after a reconnect too). */
+  /**
+   * Calls handler with every payload on a channel matching pattern (PSUBSCRIBE; ioredis subscribes
+   * again after a reconnect); returns the unsubscribe function, which PUNSUBSCRIBEs with the last
+   * handler of the pattern.
+   */
   subscribePattern(pattern: string, handler: PatternHandler): () => void {
     let set = this.patternHandlers.get(pattern);
     if (!set) {
@@ -103,20 +83,6 @@ export class RedisEventBus implements EventBus {
     }
   }
 
-  private deliver(channel: string, message: string): void {
-    const set = this.handlers.get(channel);
-    if (!set) return;
-    for (const handler of set) {
-      try {
-        // Each subscriber gets its own copy, as with the in-process bus.
-        handler(JSON.parse(message) as unknown);
-      } catch (err) {
-        // A failing subscriber must not stop delivery to the others.
-        this.onError(err, channel);
-      }
-    }
-  }
-
   /** Resolves true once both connections are up, false after timeoutMs. */
   async ready(timeoutMs: number): Promise<boolean> {
     const [pub, sub] = await Promise.all([waitReady(this.publisher, timeoutMs), waitReady(this.subscriber, timeoutMs)]);
@@ -132,7 +98,6 @@ export class RedisEventBus implements EventBus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.handlers.clear();
     this.patternHandlers.clear();
     this.reconnectListeners.clear();
     await Promise.all([closeRedis(this.publisher), closeRedis(this.subscriber)]);

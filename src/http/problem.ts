@@ -2,13 +2,10 @@
  * Typed errors and the one place that turns them into responses: problem+json (RFC 9457) for the
  * Management API and the platform, OAuth error JSON for the OIDC endpoints.
  */
-import { NotFound, Unavailable, UniqueViolation } from '../errors.js';
+import { BeyondOwnScopes, Conflict, Invalid, NotFound, Unavailable, UniqueViolation, type FieldError } from '../errors.js';
 import type { HeaderValue, HttpResponse } from './types.js';
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+export type { FieldError } from '../errors.js';
 
 const TITLES: Record<string, string> = {
   'bad-request': 'Bad Request',
@@ -87,13 +84,23 @@ export const unavailable = (detail: string, retryAfterSeconds = 1) =>
 export { isUnavailable } from '../errors.js';
 
 /**
- * The Management API's one mapping of the lower floors' neutral errors (src/errors.ts) to
- * problems; undefined for anything else (a bug: a 500 with the request id).
+ * The one mapping of the neutral errors of the lower floors and the domains (src/errors.ts) to
+ * problems, for the Management API, the platform routes, app.ts and the pages and CLI that show a
+ * domain's refusal; undefined for anything else (a bug: a 500 with the request id).
  */
 export function toProblem(err: unknown): ProblemError | undefined {
   if (err instanceof ProblemError) return err;
   if (err instanceof Unavailable) return unavailable(err.message, err.retryAfterSeconds);
   if (err instanceof NotFound) return notFound(err.message);
+  if (err instanceof Conflict) return conflict(err.message);
+  if (err instanceof Invalid) return validation(err.errors, err.detail);
+  if (err instanceof BeyondOwnScopes) {
+    const list = err.missing.join(' ');
+    return new ProblemError(403, 'insufficient-scope', err.message, {
+      headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${list}"` },
+      missing_scopes: err.missing,
+    });
+  }
   if (err instanceof UniqueViolation) return conflict(`A record with this ${err.field} already exists`);
   return undefined;
 }

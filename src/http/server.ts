@@ -2,6 +2,10 @@
  * The uWS front door. Copies the request head synchronously (uWS's req dies when the handler
  * returns), reads the body with a cap, guards against aborted connections, hands a plain
  * HttpRequest to the application handler and writes its HttpResponse inside res.cork().
+ *
+ * Over 300 lines, on purpose: a request's life in uWS (head copy, body cap, abort, cork,
+ * backpressure) is one flow whose invariants (never touch res after an abort) are easiest to check
+ * in one place.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';

@@ -83,6 +83,8 @@ function bindAll(repo: OidcPayloadRepository): OidcPayloadRepository {
     revokeByGrantId: repo.revokeByGrantId.bind(repo),
     listByModel: repo.listByModel.bind(repo),
     listSessions: repo.listSessions.bind(repo),
+    listGrantIds: repo.listGrantIds.bind(repo),
+    countLive: repo.countLive.bind(repo),
     sweepExpired: repo.sweepExpired.bind(repo),
   };
 }

@@ -1,10 +1,12 @@
 /**
  * Brute-force guard (CONTRACT.md): 5 failed attempts for one account within 15 minutes lock it
  * for 15 minutes (audited as failed_login and account_locked); attempts per IP are rate limited.
+ * The guard decides; the writes to the user are users/sign-in.ts operations.
  */
 import type { AppContext } from '../context.js';
 import type { TenantId, UserRecord } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
+import { clearFailures, countFailure, liftExpiredLock, lockAfterFailures } from '../users/sign-in.js';
 import { attemptCounter } from './attempt-counter.js';
 
 /**
@@ -47,37 +49,23 @@ export class LoginGuard {
   }
 
   /** An expired automatic lock is lifted; returns the user as it now stands. */
-  async liftExpiredLock(tenant: TenantId, user: UserRecord): Promise<UserRecord> {
-    if (user.locked && user.locked_until && Date.parse(user.locked_until) <= Date.now()) {
-      return (await this.ctx.storage.users.update(tenant, user.id, { locked: false, locked_until: null })) ?? user;
-    }
-    return user;
+  liftExpiredLock(tenant: TenantId, user: UserRecord): Promise<UserRecord> {
+    return liftExpiredLock(this.ctx, tenant, user);
   }
 
   /** Records a failed password for an existing account; locks it at the threshold. Returns true if it locked now. */
   async recordFailure(tenant: TenantId, user: UserRecord, ip: string, userAgent: string | undefined): Promise<boolean> {
     const { max_failed_attempts, failure_window_seconds, lockout_seconds } = this.config().security.login;
     const now = new Date();
-    const since = new Date(now.getTime() - failure_window_seconds * 1000).toISOString();
-    const failures = await this.ctx.storage.loginAttempts.recordFailure(tenant, `account:${user.id}`, now.toISOString(), since);
+    const failures = await countFailure(this.ctx, tenant, user.id, now, failure_window_seconds);
     if (failures < max_failed_attempts || user.locked) return false;
     const until = new Date(now.getTime() + lockout_seconds * 1000).toISOString();
-    await this.ctx.storage.users.update(tenant, user.id, { locked: true, locked_until: until });
-    await this.ctx.storage.loginAttempts.clear(tenant, `account:${user.id}`);
-    await this.ctx.audit.record(tenant, {
-      type: 'account_locked',
-      status: 'warning',
-      user_id: user.id,
-      username: user.email,
-      ip_address: ip,
-      user_agent: userAgent,
-      details: { user_id: user.id, reason: 'too_many_failed_logins', failures, locked_until: until },
-    });
+    await lockAfterFailures(this.ctx, tenant, user, { until, failures }, { ip_address: ip, user_agent: userAgent });
     this.onLocked?.(tenant, user);
     return true;
   }
 
-  async recordSuccess(tenant: TenantId, user: UserRecord): Promise<void> {
-    await this.ctx.storage.loginAttempts.clear(tenant, `account:${user.id}`);
+  recordSuccess(tenant: TenantId, user: UserRecord): Promise<void> {
+    return clearFailures(this.ctx, tenant, user.id);
   }
 }

@@ -9,7 +9,7 @@
  * never holds one of the token's uses, not even for a moment.
  */
 import type { AppContext } from '../context.js';
-import { OAuthError, ProblemError } from '../http/problem.js';
+import { OAuthError, toProblem } from '../http/problem.js';
 import { bearerToken } from '../http/bearer.js';
 import { readJsonBody } from '../http/json-body.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
@@ -82,7 +82,9 @@ export async function registerRp(deps: RegisterDeps, req: HttpRequest): Promise<
   try {
     await checkClientScopes(deps, metadata.scope);
   } catch (err) {
-    if (err instanceof ProblemError && err.status === 422) throw registrationError(err.extra.errors ?? []);
+    // The domain's Invalid, as the Management API would show it (field errors capped), as RFC 7591's error.
+    const problem = toProblem(err);
+    if (problem?.status === 422) throw registrationError(problem.extra.errors ?? []);
     throw err;
   }
 

@@ -4,7 +4,7 @@
  * registration token's policies. Every failure is an RFC 7591 section 3.2.2 error (400).
  */
 import type { Config } from '../config/index.js';
-import { OAuthError, ProblemError, type FieldError } from '../http/problem.js';
+import { OAuthError, toProblem, type FieldError } from '../http/problem.js';
 import { buildMetadata } from '../clients/rules.js';
 import { clientPatchSchema } from '../clients/schema.js';
 import { zodFieldErrors } from '../http/zod-errors.js';
@@ -53,7 +53,8 @@ export function registrationMetadata(body: Record<string, unknown>, policies: re
   try {
     m = buildMetadata(parsed.data, undefined, config);
   } catch (err) {
-    if (err instanceof ProblemError && err.status === 422) throw registrationError(err.extra.errors ?? [{ field: 'body', message: err.detail }]);
+    const problem = toProblem(err);
+    if (problem?.status === 422) throw registrationError(problem.extra.errors ?? [{ field: 'body', message: problem.detail }]);
     throw err;
   }
   m.tags = [REGISTERED_TAG];

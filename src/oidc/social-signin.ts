@@ -11,6 +11,9 @@
  * browser proven by the binding cookie) and sends the browser to the interaction's resume URL,
  * which oidc-provider checks against its own resume cookie. Every failure ends on a page that
  * says what happened, with nothing created; the reason goes to the log, audit and metrics.
+ *
+ * Over 300 lines, on purpose: start, callback and link confirmation share one interaction state
+ * machine and one failure path; split across files, each would have to re-derive the other's checks.
  */
 import type { InteractionResults } from 'oidc-provider';
 import { withNodeObjects } from '../http/koa-bridge.js';

@@ -2,8 +2,8 @@
  * The sessions domain: the one module that knows oidc-provider's `Session` and `Grant` payload
  * shapes. Sessions as every surface sees them, listed, read and revoked.
  *
- * The account and client filters go to the repository (listSessions: an index lookup with Redis);
- * `active` and the order are applied here.
+ * The account and client filters go to the repository (listSessions, listGrantIds: index lookups on
+ * every backend, never a read of all the tenant's grants); `active` and the order are applied here.
  */
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
@@ -116,15 +116,20 @@ export async function revokeGrant(repo: OidcPayloadRepository, tenant: TenantId,
 export async function revokeAccount(repo: OidcPayloadRepository, tenant: TenantId, accountId: string, sessionTtl: number): Promise<number> {
   const sessions = await findSessions(repo, tenant, { username: accountId }, sessionTtl);
   for (const s of sessions) await revokeSession(repo, tenant, s);
-  const grants = await repo.listByModel(tenant, 'Grant');
-  for (const g of grants) if (g.payload.accountId === accountId) await revokeGrant(repo, tenant, g.id);
+  // The account's grants from the index (those of its sessions are already gone).
+  for (const grantId of await repo.listGrantIds(tenant, { accountId })) await revokeGrant(repo, tenant, grantId);
   return sessions.length;
 }
 
-/** Live sessions and grants a client holds (its statistics). */
+/** Live sessions and grants a client holds (its statistics); both from indexes. */
 export async function countClientActivity(repo: OidcPayloadRepository, tenant: TenantId, clientId: string): Promise<{ sessions: number; grants: number }> {
-  const [sessions, grants] = await Promise.all([repo.listSessions(tenant, { clientId }), repo.listByModel(tenant, 'Grant')]);
-  return { sessions: sessions.length, grants: grants.filter((g) => g.payload.clientId === clientId).length };
+  const [sessions, grants] = await Promise.all([repo.listSessions(tenant, { clientId }), repo.listGrantIds(tenant, { clientId })]);
+  return { sessions: sessions.length, grants: grants.length };
+}
+
+/** How many live grants the tenant holds (the tenant statistics), counted where they are stored. */
+export function countGrants(repo: OidcPayloadRepository, tenant: TenantId): Promise<number> {
+  return repo.countLive(tenant, 'Grant');
 }
 
 /** One page of an in-memory, already sorted list, with the same shape the repositories return. */

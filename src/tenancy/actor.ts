@@ -4,6 +4,11 @@
  * eviction without losing anything (it holds no state storage cannot rebuild). Owns the tenant's
  * oidc-provider instance (built on first use), the rendered discovery document and the sign-in,
  * back-channel and client-assertion services.
+ *
+ * Over 300 lines, on purpose: it is the one object that implements both OidcRouteHost and
+ * TenantHandle over one tenant's live state, and most members are one-line delegations to the
+ * modules doing the work (oidc/token-verification.ts, tenancy/usage.ts, src/social, ui/account).
+ * Splitting it would put another indirection in front of the state they share, not remove code.
  */
 import type Provider from 'oidc-provider';
 import type { AdapterPayload } from 'oidc-provider';

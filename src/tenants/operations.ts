@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
-import { conflict, notFound, validation } from '../http/problem.js';
+import { Conflict, Invalid, NotFound } from '../errors.js';
 import { ensureKeys } from '../keys/keystore.js';
 import { UniqueViolation } from '../storage/errors.js';
 import { purgeTenantKeys } from '../storage/redis/purge.js';
@@ -38,7 +38,7 @@ export function presentTenant(r: TenantRecord) {
 
 function uniqueToConflict(err: unknown, slug: string): never {
   if (err instanceof UniqueViolation) {
-    throw conflict(err.field === 'domain' ? 'Another tenant already uses this domain' : `Tenant ${slug} already exists`);
+    throw new Conflict(err.field === 'domain' ? 'Another tenant already uses this domain' : `Tenant ${slug} already exists`);
   }
   throw err;
 }
@@ -46,12 +46,12 @@ function uniqueToConflict(err: unknown, slug: string): never {
 /** 404 for a name that is not a stored tenant (including the hard-coded `default` and `_ops`). */
 export async function getTenant(deps: Deps, slug: string): Promise<TenantRecord> {
   const record = slug === DEFAULT_TENANT || slug === OPS_TENANT ? undefined : await deps.storage.tenants.get(slug);
-  if (!record) throw notFound(`Tenant ${slug} not found`);
+  if (!record) throw new NotFound(`Tenant ${slug} not found`);
   return record;
 }
 
 export async function createTenant(deps: Deps, input: TenantCreate): Promise<TenantRecord> {
-  if (RESERVED_TENANTS.has(input.slug)) throw validation([{ field: 'slug', message: `${input.slug} is a reserved tenant name` }]);
+  if (RESERVED_TENANTS.has(input.slug)) throw new Invalid([{ field: 'slug', message: `${input.slug} is a reserved tenant name` }]);
   const now = new Date().toISOString();
   const record: TenantRecord = {
     id: randomUUID(),
@@ -81,10 +81,10 @@ async function provisionKeys(deps: Deps, slug: string): Promise<void> {
 }
 
 export async function updateTenant(deps: Deps, slug: string, change: TenantChange): Promise<TenantRecord> {
-  if (slug === DEFAULT_TENANT || slug === OPS_TENANT) throw conflict(`${slug} is a reserved tenant and cannot be changed`);
-  if (slug === PLATFORM_TENANT && change.status === 'suspended') throw conflict(`${PLATFORM_TENANT} cannot be suspended`);
+  if (slug === DEFAULT_TENANT || slug === OPS_TENANT) throw new Conflict(`${slug} is a reserved tenant and cannot be changed`);
+  if (slug === PLATFORM_TENANT && change.status === 'suspended') throw new Conflict(`${PLATFORM_TENANT} cannot be suspended`);
   const updated = await deps.storage.tenants.update(slug, change).catch((err: unknown) => uniqueToConflict(err, slug));
-  if (!updated) throw notFound(`Tenant ${slug} not found`);
+  if (!updated) throw new NotFound(`Tenant ${slug} not found`);
   await deps.registry.changed({ tenant: slug, change: 'updated', status: updated.status, at: updated.updated_at });
   return updated;
 }
@@ -95,8 +95,8 @@ export async function updateTenant(deps: Deps, slug: string, change: TenantChang
  * inherit the users, clients or keys of a deleted one.
  */
 export async function deleteTenant(deps: Deps, slug: string): Promise<void> {
-  if (RESERVED_TENANTS.has(slug)) throw conflict(`${slug} is a reserved tenant and cannot be deleted`);
-  if (!(await deps.storage.tenants.delete(slug))) throw notFound(`Tenant ${slug} not found`);
+  if (RESERVED_TENANTS.has(slug)) throw new Conflict(`${slug} is a reserved tenant and cannot be deleted`);
+  if (!(await deps.storage.tenants.delete(slug))) throw new NotFound(`Tenant ${slug} not found`);
   await deps.registry.changed({ tenant: slug, change: 'deleted', status: null, at: new Date().toISOString() });
   if (deps.redis) {
     try {

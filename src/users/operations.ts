@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
-import { conflict, notFound, validation } from '../http/problem.js';
+import { Conflict, Invalid, NotFound } from '../errors.js';
 import { findSessions, revokeAccount, sessionTtl } from '../sessions/store.js';
 import { UniqueViolation } from '../storage/errors.js';
 import type { AuditEntry, UserRecord, UserRepository } from '../storage/types.js';
@@ -80,7 +80,7 @@ const accountSessions = {
  */
 export async function getUser(scope: Pick<UserScope, 'ctx' | 'tenant'>, id: string): Promise<UserRecord> {
   const user = await scope.ctx.storage.users.get(scope.tenant, id);
-  if (!user || user.deleted_at) throw notFound(`User ${id} not found`);
+  if (!user || user.deleted_at) throw new NotFound(`User ${id} not found`);
   return user;
 }
 
@@ -89,27 +89,27 @@ const getLiveUser = (scope: UserScope, id: string): Promise<UserRecord> => getUs
 
 function checkRole(role: string | undefined, tenant: string): void {
   if (role && PLATFORM_ROLES.has(role) && tenant !== PLATFORM_TENANT) {
-    throw validation([{ field: 'role', message: `the role ${role} can only be given in the ${PLATFORM_TENANT} tenant` }]);
+    throw new Invalid([{ field: 'role', message: `the role ${role} can only be given in the ${PLATFORM_TENANT} tenant` }]);
   }
 }
 
 /** 409 when another live account already has the e-mail (checked up front for a clear answer). */
 async function checkEmailFree(scope: UserScope, email: string, selfId?: string): Promise<void> {
   const other = await scope.ctx.storage.users.findByEmail(scope.tenant, email);
-  if (other && other.id !== selfId) throw conflict('A user with this e-mail address already exists');
+  if (other && other.id !== selfId) throw new Conflict('A user with this e-mail address already exists');
 }
 
 /** The unique indexes are the real guard (two concurrent writers): their violation is a 409 too. */
 function uniqueToConflict(err: unknown): never {
   if (err instanceof UniqueViolation) {
-    throw conflict(err.field === 'username' ? 'A user with this username already exists' : 'A user with this e-mail address already exists');
+    throw new Conflict(err.field === 'username' ? 'A user with this username already exists' : 'A user with this e-mail address already exists');
   }
   throw err;
 }
 
 async function mustUpdate(scope: UserScope, id: string, change: UserChange, event: AuditEvent): Promise<UserRecord> {
   const updated = await scope.ctx.storage.users.update(scope.tenant, id, change, entry(scope, event)).catch(uniqueToConflict);
-  if (!updated) throw notFound(`User ${id} not found`);
+  if (!updated) throw new NotFound(`User ${id} not found`);
   return updated;
 }
 
@@ -247,5 +247,5 @@ export async function resetMfa(scope: UserScope, id: string): Promise<void> {
 export function checkPasswordPolicy(scope: Pick<UserScope, 'config'>, password: string, email: string | null | undefined, field: string): void {
   const policy = scope.config.security.password_policy;
   const unmet = unmetPasswordRules(password, policy, email);
-  if (unmet.length) throw validation(unmet.map((rule) => ({ field, message: ruleMessage(rule, policy) })));
+  if (unmet.length) throw new Invalid(unmet.map((rule) => ({ field, message: ruleMessage(rule, policy) })));
 }

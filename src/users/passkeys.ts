@@ -13,6 +13,9 @@
  * - Authentication: the stored counter must move forward (recordUse is the atomic check); a
  *   counter that does not is a cloned authenticator (or a replay) and is refused. The backup
  *   eligibility of a credential never changes (WebAuthn 6.1.3); its backup state may, and is kept.
+ *
+ * Over 300 lines, on purpose: both ceremonies and the challenge binding they share are the rules
+ * of one security boundary, kept in one file so a change to one side is read against the other.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -27,6 +30,7 @@ import {
 } from '@simplewebauthn/server';
 import { z } from 'zod';
 import { UniqueViolation } from '../storage/errors.js';
+import type { AuditEvent, AuditLog } from '../audit/audit-log.js';
 import type { Storage, TenantId, UserRecord, WebauthnCredentialRecord } from '../storage/types.js';
 
 type Deps = { storage: Pick<Storage, 'webauthn' | 'users'> };
@@ -139,8 +143,20 @@ export async function registrationOptions(deps: Deps, tenant: TenantId, rp: Rely
 
 export type RegistrationOutcome = { ok: true; credential: WebauthnCredentialRecord } | { ok: false; reason: 'malformed' | 'expired' | 'invalid' | 'duplicate' };
 
-/** Checks a registration response for `user` and stores the passkey under `name`. */
-export async function completeRegistration(deps: Deps, tenant: TenantId, rp: RelyingParty, user: UserRecord, binding: string, raw: string, name: string): Promise<RegistrationOutcome> {
+/**
+ * Checks a registration response for `user` and stores the passkey under `name`; `audited` gives
+ * the event of the new passkey, stored with it in one transaction.
+ */
+export async function completeRegistration(
+  deps: Deps & { audit: Pick<AuditLog, 'entry'> },
+  tenant: TenantId,
+  rp: RelyingParty,
+  user: UserRecord,
+  binding: string,
+  raw: string,
+  name: string,
+  audited?: (credential: WebauthnCredentialRecord) => AuditEvent,
+): Promise<RegistrationOutcome> {
   const response = parseJson(registrationSchema, raw) as RegistrationResponseJSON | undefined;
   if (!response) return { ok: false, reason: 'malformed' };
   const challenge = await takeChallenge(deps, tenant, response.response.clientDataJSON, binding);
@@ -168,7 +184,8 @@ export async function completeRegistration(deps: Deps, tenant: TenantId, rp: Rel
     last_used_at: null,
   };
   try {
-    await deps.storage.webauthn.createCredential(tenant, credential);
+    const entry = audited ? deps.audit.entry(tenant, audited(credential)) : undefined;
+    await deps.storage.webauthn.createCredential(tenant, credential, entry);
   } catch (err) {
     if (err instanceof UniqueViolation) return { ok: false, reason: 'duplicate' };
     throw err;

@@ -8,7 +8,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base32Decode, hotp, totpStep } from '../../src/oidc/totp.js';
+import { base32Decode, hotp, totpStep } from '../../src/users/totp.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { seriousViolations } from '../helpers/axe.js';
 import { launchBrowser } from '../helpers/browser.js';

@@ -7,6 +7,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotationChannel } from '../../src/events/bus.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { onChannel } from '../helpers/bus.js';
 
 const RESOURCE = 'urn:svc:api:v1';
 const KEY_FIELDS = ['alg', 'createdAt', 'kid', 'promoted', 'publicKey', 'rotatedAt', 'status', 'use'];
@@ -116,7 +117,7 @@ describe('signing keys API', () => {
 
     const events: unknown[] = [];
     // The app's own channel (its Redis key prefix in the postgresql run); the actor subscribed to it already.
-    const off = t.app.ctx.events.subscribe(rotationChannel('default', t.app.ctx.config.redis.key_prefix), (p) => events.push(p));
+    const off = onChannel(t.app.ctx.events, rotationChannel('default', t.app.ctx.config.redis.key_prefix), (p) => events.push(p));
     const started = Date.now();
     const res = await api(t, 'POST', '/api/v1/jwks/rotate', { token: admin });
     expect(res.status).toBe(200);

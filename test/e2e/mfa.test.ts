@@ -12,8 +12,8 @@
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enableTotp } from '../../src/oidc/mfa.js';
-import { base32Decode, generateTotpSecret, hotp, totpAt, totpStep } from '../../src/oidc/totp.js';
+import { enableTotp } from '../../src/users/mfa.js';
+import { base32Decode, generateTotpSecret, hotp, totpAt, totpStep } from '../../src/users/totp.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';

@@ -12,7 +12,7 @@
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { totpAt } from '../../src/oidc/totp.js';
+import { totpAt } from '../../src/users/totp.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';

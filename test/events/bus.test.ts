@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InProcessBus, rotationChannel } from '../../src/events/bus.js';
 import { SerialTask } from '../../src/events/serial-task.js';
+import { onChannel } from '../helpers/bus.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -10,11 +11,11 @@ describe('InProcessBus', () => {
     const bus = new InProcessBus((err) => errors.push(err));
     const got: unknown[] = [];
     const payload = { tenant: 'acme', kids: ['k1'], promoted: 1, at: '2026-01-01T00:00:00.000Z' };
-    const off = bus.subscribe(rotationChannel('acme'), (p) => got.push(p));
-    bus.subscribe(rotationChannel('acme'), () => {
+    const off = onChannel(bus, rotationChannel('acme'), (p) => got.push(p));
+    onChannel(bus, rotationChannel('acme'), () => {
       throw new Error('bad subscriber');
     });
-    bus.subscribe(rotationChannel('other'), (p) => got.push(['other', p]));
+    onChannel(bus, rotationChannel('other'), (p) => got.push(['other', p]));
     await bus.publish('svc:acme:jwks:rotated', payload);
     expect(got).toEqual([]); // not inside the publisher's call
     await tick();

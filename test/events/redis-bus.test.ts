@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { channelPattern, rotationChannel, type JwksRotatedEvent } from '../../src/events/bus.js';
 import { RedisEventBus } from '../../src/events/redis-bus.js';
 import { privateRedis, SHARED_REDIS_URL, uniquePrefix, type PrivateRedis } from '../helpers/redis.js';
+import { onChannel } from '../helpers/bus.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -21,7 +22,7 @@ async function eventually<T>(get: () => T | Promise<T>, ok: (v: T) => boolean, m
 
 const buses: RedisEventBus[] = [];
 let server: PrivateRedis | undefined;
-/** A plain connection to look at the server's side (PUBSUB NUMSUB). */
+/** A plain connection to look at the server's side (PUBSUB NUMPAT). */
 const observer = new Redis(SHARED_REDIS_URL);
 afterAll(async () => {
   await observer.quit();
@@ -49,13 +50,13 @@ describe('RedisEventBus', () => {
 
     const got: unknown[] = [];
     const other: unknown[] = [];
-    const off = a.subscribe(rotationChannel(tenant), (p) => got.push(p));
-    a.subscribe(rotationChannel(tenant), () => {
+    const off = onChannel(a, rotationChannel(tenant), (p) => got.push(p));
+    onChannel(a, rotationChannel(tenant), () => {
       throw new Error('bad subscriber');
     });
     const second: unknown[] = [];
-    a.subscribe(rotationChannel(tenant), (p) => second.push(p));
-    a.subscribe(rotationChannel(`${tenant}-other`), (p) => other.push(p));
+    onChannel(a, rotationChannel(tenant), (p) => second.push(p));
+    onChannel(a, rotationChannel(`${tenant}-other`), (p) => other.push(p));
     await sleep(100); // SUBSCRIBE is asynchronous
 
     await b.publish(`svc:${tenant}:jwks:rotated`, event);
@@ -73,19 +74,28 @@ describe('RedisEventBus', () => {
     await expect(a.ping()).resolves.toBeUndefined();
   });
 
-  it('unsubscribes from Redis when the last handler of a channel goes', async () => {
-    const a = bus(SHARED_REDIS_URL);
-    expect(await a.ready(3000)).toBe(true);
-    const channel = rotationChannel(`${tenant}-unsub`);
-    const offs = [a.subscribe(channel, () => {}), a.subscribe(channel, () => {})];
-    await sleep(100);
-    const subscribers = async () => Number((await observer.pubsub('NUMSUB', channel))[1]);
-    expect(await subscribers()).toBe(1);
-    offs[0]!();
-    await sleep(50);
-    expect(await subscribers()).toBe(1);
-    offs[1]!();
-    expect(await eventually(subscribers, (n) => n === 0, 2000)).toBe(0);
+  it('unsubscribes from Redis when the last handler of a pattern goes', async () => {
+    // A server of its own: PUBSUB NUMPAT counts the patterns of every client of a server.
+    const own = await privateRedis();
+    const look = new Redis(own.url);
+    try {
+      const a = bus(own.url);
+      expect(await a.ready(3000)).toBe(true);
+      const channel = rotationChannel(`${tenant}-unsub`);
+      const offs = [onChannel(a, channel, () => {}), onChannel(a, channel, () => {})];
+      await sleep(100);
+      const patterns = async () => Number(await look.pubsub('NUMPAT'));
+      expect(await patterns()).toBe(1);
+      offs[0]!();
+      await sleep(50);
+      expect(await patterns()).toBe(1);
+      offs[1]!();
+      expect(await eventually(patterns, (n) => n === 0, 2000)).toBe(0);
+      await a.close();
+    } finally {
+      await look.quit();
+      await own.stop();
+    }
   });
 
   it('delivers the channel of every tenant of a kind to one pattern subscription, matching the prefix literally', async () => {
@@ -128,7 +138,7 @@ describe('RedisEventBus', () => {
     expect(await a.ready(3000)).toBe(true);
     expect(await b.ready(3000)).toBe(true);
     const got: unknown[] = [];
-    a.subscribe(rotationChannel('acme'), (p) => got.push(p));
+    onChannel(a, rotationChannel('acme'), (p) => got.push(p));
     await sleep(100);
     await b.publish(rotationChannel('acme'), event);
     await eventually(() => got.length, (n) => n === 1, 2000);

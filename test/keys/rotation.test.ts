@@ -14,6 +14,7 @@ import { Sealer } from '../../src/keys/sealer.js';
 import { SqliteStorage } from '../../src/storage/sqlite/index.js';
 import type { SigningKeyRecord } from '../../src/storage/types.js';
 import { openTempStorage, type TempStorage } from '../helpers/storage.js';
+import { onChannel } from '../helpers/bus.js';
 
 const TENANT = 'default';
 const OVERLAP = 600;
@@ -95,8 +96,8 @@ describe('rotate', () => {
   it('publishes the jwks:rotated event with exactly tenant, kids, promoted and at', async () => {
     await seed(plus(-DAY));
     const received: unknown[] = [];
-    events.subscribe(rotationChannel(TENANT), (p) => received.push(p));
-    events.subscribe(rotationChannel('other'), () => received.push('wrong channel'));
+    onChannel(events, rotationChannel(TENANT), (p) => received.push(p));
+    onChannel(events, rotationChannel('other'), () => received.push('wrong channel'));
     const result = await rotate(deps, TENANT, T0);
     await new Promise((r) => setImmediate(r));
     expect(received).toEqual([{ tenant: TENANT, kids: result.kids, promoted: 2, at: T0.toISOString() }]);
@@ -112,7 +113,7 @@ describe('retireExpired and the overlap window', () => {
 
     await new Promise((res) => setImmediate(res)); // the rotation's own event is delivered first
     const received: unknown[] = [];
-    events.subscribe(rotationChannel(TENANT), (p) => received.push(p));
+    onChannel(events, rotationChannel(TENANT), (p) => received.push(p));
     const done = await retireExpired(deps, TENANT, plus(OVERLAP * 1000));
     expect(done).toEqual({ retired: 2, kids: expect.arrayContaining(gen1.map((k) => k.kid)), promoted: [] });
     expect(await publishedKids()).toEqual([...r.kids].sort());

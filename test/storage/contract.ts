@@ -359,6 +359,34 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await s.oidc.listSessions('oidc-sessions-other', { accountId: 'alice' })).toEqual([]);
       });
 
+      it('lists grant ids by account, by client and both, from the indexes, following changes', async () => {
+        const gt = 'oidc-grants';
+        await s.oidc.upsert(gt, 'Grant', 'g1', { accountId: 'alice', clientId: 'app1' }, nowSec() + 60);
+        await s.oidc.upsert(gt, 'Grant', 'g2', { accountId: 'alice', clientId: 'app2' }, null);
+        await s.oidc.upsert(gt, 'Grant', 'g3', { accountId: 'bob', clientId: 'app1' }, nowSec() + 60);
+        await s.oidc.upsert(gt, 'Grant', 'g-dead', { accountId: 'alice', clientId: 'app1' }, nowSec() - 1);
+        await s.oidc.upsert(gt, 'Session', 'not-a-grant', { accountId: 'alice', clientId: 'app1', authorizations: { app1: {} } }, nowSec() + 60);
+        await s.oidc.upsert('oidc-grants-other', 'Grant', 'g-other', { accountId: 'alice', clientId: 'app1' }, nowSec() + 60);
+        const ids = async (f: Parameters<Storage['oidc']['listGrantIds']>[1]) => (await s.oidc.listGrantIds(gt, f)).sort();
+        expect(await ids({ accountId: 'alice' })).toEqual(['g1', 'g2']);
+        expect(await ids({ clientId: 'app1' })).toEqual(['g1', 'g3']);
+        expect(await ids({ accountId: 'alice', clientId: 'app2' })).toEqual(['g2']);
+        expect(await ids({ accountId: 'nobody' })).toEqual([]);
+        // A re-saved grant moves between index entries; revoked and destroyed grants leave them.
+        await s.oidc.upsert(gt, 'Grant', 'g1', { accountId: 'bob', clientId: 'app1' }, nowSec() + 60);
+        expect(await ids({ accountId: 'alice' })).toEqual(['g2']);
+        expect(await ids({ accountId: 'bob' })).toEqual(['g1', 'g3']);
+        await s.oidc.destroy(gt, 'Grant', 'g3');
+        await s.oidc.upsert(gt, 'AccessToken', 'at-g2', { grantId: 'g2', accountId: 'alice', clientId: 'app2' }, nowSec() + 60);
+        expect(await ids({ clientId: 'app1' })).toEqual(['g1']);
+        expect(await ids({ clientId: 'app2' })).toEqual(['g2']);
+        expect(await s.oidc.listGrantIds('oidc-grants-other', { accountId: 'bob' })).toEqual([]);
+        // Counted without reading them: g1 and g2 live (g3 destroyed, g-dead expired), per tenant.
+        expect(await s.oidc.countLive(gt, 'Grant')).toBe(2);
+        expect(await s.oidc.countLive('oidc-grants-other', 'Grant')).toBe(1);
+        expect(await s.oidc.countLive('oidc-grants-none', 'Grant')).toBe(0);
+      });
+
       it('lists unexpired rows of a model and sweeps expired ones of every tenant', async () => {
         const lt = 'oidc-list';
         await s.oidc.upsert(lt, 'Grant', 'g-live', { clientId: 'c' }, nowSec() + 60);
@@ -607,6 +635,20 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         await s.users.create(T, u);
         await expect(s.users.update(T, u.id, { nickname: 'changed' }, auditEntry('taken-id', { type: 'user.updated' }))).rejects.toThrow();
         expect((await s.users.get(T, u.id))?.nickname).toBe(u.nickname);
+      });
+
+      it('stores several entries with one user write (a sign-in), or none of them and no change', async () => {
+        const u = user();
+        await s.users.create(T, u);
+        const stamp = new Date().toISOString();
+        await s.users.update(T, u.id, { last_login_at: stamp }, [auditEntry('si-login', { type: 'login' }), auditEntry('si-session', { type: 'session.created' })]);
+        expect((await s.users.get(T, u.id))?.last_login_at).toBe(stamp);
+        expect(await s.audit.get(T, 'si-login')).toMatchObject({ type: 'login' });
+        expect(await s.audit.get(T, 'si-session')).toMatchObject({ type: 'session.created' });
+        // The second entry cannot be written: the first is not kept, nor the change.
+        await expect(s.users.update(T, u.id, { last_login_at: null }, [auditEntry('si-login-2', { type: 'login' }), auditEntry('taken-id', { type: 'session.created' })])).rejects.toThrow();
+        expect((await s.users.get(T, u.id))?.last_login_at).toBe(stamp);
+        expect(await s.audit.get(T, 'si-login-2')).toBeUndefined();
       });
     });
 
@@ -1078,6 +1120,19 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         await expect(s.webauthn.createCredential(acme, cred({ id: a.id, user_id: 'wa-user-2' }))).rejects.toBeInstanceOf(UniqueViolation);
         await s.webauthn.createCredential(globex, cred({ id: a.id }));
         expect((await s.webauthn.getCredential(acme, a.id))!.user_id).toBe('wa-user-1');
+      });
+
+      it('stores a passkey with its audit entry, and neither when the credential ID is taken', async () => {
+        const a = cred({ user_id: 'wa-audited' });
+        await s.webauthn.createCredential(acme, a, auditEntry('wa-enabled', { type: 'mfa_enabled', tenant_id: acme }));
+        expect(await s.webauthn.getCredential(acme, a.id)).toEqual(a);
+        expect(await s.audit.get(acme, 'wa-enabled')).toMatchObject({ type: 'mfa_enabled' });
+        await expect(s.webauthn.createCredential(acme, cred({ id: a.id, user_id: 'wa-other' }), auditEntry('wa-ghost', { type: 'mfa_enabled', tenant_id: acme }))).rejects.toBeInstanceOf(UniqueViolation);
+        expect(await s.audit.get(acme, 'wa-ghost')).toBeUndefined();
+        // The entry cannot be written (its id is taken): the passkey is not kept either.
+        const b = cred({ user_id: 'wa-audited' });
+        await expect(s.webauthn.createCredential(acme, b, auditEntry('wa-enabled', { type: 'mfa_enabled', tenant_id: acme }))).rejects.toThrow();
+        expect(await s.webauthn.getCredential(acme, b.id)).toBeUndefined();
       });
 
       it('renames and deletes only the owner\'s passkey', async () => {

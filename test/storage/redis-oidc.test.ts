@@ -52,8 +52,10 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
   });
 
   it('upserts and finds by model and id; a second upsert replaces the payload and the expiry', async () => {
-    await repo.upsert(t, 'Session', 's1', { uid: 'u1', accountId: 'acc' }, nowSec() + 60);
-    expect(await repo.find(t, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc' }, expires_at: nowSec() + 60, consumed: false });
+    // One expiry value: two nowSec() calls can fall on either side of a second boundary.
+    const expiresAt = nowSec() + 60;
+    await repo.upsert(t, 'Session', 's1', { uid: 'u1', accountId: 'acc' }, expiresAt);
+    expect(await repo.find(t, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc' }, expires_at: expiresAt, consumed: false });
     expect(await repo.find(t, 'Grant', 's1')).toBeUndefined();
     await repo.upsert(t, 'Session', 's1', { uid: 'u1', accountId: 'acc2' }, null);
     expect(await repo.find(t, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc2' }, expires_at: null, consumed: false });
@@ -168,6 +170,26 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
     expect(ids(await repo.listSessions(st, { clientId: 'web' }))).toEqual(['bob-1']);
   });
 
+  it('lists grant ids per account, per client and both, following changes', async () => {
+    const gt = `${t}-grants`;
+    const exp = nowSec() + 600;
+    await repo.upsert(gt, 'Grant', 'g-a-web', { accountId: 'alice', clientId: 'web' }, exp);
+    await repo.upsert(gt, 'Grant', 'g-a-spa', { accountId: 'alice', clientId: 'spa' }, null);
+    await repo.upsert(gt, 'Grant', 'g-b-web', { accountId: 'bob', clientId: 'web' }, exp);
+    await repo.upsert(gt, 'Grant', 'g-old', { accountId: 'alice', clientId: 'web' }, nowSec() - 1);
+    await repo.upsert(gt, 'Session', 's-alice', session('alice', ['web']), exp);
+    expect((await repo.listGrantIds(gt, { accountId: 'alice' })).sort()).toEqual(['g-a-spa', 'g-a-web']);
+    expect((await repo.listGrantIds(gt, { clientId: 'web' })).sort()).toEqual(['g-a-web', 'g-b-web']);
+    expect(await repo.listGrantIds(gt, { accountId: 'bob', clientId: 'web' })).toEqual(['g-b-web']);
+    await repo.upsert(gt, 'Grant', 'g-b-web', { accountId: 'bob', clientId: 'spa' }, exp);
+    await repo.destroy(gt, 'Grant', 'g-a-web');
+    expect(await repo.listGrantIds(gt, { clientId: 'web' })).toEqual([]);
+    expect((await repo.listGrantIds(gt, { clientId: 'spa' })).sort()).toEqual(['g-a-spa', 'g-b-web']);
+    expect(await repo.listGrantIds(`${gt}-other`, { accountId: 'alice' })).toEqual([]);
+    expect(await repo.countLive(gt, 'Grant')).toBe(2);
+    expect(await repo.countLive(gt, 'Session')).toBe(1);
+  });
+
   it('isolates tenants on every method', async () => {
     const a = `${t}-iso-a`;
     const b = `${t}-iso-b`;
@@ -221,6 +243,35 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
     expect(ids(await repo.listSessions(t, { clientId: 'app' }))).toEqual(['sx']);
     await repo.destroy(t, 'Session', 'sx');
     expect(await redis.exists(key('oidx:session-client:app'), key('oidc:Session:sx'))).toBe(0);
+  });
+
+  it('lists grants from the per-account and per-client sorted sets, scored by expiry', async () => {
+    const exp = nowSec() + 300;
+    await repo.upsert(t, 'Grant', 'gx', { accountId: 'dave', clientId: 'app' }, exp);
+    expect(await redis.zscore(key('oidx:grant-account:dave'), 'gx')).toBe(String(exp));
+    expect(await redis.zscore(key('oidx:grant-client:app'), 'gx')).toBe(String(exp));
+    expect(await redis.expiretime(key('oidx:grant-account:dave'))).toBe(exp);
+    expect(await repo.listGrantIds(t, { accountId: 'dave', clientId: 'app' })).toEqual(['gx']);
+    await repo.revokeByGrantId(t, 'gx'); // the grant's own artefacts, not the Grant record
+    await repo.destroy(t, 'Grant', 'gx');
+    expect(await redis.exists(key('oidx:grant-account:dave'), key('oidx:grant-client:app'))).toBe(0);
+  });
+
+  it('indexes grants saved before the account and client indexes existed, once per tenant', async () => {
+    const old = 'layout-old-grants';
+    const okey = (rest: string) => `${prefix}:${old}:${rest}`;
+    const exp = nowSec() + 300;
+    // A Grant as the previous release stored it: no account or client on the record, no index.
+    await redis.hset(okey('oidc:Grant:g-old'), 'p', JSON.stringify({ accountId: 'erin', clientId: 'app' }), 'e', String(exp), 'u', '', 'uc', '', 'g', '', 'a', '', 'cl', '[]');
+    await redis.expireat(okey('oidc:Grant:g-old'), exp);
+    await redis.zadd(okey('oidx:model:Grant'), exp, 'g-old');
+    const fresh = new RedisOidcPayloads(redis, { prefix });
+    expect(await fresh.listGrantIds(old, { accountId: 'erin' })).toEqual(['g-old']);
+    expect(await fresh.listGrantIds(old, { clientId: 'app' })).toEqual(['g-old']);
+    expect(await redis.get(okey('oidx:grants-indexed'))).toBe('1');
+    // Indexed like a new grant: destroying it clears the entries.
+    await fresh.destroy(old, 'Grant', 'g-old');
+    expect(await redis.exists(okey('oidx:grant-account:erin'), okey('oidx:grant-client:app'))).toBe(0);
   });
 
   it('prunes expired members when an index is written', async () => {

@@ -1,5 +1,4 @@
 /** The audit resource (spec 4.7, 2.6) and, from ./stats.js, the statistics and health endpoints. */
-import { pathParam } from '../../http/router.js';
 import { z } from 'zod';
 import { notFound } from '../../http/problem.js';
 import type { AuditEntry } from '../../storage/types.js';
@@ -62,7 +61,7 @@ export const auditOperations: Operation[] = [
     success: { status: 200, schema: dataEnvelope(auditEntryResponse) },
     errors: [404],
     handler: async (call) => {
-      const entry = await call.ctx.storage.audit.get(call.tenant, pathParam(call.req, 'id'));
+      const entry = await call.ctx.storage.audit.get(call.tenant, call.params.id);
       if (!entry) throw notFound(`Audit entry ${call.params.id} not found`);
       return sendJson(200, one({ data: presentAuditEntry(entry) }));
     },

@@ -9,7 +9,7 @@ import type { TenantHandle } from '../../tenancy/handle.js';
 import type { EffectiveConfig } from '../../tenancy/config/merge.js';
 import { op, type Operation } from '../operation.js';
 import { sendJson } from '../respond.js';
-import { findSessions, sessionTtl } from '../../sessions/store.js';
+import { countGrants, findSessions, sessionTtl } from '../../sessions/store.js';
 
 const SECTION_TIMEOUT_MS = 5_000;
 const CHECK_TIMEOUT_MS = 2_000;
@@ -61,7 +61,7 @@ function overviewSections(ctx: AppContext, tenant: string, config: EffectiveConf
       const sessions = await findSessions(storage.oidc, tenant, {}, sessionTtl(config));
       return { total: sessions.length, active: sessions.filter((s) => s.active).length };
     },
-    grants: async () => ({ total: (await storage.oidc.listByModel(tenant, 'Grant')).length }),
+    grants: async () => ({ total: await countGrants(storage.oidc, tenant) }),
     activity: async () => ({ ...(await storage.audit.stats(tenant, utcDayStart())) }),
   };
 }

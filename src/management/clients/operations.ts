@@ -1,5 +1,4 @@
 /** The clients resource (spec 4.3): input validated here, the rules and writes in src/clients. */
-import { pathParam } from '../../http/router.js';
 import { z } from 'zod';
 import { clientCreateSchema, clientPatchSchema, clientPutSchema } from '../../clients/schema.js';
 import {
@@ -43,43 +42,43 @@ export const clientOperations: Operation[] = [
   op({
     method: 'GET', path: '/api/v1/clients/:client_id', scope: 'svc:clients:read', rateClass: 'read', tag: 'clients', summary: 'Get a client',
     success: { status: 200, schema: dataEnvelope(clientResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentClient(await getClient(call, pathParam(call.req, 'client_id'))) })),
+    handler: async (call) => sendJson(200, one({ data: presentClient(await getClient(call, call.params.client_id)) })),
   }),
   op({
     method: 'PUT', path: '/api/v1/clients/:client_id', scope: 'svc:clients:write', rateClass: 'write', tag: 'clients', summary: 'Replace all mutable fields (omitted ones are cleared)',
     body: clientPutSchema,
     success: { status: 200, schema: dataEnvelope(clientResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentClient(await updateClient(scopeOf(call), pathParam(call.req, 'client_id'), call.body, 'put')) })),
+    handler: async (call) => sendJson(200, one({ data: presentClient(await updateClient(scopeOf(call), call.params.client_id, call.body, 'put')) })),
   }),
   op({
     method: 'PATCH', path: '/api/v1/clients/:client_id', scope: 'svc:clients:write', rateClass: 'write', tag: 'clients', summary: 'Change the supplied fields only',
     body: clientPatchSchema,
     success: { status: 200, schema: dataEnvelope(clientResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentClient(await updateClient(scopeOf(call), pathParam(call.req, 'client_id'), call.body, 'patch')) })),
+    handler: async (call) => sendJson(200, one({ data: presentClient(await updateClient(scopeOf(call), call.params.client_id, call.body, 'patch')) })),
   }),
   op({
     method: 'DELETE', path: '/api/v1/clients/:client_id', scope: 'svc:clients:delete', rateClass: 'delete', tag: 'clients', summary: 'Delete a client',
     success: { status: 204 },
     handler: async (call) => {
-      await deleteClient(scopeOf(call), pathParam(call.req, 'client_id'));
+      await deleteClient(scopeOf(call), call.params.client_id);
       return noContent();
     },
   }),
   op({
     method: 'POST', path: '/api/v1/clients/:client_id/activate', scope: 'svc:clients:write', rateClass: 'write', tag: 'clients', summary: 'Activate a client',
     success: { status: 200, schema: dataEnvelope(clientResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentClient(await setClientActive(scopeOf(call), pathParam(call.req, 'client_id'), true)) })),
+    handler: async (call) => sendJson(200, one({ data: presentClient(await setClientActive(scopeOf(call), call.params.client_id, true)) })),
   }),
   op({
     method: 'POST', path: '/api/v1/clients/:client_id/deactivate', scope: 'svc:clients:write', rateClass: 'write', tag: 'clients', summary: 'Deactivate a client (its tokens stop working)',
     success: { status: 200, schema: dataEnvelope(clientResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentClient(await setClientActive(scopeOf(call), pathParam(call.req, 'client_id'), false)) })),
+    handler: async (call) => sendJson(200, one({ data: presentClient(await setClientActive(scopeOf(call), call.params.client_id, false)) })),
   }),
   op({
     method: 'POST', path: '/api/v1/clients/:client_id/secret', scope: 'svc:clients:delete', rateClass: 'sensitive', tag: 'clients', summary: 'Regenerate the secret (the old one is invalid at once)',
     success: { status: 200, schema: dataEnvelope(z.object({ client_id: z.string(), client_secret: z.string() })) },
     errors: [422],
-    handler: async (call) => sendJson(200, secretOut({ data: await rotateClientSecret(scopeOf(call), pathParam(call.req, 'client_id')) })),
+    handler: async (call) => sendJson(200, secretOut({ data: await rotateClientSecret(scopeOf(call), call.params.client_id) })),
   }),
   op({
     method: 'GET', path: '/api/v1/clients/:client_id/stats', scope: 'svc:clients:read', rateClass: 'read', tag: 'clients', summary: 'Usage statistics of a client',
@@ -87,7 +86,7 @@ export const clientOperations: Operation[] = [
     handler: async (call) => {
       // Write the batched usage counters first, so tokens_issued and last_used_at agree at any moment.
       await call.actor.flushUsage();
-      const record = await getClient(call, pathParam(call.req, 'client_id'));
+      const record = await getClient(call, call.params.client_id);
       const id = record.client_id;
       const activity = await countClientActivity(call.ctx.storage.oidc, call.tenant, id);
       return sendJson(200, statsOut({

@@ -13,7 +13,6 @@
  * a resource that does not exist (the platform resource keeps its 422 on `section`).
  */
 import { notFound } from '../../http/problem.js';
-import { pathParam } from '../../http/router.js';
 import { MASK } from '../../tenancy/config/secrets.js';
 import { SECTION_NAMES, isSectionName } from '../../tenancy/config/sections.js';
 import { op, type Operation } from '../operation.js';
@@ -32,7 +31,7 @@ export const ownConfigOperations: Operation[] = [
     success: { status: 200, schema: CONFIG_RESPONSE, description: 'The whole updated configuration' },
     errors: [404, 413, 415, 422],
     handler: async (call) => {
-      const section = pathParam(call.req, 'section');
+      const section = call.params.section;
       if (!isSectionName(section)) throw notFound(`No configuration section ${section}; sections: ${SECTION_NAMES.join(', ')}`);
       return writeTenantSection(call, call.tenant, section);
     },

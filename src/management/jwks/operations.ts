@@ -1,5 +1,4 @@
 /** The signing keys resource (spec 4.6, 2.5). Lifecycle rules live in src/keys/rotation.ts. */
-import { pathParam } from '../../http/router.js';
 import { z } from 'zod';
 import { conflict, notFound } from '../../http/problem.js';
 import { markForRetirement, retireExpired, rotate } from '../../keys/rotation.js';
@@ -66,7 +65,7 @@ export const jwksOperations: Operation[] = [
     success: { status: 200, schema: dataEnvelope(keyResponse) },
     errors: [404],
     handler: async (call) => {
-      const kid = pathParam(call.req, 'kid');
+      const kid = call.params.kid;
       const key = (await call.ctx.storage.keys.list(call.tenant)).find((k) => k.kid === kid);
       if (!key) throw notFound(`Signing key ${kid} not found`);
       return sendJson(200, one({ data: presentKey(key) }));
@@ -98,7 +97,7 @@ export const jwksOperations: Operation[] = [
     success: { status: 202, schema: dataEnvelope(markResponse) },
     errors: [404, 409],
     handler: async (call) => {
-      const kid = pathParam(call.req, 'kid');
+      const kid = call.params.kid;
       const result = await markForRetirement(call.ctx, call.tenant, kid);
       if (result.outcome === 'not_found') throw notFound(`Signing key ${kid} not found`);
       if (result.outcome === 'already_retired') throw conflict(`Signing key ${kid} is already retired`);

@@ -4,7 +4,6 @@
  * gone from the API (404, unlisted: CONTRACT.md); expired ones drop out of the list but can still
  * be read and revoked by jti.
  */
-import { pathParam } from '../../http/router.js';
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../../http/problem.js';
 import { assertMayIssueRegistrationPolicies, heldScopes } from '../../clients/escalation.js';
@@ -89,14 +88,14 @@ export const registrationTokenOperations: Operation[] = [
     method: 'GET', path: '/api/v1/registration-tokens/:jti', scope: 'svc:registration-tokens:read', rateClass: 'read', tag: 'registration-tokens',
     summary: 'Get the metadata of a registration token (never the raw token)',
     success: { status: 200, schema: dataEnvelope(registrationTokenResponse) },
-    handler: async (call) => sendJson(200, one({ data: present(await mustGet(call, pathParam(call.req, 'jti'))) })),
+    handler: async (call) => sendJson(200, one({ data: present(await mustGet(call, call.params.jti)) })),
   }),
   op({
     method: 'DELETE', path: '/api/v1/registration-tokens/:jti', scope: 'svc:registration-tokens:delete', rateClass: 'delete', tag: 'registration-tokens',
     summary: 'Revoke a registration token',
     success: { status: 204 },
     handler: async (call) => {
-      const jti = pathParam(call.req, 'jti');
+      const jti = call.params.jti;
       // The conditional UPDATE makes a second (or concurrent) revoke a 404, not a second 204.
       if (!(await call.ctx.storage.registrationTokens.revoke(call.tenant, jti, new Date().toISOString()))) {
         throw notFound(`Registration token ${jti} not found`);

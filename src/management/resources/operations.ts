@@ -3,35 +3,21 @@
  * instance (the actor reloads, so its provider and resource index are rebuilt) and on the others
  * through the tenant's config:changed event (section `resources`), like a configuration change.
  */
-import { pathParam } from '../../http/router.js';
-import { randomBytes } from 'node:crypto';
 import { configChangedChannel, type ConfigChangedEvent } from '../../events/bus.js';
-import { conflict, notFound, validation } from '../../http/problem.js';
-import { UniqueViolation } from '../../storage/errors.js';
-import type { ResourceChange, ResourceRecord } from '../../storage/types.js';
+import { createResource, deleteResource, getResource, updateResource, type ResourceScope } from '../../resources/operations.js';
+import type { ResourceRecord } from '../../storage/types.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
 import { resourceCreateSchema, resourceListQuery, resourcePatchSchema, resourceResponse } from './schema.js';
 
 const CURSOR_SCOPE = 'resources';
-/** Resources per tenant: the token endpoint keeps them all in memory per live tenant. */
-export const MAX_RESOURCES_PER_TENANT = 100;
 const one = serializer(dataEnvelope(resourceResponse));
 const many = serializer(listEnvelope(resourceResponse));
 
 const present = (r: ResourceRecord): Record<string, unknown> => ({ ...r });
 
-async function mustGet(call: Call, id: string): Promise<ResourceRecord> {
-  const record = await call.ctx.storage.resources.get(call.tenant, id);
-  if (!record) throw notFound(`Resource ${id} not found`);
-  return record;
-}
-
-/** The algorithm must be one the tenant's key store signs with, or tokens could not be issued. */
-function checkAlg(call: Call, alg: string | undefined): void {
-  const algs: readonly string[] = call.actor.config.security.key_store.algorithms;
-  if (alg !== undefined && !algs.includes(alg)) throw validation([{ field: 'signing_alg', message: `must be one of ${algs.join(', ')} (the tenant's signing algorithms)` }]);
-}
+/** The domain's view of a call (src/resources/operations.ts holds the rules). */
+const scopeOf = (call: Call): ResourceScope => ({ repo: call.ctx.storage.resources, tenant: call.tenant, config: call.actor.config });
 
 async function resourcesChanged(call: Call): Promise<void> {
   const { ctx, tenant } = call;
@@ -64,30 +50,7 @@ export const resourceOperations: Operation[] = [
     success: { status: 201, schema: dataEnvelope(resourceResponse) },
     errors: [409, 422],
     handler: async (call) => {
-      const b = call.body;
-      checkAlg(call, b.signing_alg);
-      if ((await call.ctx.storage.resources.count(call.tenant)) >= MAX_RESOURCES_PER_TENANT) {
-        throw validation([{ field: 'body', message: `a tenant has at most ${MAX_RESOURCES_PER_TENANT} resources` }]);
-      }
-      const now = new Date().toISOString();
-      const record: ResourceRecord = {
-        id: randomBytes(16).toString('base64url'),
-        identifier: b.identifier,
-        name: b.name,
-        scopes: b.scopes,
-        token_format: b.token_format,
-        access_token_ttl: b.access_token_ttl ?? call.actor.config.oidc.ttl.access_token,
-        signing_alg: b.signing_alg ?? call.actor.config.security.key_store.algorithms[0]!,
-        include_roles: b.include_roles,
-        created_at: now,
-        updated_at: now,
-      };
-      try {
-        await call.ctx.storage.resources.create(call.tenant, record);
-      } catch (err) {
-        if (err instanceof UniqueViolation && err.field === 'identifier') throw conflict('A resource with this identifier already exists');
-        throw err;
-      }
+      const record = await createResource(scopeOf(call), call.body);
       await resourcesChanged(call);
       await call.audit({ type: 'resource.created', details: { resource_id: record.id, identifier: record.identifier } });
       return sendJson(201, one({ data: present(record) }));
@@ -96,7 +59,7 @@ export const resourceOperations: Operation[] = [
   op({
     method: 'GET', path: '/api/v1/resources/:id', scope: 'svc:resources:read', rateClass: 'read', tag: 'resources', summary: 'Get an API resource',
     success: { status: 200, schema: dataEnvelope(resourceResponse) },
-    handler: async (call) => sendJson(200, one({ data: present(await mustGet(call, pathParam(call.req, 'id'))) })),
+    handler: async (call) => sendJson(200, one({ data: present(await getResource(scopeOf(call), call.params.id)) })),
   }),
   op({
     method: 'PATCH', path: '/api/v1/resources/:id', scope: 'svc:resources:write', rateClass: 'write', tag: 'resources', summary: 'Change the supplied fields of an API resource (the identifier is fixed)',
@@ -104,17 +67,10 @@ export const resourceOperations: Operation[] = [
     success: { status: 200, schema: dataEnvelope(resourceResponse) },
     errors: [422],
     handler: async (call) => {
-      const existing = await mustGet(call, pathParam(call.req, 'id'));
-      const { identifier, id: _id, created_at: _c, updated_at: _u, ...fields } = call.body;
-      if (identifier !== undefined && identifier !== existing.identifier) {
-        throw validation([{ field: 'identifier', message: 'cannot be changed (tokens and grants name it); create another resource' }]);
-      }
-      checkAlg(call, fields.signing_alg);
-      const change: ResourceChange = { ...fields, updated_at: new Date().toISOString() };
-      const updated = await call.ctx.storage.resources.update(call.tenant, existing.id, change);
-      if (!updated) throw notFound(`Resource ${existing.id} not found`);
+      const { id: _id, created_at: _c, updated_at: _u, ...patch } = call.body;
+      const { record: updated, fields } = await updateResource(scopeOf(call), call.params.id, patch);
       await resourcesChanged(call);
-      await call.audit({ type: 'resource.updated', details: { resource_id: updated.id, fields: Object.keys(fields).filter((k) => fields[k as keyof typeof fields] !== undefined) } });
+      await call.audit({ type: 'resource.updated', details: { resource_id: updated.id, fields } });
       return sendJson(200, one({ data: present(updated) }));
     },
   }),
@@ -122,8 +78,8 @@ export const resourceOperations: Operation[] = [
     method: 'DELETE', path: '/api/v1/resources/:id', scope: 'svc:resources:delete', rateClass: 'delete', tag: 'resources', summary: 'Delete an API resource (its tokens stop being issued)',
     success: { status: 204 },
     handler: async (call) => {
-      const id = pathParam(call.req, 'id');
-      if (!(await call.ctx.storage.resources.delete(call.tenant, id))) throw notFound(`Resource ${id} not found`);
+      const id = call.params.id;
+      await deleteResource(scopeOf(call), id);
       await resourcesChanged(call);
       await call.audit({ type: 'resource.deleted', details: { resource_id: id } });
       return noContent();

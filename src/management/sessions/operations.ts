@@ -1,5 +1,4 @@
 /** The sessions resource (spec 4.5): oidc-provider sessions, listed, read and revoked. */
-import { pathParam } from '../../http/router.js';
 import { notFound, validation } from '../../http/problem.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
@@ -34,14 +33,14 @@ export const sessionOperations: Operation[] = [
   op({
     method: 'GET', path: '/api/v1/sessions/:jti', scope: 'svc:sessions:read', rateClass: 'read', tag: 'sessions', summary: 'Get a session',
     success: { status: 200, schema: dataEnvelope(sessionResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentSession(await mustGet(call, pathParam(call.req, 'jti'))) })),
+    handler: async (call) => sendJson(200, one({ data: presentSession(await mustGet(call, call.params.jti)) })),
   }),
   op({
     method: 'DELETE', path: '/api/v1/sessions/:jti', scope: 'svc:sessions:revoke', rateClass: 'delete', tag: 'sessions',
     summary: 'Revoke a session and the grants (refresh tokens) issued through it',
     success: { status: 204 },
     handler: async (call) => {
-      const session = await mustGet(call, pathParam(call.req, 'jti'));
+      const session = await mustGet(call, call.params.jti);
       await revokeSession(call.ctx.storage.oidc, call.tenant, session);
       await call.audit({ type: 'session.revoked', user_id: session.account_id, details: auditDetails(session) });
       return noContent();

@@ -12,7 +12,6 @@
  * change is applied to this instance's actor of the tenant before the response and announced on
  * `<prefix>:<tenant>:config:changed` for every other instance.
  */
-import { pathParam } from '../../http/router.js';
 import { configChangedChannel, type ConfigChangedEvent } from '../../events/bus.js';
 import { notFound, validation } from '../../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
@@ -31,14 +30,14 @@ const configResponse = dataEnvelope(overridesSchema);
 const configOut = serializer(configResponse);
 
 /** The tenant named in the path; 404 for an unknown one (a suspended tenant can still be configured). */
-async function requireTenant(call: Call): Promise<string> {
-  const slug = pathParam(call.req, 'slug');
+async function requireTenant(call: Call<unknown, unknown, { slug: string }>): Promise<string> {
+  const slug = call.params.slug;
   if (!(await call.ctx.registry.find(slug))) throw notFound(`Tenant ${slug} not found`);
   return slug;
 }
 
-function sectionOf(call: Call): SectionName {
-  const name = pathParam(call.req, 'section');
+function sectionOf(call: Call<unknown, unknown, { section: string }>): SectionName {
+  const name = call.params.section;
   if (!isSectionName(name)) throw validation([{ field: 'section', message: `must be one of ${SECTION_NAMES.join(', ')}` }]);
   return name;
 }

@@ -4,7 +4,6 @@
  * cache invalidation, actor eviction, purge on delete) is in tenancy/tenants.ts, shared with the
  * `/platform/*` routes. Audit entries go to `_platforms`, the tenant the calls run as.
  */
-import { pathParam } from '../../http/router.js';
 import { op, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
 import { createTenant, deleteTenant, getTenant, presentTenant, updateTenant } from '../../tenants/operations.js';
@@ -43,7 +42,7 @@ export const tenantOperations: Operation[] = [
     method: 'GET', path: route, scope: 'svc:tenants:read', rateClass: 'read', tag: 'tenants', platform: true,
     summary: 'Get a tenant',
     success: { status: 200, schema: dataEnvelope(tenantResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentTenant(await getTenant(call.ctx, pathParam(call.req, 'slug'))) })),
+    handler: async (call) => sendJson(200, one({ data: presentTenant(await getTenant(call.ctx, call.params.slug)) })),
   }),
   op({
     method: 'PATCH', path: route, scope: 'svc:tenants:write', rateClass: 'write', tag: 'tenants', platform: true,
@@ -52,7 +51,7 @@ export const tenantOperations: Operation[] = [
     success: { status: 200, schema: dataEnvelope(tenantResponse) },
     errors: [404, 409, 422],
     handler: async (call) => {
-      const record = await updateTenant(call.ctx, pathParam(call.req, 'slug'), call.body);
+      const record = await updateTenant(call.ctx, call.params.slug, call.body);
       await call.audit({ type: 'tenant.updated', details: { tenant_id: record.id, slug: record.slug, fields: Object.keys(call.body), status: record.status } });
       return sendJson(200, one({ data: presentTenant(record) }));
     },
@@ -63,7 +62,7 @@ export const tenantOperations: Operation[] = [
     success: { status: 204 },
     errors: [404, 409],
     handler: async (call) => {
-      const slug = pathParam(call.req, 'slug');
+      const slug = call.params.slug;
       const record = await getTenant(call.ctx, slug).catch(() => undefined);
       await deleteTenant(call.ctx, slug);
       await call.audit({ type: 'tenant.deleted', details: { tenant_id: record?.id ?? null, slug, data_purged: true } });

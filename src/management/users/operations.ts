@@ -1,5 +1,4 @@
 /** The users resource (spec 4.4): input validated here, the rules and writes in src/users. */
-import { pathParam } from '../../http/router.js';
 import { z } from 'zod';
 import type { AuditEntry } from '../../storage/types.js';
 import { findSessions, presentSession, sessionTtl } from '../../sessions/store.js';
@@ -20,7 +19,8 @@ const sessionsOut = serializer(z.object({ data: z.array(sessionResponse) }));
 /** The domain's view of a call: its tenant and effective config, the caller for the audit entry. */
 const scopeOf = (call: Call): UserScope => ({ ctx: call.ctx, tenant: call.tenant, config: call.actor.config, by: call.by });
 
-const route = (suffix = '') => `/api/v1/users/:user_id${suffix}`;
+/** A literal pattern type, so the handlers' `call.params.user_id` is typed (operation.ts PathParams). */
+const route = <S extends string>(suffix: S) => `/api/v1/users/:user_id${suffix}` as const;
 
 export const userOperations: Operation[] = [
   op({
@@ -42,42 +42,42 @@ export const userOperations: Operation[] = [
     handler: async (call) => sendJson(201, one({ data: presentUser(await createUser(scopeOf(call), call.body)) })),
   }),
   op({
-    method: 'GET', path: route(), scope: 'svc:users:read', rateClass: 'read', tag: 'users', summary: 'Get a user',
+    method: 'GET', path: route(''), scope: 'svc:users:read', rateClass: 'read', tag: 'users', summary: 'Get a user',
     success: { status: 200, schema: dataEnvelope(userResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentUser(await getUser(call, pathParam(call.req, 'user_id'))) })),
+    handler: async (call) => sendJson(200, one({ data: presentUser(await getUser(call, call.params.user_id)) })),
   }),
   op({
-    method: 'PUT', path: route(), scope: 'svc:users:write', rateClass: 'write', tag: 'users', summary: 'Replace all mutable fields (omitted ones are cleared)',
+    method: 'PUT', path: route(''), scope: 'svc:users:write', rateClass: 'write', tag: 'users', summary: 'Replace all mutable fields (omitted ones are cleared)',
     body: userUpdateSchema,
     success: { status: 200, schema: dataEnvelope(userResponse) },
     errors: [404, 409, 422],
-    handler: async (call) => sendJson(200, one({ data: presentUser(await updateUser(scopeOf(call), pathParam(call.req, 'user_id'), call.body, 'put')) })),
+    handler: async (call) => sendJson(200, one({ data: presentUser(await updateUser(scopeOf(call), call.params.user_id, call.body, 'put')) })),
   }),
   op({
-    method: 'PATCH', path: route(), scope: 'svc:users:write', rateClass: 'write', tag: 'users', summary: 'Change the supplied fields only',
+    method: 'PATCH', path: route(''), scope: 'svc:users:write', rateClass: 'write', tag: 'users', summary: 'Change the supplied fields only',
     body: userUpdateSchema,
     success: { status: 200, schema: dataEnvelope(userResponse) },
     errors: [404, 409, 422],
-    handler: async (call) => sendJson(200, one({ data: presentUser(await updateUser(scopeOf(call), pathParam(call.req, 'user_id'), call.body, 'patch')) })),
+    handler: async (call) => sendJson(200, one({ data: presentUser(await updateUser(scopeOf(call), call.params.user_id, call.body, 'patch')) })),
   }),
   op({
-    method: 'DELETE', path: route(), scope: 'svc:users:delete', rateClass: 'delete', tag: 'users',
+    method: 'DELETE', path: route(''), scope: 'svc:users:delete', rateClass: 'delete', tag: 'users',
     summary: 'Delete a user: gone from the API (404 afterwards), personal data and credentials erased, sessions revoked',
     success: { status: 204 },
     handler: async (call) => {
-      await deleteUser(scopeOf(call), pathParam(call.req, 'user_id'));
+      await deleteUser(scopeOf(call), call.params.user_id);
       return noContent();
     },
   }),
   op({
     method: 'POST', path: route('/lock'), scope: 'svc:users:write', rateClass: 'write', tag: 'users', summary: 'Lock a user (no expiry)',
     success: { status: 200, schema: dataEnvelope(userResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentUser(await setUserLock(scopeOf(call), pathParam(call.req, 'user_id'), true)) })),
+    handler: async (call) => sendJson(200, one({ data: presentUser(await setUserLock(scopeOf(call), call.params.user_id, true)) })),
   }),
   op({
     method: 'DELETE', path: route('/lock'), scope: 'svc:users:write', rateClass: 'write', tag: 'users', summary: 'Unlock a user',
     success: { status: 200, schema: dataEnvelope(userResponse) },
-    handler: async (call) => sendJson(200, one({ data: presentUser(await setUserLock(scopeOf(call), pathParam(call.req, 'user_id'), false)) })),
+    handler: async (call) => sendJson(200, one({ data: presentUser(await setUserLock(scopeOf(call), call.params.user_id, false)) })),
   }),
   op({
     method: 'POST', path: route('/password-reset'), scope: 'svc:users:write', rateClass: 'sensitive', tag: 'users', summary: 'Set a new password (admin reset)',
@@ -85,7 +85,7 @@ export const userOperations: Operation[] = [
     success: { status: 200, schema: dataEnvelope(messageResponse) },
     errors: [404, 409, 422, 503],
     handler: async (call) => {
-      await setPassword(scopeOf(call), pathParam(call.req, 'user_id'), call.body.new_password);
+      await setPassword(scopeOf(call), call.params.user_id, call.body.new_password);
       return sendJson(200, messageOut({ data: { message: 'The password has been reset' } }));
     },
   }),
@@ -93,7 +93,7 @@ export const userOperations: Operation[] = [
     method: 'POST', path: route('/mfa/reset'), scope: 'svc:users:write', rateClass: 'sensitive', tag: 'users', summary: 'Reset MFA (TOTP disabled, recovery codes cleared, passkeys removed)',
     success: { status: 200, schema: dataEnvelope(messageResponse) },
     handler: async (call) => {
-      await resetMfa(scopeOf(call), pathParam(call.req, 'user_id'));
+      await resetMfa(scopeOf(call), call.params.user_id);
       return sendJson(200, messageOut({ data: { message: 'MFA has been reset' } }));
     },
   }),
@@ -102,7 +102,7 @@ export const userOperations: Operation[] = [
     query: activitiesQuery,
     success: { status: 200, schema: listEnvelope(auditEntryResponse) },
     handler: async (call) => {
-      const user = await getUser(call, pathParam(call.req, 'user_id'));
+      const user = await getUser(call, call.params.user_id);
       // Cursor scope per user: a cursor from another user's log is rejected rather than misread.
       const scope = `users/${user.id}/activities`;
       const page = await call.ctx.storage.audit.list(call.tenant, { user_id: user.id }, call.cursors.request(scope, call.query));
@@ -113,7 +113,7 @@ export const userOperations: Operation[] = [
     method: 'GET', path: route('/sessions'), scope: 'svc:sessions:read', rateClass: 'read', tag: 'users', summary: "The user's active sessions (flat list)",
     success: { status: 200, schema: z.object({ data: z.array(sessionResponse) }) },
     handler: async (call) => {
-      const user = await getUser(call, pathParam(call.req, 'user_id'));
+      const user = await getUser(call, call.params.user_id);
       const sessions = await findSessions(call.ctx.storage.oidc, call.tenant, { username: user.id, active: true }, sessionTtl(call.actor.config));
       return sendJson(200, sessionsOut({ data: sessions.map(presentSession) }));
     },

@@ -66,7 +66,7 @@ export class PgStorage implements Storage {
     this.tenants = new PgTenants(db);
     this.tenantConfig = new PgTenantConfig(db);
     this.socialIdentities = new PgSocialIdentities(db);
-    this.webauthn = new PgWebauthn(db);
+    this.webauthn = new PgWebauthn(db, this.audit);
     this.resources = new PgResources(db);
   }
 

@@ -1,4 +1,4 @@
-import type { OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
 import { json } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 
@@ -80,6 +80,28 @@ export class PgOidcPayloads implements OidcPayloadRepository {
       ),
     );
     return rows;
+  }
+
+  async listGrantIds(tenant: TenantId, filter: GrantIndexFilter): Promise<string[]> {
+    // The account index (oidc_payloads_grant_account, migration 070) when an account is given, the
+    // client index otherwise; `model = 'Grant'` is a literal so the partial indexes apply.
+    const { rows } = await this.db.withTenant(tenant, (q) =>
+      q<{ id: string }>(
+        `SELECT id FROM oidc_payloads
+         WHERE tenant_id = $1 AND model = 'Grant' AND (expires_at IS NULL OR expires_at > $2)
+           AND ($3::text IS NULL OR payload ->> 'accountId' = $3)
+           AND ($4::text IS NULL OR payload ->> 'clientId' = $4)`,
+        [tenant, nowSec(), filter.accountId ?? null, filter.clientId ?? null],
+      ),
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async countLive(tenant: TenantId, model: string): Promise<number> {
+    const { rows } = await this.db.withTenant(tenant, (q) =>
+      q<{ n: string }>(`SELECT count(*) AS n FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND ${LIVE}`, [tenant, model, nowSec()]),
+    );
+    return Number(rows[0]?.n ?? 0);
   }
 
   /**

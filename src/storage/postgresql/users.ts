@@ -90,7 +90,7 @@ export class PgUsers implements UserRepository {
     return rows[0]!.n;
   }
 
-  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2], audit?: AuditEntry): Promise<UserRecord | undefined> {
+  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2], audit?: AuditEntry | readonly AuditEntry[]): Promise<UserRecord | undefined> {
     // updated_at is stamped now unless the change supplies one (as in SQLite).
     const values = new Map<string, unknown>([['updated_at', new Date().toISOString()]]);
     for (const [key, value] of Object.entries(change)) {
@@ -104,7 +104,7 @@ export class PgUsers implements UserRepository {
     try {
       return await this.db.withTenant(tenant, async (q) => {
         const { rows } = await q<UserRecord>(sql, p.values);
-        if (rows[0] && audit) await this.audit.write(q, tenant, audit);
+        if (rows[0] && audit) for (const entry of Array.isArray(audit) ? audit : [audit]) await this.audit.write(q, tenant, entry);
         return rows[0];
       });
     } catch (err) {

@@ -1,6 +1,7 @@
 /** Passkeys and ceremony challenges on PostgreSQL (migrations/postgresql/030_webauthn.sql, row-level security). */
 import { UniqueViolation } from '../errors.js';
-import type { TenantId, WebauthnChallengeRecord, WebauthnCredentialRecord, WebauthnRepository } from '../types.js';
+import type { AuditEntry, TenantId, WebauthnChallengeRecord, WebauthnCredentialRecord, WebauthnRepository } from '../types.js';
+import type { PgAudit } from './audit.js';
 import { sqlState } from './errors.js';
 import { json } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
@@ -15,12 +16,15 @@ const USE_SQL = `UPDATE webauthn_credentials SET counter = $3, backed_up = $4, l
   WHERE tenant_id = $1 AND id = $2 AND (counter < $3 OR (counter = 0 AND $3 = 0))`;
 
 export class PgWebauthn implements WebauthnRepository {
-  constructor(private readonly db: TenantDb) {}
+  constructor(
+    private readonly db: TenantDb,
+    private readonly audit: PgAudit,
+  ) {}
 
-  async createCredential(tenant: TenantId, r: WebauthnCredentialRecord): Promise<void> {
+  async createCredential(tenant: TenantId, r: WebauthnCredentialRecord, audit?: AuditEntry): Promise<void> {
     try {
-      await this.db.withTenant(tenant, (q) =>
-        q(`INSERT INTO webauthn_credentials (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, [
+      await this.db.withTenant(tenant, async (q) => {
+        await q(`INSERT INTO webauthn_credentials (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, [
           tenant,
           r.id,
           r.user_id,
@@ -33,8 +37,9 @@ export class PgWebauthn implements WebauthnRepository {
           r.name,
           r.created_at,
           r.last_used_at,
-        ]),
-      );
+        ]);
+        if (audit) await this.audit.write(q, tenant, audit);
+      });
     } catch (err) {
       if (sqlState(err) === '23505') throw new UniqueViolation('id');
       throw err;

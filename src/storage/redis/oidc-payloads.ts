@@ -11,13 +11,16 @@
  *   oidx:model:<model>                sorted set of ids scored by expiry (listByModel without SCAN)
  *   oidx:session-account:<accountId>  sorted set of Session ids scored by expiry
  *   oidx:session-client:<clientId>    sorted set of Session ids scored by expiry
+ *   oidx:grant-account:<accountId>    sorted set of Grant ids scored by expiry
+ *   oidx:grant-client:<clientId>      sorted set of Grant ids scored by expiry
+ *   oidx:grants-indexed               marker: grants saved before the two above are indexed too
  * Nothing needs sweeping: records and index keys carry TTLs, and the sorted sets drop expired
  * members whenever they are written (readers skip them by score).
  */
 import type { Redis } from 'ioredis';
-import type { OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
 import { redisCall, tenantKeyPrefix } from './client.js';
-import { consumeScript, destroyScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
+import { consumeScript, destroyScript, indexOldGrantsScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -31,6 +34,13 @@ function sessionClients(payload: Record<string, unknown>): string[] {
   return a && typeof a === 'object' && !Array.isArray(a) ? Object.keys(a) : [];
 }
 
+/** The account and clients a Session or Grant is indexed under (other models: none). */
+function owners(model: string, payload: Record<string, unknown>): [string, string[]] {
+  if (model === 'Session') return [str(payload.accountId), sessionClients(payload)];
+  if (model === 'Grant') return [str(payload.accountId), str(payload.clientId) ? [str(payload.clientId)] : []];
+  return ['', []];
+}
+
 export interface RedisOidcOptions {
   /** First key segment; tests use their own so runs never collide. Default `svc`. */
   prefix?: string;
@@ -38,6 +48,8 @@ export interface RedisOidcOptions {
 
 export class RedisOidcPayloads implements OidcPayloadRepository {
   private readonly prefix: string;
+  /** Tenants whose older grants are known to be indexed (indexOldGrantsScript ran once). */
+  private readonly grantsIndexed = new Set<string>();
 
   constructor(
     private readonly redis: Redis,
@@ -64,11 +76,10 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
   }
 
   async upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
-    const isSession = model === 'Session';
+    const [account, clients] = owners(model, payload);
     const args = [
       this.index(tenant), model, id, JSON.stringify(payload), expiresAt === null ? '' : String(expiresAt), String(nowSec()),
-      str(payload.uid), str(payload.userCode), str(payload.grantId),
-      isSession ? str(payload.accountId) : '', JSON.stringify(isSession ? sessionClients(payload) : []),
+      str(payload.uid), str(payload.userCode), str(payload.grantId), account, JSON.stringify(clients),
     ];
     const key = this.record(tenant, model, id);
     await redisCall(() => upsertScript.run(this.redis, [key], args));
@@ -130,6 +141,27 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
     const both = second ? new Set(second) : undefined;
     const ids = both ? first!.filter((id) => both.has(id)) : first!;
     return this.rows(tenant, 'Session', ids);
+  }
+
+  async listGrantIds(tenant: TenantId, filter: GrantIndexFilter): Promise<string[]> {
+    const idx = this.index(tenant);
+    const marker = `${idx}grants-indexed`;
+    if (!this.grantsIndexed.has(marker)) {
+      await redisCall(() => indexOldGrantsScript.run(this.redis, [marker], [idx, this.recordPrefix(tenant), String(nowSec())]));
+      this.grantsIndexed.add(marker);
+    }
+    const sets: string[] = [];
+    if (filter.accountId !== undefined) sets.push(`${idx}grant-account:${filter.accountId}`);
+    if (filter.clientId !== undefined) sets.push(`${idx}grant-client:${filter.clientId}`);
+    const [first, second] = await Promise.all(sets.map((k) => this.liveIds(k)));
+    const both = second ? new Set(second) : undefined;
+    return both ? first!.filter((id) => both.has(id)) : first!;
+  }
+
+  async countLive(tenant: TenantId, model: string): Promise<number> {
+    if (!MODEL.test(model)) throw new Error(`invalid oidc model: ${JSON.stringify(model)}`);
+    const key = `${this.index(tenant)}model:${model}`;
+    return redisCall(() => this.redis.zcount(key, `(${nowSec()}`, '+inf'));
   }
 
   /** Ids of an index whose score (expiry) is still ahead. */

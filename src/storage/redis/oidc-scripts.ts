@@ -3,7 +3,8 @@
  * an index never points at a record that says otherwise, even with concurrent writers.
  *
  * Record hash fields: p payload JSON, e expiry (epoch seconds, '' = none), c consumed-at, and the
- * values it is indexed under: u uid, uc user code, g grant id, a account id, cl client ids (JSON).
+ * values it is indexed under: u uid, uc user code, g grant id, a account id, cl client ids (JSON;
+ * a and cl on Sessions and Grants only).
  * Keys are built from the tenant's index prefix (ARGV[1], "<prefix>:<tenant>:oidx:"), so a script
  * can only touch keys of the tenant it was called for.
  */
@@ -23,9 +24,10 @@ local function unindex(rec, idx, model, id)
   end
   if old[3] and old[3] ~= '' then redis.call('SREM', idx .. 'grant:' .. old[3], model .. ':' .. id) end
   redis.call('ZREM', idx .. 'model:' .. model, id)
-  if old[4] and old[4] ~= '' then redis.call('ZREM', idx .. 'session-account:' .. old[4], id) end
+  local owner = idx .. string.lower(model)
+  if old[4] and old[4] ~= '' then redis.call('ZREM', owner .. '-account:' .. old[4], id) end
   if old[5] and old[5] ~= '' then
-    for _, c in ipairs(cjson.decode(old[5])) do redis.call('ZREM', idx .. 'session-client:' .. c, id) end
+    for _, c in ipairs(cjson.decode(old[5])) do redis.call('ZREM', owner .. '-client:' .. c, id) end
   end
 end
 `;
@@ -72,8 +74,10 @@ if grant ~= '' then
   cover(k, fresh)
 end
 zindex(idx .. 'model:' .. model)
-if acct ~= '' then zindex(idx .. 'session-account:' .. acct) end
-for _, c in ipairs(cjson.decode(clients)) do zindex(idx .. 'session-client:' .. c) end
+-- Sessions and grants by account and client: 'session-account:<a>', 'grant-client:<c>', ...
+local owner = idx .. string.lower(model)
+if acct ~= '' then zindex(owner .. '-account:' .. acct) end
+for _, c in ipairs(cjson.decode(clients)) do zindex(owner .. '-client:' .. c) end
 return 1
 `);
 
@@ -109,5 +113,40 @@ for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   end
 end
 redis.call('DEL', KEYS[1])
+return n
+`);
+
+/**
+ * KEYS[1] the tenant's marker that its grants are indexed by account and client; ARGV: idx, record
+ * prefix, now. Grants saved before those indexes existed carry no account or client on the record:
+ * this indexes them once, from their payloads, so that a user's erasure finds every grant.
+ */
+export const indexOldGrantsScript = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local idx, recPrefix, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local n = 0
+local function zindex(k, id, e)
+  local fresh = redis.call('EXISTS', k) == 0
+  redis.call('ZADD', k, e == '' and '+inf' or e, id)
+  if e == '' then redis.call('PERSIST', k)
+  elseif fresh then redis.call('EXPIREAT', k, tonumber(e))
+  else redis.call('EXPIREAT', k, tonumber(e), 'GT') end
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', idx .. 'model:Grant', '(' .. now, '+inf')) do
+  local rec = recPrefix .. 'Grant:' .. id
+  local f = redis.call('HMGET', rec, 'p', 'e', 'a', 'cl')
+  if f[1] and (not f[3] or f[3] == '') and (not f[4] or f[4] == '' or f[4] == '[]') then
+    local ok, p = pcall(cjson.decode, f[1])
+    if ok and type(p) == 'table' then
+      local acct = type(p.accountId) == 'string' and p.accountId or ''
+      local client = type(p.clientId) == 'string' and p.clientId or ''
+      redis.call('HSET', rec, 'a', acct, 'cl', client ~= '' and ('[' .. cjson.encode(client) .. ']') or '[]')
+      if acct ~= '' then zindex(idx .. 'grant-account:' .. acct, id, f[2] or '') end
+      if client ~= '' then zindex(idx .. 'grant-client:' .. client, id, f[2] or '') end
+      n = n + 1
+    end
+  end
+end
+redis.call('SET', KEYS[1], '1')
 return n
 `);

@@ -45,7 +45,7 @@ export class SqliteStorage implements Storage {
     this.tenantConfig = new SqliteTenantConfig(db);
     this.socialIdentities = new SqliteSocialIdentities(db);
     this.tenants = new SqliteTenants(db);
-    this.webauthn = new SqliteWebauthn(db);
+    this.webauthn = new SqliteWebauthn(db, this.audit);
     this.resources = new SqliteResources(db);
   }
 

@@ -1,4 +1,4 @@
-import type { OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
 import type { Db } from './db.js';
 
 interface Row {
@@ -25,6 +25,10 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   private readonly revokeStmt;
   private readonly listStmt;
   private readonly sessionsStmt;
+  private readonly sessionsByAccountStmt;
+  private readonly grantsByAccountStmt;
+  private readonly countStmt;
+  private readonly grantsByClientStmt;
   private readonly sweepStmt;
 
   constructor(db: Db) {
@@ -44,13 +48,39 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     this.listStmt = db.prepare<[string, string, number], { id: string; payload: string; expires_at: number | null }>(
       'SELECT id, payload, expires_at FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND (expires_at IS NULL OR expires_at > ?)',
     );
-    // Filters in SQL over the tenant's sessions (no extra index: the embedded database is small).
-    this.sessionsStmt = db.prepare<[{ tenant: string; now: number; account: string | null; client: string | null }], { id: string; payload: string; expires_at: number | null }>(
+    // The account filter reads oidc_payloads_session_account (migration 070); a client is a key of
+    // `authorizations`, filtered in SQL over the account's (or the tenant's) sessions.
+    type SessionQuery = [{ tenant: string; now: number; account: string | null; client: string | null }];
+    type SessionRow = { id: string; payload: string; expires_at: number | null };
+    this.sessionsStmt = db.prepare<SessionQuery, SessionRow>(
       `SELECT id, payload, expires_at FROM oidc_payloads
        WHERE tenant_id = @tenant AND model = 'Session' AND (expires_at IS NULL OR expires_at > @now)
          AND (@account IS NULL OR json_extract(payload, '$.accountId') = @account)
          AND (@client IS NULL OR EXISTS (SELECT 1 FROM json_each(payload, '$.authorizations') WHERE json_each.key = @client))`,
     );
+    // SQLite plans before it sees the parameters, so `@account IS NULL OR ...` could not use the
+    // index: with an account, this statement names it.
+    this.sessionsByAccountStmt = db.prepare<SessionQuery, SessionRow>(
+      `SELECT id, payload, expires_at FROM oidc_payloads INDEXED BY oidc_payloads_session_account
+       WHERE tenant_id = @tenant AND model = 'Session' AND json_extract(payload, '$.accountId') = @account
+         AND (expires_at IS NULL OR expires_at > @now)
+         AND (@client IS NULL OR EXISTS (SELECT 1 FROM json_each(payload, '$.authorizations') WHERE json_each.key = @client))`,
+    );
+    // The expressions and the literal model match the partial indexes of migration 070.
+    type GrantQuery = [{ tenant: string; now: number; account: string | null; client: string | null }];
+    this.grantsByAccountStmt = db.prepare<GrantQuery, string>(
+      `SELECT id FROM oidc_payloads INDEXED BY oidc_payloads_grant_account
+       WHERE tenant_id = @tenant AND model = 'Grant' AND json_extract(payload, '$.accountId') = @account
+         AND (expires_at IS NULL OR expires_at > @now) AND (@client IS NULL OR json_extract(payload, '$.clientId') = @client)`,
+    ).pluck();
+    this.grantsByClientStmt = db.prepare<GrantQuery, string>(
+      `SELECT id FROM oidc_payloads INDEXED BY oidc_payloads_grant_client
+       WHERE tenant_id = @tenant AND model = 'Grant' AND json_extract(payload, '$.clientId') = @client
+         AND (expires_at IS NULL OR expires_at > @now) AND @account IS NULL`,
+    ).pluck();
+    this.countStmt = db
+      .prepare<[string, string, number], number>('SELECT count(*) FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND (expires_at IS NULL OR expires_at > ?)')
+      .pluck();
     this.sweepStmt = db.prepare('DELETE FROM oidc_payloads WHERE expires_at IS NOT NULL AND expires_at <= ?');
   }
 
@@ -96,9 +126,19 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   }
 
   async listSessions(tenant: TenantId, filter: SessionIndexFilter) {
-    return this.sessionsStmt
+    const stmt = filter.accountId !== undefined ? this.sessionsByAccountStmt : this.sessionsStmt;
+    return stmt
       .all({ tenant, now: nowSec(), account: filter.accountId ?? null, client: filter.clientId ?? null })
       .map((r) => ({ id: r.id, payload: JSON.parse(r.payload) as Record<string, unknown>, expires_at: r.expires_at }));
+  }
+
+  async listGrantIds(tenant: TenantId, filter: GrantIndexFilter): Promise<string[]> {
+    const params = { tenant, now: nowSec(), account: filter.accountId ?? null, client: filter.clientId ?? null };
+    return (params.account !== null ? this.grantsByAccountStmt : this.grantsByClientStmt).all(params);
+  }
+
+  async countLive(tenant: TenantId, model: string): Promise<number> {
+    return this.countStmt.get(tenant, model, nowSec()) ?? 0;
   }
 
   async sweepExpired(now: number): Promise<number> {

@@ -96,11 +96,11 @@ export class SqliteUsers implements UserRepository {
   }
 
   /** Runs the write and, when it changed a row, the audit entry, in one transaction. */
-  private atomically(tenant: TenantId, audit: AuditEntry | undefined, write: () => number): number {
+  private atomically(tenant: TenantId, audit: AuditEntry | readonly AuditEntry[] | undefined, write: () => number): number {
     try {
       return this.db.transaction(() => {
         const changes = write();
-        if (changes > 0 && audit) this.audit.write(tenant, audit);
+        if (changes > 0 && audit) for (const entry of Array.isArray(audit) ? audit : [audit]) this.audit.write(tenant, entry);
         return changes;
       })();
     } catch (err) {
@@ -146,7 +146,7 @@ export class SqliteUsers implements UserRepository {
     return this.countStmt.get(tenant) ?? 0;
   }
 
-  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2], audit?: AuditEntry): Promise<UserRecord | undefined> {
+  async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2], audit?: AuditEntry | readonly AuditEntry[]): Promise<UserRecord | undefined> {
     const params: Record<string, unknown> = { tenant, id, updated_at: new Date().toISOString() };
     const sets = new Set<string>(['updated_at = @updated_at']);
     for (const [key, value] of Object.entries(change)) {

@@ -1,6 +1,7 @@
 /** Passkeys and ceremony challenges on SQLite (migrations/sqlite/030_webauthn.sql). */
 import { UniqueViolation } from '../errors.js';
-import type { TenantId, WebauthnChallengeRecord, WebauthnCredentialRecord, WebauthnRepository } from '../types.js';
+import type { AuditEntry, TenantId, WebauthnChallengeRecord, WebauthnCredentialRecord, WebauthnRepository } from '../types.js';
+import type { SqliteAudit } from './audit.js';
 import type { Db } from './db.js';
 
 interface Row extends Omit<WebauthnCredentialRecord, 'transports' | 'backed_up'> {
@@ -24,7 +25,10 @@ export class SqliteWebauthn implements WebauthnRepository {
   private readonly pruneChallengesStmt;
   private readonly takeChallengeStmt;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly audit: SqliteAudit,
+  ) {
     this.insertStmt = db.prepare(
       `INSERT INTO webauthn_credentials (tenant_id, ${COLUMNS})
        VALUES (@tenant_id, @id, @user_id, @public_key, @counter, @transports, @device_type, @backed_up, @aaguid, @name, @created_at, @last_used_at)`,
@@ -46,9 +50,12 @@ export class SqliteWebauthn implements WebauthnRepository {
     );
   }
 
-  async createCredential(tenant: TenantId, r: WebauthnCredentialRecord): Promise<void> {
+  async createCredential(tenant: TenantId, r: WebauthnCredentialRecord, audit?: AuditEntry): Promise<void> {
     try {
-      this.insertStmt.run({ ...r, tenant_id: tenant, transports: JSON.stringify(r.transports), backed_up: r.backed_up ? 1 : 0 });
+      this.db.transaction(() => {
+        this.insertStmt.run({ ...r, tenant_id: tenant, transports: JSON.stringify(r.transports), backed_up: r.backed_up ? 1 : 0 });
+        if (audit) this.audit.write(tenant, audit);
+      })();
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new UniqueViolation('id');
       throw err;

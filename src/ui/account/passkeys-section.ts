@@ -59,18 +59,18 @@ registerAccountSection(
         const { host, session } = v;
         if (!enabled(host)) return { error: v.ui.t('passkey.unavailable'), status: 404 };
         if (!recent(session)) return { error: v.ui.t('passkey.recent.message'), status: 403 };
-        const outcome = await completeRegistration(host.ctx, host.tenant, host.relyingParty, session.user, bindingOf(host, session), f.get('credential') ?? '', f.get('name') ?? '');
+        // The passkey and its mfa_enabled entry are one transaction.
+        const outcome = await completeRegistration(host.ctx, host.tenant, host.relyingParty, session.user, bindingOf(host, session), f.get('credential') ?? '', f.get('name') ?? '', (c) => ({
+          type: 'mfa_enabled',
+          status: 'success',
+          ...who(v),
+          details: { user_id: session.user.id, method: 'webauthn', credential_id: c.id, name: c.name },
+        }));
         if (!outcome.ok) {
           await host.ctx.audit.record(host.tenant, { type: 'mfa_enrollment_failed', status: 'failed', ...who(v), details: { user_id: session.user.id, method: 'webauthn', reason: outcome.reason } });
           const key: MessageKey = outcome.reason === 'duplicate' ? 'passkey.duplicate' : outcome.reason === 'expired' ? 'passkey.expired' : 'passkey.invalid';
           return { error: v.ui.t(key) };
         }
-        await host.ctx.audit.record(host.tenant, {
-          type: 'mfa_enabled',
-          status: 'success',
-          ...who(v),
-          details: { user_id: session.user.id, method: 'webauthn', credential_id: outcome.credential.id, name: outcome.credential.name },
-        });
         return done('added');
       },
       async rename(v, f) {

@@ -13,7 +13,7 @@
  */
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import type { UserRecord } from '../../storage/types.js';
-import { ProblemError } from '../../http/problem.js';
+import { Conflict } from '../../errors.js';
 import { createUser } from '../../users/operations.js';
 import type { UserCreateInput } from '../../users/schema.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
@@ -132,7 +132,7 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
     );
   } catch (err) {
     // The address was taken in the meantime (the domain answers 409): the same page as any taken address.
-    if (!(err instanceof ProblemError && err.status === 409)) throw err;
+    if (!(err instanceof Conflict)) throw err;
     const winner = await ctx.storage.users.findByEmail(tenant, email);
     if (winner) return taken(s, winner, email);
     throw err;

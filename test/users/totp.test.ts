@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Sealer } from '../../src/keys/sealer.js';
-import { checkTotp, enableTotp, useRecoveryCode, verifyUserTotp } from '../../src/oidc/mfa.js';
+import { checkTotp, enableTotp, useRecoveryCode, verifyUserTotp } from '../../src/users/mfa.js';
 import {
   base32Decode, base32Encode, generateRecoveryCodes, generateTotpSecret, hashRecoveryCode, hotp, matchTotp, otpauthUri, totpAt, totpStep,
-} from '../../src/oidc/totp.js';
+} from '../../src/users/totp.js';
 import type { UserRecord } from '../../src/storage/types.js';
 import { openTempStorage, type TempStorage } from '../helpers/storage.js';
 

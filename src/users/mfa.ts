@@ -11,13 +11,15 @@
  *    every claim, so a user has at most a couple of rows.
  *  - `mfa-recovery:<user id>:<code hash>` at a fixed time: only the first of two concurrent uses of
  *    the same recovery code wins, even though removing it from the sealed list is read-modify-write.
+ * Each change of the material takes the caller's audit event and stores it in the same transaction.
  */
+import type { AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import type { TenantId, UserRecord } from '../storage/types.js';
-import { syncMfaMethods } from '../users/passkeys.js';
+import { syncMfaMethods } from './passkeys.js';
 import { TOTP_PERIOD_SECONDS, generateRecoveryCodes, hashRecoveryCode, matchTotp } from './totp.js';
 
-type MfaDeps = Pick<AppContext, 'storage' | 'sealer'>;
+type MfaDeps = Pick<AppContext, 'storage' | 'sealer' | 'audit'>;
 
 export type TotpCheck = 'ok' | 'invalid' | 'replayed';
 
@@ -51,38 +53,44 @@ function recoveryHashes(deps: MfaDeps, tenant: TenantId, user: UserRecord): stri
   return Array.isArray(parsed) ? parsed.filter((h): h is string => typeof h === 'string') : [];
 }
 
-/** Uses up one recovery code; returns how many are left, or undefined if the code is not (or no longer) valid. */
-export async function useRecoveryCode(deps: MfaDeps, tenant: TenantId, user: UserRecord, code: string): Promise<number | undefined> {
+/**
+ * Uses up one recovery code; returns how many are left, or undefined if the code is not (or no
+ * longer) valid. `audited` gives the event of a use (it names how many codes are left).
+ */
+export async function useRecoveryCode(deps: MfaDeps, tenant: TenantId, user: UserRecord, code: string, audited?: (left: number) => AuditEvent): Promise<number | undefined> {
   if (!user.mfa_secret_sealed || code.length > 64) return undefined;
   const hashes = recoveryHashes(deps, tenant, user);
   const hash = hashRecoveryCode(code);
   if (!hashes.includes(hash)) return undefined;
   if (!(await claim(deps, tenant, `mfa-recovery:${user.id}:${hash}`, FIXED_TIME))) return undefined;
   const left = hashes.filter((h) => h !== hash);
-  await deps.storage.users.update(tenant, user.id, { mfa_recovery_sealed: deps.sealer.seal(JSON.stringify(left), recoveryAad(tenant, user.id)) });
+  const entry = audited ? deps.audit.entry(tenant, audited(left.length)) : undefined;
+  await deps.storage.users.update(tenant, user.id, { mfa_recovery_sealed: deps.sealer.seal(JSON.stringify(left), recoveryAad(tenant, user.id)) }, entry);
   return left.length;
 }
 
 /** Turns TOTP on with a confirmed secret; returns the new recovery codes (shown once, stored hashed). */
-export async function enableTotp(deps: MfaDeps, tenant: TenantId, userId: string, secret: string): Promise<string[]> {
+export async function enableTotp(deps: MfaDeps, tenant: TenantId, userId: string, secret: string, audit?: AuditEvent): Promise<string[]> {
   const codes = generateRecoveryCodes();
-  await deps.storage.users.update(tenant, userId, {
+  const change = {
     mfa_secret_sealed: deps.sealer.seal(secret, secretAad(tenant, userId)),
     mfa_recovery_sealed: deps.sealer.seal(JSON.stringify(codes.map(hashRecoveryCode)), recoveryAad(tenant, userId)),
-  });
+  };
+  await deps.storage.users.update(tenant, userId, change, audit && deps.audit.entry(tenant, audit));
   await syncMfaMethods(deps, tenant, userId); // `totp` beside any passkeys
   return codes;
 }
 
 /** TOTP and its recovery codes off; passkeys stay (each is removed on its own). */
-export async function disableTotp(deps: MfaDeps, tenant: TenantId, userId: string): Promise<void> {
-  await deps.storage.users.update(tenant, userId, { mfa_secret_sealed: null, mfa_recovery_sealed: null });
+export async function disableTotp(deps: MfaDeps, tenant: TenantId, userId: string, audit?: AuditEvent): Promise<void> {
+  await deps.storage.users.update(tenant, userId, { mfa_secret_sealed: null, mfa_recovery_sealed: null }, audit && deps.audit.entry(tenant, audit));
   await syncMfaMethods(deps, tenant, userId);
 }
 
 /** New recovery codes for an enrolled user (the old ones stop working); shown once, stored hashed. */
-export async function regenerateRecoveryCodes(deps: MfaDeps, tenant: TenantId, userId: string): Promise<string[]> {
+export async function regenerateRecoveryCodes(deps: MfaDeps, tenant: TenantId, userId: string, audit?: AuditEvent): Promise<string[]> {
   const codes = generateRecoveryCodes();
-  await deps.storage.users.update(tenant, userId, { mfa_recovery_sealed: deps.sealer.seal(JSON.stringify(codes.map(hashRecoveryCode)), recoveryAad(tenant, userId)) });
+  const sealed = deps.sealer.seal(JSON.stringify(codes.map(hashRecoveryCode)), recoveryAad(tenant, userId));
+  await deps.storage.users.update(tenant, userId, { mfa_recovery_sealed: sealed }, audit && deps.audit.entry(tenant, audit));
   return codes;
 }

@@ -1,0 +1,38 @@
+/** What every `svc` command shares: failing with a message, the configuration, a built context. */
+import { buildContext } from '../app.js';
+import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import type { ProblemError } from '../http/problem.js';
+import { createCliLogger } from '../log.js';
+
+export function fail(message: string, code = 1): never {
+  process.stderr.write(`svc: ${message}\n`);
+  process.exit(code);
+}
+
+export function config(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.problems.join('\n'), 78);
+    throw err;
+  }
+}
+
+export async function withContext<T>(fn: (ctx: Awaited<ReturnType<typeof buildContext>>) => Promise<T>): Promise<T> {
+  const cfg = config();
+  const ctx = await buildContext(cfg, { log: createCliLogger(cfg) });
+  try {
+    return await fn(ctx);
+  } finally {
+    await ctx.storage.close();
+    // With REDIS_URL, open connections would keep the command from exiting.
+    await ctx.events.close();
+    await ctx.redis?.close();
+  }
+}
+
+/** A problem in one line: its detail and, for a validation error, each field's message. */
+export function problemText(err: ProblemError): string {
+  const fields = (err.extra?.errors as Array<{ field: string; message: string }> | undefined) ?? [];
+  return [err.detail, ...fields.map((f) => `${f.field}: ${f.message}`)].join('; ');
+}

@@ -1,0 +1,49 @@
+/** `svc update` and `svc rollback`: the release pointers (symlinks) under the releases directory. */
+import { existsSync, mkdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fail } from './common.js';
+
+/** Release pointer: <releases>/current is a symlink; <releases>/previous remembers the one before. */
+function releasesDir(args: string[]): { dir: string; rest: string[] } {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { releases: { type: 'string', default: './releases' } } });
+  return { dir: resolve(values.releases!), rest: positionals };
+}
+
+function pointTo(dir: string, name: string, target: string): void {
+  const link = join(dir, name);
+  const tmp = `${link}.tmp-${process.pid}`;
+  symlinkSync(target, tmp);
+  renameSync(tmp, link); // atomic switch
+}
+
+function currentTarget(dir: string, name: string): string | undefined {
+  try {
+    return readlinkSync(join(dir, name));
+  } catch {
+    return undefined;
+  }
+}
+
+export function update(args: string[]): void {
+  const { dir, rest } = releasesDir(args);
+  const release = rest[0];
+  if (!release) fail('update needs the release directory');
+  const target = resolve(release);
+  if (!existsSync(join(target, 'package.json'))) fail(`${target} does not look like a release (no package.json)`);
+  mkdirSync(dir, { recursive: true });
+  const previous = currentTarget(dir, 'current');
+  if (previous) pointTo(dir, 'previous', previous);
+  pointTo(dir, 'current', target);
+  process.stdout.write(`current -> ${target}${previous ? ` (previous -> ${previous})` : ''}\nMigrations, backups, restart and health checks are the operator's: run 'svc migrate' and restart the service.\n`);
+}
+
+export function rollback(args: string[]): void {
+  const { dir } = releasesDir(args);
+  const previous = currentTarget(dir, 'previous');
+  const current = currentTarget(dir, 'current');
+  if (!previous) fail(`no previous release recorded in ${dir}`);
+  pointTo(dir, 'current', previous);
+  if (current) pointTo(dir, 'previous', current);
+  process.stdout.write(`current -> ${previous}\nDatabase migrations are not reversed.\n`);
+}

@@ -1,0 +1,35 @@
+/** `svc keys generate` and `svc migrate`. */
+import { parseArgs } from 'node:util';
+import { ensureKeys } from '../keys/keystore.js';
+import { migratePostgres } from '../storage/postgresql/migrate.js';
+import { DEFAULT_TENANT } from '../tenancy/resolver.js';
+import { config, withContext } from './common.js';
+
+export async function keysGenerate(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { tenant: { type: 'string', default: DEFAULT_TENANT } } });
+  await withContext(async (ctx) => {
+    const tenant = values.tenant!;
+    const before = await ctx.storage.keys.list(tenant);
+    const after = await ensureKeys(ctx.storage.keys, tenant, ctx.config.security.key_store.algorithms, ctx.sealer);
+    const created = after.filter((k) => !before.some((b) => b.kid === k.kid));
+    process.stdout.write(
+      JSON.stringify({ tenant, created: created.map((k) => ({ kid: k.kid, alg: k.alg })), active: after.filter((k) => k.status === 'active').map((k) => ({ kid: k.kid, alg: k.alg })) }, null, 2) + '\n',
+    );
+  });
+}
+
+export async function migrate(): Promise<void> {
+  const cfg = config();
+  const url = cfg.storage.postgresql.url;
+  if (cfg.storage.adapter === 'postgresql' && url) {
+    // The service never migrates PostgreSQL itself (it refuses to start on an older schema): this
+    // connects as the URL's role, which must own the schema, not as the service role.
+    const applied = await migratePostgres(url);
+    process.stdout.write(applied.length ? `migrations applied (postgresql): ${applied.join(', ')}\n` : 'schema is current (postgresql)\n');
+    return;
+  }
+  // Opening the SQLite file applies its pending migrations.
+  await withContext(async (ctx) => {
+    process.stdout.write(`migrations applied (${ctx.storage.kind})\n`);
+  });
+}
