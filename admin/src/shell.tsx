@@ -16,7 +16,7 @@ import { SettingsSection } from './sections/settings';
 import { TenantDetail, TenantsSection } from './sections/tenants';
 import { UserDetail, UserNew, UsersSection } from './sections/users';
 import { applyTheme, storedTheme, type Theme } from './theme';
-import { Services, type AppServices } from './ui';
+import { Services, type AppServices } from './services';
 
 interface NavItem {
   path: string;

@@ -1,9 +1,19 @@
 /** Audit log: the filters of spec 4.7 in the URL, detail view, CSV export of the current filter. */
 import { useState } from 'preact/hooks';
 import type { Page } from '../api';
+import { Badge } from '../components/badge';
+import { DataTable } from '../components/data-table';
+import { errorText } from '../components/error-box';
+import { Field, Select } from '../components/fields';
+import { FilterForm } from '../components/filter-form';
+import { PagedList } from '../components/list';
+import { Empty, Loader } from '../components/loader';
+import { PropList } from '../components/props';
+import { TitleRow } from '../components/title-row';
+import { fmtDate } from '../format';
 import { t } from '../i18n';
 import { href } from '../router';
-import { Empty, Field, FilterForm, Loader, Pager, Select, errorText, fmtDate, useAsync, useServices } from '../ui';
+import { useAsync, useServices } from '../services';
 
 export interface AuditEntry {
   id: string;
@@ -21,37 +31,26 @@ export interface AuditEntry {
 
 const FILTERS = ['type', 'status', 'username', 'client_id', 'ip_address', 'from', 'to', 'tenant'];
 
+const StatusBadge = ({ status }: { status: string }) => <Badge tone={status === 'success' ? 'ok' : status === 'failed' ? 'bad' : 'warn'}>{status}</Badge>;
+
 export function AuditTable({ entries }: { entries: AuditEntry[] }) {
   return (
-    <table>
-      <caption class="sr-only">{t('nav.audit')}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{t('audit.time')}</th>
-          <th scope="col">{t('audit.type')}</th>
-          <th scope="col">{t('status')}</th>
-          <th scope="col">{t('audit.actor')}</th>
-          <th scope="col">client_id</th>
-          <th scope="col">IP</th>
+    <DataTable caption={t('nav.audit')} head={[t('audit.time'), t('audit.type'), t('status'), t('audit.actor'), 'client_id', 'IP']}>
+      {entries.map((e) => (
+        <tr key={e.id}>
+          <td>
+            <a href={href(`/audit/${encodeURIComponent(e.id)}`)}>{fmtDate(e.timestamp)}</a>
+          </td>
+          <td>{e.type}</td>
+          <td>
+            <StatusBadge status={e.status} />
+          </td>
+          <td>{e.username ?? '—'}</td>
+          <td class="mono">{e.client_id ?? '—'}</td>
+          <td class="mono">{e.ip_address ?? '—'}</td>
         </tr>
-      </thead>
-      <tbody>
-        {entries.map((e) => (
-          <tr key={e.id}>
-            <td>
-              <a href={href(`/audit/${encodeURIComponent(e.id)}`)}>{fmtDate(e.timestamp)}</a>
-            </td>
-            <td>{e.type}</td>
-            <td>
-              <span class={`badge ${e.status === 'success' ? 'ok' : e.status === 'failed' ? 'bad' : 'warn'}`}>{e.status}</span>
-            </td>
-            <td>{e.username ?? '—'}</td>
-            <td class="mono">{e.client_id ?? '—'}</td>
-            <td class="mono">{e.ip_address ?? '—'}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DataTable>
   );
 }
 
@@ -91,12 +90,11 @@ export function AuditSection({ query }: { query: URLSearchParams }) {
 
   return (
     <>
-      <div class="title-row">
-        <h1>{t('nav.audit')}</h1>
+      <TitleRow title={t('nav.audit')}>
         <button type="button" class="primary" onClick={exportCsv} disabled={exporting} aria-busy={exporting}>
           {exporting ? t('audit.exporting') : t('audit.export')}
         </button>
-      </div>
+      </TitleRow>
       <FilterForm query={query} fields={FILTERS}>
         {(v, set) => (
           <>
@@ -111,18 +109,9 @@ export function AuditSection({ query }: { query: URLSearchParams }) {
           </>
         )}
       </FilterForm>
-      <Loader state={state}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>{t('audit.empty')}</Empty>
-          ) : (
-            <>
-              <AuditTable entries={page.data} />
-              <Pager page={page} query={query} path="/audit" />
-            </>
-          )
-        }
-      </Loader>
+      <PagedList state={state} empty={t('audit.empty')} query={query} path="/audit">
+        {(entries) => <AuditTable entries={entries} />}
+      </PagedList>
     </>
   );
 }
@@ -139,26 +128,20 @@ export function AuditDetail({ id }: { id: string }) {
         {({ data: e }) => (
           <>
             <h1>
-              {e.type} <span class={`badge ${e.status === 'success' ? 'ok' : e.status === 'failed' ? 'bad' : 'warn'}`}>{e.status}</span>
+              {e.type} <StatusBadge status={e.status} />
             </h1>
-            <dl class="props">
-              <dt>id</dt>
-              <dd class="mono">{e.id}</dd>
-              <dt>{t('audit.time')}</dt>
-              <dd>{fmtDate(e.timestamp)}</dd>
-              <dt>{t('audit.actor')}</dt>
-              <dd>{e.username ?? '—'}</dd>
-              <dt>user_id</dt>
-              <dd class="mono">{e.user_id ?? '—'}</dd>
-              <dt>client_id</dt>
-              <dd class="mono">{e.client_id ?? '—'}</dd>
-              <dt>IP</dt>
-              <dd class="mono">{e.ip_address ?? '—'}</dd>
-              <dt>User-Agent</dt>
-              <dd>{e.user_agent ?? '—'}</dd>
-              <dt>{t('audit.tenant')}</dt>
-              <dd>{e.tenant_id}</dd>
-            </dl>
+            <PropList
+              items={[
+                ['id', e.id, 'mono'],
+                [t('audit.time'), fmtDate(e.timestamp)],
+                [t('audit.actor'), e.username ?? '—'],
+                ['user_id', e.user_id ?? '—', 'mono'],
+                ['client_id', e.client_id ?? '—', 'mono'],
+                ['IP', e.ip_address ?? '—', 'mono'],
+                ['User-Agent', e.user_agent ?? '—'],
+                [t('audit.tenant'), e.tenant_id],
+              ]}
+            />
             <h2>{t('audit.details')}</h2>
             <pre class="json" tabIndex={0}>{JSON.stringify(e.details, null, 2)}</pre>
           </>

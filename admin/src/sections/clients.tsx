@@ -1,9 +1,24 @@
 /** Clients: list (search, filters, paging), create with per-type defaults, edit, actions, stats. */
 import { useState } from 'preact/hooks';
-import { ApiError, type Page } from '../api';
+import type { Page } from '../api';
+import { ActionButton } from '../components/action-button';
+import { ApiForm } from '../components/api-form';
+import { Badge } from '../components/badge';
+import { ConfirmButton } from '../components/confirm-button';
+import { DataTable } from '../components/data-table';
+import { EditToggle } from '../components/edit-toggle';
+import { Checkbox, Field, Select } from '../components/fields';
+import { ActiveSelect, FilterForm } from '../components/filter-form';
+import { useFormState } from '../components/form-state';
+import { PagedList } from '../components/list';
+import { Loader } from '../components/loader';
+import { PropList, StatCards } from '../components/props';
+import { SecretOnce } from '../components/secret-once';
+import { TitleRow } from '../components/title-row';
+import { fmtDate } from '../format';
 import { t } from '../i18n';
 import { href, navigate } from '../router';
-import { Checkbox, ConfirmButton, Empty, ErrorBox, Field, FilterForm, Loader, Pager, SecretOnce, Select, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { useAsync, useServices } from '../services';
 
 export interface Client {
   client_id: string;
@@ -126,84 +141,65 @@ function toBody(f: FormState): Record<string, unknown> {
 }
 
 function ClientForm({ initial, onSubmit, submitLabel, showPreset }: { initial?: Client; onSubmit(body: Record<string, unknown>): Promise<void>; submitLabel: string; showPreset?: boolean }) {
-  const [f, setF] = useState<FormState>(fromClient(initial));
+  const { values: f, set, setValues: setF, text } = useFormState<FormState>(() => fromClient(initial));
   const [preset, setPreset] = useState<Preset>('web');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const set = <K extends keyof FormState>(k: K, v: FormState[K]) => setF((s) => ({ ...s, [k]: v }));
-  const fe = (name: string) => (error instanceof ApiError ? error.forField(name) : undefined);
   return (
-    <form
-      class="form"
-      noValidate
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(null);
-        try {
-          await onSubmit(toBody(f));
-        } catch (err) {
-          setError(err);
-        } finally {
-          setBusy(false);
-        }
-      }}
-    >
-      {error ? <ErrorBox error={error} /> : null}
-      {showPreset ? (
-        <Select
-          label={t('client.kind')}
-          name="preset"
-          value={preset}
-          options={[
-            ['web', t('client.kind.web')],
-            ['spa', t('client.kind.spa')],
-            ['native', t('client.kind.native')],
-            ['service', t('client.kind.service')],
-            ['device', t('client.kind.device')],
-          ]}
-          onChange={(v) => {
-            setPreset(v as Preset);
-            setF((s) => ({ ...s, ...presetDefaults(v as Preset) }));
-          }}
-        />
-      ) : null}
-      <Field label={t('client.name')} name="client_name" required value={f.client_name} onInput={(v) => set('client_name', v)} error={fe('client_name')} />
-      <Select label={t('client.type')} name="application_type" value={f.application_type} options={[['web', 'web'], ['spa', 'spa'], ['native', 'native']]} onChange={(v) => set('application_type', v)} error={fe('application_type')} />
-      <Field label={t('client.redirects')} name="redirect_uris" multiline hint={t('hint.lines')} value={f.redirect_uris} onInput={(v) => set('redirect_uris', v)} error={fe('redirect_uris')} />
-      <Field label={t('client.logout_redirects')} name="post_logout_redirect_uris" multiline hint={t('hint.lines')} value={f.post_logout_redirect_uris} onInput={(v) => set('post_logout_redirect_uris', v)} error={fe('post_logout_redirect_uris')} />
-      <fieldset>
-        <legend>{t('client.grants')}</legend>
-        {GRANTS.map((g) => (
-          <Checkbox key={g} label={g === DEVICE_GRANT ? 'device_code' : g} name="grant_types" checked={f.grant_types.includes(g)} onChange={(on) => set('grant_types', on ? [...f.grant_types, g] : f.grant_types.filter((x) => x !== g))} />
-        ))}
-        {fe('grant_types') ? <small class="field-error">{fe('grant_types')}</small> : null}
-      </fieldset>
-      <Select label={t('client.auth_method')} name="token_endpoint_auth_method" value={f.token_endpoint_auth_method} options={AUTH_METHODS.map((m) => [m, m])} onChange={(v) => set('token_endpoint_auth_method', v)} error={fe('token_endpoint_auth_method')} />
-      <Field label={t('client.scope')} name="scope" hint={t('hint.spaces')} value={f.scope} onInput={(v) => set('scope', v)} error={fe('scope')} />
-      <Checkbox label={t('client.pkce')} name="require_pkce" checked={f.require_pkce} onChange={(v) => set('require_pkce', v)} error={fe('require_pkce')} />
-      <details>
-        <summary>{t('more.fields')}</summary>
-        <Field label={t('description')} name="description" multiline value={f.description} onInput={(v) => set('description', v)} error={fe('description')} />
-        <Field label="client_uri" name="client_uri" type="url" value={f.client_uri} onInput={(v) => set('client_uri', v)} error={fe('client_uri')} />
-        <Field label="logo_uri" name="logo_uri" type="url" value={f.logo_uri} onInput={(v) => set('logo_uri', v)} error={fe('logo_uri')} />
-        <Field label="policy_uri" name="policy_uri" type="url" value={f.policy_uri} onInput={(v) => set('policy_uri', v)} error={fe('policy_uri')} />
-        <Field label="tos_uri" name="tos_uri" type="url" value={f.tos_uri} onInput={(v) => set('tos_uri', v)} error={fe('tos_uri')} />
-        <Field label={t('client.contacts')} name="contacts" hint={t('hint.commas')} value={f.contacts} onInput={(v) => set('contacts', v)} error={fe('contacts')} />
-        <Field label={t('client.tags')} name="tags" hint={t('hint.commas')} value={f.tags} onInput={(v) => set('tags', v)} error={fe('tags')} />
-        <Select label="id_token_signed_response_alg" name="id_token_signed_response_alg" value={f.id_token_signed_response_alg} options={[['', t('default')], ['RS256', 'RS256'], ['ES256', 'ES256'], ['EdDSA', 'EdDSA']]} onChange={(v) => set('id_token_signed_response_alg', v)} error={fe('id_token_signed_response_alg')} />
-        <Select label="subject_type" name="subject_type" value={f.subject_type} options={[['', t('default')], ['public', 'public'], ['pairwise', 'pairwise']]} onChange={(v) => set('subject_type', v)} error={fe('subject_type')} />
-        <Field label="default_max_age" name="default_max_age" type="number" value={f.default_max_age} onInput={(v) => set('default_max_age', v)} error={fe('default_max_age')} />
-        <Field label="backchannel_logout_uri" name="backchannel_logout_uri" type="url" value={f.backchannel_logout_uri} onInput={(v) => set('backchannel_logout_uri', v)} error={fe('backchannel_logout_uri')} />
-      </details>
-      <div class="actions">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? t('saving') : submitLabel}
-        </button>
-      </div>
-    </form>
+    <ApiForm submitLabel={submitLabel} busyLabel={t('saving')} onSubmit={() => onSubmit(toBody(f))}>
+      {(fe) => (
+        <>
+          {showPreset ? (
+            <Select
+              label={t('client.kind')}
+              name="preset"
+              value={preset}
+              options={[
+                ['web', t('client.kind.web')],
+                ['spa', t('client.kind.spa')],
+                ['native', t('client.kind.native')],
+                ['service', t('client.kind.service')],
+                ['device', t('client.kind.device')],
+              ]}
+              onChange={(v) => {
+                setPreset(v as Preset);
+                setF((s) => ({ ...s, ...presetDefaults(v as Preset) }));
+              }}
+            />
+          ) : null}
+          <Field label={t('client.name')} required {...text('client_name', fe)} />
+          <Select label={t('client.type')} name="application_type" value={f.application_type} options={[['web', 'web'], ['spa', 'spa'], ['native', 'native']]} onChange={(v) => set('application_type', v)} error={fe('application_type')} />
+          <Field label={t('client.redirects')} multiline hint={t('hint.lines')} {...text('redirect_uris', fe)} />
+          <Field label={t('client.logout_redirects')} multiline hint={t('hint.lines')} {...text('post_logout_redirect_uris', fe)} />
+          <fieldset>
+            <legend>{t('client.grants')}</legend>
+            {GRANTS.map((g) => (
+              <Checkbox key={g} label={g === DEVICE_GRANT ? 'device_code' : g} name="grant_types" checked={f.grant_types.includes(g)} onChange={(on) => set('grant_types', on ? [...f.grant_types, g] : f.grant_types.filter((x) => x !== g))} />
+            ))}
+            {fe('grant_types') ? <small class="field-error">{fe('grant_types')}</small> : null}
+          </fieldset>
+          <Select label={t('client.auth_method')} name="token_endpoint_auth_method" value={f.token_endpoint_auth_method} options={AUTH_METHODS.map((m) => [m, m])} onChange={(v) => set('token_endpoint_auth_method', v)} error={fe('token_endpoint_auth_method')} />
+          <Field label={t('client.scope')} hint={t('hint.spaces')} {...text('scope', fe)} />
+          <Checkbox label={t('client.pkce')} name="require_pkce" checked={f.require_pkce} onChange={(v) => set('require_pkce', v)} error={fe('require_pkce')} />
+          <details>
+            <summary>{t('more.fields')}</summary>
+            <Field label={t('description')} multiline {...text('description', fe)} />
+            <Field label="client_uri" type="url" {...text('client_uri', fe)} />
+            <Field label="logo_uri" type="url" {...text('logo_uri', fe)} />
+            <Field label="policy_uri" type="url" {...text('policy_uri', fe)} />
+            <Field label="tos_uri" type="url" {...text('tos_uri', fe)} />
+            <Field label={t('client.contacts')} hint={t('hint.commas')} {...text('contacts', fe)} />
+            <Field label={t('client.tags')} hint={t('hint.commas')} {...text('tags', fe)} />
+            <Select label="id_token_signed_response_alg" name="id_token_signed_response_alg" value={f.id_token_signed_response_alg} options={[['', t('default')], ['RS256', 'RS256'], ['ES256', 'ES256'], ['EdDSA', 'EdDSA']]} onChange={(v) => set('id_token_signed_response_alg', v)} error={fe('id_token_signed_response_alg')} />
+            <Select label="subject_type" name="subject_type" value={f.subject_type} options={[['', t('default')], ['public', 'public'], ['pairwise', 'pairwise']]} onChange={(v) => set('subject_type', v)} error={fe('subject_type')} />
+            <Field label="default_max_age" type="number" {...text('default_max_age', fe)} />
+            <Field label="backchannel_logout_uri" type="url" {...text('backchannel_logout_uri', fe)} />
+          </details>
+        </>
+      )}
+    </ApiForm>
   );
 }
+
+const ActiveBadge = ({ active }: { active: boolean }) => <Badge tone={active ? 'ok' : 'bad'}>{active ? t('active') : t('inactive')}</Badge>;
 
 export function ClientsSection({ query }: { query: URLSearchParams }) {
   const { api } = useServices();
@@ -213,59 +209,39 @@ export function ClientsSection({ query }: { query: URLSearchParams }) {
   );
   return (
     <>
-      <div class="title-row">
-        <h1>{t('nav.clients')}</h1>
+      <TitleRow title={t('nav.clients')}>
         <a class="button primary" href={href('/clients/new')}>
           {t('client.new')}
         </a>
-      </div>
+      </TitleRow>
       <FilterForm query={query} fields={['q', 'application_type', 'active']}>
         {(v, set) => (
           <>
             <Field label={t('search')} name="q" type="search" value={v.q!} onInput={(x) => set('q', x)} />
             <Select label={t('client.type')} name="application_type" value={v.application_type!} options={[['', t('any')], ['web', 'web'], ['spa', 'spa'], ['native', 'native']]} onChange={(x) => set('application_type', x)} />
-            <Select label={t('status')} name="active" value={v.active!} options={[['', t('any')], ['true', t('active')], ['false', t('inactive')]]} onChange={(x) => set('active', x)} />
+            <ActiveSelect value={v.active!} onChange={(x) => set('active', x)} />
           </>
         )}
       </FilterForm>
-      <Loader state={state}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>{t('clients.empty')}</Empty>
-          ) : (
-            <>
-              <table>
-                <caption class="sr-only">{t('nav.clients')}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{t('client.name')}</th>
-                    <th scope="col">client_id</th>
-                    <th scope="col">{t('client.type')}</th>
-                    <th scope="col">{t('status')}</th>
-                    <th scope="col">{t('created')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((c) => (
-                    <tr key={c.client_id}>
-                      <td>
-                        <a href={href(`/clients/${encodeURIComponent(c.client_id)}`)}>{c.client_name}</a>
-                      </td>
-                      <td class="mono">{c.client_id}</td>
-                      <td>{c.application_type}</td>
-                      <td>
-                        <span class={`badge ${c.active ? 'ok' : 'bad'}`}>{c.active ? t('active') : t('inactive')}</span>
-                      </td>
-                      <td>{fmtDate(c.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager page={page} query={query} path="/clients" />
-            </>
-          )
-        }
-      </Loader>
+      <PagedList state={state} empty={t('clients.empty')} query={query} path="/clients">
+        {(clients) => (
+          <DataTable caption={t('nav.clients')} head={[t('client.name'), 'client_id', t('client.type'), t('status'), t('created')]}>
+            {clients.map((c) => (
+              <tr key={c.client_id}>
+                <td>
+                  <a href={href(`/clients/${encodeURIComponent(c.client_id)}`)}>{c.client_name}</a>
+                </td>
+                <td class="mono">{c.client_id}</td>
+                <td>{c.application_type}</td>
+                <td>
+                  <ActiveBadge active={c.active} />
+                </td>
+                <td>{fmtDate(c.created_at)}</td>
+              </tr>
+            ))}
+          </DataTable>
+        )}
+      </PagedList>
     </>
   );
 }
@@ -311,7 +287,6 @@ interface ClientStats {
 
 export function ClientDetail({ id }: { id: string }) {
   const { api, notify } = useServices();
-  const act = useAction();
   const path = `/api/v1/clients/${encodeURIComponent(id)}`;
   const state = useAsync(() => api.get<{ data: Client }>(path), id);
   const stats = useAsync(() => api.get<{ data: ClientStats }>(`${path}/stats`), id);
@@ -321,21 +296,16 @@ export function ClientDetail({ id }: { id: string }) {
     <Loader state={state}>
       {({ data: c }) => (
         <>
-          <div class="title-row">
-            <h1>{c.client_name}</h1>
-            <span class={`badge ${c.active ? 'ok' : 'bad'}`}>{c.active ? t('active') : t('inactive')}</span>
-          </div>
+          <TitleRow title={c.client_name}>
+            <ActiveBadge active={c.active} />
+          </TitleRow>
           {secret ? <SecretOnce label={t('client.new_secret')} value={secret} /> : null}
           <div class="toolbar">
-            <button type="button" onClick={() => setEditing(!editing)} aria-expanded={editing}>
-              {t('edit')}
-            </button>
+            <EditToggle editing={editing} onToggle={setEditing} />
             {c.active ? (
-              <ConfirmButton label={t('deactivate')} question={t('client.deactivate.q', { name: c.client_name })} onConfirm={async () => void ((await act(() => api.json('POST', `${path}/deactivate`), t('done.deactivated'))) && state.reload())} />
+              <ActionButton label={t('deactivate')} question={t('client.deactivate.q', { name: c.client_name })} run={() => api.json('POST', `${path}/deactivate`)} done={t('done.deactivated')} then={state.reload} />
             ) : (
-              <button type="button" onClick={async () => (await act(() => api.json('POST', `${path}/activate`), t('done.activated'))) && state.reload()}>
-                {t('activate')}
-              </button>
+              <ActionButton label={t('activate')} run={() => api.json('POST', `${path}/activate`)} done={t('done.activated')} then={state.reload} />
             )}
             {c.token_endpoint_auth_method !== 'none' ? (
               <ConfirmButton
@@ -352,7 +322,7 @@ export function ClientDetail({ id }: { id: string }) {
                 }}
               />
             ) : null}
-            <ConfirmButton danger label={t('delete')} question={t('client.delete.q', { name: c.client_name })} onConfirm={async () => void ((await act(() => api.json('DELETE', path), t('done.deleted'))) && navigate(href('/clients')))} />
+            <ActionButton danger label={t('delete')} question={t('client.delete.q', { name: c.client_name })} run={() => api.json('DELETE', path)} done={t('done.deleted')} then={() => navigate(href('/clients'))} />
           </div>
           {editing ? (
             <ClientForm
@@ -366,47 +336,31 @@ export function ClientDetail({ id }: { id: string }) {
               }}
             />
           ) : (
-            <dl class="props">
-              <dt>client_id</dt>
-              <dd class="mono">{c.client_id}</dd>
-              <dt>{t('client.type')}</dt>
-              <dd>{c.application_type}</dd>
-              <dt>{t('client.grants')}</dt>
-              <dd>{c.grant_types.join(', ') || '—'}</dd>
-              <dt>{t('client.redirects')}</dt>
-              <dd>{c.redirect_uris.join(', ') || '—'}</dd>
-              <dt>{t('client.auth_method')}</dt>
-              <dd>{c.token_endpoint_auth_method}</dd>
-              <dt>{t('client.scope')}</dt>
-              <dd>{c.scope || '—'}</dd>
-              <dt>{t('description')}</dt>
-              <dd>{c.description || '—'}</dd>
-              <dt>{t('created')}</dt>
-              <dd>{fmtDate(c.created_at)}</dd>
-            </dl>
+            <PropList
+              items={[
+                ['client_id', c.client_id, 'mono'],
+                [t('client.type'), c.application_type],
+                [t('client.grants'), c.grant_types.join(', ') || '—'],
+                [t('client.redirects'), c.redirect_uris.join(', ') || '—'],
+                [t('client.auth_method'), c.token_endpoint_auth_method],
+                [t('client.scope'), c.scope || '—'],
+                [t('description'), c.description || '—'],
+                [t('created'), fmtDate(c.created_at)],
+              ]}
+            />
           )}
           <section aria-labelledby="cstats">
             <h2 id="cstats">{t('client.stats')}</h2>
             <Loader state={stats}>
               {({ data: s }) => (
-                <dl class="cards">
-                  <div>
-                    <dt>{t('stats.tokens')}</dt>
-                    <dd>{s.tokens_issued}</dd>
-                  </div>
-                  <div>
-                    <dt>{t('stats.sessions')}</dt>
-                    <dd>{s.active_sessions}</dd>
-                  </div>
-                  <div>
-                    <dt>{t('stats.grants')}</dt>
-                    <dd>{s.active_grants}</dd>
-                  </div>
-                  <div>
-                    <dt>{t('stats.last_used')}</dt>
-                    <dd>{fmtDate(s.last_used_at)}</dd>
-                  </div>
-                </dl>
+                <StatCards
+                  items={[
+                    [t('stats.tokens'), s.tokens_issued],
+                    [t('stats.sessions'), s.active_sessions],
+                    [t('stats.grants'), s.active_grants],
+                    [t('stats.last_used'), fmtDate(s.last_used_at)],
+                  ]}
+                />
               )}
             </Loader>
           </section>

@@ -1,6 +1,13 @@
 /** Signing keys: list with status, rotate, retire expired, retire one. */
+import { ActionButton } from '../components/action-button';
+import { Badge } from '../components/badge';
+import { DataTable } from '../components/data-table';
+import { Select } from '../components/fields';
+import { FilterForm } from '../components/filter-form';
+import { ListLoader } from '../components/list';
+import { fmtDate } from '../format';
 import { t } from '../i18n';
-import { ConfirmButton, Empty, FilterForm, Loader, Select, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { useAsync, useServices } from '../services';
 
 interface Key {
   kid: string;
@@ -14,59 +21,40 @@ interface Key {
 
 export function KeysSection({ query }: { query: URLSearchParams }) {
   const { api } = useServices();
-  const act = useAction();
   const state = useAsync(() => api.get<{ data: Key[] }>('/api/v1/jwks', { status: query.get('status') }), query.toString());
   return (
     <>
       <h1>{t('nav.keys')}</h1>
       <div class="toolbar">
-        <ConfirmButton label={t('keys.rotate')} question={t('keys.rotate.q')} onConfirm={async () => void ((await act(() => api.json('POST', '/api/v1/jwks/rotate'), t('done.rotated'))) && state.reload())} />
-        <ConfirmButton label={t('keys.retire_expired')} question={t('keys.retire_expired.q')} onConfirm={async () => void ((await act(() => api.json('POST', '/api/v1/jwks/retire-expired'), t('done.retired'))) && state.reload())} />
+        <ActionButton label={t('keys.rotate')} question={t('keys.rotate.q')} run={() => api.json('POST', '/api/v1/jwks/rotate')} done={t('done.rotated')} then={state.reload} />
+        <ActionButton label={t('keys.retire_expired')} question={t('keys.retire_expired.q')} run={() => api.json('POST', '/api/v1/jwks/retire-expired')} done={t('done.retired')} then={state.reload} />
       </div>
       <FilterForm query={query} fields={['status']}>
         {(v, set) => <Select label={t('status')} name="status" value={v.status!} options={[['', t('any')], ['active', 'active'], ['expiring', 'expiring'], ['retired', 'retired']]} onChange={(x) => set('status', x)} />}
       </FilterForm>
-      <Loader state={state}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>{t('keys.empty')}</Empty>
-          ) : (
-            <table>
-              <caption class="sr-only">{t('nav.keys')}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">kid</th>
-                  <th scope="col">alg</th>
-                  <th scope="col">{t('status')}</th>
-                  <th scope="col">{t('keys.promoted')}</th>
-                  <th scope="col">{t('created')}</th>
-                  <th scope="col">{t('keys.rotated')}</th>
-                  <th scope="col">{t('actions')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.map((k) => (
-                  <tr key={k.kid}>
-                    <td class="mono">{k.kid}</td>
-                    <td>{k.alg}</td>
-                    <td>
-                      <span class={`badge ${k.status === 'active' ? 'ok' : k.status === 'retired' ? 'bad' : 'warn'}`}>{k.status}</span>
-                    </td>
-                    <td>{k.promoted ? t('yes') : t('no')}</td>
-                    <td>{fmtDate(k.createdAt)}</td>
-                    <td>{fmtDate(k.rotatedAt)}</td>
-                    <td>
-                      {k.status !== 'retired' ? (
-                        <ConfirmButton danger label={t('keys.retire')} question={t('keys.retire.q', { name: k.kid })} onConfirm={async () => void ((await act(() => api.json('DELETE', `/api/v1/jwks/${encodeURIComponent(k.kid)}`), t('done.retire_marked'))) && state.reload())} />
-                      ) : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
-      </Loader>
+      <ListLoader state={state} empty={t('keys.empty')}>
+        {(keys) => (
+          <DataTable caption={t('nav.keys')} head={['kid', 'alg', t('status'), t('keys.promoted'), t('created'), t('keys.rotated'), t('actions')]}>
+            {keys.map((k) => (
+              <tr key={k.kid}>
+                <td class="mono">{k.kid}</td>
+                <td>{k.alg}</td>
+                <td>
+                  <Badge tone={k.status === 'active' ? 'ok' : k.status === 'retired' ? 'bad' : 'warn'}>{k.status}</Badge>
+                </td>
+                <td>{k.promoted ? t('yes') : t('no')}</td>
+                <td>{fmtDate(k.createdAt)}</td>
+                <td>{fmtDate(k.rotatedAt)}</td>
+                <td>
+                  {k.status !== 'retired' ? (
+                    <ActionButton danger label={t('keys.retire')} question={t('keys.retire.q', { name: k.kid })} run={() => api.json('DELETE', `/api/v1/jwks/${encodeURIComponent(k.kid)}`)} done={t('done.retire_marked')} then={state.reload} />
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
+        )}
+      </ListLoader>
     </>
   );
 }

@@ -1,7 +1,10 @@
 /** Overview: the dashboard statistics and health of spec 4.7. */
 import { ApiError } from '../api';
+import { Badge } from '../components/badge';
+import { Loader } from '../components/loader';
+import { StatCards } from '../components/props';
 import { t } from '../i18n';
-import { Loader, useAsync, useServices } from '../ui';
+import { useAsync, useServices } from '../services';
 
 interface Stats {
   users: { total?: number; error?: string };
@@ -46,32 +49,17 @@ export function Overview() {
         <h2 id="stats-h">{t('overview.stats')}</h2>
         <Loader state={stats}>
           {({ data }) => (
-            <dl class="cards">
-              <div>
-                <dt>{t('nav.users')}</dt>
-                <dd>{num(data.users)}</dd>
-              </div>
-              <div>
-                <dt>{t('nav.clients')}</dt>
-                <dd>{num(data.clients)}</dd>
-              </div>
-              <div>
-                <dt>{t('nav.sessions')}</dt>
-                <dd>{num(data.sessions)}</dd>
-              </div>
-              <div>
-                <dt>{t('overview.grants')}</dt>
-                <dd>{num(data.grants)}</dd>
-              </div>
-              {Object.entries(data.activity ?? {})
-                .filter(([, v]) => typeof v === 'number')
-                .map(([k, v]) => (
-                  <div key={k}>
-                    <dt>{t(`activity.${k}`)}</dt>
-                    <dd>{String(v)}</dd>
-                  </div>
-                ))}
-            </dl>
+            <StatCards
+              items={[
+                [t('nav.users'), num(data.users)],
+                [t('nav.clients'), num(data.clients)],
+                [t('nav.sessions'), num(data.sessions)],
+                [t('overview.grants'), num(data.grants)],
+                ...Object.entries(data.activity ?? {})
+                  .filter(([, v]) => typeof v === 'number')
+                  .map(([k, v]): [string, string] => [t(`activity.${k}`), String(v)]),
+              ]}
+            />
           )}
         </Loader>
       </section>
@@ -86,7 +74,7 @@ export function Overview() {
               <ul class="checks">
                 {Object.entries(h.checks).map(([name, c]) => (
                   <li key={name}>
-                    {name}: <span class={`badge ${c.status === 'healthy' ? 'ok' : 'bad'}`}>{c.status}</span>
+                    {name}: <Badge tone={c.status === 'healthy' ? 'ok' : 'bad'}>{c.status}</Badge>
                   </li>
                 ))}
               </ul>

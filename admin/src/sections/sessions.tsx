@@ -1,8 +1,17 @@
 /** Sessions: list with filters, revoke one, bulk revoke by account or client. */
 import { useState } from 'preact/hooks';
 import { ApiError, type Page } from '../api';
+import { ActionButton } from '../components/action-button';
+import { Badge } from '../components/badge';
+import { ConfirmButton } from '../components/confirm-button';
+import { DataTable } from '../components/data-table';
+import { ErrorBox, fieldErrorOf } from '../components/error-box';
+import { Field } from '../components/fields';
+import { ActiveSelect, FilterForm } from '../components/filter-form';
+import { PagedList } from '../components/list';
+import { fmtDate } from '../format';
 import { t } from '../i18n';
-import { ConfirmButton, Empty, ErrorBox, Field, FilterForm, Loader, Pager, Select, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { useAsync, useServices } from '../services';
 
 export interface Session {
   jti: string;
@@ -16,53 +25,39 @@ export interface Session {
 
 export function SessionTable({ sessions, onChanged }: { sessions: Session[]; onChanged(): void }) {
   const { api } = useServices();
-  const act = useAction();
   return (
-    <table>
-      <caption class="sr-only">{t('nav.sessions')}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{t('session.id')}</th>
-          <th scope="col">{t('session.account')}</th>
-          <th scope="col">{t('session.clients')}</th>
-          <th scope="col">{t('created')}</th>
-          <th scope="col">{t('session.expires')}</th>
-          <th scope="col">{t('actions')}</th>
+    <DataTable caption={t('nav.sessions')} head={[t('session.id'), t('session.account'), t('session.clients'), t('created'), t('session.expires'), t('actions')]}>
+      {sessions.map((s) => (
+        <tr key={s.jti}>
+          <td class="mono">{s.jti.slice(0, 12)}…</td>
+          <td class="mono">{s.account_id}</td>
+          <td>{s.client_ids.join(', ') || '—'}</td>
+          <td>{fmtDate(s.created_at)}</td>
+          <td>{fmtDate(s.expires_at)}</td>
+          <td>
+            {s.active ? (
+              <ActionButton danger label={t('session.revoke')} question={t('session.revoke.q')} run={() => api.json('DELETE', `/api/v1/sessions/${encodeURIComponent(s.jti)}`)} done={t('done.revoked')} then={onChanged} />
+            ) : (
+              <Badge tone="bad">{t('inactive')}</Badge>
+            )}
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {sessions.map((s) => (
-          <tr key={s.jti}>
-            <td class="mono">{s.jti.slice(0, 12)}…</td>
-            <td class="mono">{s.account_id}</td>
-            <td>{s.client_ids.join(', ') || '—'}</td>
-            <td>{fmtDate(s.created_at)}</td>
-            <td>{fmtDate(s.expires_at)}</td>
-            <td>
-              {s.active ? (
-                <ConfirmButton danger label={t('session.revoke')} question={t('session.revoke.q')} onConfirm={async () => void ((await act(() => api.json('DELETE', `/api/v1/sessions/${encodeURIComponent(s.jti)}`), t('done.revoked'))) && onChanged())} />
-              ) : (
-                <span class="badge bad">{t('inactive')}</span>
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DataTable>
   );
 }
 
+/** Not an ApiForm: the request runs from the confirm dialog, and a 422 is shown at its fields only. */
 function BulkRevoke({ onDone }: { onDone(): void }) {
   const { api, notify } = useServices();
   const [username, setUsername] = useState('');
   const [clientId, setClientId] = useState('');
   const [error, setError] = useState<unknown>(null);
-  const fe = (n: string) => (error instanceof ApiError ? error.forField(n) : undefined);
   return (
     <form class="form inline" noValidate onSubmit={(e) => e.preventDefault()}>
       {error && !(error instanceof ApiError && error.errors.length) ? <ErrorBox error={error} /> : null}
-      <Field label={t('session.account')} name="username" value={username} onInput={setUsername} error={fe('username')} />
-      <Field label="client_id" name="client_id" value={clientId} onInput={setClientId} error={fe('client_id')} />
+      <Field label={t('session.account')} name="username" value={username} onInput={setUsername} error={fieldErrorOf(error, 'username')} />
+      <Field label="client_id" name="client_id" value={clientId} onInput={setClientId} error={fieldErrorOf(error, 'client_id')} />
       <div class="actions">
         <ConfirmButton
           danger
@@ -95,22 +90,13 @@ export function SessionsSection({ query }: { query: URLSearchParams }) {
           <>
             <Field label={t('session.account')} name="username" value={v.username!} onInput={(x) => set('username', x)} />
             <Field label="client_id" name="client_id" value={v.client_id!} onInput={(x) => set('client_id', x)} />
-            <Select label={t('status')} name="active" value={v.active!} options={[['', t('any')], ['true', t('active')], ['false', t('inactive')]]} onChange={(x) => set('active', x)} />
+            <ActiveSelect value={v.active!} onChange={(x) => set('active', x)} />
           </>
         )}
       </FilterForm>
-      <Loader state={state}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>{t('sessions.empty')}</Empty>
-          ) : (
-            <>
-              <SessionTable sessions={page.data} onChanged={state.reload} />
-              <Pager page={page} query={query} path="/sessions" />
-            </>
-          )
-        }
-      </Loader>
+      <PagedList state={state} empty={t('sessions.empty')} query={query} path="/sessions">
+        {(sessions) => <SessionTable sessions={sessions} onChanged={state.reload} />}
+      </PagedList>
       <section aria-labelledby="bulk-h">
         <h2 id="bulk-h">{t('session.bulk')}</h2>
         <BulkRevoke onDone={state.reload} />

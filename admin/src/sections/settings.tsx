@@ -8,10 +8,14 @@
  * URL to register at each social provider, as the server computes it (relay through `_ops` included).
  */
 import { useState } from 'preact/hooks';
-import { ApiError } from '../api';
+import { ApiForm } from '../components/api-form';
+import { Badge } from '../components/badge';
+import { DataTable } from '../components/data-table';
+import { Checkbox, Field, Select } from '../components/fields';
+import { Loader } from '../components/loader';
 import { t } from '../i18n';
 import { href, setQuery } from '../router';
-import { Checkbox, ErrorBox, Field, Loader, Select, useAsync, useServices } from '../ui';
+import { useAsync, useServices } from '../services';
 
 type Kind = 'text' | 'number' | 'bool' | 'list' | 'secret' | 'url' | { options: string[] };
 interface FieldSpec {
@@ -106,9 +110,6 @@ function SectionForm({ slug, section, stored, onSaved }: { slug: string | null; 
   const specs = SECTIONS[section]!;
   const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(specs.map((s) => [s.path, toText(get(stored, s.path), s.kind)])));
   const [clear, setClear] = useState<Record<string, boolean>>({});
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const fe = (p: string) => (error instanceof ApiError ? error.forField(p) : undefined);
 
   function body(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
@@ -129,50 +130,37 @@ function SectionForm({ slug, section, stored, onSaved }: { slug: string | null; 
   }
 
   return (
-    <form
-      class="form"
-      noValidate
-      aria-labelledby={`sec-${section}`}
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(null);
-        try {
-          const res = await api.json<{ data: Record<string, unknown> }>('PUT', `${configPath(slug)}/${section}`, { body: body() });
-          notify(t('done.saved'), 'ok');
-          onSaved(res.data);
-        } catch (err) {
-          setError(err);
-        } finally {
-          setBusy(false);
-        }
+    <ApiForm
+      labelledBy={`sec-${section}`}
+      heading={<h2 id={`sec-${section}`}>{t(`settings.${section}`)}</h2>}
+      submitLabel={t('settings.save', { name: t(`settings.${section}`) })}
+      busyLabel={t('saving')}
+      onSubmit={async () => {
+        const res = await api.json<{ data: Record<string, unknown> }>('PUT', `${configPath(slug)}/${section}`, { body: body() });
+        notify(t('done.saved'), 'ok');
+        onSaved(res.data);
       }}
     >
-      <h2 id={`sec-${section}`}>{t(`settings.${section}`)}</h2>
-      {error ? <ErrorBox error={error} /> : null}
-      {specs.map((s) => {
-        const label = s.path;
-        const value = values[s.path] ?? '';
-        const set = (v: string) => setValues((x) => ({ ...x, [s.path]: v }));
-        if (s.kind === 'bool') return <Select key={s.path} label={label} name={s.path} value={value} options={[['', t('inherit')], ['true', t('yes')], ['false', t('no')]]} onChange={set} error={fe(s.path)} />;
-        if (typeof s.kind === 'object') return <Select key={s.path} label={label} name={s.path} value={value} options={[['', t('inherit')], ...s.kind.options.map((o): [string, string] => [o, o])]} onChange={set} error={fe(s.path)} />;
-        if (s.kind === 'secret') {
-          const isSet = get(stored, s.path) === MASK;
-          return (
-            <div key={s.path}>
-              <Field label={label} name={s.path} type="password" autocomplete="new-password" value={value} onInput={set} hint={isSet ? t('secret.stored') : t('secret.unset')} error={fe(s.path)} />
-              {isSet ? <Checkbox label={t('secret.clear', { name: s.path })} name={`${s.path}.clear`} checked={Boolean(clear[s.path])} onChange={(v) => setClear((c) => ({ ...c, [s.path]: v }))} /> : null}
-            </div>
-          );
-        }
-        return <Field key={s.path} label={label} name={s.path} type={s.kind === 'number' ? 'number' : s.kind === 'url' ? 'url' : 'text'} hint={s.kind === 'list' ? t('hint.commas') : undefined} value={value} onInput={set} error={fe(s.path)} />;
-      })}
-      <div class="actions">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? t('saving') : t('settings.save', { name: t(`settings.${section}`) })}
-        </button>
-      </div>
-    </form>
+      {(fe) =>
+        specs.map((s) => {
+          const label = s.path;
+          const value = values[s.path] ?? '';
+          const set = (v: string) => setValues((x) => ({ ...x, [s.path]: v }));
+          if (s.kind === 'bool') return <Select key={s.path} label={label} name={s.path} value={value} options={[['', t('inherit')], ['true', t('yes')], ['false', t('no')]]} onChange={set} error={fe(s.path)} />;
+          if (typeof s.kind === 'object') return <Select key={s.path} label={label} name={s.path} value={value} options={[['', t('inherit')], ...s.kind.options.map((o): [string, string] => [o, o])]} onChange={set} error={fe(s.path)} />;
+          if (s.kind === 'secret') {
+            const isSet = get(stored, s.path) === MASK;
+            return (
+              <div key={s.path}>
+                <Field label={label} name={s.path} type="password" autocomplete="new-password" value={value} onInput={set} hint={isSet ? t('secret.stored') : t('secret.unset')} error={fe(s.path)} />
+                {isSet ? <Checkbox label={t('secret.clear', { name: s.path })} name={`${s.path}.clear`} checked={Boolean(clear[s.path])} onChange={(v) => setClear((c) => ({ ...c, [s.path]: v }))} /> : null}
+              </div>
+            );
+          }
+          return <Field key={s.path} label={label} name={s.path} type={s.kind === 'number' ? 'number' : s.kind === 'url' ? 'url' : 'text'} hint={s.kind === 'list' ? t('hint.commas') : undefined} value={value} onInput={set} error={fe(s.path)} />;
+        })
+      }
+    </ApiForm>
   );
 }
 
@@ -195,32 +183,22 @@ function SocialCallbacks({ slug, version }: { slug: string | null; version: stri
         {({ data }) => (
           <>
             <p>{data.relay ? t('social.callbacks.relay') : t('social.callbacks.intro')}</p>
-            <table>
-              <caption class="sr-only">{t('social.callbacks')}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{t('social.provider')}</th>
-                  <th scope="col">{t('status')}</th>
-                  <th scope="col">{t('social.callback_url')}</th>
+            <DataTable caption={t('social.callbacks')} head={[t('social.provider'), t('status'), t('social.callback_url')]}>
+              {data.providers.map((p) => (
+                <tr key={p.name}>
+                  <th scope="row">
+                    {p.display_name}
+                    {p.display_name !== p.name ? <span class="mono"> ({p.name})</span> : null}
+                  </th>
+                  <td>
+                    <Badge tone={p.enabled ? 'ok' : 'warn'}>{p.enabled ? t('social.offered') : t('social.not_offered')}</Badge>
+                  </td>
+                  <td>
+                    <code class="mono" data-callback={p.name}>{p.callback_url}</code>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {data.providers.map((p) => (
-                  <tr key={p.name}>
-                    <th scope="row">
-                      {p.display_name}
-                      {p.display_name !== p.name ? <span class="mono"> ({p.name})</span> : null}
-                    </th>
-                    <td>
-                      <span class={`badge ${p.enabled ? 'ok' : 'warn'}`}>{p.enabled ? t('social.offered') : t('social.not_offered')}</span>
-                    </td>
-                    <td>
-                      <code class="mono" data-callback={p.name}>{p.callback_url}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </DataTable>
           </>
         )}
       </Loader>

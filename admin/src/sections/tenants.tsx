@@ -1,11 +1,22 @@
 /** Tenants (in `_platforms`): list by status, create, suspend/activate, delete, config and users. */
-import { useState } from 'preact/hooks';
-import { ApiError, type Page } from '../api';
+import type { Page } from '../api';
+import { ActionButton } from '../components/action-button';
+import { ApiForm } from '../components/api-form';
+import { Badge } from '../components/badge';
+import { DataTable } from '../components/data-table';
+import { Field, Select } from '../components/fields';
+import { FilterForm } from '../components/filter-form';
+import { useFormState } from '../components/form-state';
+import { PagedList } from '../components/list';
+import { Loader } from '../components/loader';
+import { PropList } from '../components/props';
+import { TitleRow } from '../components/title-row';
+import { fmtDate } from '../format';
 import { t } from '../i18n';
 import { href, navigate, setQuery } from '../router';
-import { ConfirmButton, Empty, ErrorBox, Field, FilterForm, Loader, Pager, Select, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { useAsync, useServices } from '../services';
 import { TenantSettings } from './settings';
-import { UserFilters, UserTable, userQuery, type User } from './users';
+import { FilteredUsers, userQuery, type User } from './users';
 
 interface Tenant {
   id: string;
@@ -17,38 +28,29 @@ interface Tenant {
   updated_at: string;
 }
 
+const StatusBadge = ({ status }: { status: string }) => <Badge tone={status === 'active' ? 'ok' : 'bad'}>{status}</Badge>;
+
 function CreateTenant({ onCreated }: { onCreated(t: Tenant): void }) {
   const { api } = useServices();
-  const [f, setF] = useState({ slug: '', display_name: '', domain: '' });
-  const [error, setError] = useState<unknown>(null);
-  const fe = (n: string) => (error instanceof ApiError ? error.forField(n) : undefined);
+  const { values: f, text } = useFormState({ slug: '', display_name: '', domain: '' });
   return (
-    <form
-      class="form"
-      noValidate
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setError(null);
+    <ApiForm
+      submitLabel={t('tenant.create')}
+      onSubmit={async () => {
         const body: Record<string, string> = { slug: f.slug.trim(), display_name: f.display_name.trim() };
         if (f.domain.trim()) body.domain = f.domain.trim();
-        try {
-          const res = await api.json<{ data: Tenant }>('POST', '/api/v1/tenants', { body });
-          onCreated(res.data);
-        } catch (err) {
-          setError(err);
-        }
+        const res = await api.json<{ data: Tenant }>('POST', '/api/v1/tenants', { body });
+        onCreated(res.data);
       }}
     >
-      {error ? <ErrorBox error={error} /> : null}
-      <Field label={t('tenant.slug')} name="slug" required value={f.slug} onInput={(v) => setF({ ...f, slug: v })} error={fe('slug')} hint={t('tenant.slug_hint')} />
-      <Field label={t('tenant.display_name')} name="display_name" required value={f.display_name} onInput={(v) => setF({ ...f, display_name: v })} error={fe('display_name')} />
-      <Field label={t('tenant.domain')} name="domain" value={f.domain} onInput={(v) => setF({ ...f, domain: v })} error={fe('domain')} />
-      <div class="actions">
-        <button type="submit" class="primary">
-          {t('tenant.create')}
-        </button>
-      </div>
-    </form>
+      {(fe) => (
+        <>
+          <Field label={t('tenant.slug')} required hint={t('tenant.slug_hint')} {...text('slug', fe)} />
+          <Field label={t('tenant.display_name')} required {...text('display_name', fe)} />
+          <Field label={t('tenant.domain')} {...text('domain', fe)} />
+        </>
+      )}
+    </ApiForm>
   );
 }
 
@@ -61,42 +63,24 @@ export function TenantsSection({ query }: { query: URLSearchParams }) {
       <FilterForm query={query} fields={['status']}>
         {(v, set) => <Select label={t('status')} name="status" value={v.status!} options={[['', t('any')], ['active', 'active'], ['suspended', 'suspended']]} onChange={(x) => set('status', x)} />}
       </FilterForm>
-      <Loader state={state}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>{t('tenants.empty')}</Empty>
-          ) : (
-            <>
-              <table>
-                <caption class="sr-only">{t('nav.tenants')}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{t('tenant.slug')}</th>
-                    <th scope="col">{t('tenant.display_name')}</th>
-                    <th scope="col">{t('status')}</th>
-                    <th scope="col">{t('created')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((x) => (
-                    <tr key={x.slug}>
-                      <td>
-                        <a href={href(`/tenants/${encodeURIComponent(x.slug)}`)}>{x.slug}</a>
-                      </td>
-                      <td>{x.display_name}</td>
-                      <td>
-                        <span class={`badge ${x.status === 'active' ? 'ok' : 'bad'}`}>{x.status}</span>
-                      </td>
-                      <td>{fmtDate(x.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager page={page} query={query} path="/tenants" />
-            </>
-          )
-        }
-      </Loader>
+      <PagedList state={state} empty={t('tenants.empty')} query={query} path="/tenants">
+        {(tenants) => (
+          <DataTable caption={t('nav.tenants')} head={[t('tenant.slug'), t('tenant.display_name'), t('status'), t('created')]}>
+            {tenants.map((x) => (
+              <tr key={x.slug}>
+                <td>
+                  <a href={href(`/tenants/${encodeURIComponent(x.slug)}`)}>{x.slug}</a>
+                </td>
+                <td>{x.display_name}</td>
+                <td>
+                  <StatusBadge status={x.status} />
+                </td>
+                <td>{fmtDate(x.created_at)}</td>
+              </tr>
+            ))}
+          </DataTable>
+        )}
+      </PagedList>
       <section aria-labelledby="tn-h">
         <h2 id="tn-h">{t('tenant.create')}</h2>
         <CreateTenant
@@ -113,31 +97,15 @@ export function TenantsSection({ query }: { query: URLSearchParams }) {
 function TenantUsers({ slug, query }: { slug: string; query: URLSearchParams }) {
   const { api } = useServices();
   const state = useAsync(() => api.get<Page<User>>(`/platform/tenants/${encodeURIComponent(slug)}/users`, userQuery(query)), `${slug}?${query.toString()}`);
-  return (
-    <>
-      <UserFilters query={query} />
-      <Loader state={state}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>{t('users.empty')}</Empty>
-          ) : (
-            <>
-              <UserTable users={page.data} />
-              <Pager page={page} query={query} path={`/tenants/${encodeURIComponent(slug)}/users`} />
-            </>
-          )
-        }
-      </Loader>
-    </>
-  );
+  return <FilteredUsers state={state} query={query} path={`/tenants/${encodeURIComponent(slug)}/users`} />;
 }
 
 export function TenantDetail({ slug, tab, query }: { slug: string; tab?: string; query: URLSearchParams }) {
   const { api } = useServices();
-  const act = useAction();
-  const state = useAsync(() => api.get<{ data: Tenant }>(`/api/v1/tenants/${encodeURIComponent(slug)}`), slug);
+  const path = `/api/v1/tenants/${encodeURIComponent(slug)}`;
+  const state = useAsync(() => api.get<{ data: Tenant }>(path), slug);
   const base = `/tenants/${encodeURIComponent(slug)}`;
-  const setStatus = (status: string) => act(() => api.json('PATCH', `/api/v1/tenants/${encodeURIComponent(slug)}`, { body: { status } }), status === 'active' ? t('done.activated') : t('done.suspended'));
+  const setStatus = (status: string) => () => api.json('PATCH', path, { body: { status } });
   return (
     <Loader state={state}>
       {({ data: x }) => (
@@ -145,19 +113,16 @@ export function TenantDetail({ slug, tab, query }: { slug: string; tab?: string;
           <p>
             <a href={href('/tenants')}>← {t('nav.tenants')}</a>
           </p>
-          <div class="title-row">
-            <h1>{x.display_name}</h1>
-            <span class={`badge ${x.status === 'active' ? 'ok' : 'bad'}`}>{x.status}</span>
-          </div>
+          <TitleRow title={x.display_name}>
+            <StatusBadge status={x.status} />
+          </TitleRow>
           <div class="toolbar">
             {x.status === 'active' ? (
-              <ConfirmButton danger label={t('tenant.suspend')} question={t('tenant.suspend.q', { name: x.slug })} onConfirm={async () => void ((await setStatus('suspended')) && state.reload())} />
+              <ActionButton danger label={t('tenant.suspend')} question={t('tenant.suspend.q', { name: x.slug })} run={setStatus('suspended')} done={t('done.suspended')} then={state.reload} />
             ) : (
-              <button type="button" onClick={async () => (await setStatus('active')) && state.reload()}>
-                {t('activate')}
-              </button>
+              <ActionButton label={t('activate')} run={setStatus('active')} done={t('done.activated')} then={state.reload} />
             )}
-            <ConfirmButton danger label={t('delete')} question={t('tenant.delete.q', { name: x.slug })} onConfirm={async () => void ((await act(() => api.json('DELETE', `/api/v1/tenants/${encodeURIComponent(slug)}`), t('done.deleted'))) && navigate(href('/tenants')))} />
+            <ActionButton danger label={t('delete')} question={t('tenant.delete.q', { name: x.slug })} run={() => api.json('DELETE', path)} done={t('done.deleted')} then={() => navigate(href('/tenants'))} />
           </div>
           <nav class="tabs" aria-label={t('tenant.views')}>
             <a href={href(base)} aria-current={!tab ? 'page' : undefined}>
@@ -175,16 +140,14 @@ export function TenantDetail({ slug, tab, query }: { slug: string; tab?: string;
           ) : tab === 'users' ? (
             <TenantUsers slug={slug} query={query} />
           ) : (
-            <dl class="props">
-              <dt>{t('tenant.slug')}</dt>
-              <dd class="mono">{x.slug}</dd>
-              <dt>{t('tenant.domain')}</dt>
-              <dd>{x.domain ?? '—'}</dd>
-              <dt>{t('created')}</dt>
-              <dd>{fmtDate(x.created_at)}</dd>
-              <dt>{t('updated')}</dt>
-              <dd>{fmtDate(x.updated_at)}</dd>
-            </dl>
+            <PropList
+              items={[
+                [t('tenant.slug'), x.slug, 'mono'],
+                [t('tenant.domain'), x.domain ?? '—'],
+                [t('created'), fmtDate(x.created_at)],
+                [t('updated'), fmtDate(x.updated_at)],
+              ]}
+            />
           )}
         </>
       )}

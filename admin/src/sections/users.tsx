@@ -1,9 +1,22 @@
 /** Users: list with search and filters, create, edit, lock, password and MFA reset, sessions, activity. */
 import { useState } from 'preact/hooks';
 import { ApiError, type Page } from '../api';
+import { ActionButton } from '../components/action-button';
+import { ApiForm } from '../components/api-form';
+import { Badge } from '../components/badge';
+import { DataTable } from '../components/data-table';
+import { EditToggle } from '../components/edit-toggle';
+import { Checkbox, Field, Select } from '../components/fields';
+import { FilterForm } from '../components/filter-form';
+import { useFormState } from '../components/form-state';
+import { ListLoader, PagedList } from '../components/list';
+import { Loader } from '../components/loader';
+import { PropList } from '../components/props';
+import { TitleRow } from '../components/title-row';
+import { fmtDate } from '../format';
 import { t } from '../i18n';
 import { href, navigate } from '../router';
-import { Checkbox, ConfirmButton, Empty, ErrorBox, Field, FilterForm, Loader, Pager, Select, fmtDate, useAction, useAsync, useServices } from '../ui';
+import { useAsync, useServices, type Async } from '../services';
 import { AuditTable, type AuditEntry } from './audit';
 import { SessionTable, type Session } from './sessions';
 
@@ -34,39 +47,27 @@ function roles(platform: boolean): Array<[string, string]> {
   return platform ? [...base, ['platform_admin', 'platform_admin'], ['superadmin', 'superadmin']] : base;
 }
 
-/** A table of users; `base` is where each user's page lives (the tenant's or a platform view). */
+/** A table of users; `link` is where each user's page lives (the tenant's or a platform view). */
 export function UserTable({ users, link }: { users: User[]; link?: (u: User) => string }) {
   return (
-    <table>
-      <caption class="sr-only">{t('nav.users')}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{t('user.email')}</th>
-          <th scope="col">{t('user.name')}</th>
-          <th scope="col">{t('user.role')}</th>
-          <th scope="col">{t('status')}</th>
-          <th scope="col">{t('user.last_login')}</th>
+    <DataTable caption={t('nav.users')} head={[t('user.email'), t('user.name'), t('user.role'), t('status'), t('user.last_login')]}>
+      {users.map((u) => (
+        <tr key={u.id}>
+          <td>{link ? <a href={link(u)}>{u.email}</a> : u.email}</td>
+          <td>{u.name || u.username || '—'}</td>
+          <td>{u.role}</td>
+          <td>
+            {u.locked ? <Badge tone="bad">{t('user.locked')}</Badge> : null} {u.account_enabled ? null : <Badge tone="bad">{t('user.disabled')}</Badge>}
+            {!u.locked && u.account_enabled ? <Badge tone="ok">{t('active')}</Badge> : null}
+          </td>
+          <td>{fmtDate(u.last_login_at)}</td>
         </tr>
-      </thead>
-      <tbody>
-        {users.map((u) => (
-          <tr key={u.id}>
-            <td>{link ? <a href={link(u)}>{u.email}</a> : u.email}</td>
-            <td>{u.name || u.username || '—'}</td>
-            <td>{u.role}</td>
-            <td>
-              {u.locked ? <span class="badge bad">{t('user.locked')}</span> : null} {u.account_enabled ? null : <span class="badge bad">{t('user.disabled')}</span>}
-              {!u.locked && u.account_enabled ? <span class="badge ok">{t('active')}</span> : null}
-            </td>
-            <td>{fmtDate(u.last_login_at)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DataTable>
   );
 }
 
-export function UserFilters({ query }: { query: URLSearchParams }) {
+function UserFilters({ query }: { query: URLSearchParams }) {
   return (
     <FilterForm query={query} fields={['q', 'role', 'account_enabled', 'auth_provider']}>
       {(v, set) => (
@@ -81,8 +82,21 @@ export function UserFilters({ query }: { query: URLSearchParams }) {
   );
 }
 
+/** The API query of the user filters in the URL. */
 export function userQuery(query: URLSearchParams) {
   return { q: query.get('q'), role: query.get('role'), account_enabled: query.get('account_enabled'), auth_provider: query.get('auth_provider'), after: query.get('after'), limit: 20, include_count: true };
+}
+
+/** Filters, then one page of users: the tenant's own list, or a tenant's seen from `_platforms`. */
+export function FilteredUsers({ state, query, path, link }: { state: Async<Page<User>>; query: URLSearchParams; path: string; link?: (u: User) => string }) {
+  return (
+    <>
+      <UserFilters query={query} />
+      <PagedList state={state} empty={t('users.empty')} query={query} path={path}>
+        {(users) => <UserTable users={users} link={link} />}
+      </PagedList>
+    </>
+  );
 }
 
 export function UsersSection({ query }: { query: URLSearchParams }) {
@@ -90,25 +104,12 @@ export function UsersSection({ query }: { query: URLSearchParams }) {
   const state = useAsync(() => api.get<Page<User>>('/api/v1/users', userQuery(query)), query.toString());
   return (
     <>
-      <div class="title-row">
-        <h1>{t('nav.users')}</h1>
+      <TitleRow title={t('nav.users')}>
         <a class="button primary" href={href('/users/new')}>
           {t('user.new')}
         </a>
-      </div>
-      <UserFilters query={query} />
-      <Loader state={state}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>{t('users.empty')}</Empty>
-          ) : (
-            <>
-              <UserTable users={page.data} link={(u) => href(`/users/${encodeURIComponent(u.id)}`)} />
-              <Pager page={page} query={query} path="/users" />
-            </>
-          )
-        }
-      </Loader>
+      </TitleRow>
+      <FilteredUsers state={state} query={query} path="/users" link={(u) => href(`/users/${encodeURIComponent(u.id)}`)} />
     </>
   );
 }
@@ -127,7 +128,7 @@ interface UserForm {
 
 function UserFormView({ initial, create, onSubmit }: { initial?: User; create?: boolean; onSubmit(body: Record<string, unknown>): Promise<void> }) {
   const { config } = useServices();
-  const [f, setF] = useState<UserForm>({
+  const { values: f, set, text } = useFormState<UserForm>({
     email: initial?.email ?? '',
     password: '',
     username: initial?.username ?? '',
@@ -138,46 +139,31 @@ function UserFormView({ initial, create, onSubmit }: { initial?: User; create?: 
     role: initial?.role ?? 'user',
     account_enabled: initial?.account_enabled ?? true,
   });
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const set = <K extends keyof UserForm>(k: K, v: UserForm[K]) => setF((s) => ({ ...s, [k]: v }));
-  const fe = (n: string) => (error instanceof ApiError ? error.forField(n) : undefined);
   return (
-    <form
-      class="form"
-      noValidate
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(null);
+    <ApiForm
+      submitLabel={create ? t('create') : t('save')}
+      busyLabel={t('saving')}
+      onSubmit={() => {
         const body: Record<string, unknown> = { email: f.email, role: f.role, account_enabled: f.account_enabled };
         if (create) body.password = f.password;
         for (const k of ['username', 'given_name', 'family_name', 'name', 'nickname'] as const) if (f[k].trim()) body[k] = f[k].trim();
-        try {
-          await onSubmit(body);
-        } catch (err) {
-          setError(err);
-        } finally {
-          setBusy(false);
-        }
+        return onSubmit(body);
       }}
     >
-      {error ? <ErrorBox error={error} /> : null}
-      <Field label={t('user.email')} name="email" type="email" required value={f.email} onInput={(v) => set('email', v)} error={fe('email')} />
-      {create ? <Field label={t('user.password')} name="password" type="password" autocomplete="new-password" required value={f.password} onInput={(v) => set('password', v)} error={fe('password')} /> : null}
-      <Field label={t('user.username')} name="username" value={f.username} onInput={(v) => set('username', v)} error={fe('username')} />
-      <Field label={t('user.given_name')} name="given_name" value={f.given_name} onInput={(v) => set('given_name', v)} error={fe('given_name')} />
-      <Field label={t('user.family_name')} name="family_name" value={f.family_name} onInput={(v) => set('family_name', v)} error={fe('family_name')} />
-      <Field label={t('user.name')} name="name" value={f.name} onInput={(v) => set('name', v)} error={fe('name')} />
-      <Field label={t('user.nickname')} name="nickname" value={f.nickname} onInput={(v) => set('nickname', v)} error={fe('nickname')} />
-      <Select label={t('user.role')} name="role" value={f.role} options={roles(config.platform)} onChange={(v) => set('role', v)} error={fe('role')} />
-      <Checkbox label={t('user.enabled')} name="account_enabled" checked={f.account_enabled} onChange={(v) => set('account_enabled', v)} error={fe('account_enabled')} />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? t('saving') : create ? t('create') : t('save')}
-        </button>
-      </div>
-    </form>
+      {(fe) => (
+        <>
+          <Field label={t('user.email')} type="email" required {...text('email', fe)} />
+          {create ? <Field label={t('user.password')} type="password" autocomplete="new-password" required {...text('password', fe)} /> : null}
+          <Field label={t('user.username')} {...text('username', fe)} />
+          <Field label={t('user.given_name')} {...text('given_name', fe)} />
+          <Field label={t('user.family_name')} {...text('family_name', fe)} />
+          <Field label={t('user.name')} {...text('name', fe)} />
+          <Field label={t('user.nickname')} {...text('nickname', fe)} />
+          <Select label={t('user.role')} name="role" value={f.role} options={roles(config.platform)} onChange={(v) => set('role', v)} error={fe('role')} />
+          <Checkbox label={t('user.enabled')} name="account_enabled" checked={f.account_enabled} onChange={(v) => set('account_enabled', v)} error={fe('account_enabled')} />
+        </>
+      )}
+    </ApiForm>
   );
 }
 
@@ -228,7 +214,6 @@ function PasswordReset({ path }: { path: string }) {
 
 export function UserDetail({ id }: { id: string }) {
   const { api, notify } = useServices();
-  const act = useAction();
   const path = `/api/v1/users/${encodeURIComponent(id)}`;
   const state = useAsync(() => api.get<{ data: User }>(path), id);
   const sessions = useAsync(() => api.get<{ data: Session[] }>(`${path}/sessions`), id);
@@ -238,23 +223,16 @@ export function UserDetail({ id }: { id: string }) {
     <Loader state={state}>
       {({ data: u }) => (
         <>
-          <div class="title-row">
-            <h1>{u.email}</h1>
-            {u.locked ? <span class="badge bad">{t('user.locked')}</span> : null}
-          </div>
+          <TitleRow title={u.email}>{u.locked ? <Badge tone="bad">{t('user.locked')}</Badge> : null}</TitleRow>
           <div class="toolbar">
-            <button type="button" onClick={() => setEditing(!editing)} aria-expanded={editing}>
-              {t('edit')}
-            </button>
+            <EditToggle editing={editing} onToggle={setEditing} />
             {u.locked ? (
-              <button type="button" onClick={async () => (await act(() => api.json('DELETE', `${path}/lock`), t('done.unlocked'))) && state.reload()}>
-                {t('user.unlock')}
-              </button>
+              <ActionButton label={t('user.unlock')} run={() => api.json('DELETE', `${path}/lock`)} done={t('done.unlocked')} then={state.reload} />
             ) : (
-              <ConfirmButton label={t('user.lock')} question={t('user.lock.q', { name: u.email })} onConfirm={async () => void ((await act(() => api.json('POST', `${path}/lock`), t('done.locked'))) && state.reload())} />
+              <ActionButton label={t('user.lock')} question={t('user.lock.q', { name: u.email })} run={() => api.json('POST', `${path}/lock`)} done={t('done.locked')} then={state.reload} />
             )}
-            <ConfirmButton label={t('user.reset_mfa')} question={t('user.reset_mfa.q', { name: u.email })} onConfirm={async () => void ((await act(() => api.json('POST', `${path}/mfa/reset`), t('done.mfa'))) && state.reload())} />
-            <ConfirmButton danger label={t('delete')} question={t('user.delete.q', { name: u.email })} onConfirm={async () => void ((await act(() => api.json('DELETE', path), t('done.deleted'))) && navigate(href('/users')))} />
+            <ActionButton label={t('user.reset_mfa')} question={t('user.reset_mfa.q', { name: u.email })} run={() => api.json('POST', `${path}/mfa/reset`)} done={t('done.mfa')} then={state.reload} />
+            <ActionButton danger label={t('delete')} question={t('user.delete.q', { name: u.email })} run={() => api.json('DELETE', path)} done={t('done.deleted')} then={() => navigate(href('/users'))} />
           </div>
           {editing ? (
             <UserFormView
@@ -267,26 +245,19 @@ export function UserDetail({ id }: { id: string }) {
               }}
             />
           ) : (
-            <dl class="props">
-              <dt>id</dt>
-              <dd class="mono">{u.id}</dd>
-              <dt>{t('user.name')}</dt>
-              <dd>{u.name || '—'}</dd>
-              <dt>{t('user.username')}</dt>
-              <dd>{u.username || '—'}</dd>
-              <dt>{t('user.role')}</dt>
-              <dd>{u.role}</dd>
-              <dt>{t('user.enabled')}</dt>
-              <dd>{u.account_enabled ? t('yes') : t('no')}</dd>
-              <dt>{t('user.verified')}</dt>
-              <dd>{u.email_verified ? t('yes') : t('no')}</dd>
-              <dt>{t('user.provider')}</dt>
-              <dd>{u.auth_provider}</dd>
-              <dt>MFA</dt>
-              <dd>{u.mfa.enabled ? u.mfa.methods.join(', ') || t('yes') : t('no')}</dd>
-              <dt>{t('user.last_login')}</dt>
-              <dd>{fmtDate(u.last_login_at)}</dd>
-            </dl>
+            <PropList
+              items={[
+                ['id', u.id, 'mono'],
+                [t('user.name'), u.name || '—'],
+                [t('user.username'), u.username || '—'],
+                [t('user.role'), u.role],
+                [t('user.enabled'), u.account_enabled ? t('yes') : t('no')],
+                [t('user.verified'), u.email_verified ? t('yes') : t('no')],
+                [t('user.provider'), u.auth_provider],
+                ['MFA', u.mfa.enabled ? u.mfa.methods.join(', ') || t('yes') : t('no')],
+                [t('user.last_login'), fmtDate(u.last_login_at)],
+              ]}
+            />
           )}
           <section aria-labelledby="pw-h">
             <h2 id="pw-h">{t('user.reset_password')}</h2>
@@ -294,11 +265,15 @@ export function UserDetail({ id }: { id: string }) {
           </section>
           <section aria-labelledby="us-h">
             <h2 id="us-h">{t('nav.sessions')}</h2>
-            <Loader state={sessions}>{({ data }) => (data.length ? <SessionTable sessions={data} onChanged={sessions.reload} /> : <Empty>{t('sessions.empty')}</Empty>)}</Loader>
+            <ListLoader state={sessions} empty={t('sessions.empty')}>
+              {(rows) => <SessionTable sessions={rows} onChanged={sessions.reload} />}
+            </ListLoader>
           </section>
           <section aria-labelledby="ua-h">
             <h2 id="ua-h">{t('user.activity')}</h2>
-            <Loader state={activity}>{(page) => (page.data.length ? <AuditTable entries={page.data} /> : <Empty>{t('audit.empty')}</Empty>)}</Loader>
+            <ListLoader state={activity} empty={t('audit.empty')}>
+              {(rows) => <AuditTable entries={rows} />}
+            </ListLoader>
           </section>
         </>
       )}
