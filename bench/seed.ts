@@ -11,6 +11,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../src/config/index.js';
 import { newKeyRecord } from '../src/keys/keystore.js';
 import { Sealer } from '../src/keys/sealer.js';
+import { newClientRecord } from '../src/clients/operations.js';
 import { buildMetadata } from '../src/clients/rules.js';
 import { hashSecret, newClientSecret } from '../src/clients/secrets.js';
 import { PgStorage } from '../src/storage/postgresql/index.js';
@@ -90,18 +91,7 @@ export async function seed(storage: PgStorage, config: Config, sealer: Sealer, n
   await parallel(records, concurrency, async (r, i) => {
     const keys = pool[i % pool.length]!.map(({ record, privateJson }) => ({ ...record, created_at: now, private_sealed: sealer.seal(privateJson, `${r.slug}:${record.kid}`) }));
     const secret = newClientSecret();
-    const client: ClientRecord = {
-      client_id: randomBytes(16).toString('base64url'),
-      secret_hash: hashSecret(secret),
-      secret_sealed: null,
-      secret_generation: 0,
-      metadata,
-      active: true,
-      created_at: now,
-      updated_at: now,
-      last_used_at: null,
-      tokens_issued: 0,
-    };
+    const client = newClientRecord(randomBytes(16).toString('base64url'), { secret_hash: hashSecret(secret), secret_sealed: null }, metadata, now);
     await storage.keys.transaction(r.slug, async () => {
       await storage.keys.insert(r.slug, keys);
       await storage.clients.create(r.slug, client);

@@ -55,6 +55,16 @@ function secretColumns(scope: ClientScope, clientId: string, m: ClientMetadata, 
   };
 }
 
+/** A new, active, unused client record: the one shape every creation path stores. */
+export function newClientRecord(
+  clientId: string,
+  secret: Pick<ClientRecord, 'secret_hash' | 'secret_sealed'>,
+  metadata: ClientMetadata,
+  now = new Date().toISOString(),
+): ClientRecord {
+  return { client_id: clientId, ...secret, secret_generation: 0, metadata, active: true, created_at: now, updated_at: now, last_used_at: null, tokens_issued: 0 };
+}
+
 /**
  * The audit entry of a write, attributed to the caller; written by the repository with the write.
  * The acting user (a user token) is named even where the event names the affected user in
@@ -102,18 +112,7 @@ export async function createClient(scope: ClientScope, metadata: ClientMetadata,
   await checkClientScopes(scope, metadata.scope);
   const clientId = opts.clientId ?? randomBytes(16).toString('base64url');
   const secret = isConfidential(metadata) ? (opts.secret ?? newClientSecret()) : undefined;
-  const now = new Date().toISOString();
-  const record: ClientRecord = {
-    client_id: clientId,
-    ...secretColumns(scope, clientId, metadata, secret),
-    secret_generation: 0,
-    metadata,
-    active: true,
-    created_at: now,
-    updated_at: now,
-    last_used_at: null,
-    tokens_issued: 0,
-  };
+  const record = newClientRecord(clientId, secretColumns(scope, clientId, metadata, secret), metadata);
   const event = opts.audit?.(record) ?? { type: 'client.created', details: { client_id: clientId, client_name: metadata.client_name } };
   await scope.ctx.storage.clients.create(scope.tenant, record, entry(scope, event));
   return { record, secret };
