@@ -24,6 +24,8 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 30000,
+    // it.concurrent (test/e2e/hostile/bodies.test.ts: one 413 per operation, each waiting out a 2 s lingering close).
+    maxConcurrency: 32,
     hookTimeout: 60000,
     reporters: ['default'],
     projects: [
