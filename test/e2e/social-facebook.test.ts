@@ -6,51 +6,33 @@
  * returned e-mail counts as verified (it may link an existing user, after that user's password);
  * a person without one (phone-only account, or the permission declined) cannot create an account.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { api, type TestApp } from '../helpers/app.js';
 import { graphError, startFacebookStandin, type FacebookStandin } from '../helpers/facebook-standin.js';
-import { startRpServer, type RpServer } from '../helpers/rp-server.js';
-import { createClient, createUser } from '../helpers/users.js';
+import { startSocialApp, type SocialApp } from '../helpers/social-app.js';
+import { createUser } from '../helpers/users.js';
 
 describe('social login: Facebook preset (OAuth 2.0 + Graph API /me)', () => {
   let t: TestApp;
   let fb: FacebookStandin;
   let browser: Browser;
-  let rp: RpServer;
   let REDIRECT: string;
   let config: oidc.Configuration;
-  let dir: string;
 
+  let app: SocialApp;
   beforeAll(async () => {
     fb = await startFacebookStandin();
-    rp = await startRpServer();
-    REDIRECT = `${rp.origin}/cb`;
-    dir = mkdtempSync(join(tmpdir(), 'svc-social-'));
-    const file = join(dir, 'config.json');
-    writeFileSync(file, JSON.stringify({ features: { social_login: { providers: { facebook: { enabled: true, client_id: fb.clientId, client_secret: fb.clientSecret, endpoints: fb.endpoints } } } } }));
-    t = await startTestApp({ SVC_CONFIG_FILE: file });
-    await t.app.ctx.storage.tenantConfig.put('default', 'security', { signup: { enabled: true } });
-    await (await t.app.pool.get('default')).reload();
-    browser = await launchBrowser();
-    const client = await createClient(t, { client_name: 'Web App', application_type: 'web', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], scope: 'openid profile email', first_party: true });
-    config = await oidc.discovery(new URL(t.issuer), client.client_id, client.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+    app = await startSocialApp({ facebook: { enabled: true, client_id: fb.clientId, client_secret: fb.clientSecret, endpoints: fb.endpoints } });
+    ({ t, redirect: REDIRECT, browser, config } = app);
   });
   afterAll(async () => {
-    await browser?.close();
-    await t?.close();
+    await app?.close();
     await fb?.close();
-    await rp?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const count = async (table: string) => Number(Object.values((await t.sql(`SELECT count(*) AS n FROM ${table}`))[0]!)[0]);
-  const snapshot = async () => ({ users: await count('users'), links: await count('social_identities') });
+  const snapshot = () => app.snapshot();
 
   /** From the relying party through "Continue with Facebook" to Facebook's dialog (checked as Facebook documents it). */
   async function toDialog(): Promise<{ context: BrowserContext; page: Page; sub: () => Promise<string> }> {

@@ -4,48 +4,31 @@
  * override. Only the verified primary address of /user/emails counts as a verified e-mail: a
  * verified secondary address never links to the user who owns it here.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { api, type TestApp } from '../helpers/app.js';
 import { startGithubStandin, type GithubStandin } from '../helpers/github-standin.js';
-import { startRpServer, type RpServer } from '../helpers/rp-server.js';
-import { createClient, createUser } from '../helpers/users.js';
+import { startSocialApp, type SocialApp } from '../helpers/social-app.js';
+import { createUser } from '../helpers/users.js';
 
 describe('social login: GitHub preset (OAuth 2.0 + user and e-mail APIs)', () => {
   let t: TestApp;
   let gh: GithubStandin;
   let browser: Browser;
-  let rp: RpServer;
   let REDIRECT: string;
   let config: oidc.Configuration;
-  let dir: string;
 
+  let app: SocialApp;
   beforeAll(async () => {
     gh = await startGithubStandin();
-    rp = await startRpServer();
-    REDIRECT = `${rp.origin}/cb`;
-    dir = mkdtempSync(join(tmpdir(), 'svc-social-'));
-    const file = join(dir, 'config.json');
     const endpoints = { authorization: `${gh.origin}/login/oauth/authorize`, token: `${gh.origin}/login/oauth/access_token`, user: `${gh.origin}/user`, emails: `${gh.origin}/user/emails` };
-    writeFileSync(file, JSON.stringify({ features: { social_login: { providers: { github: { enabled: true, client_id: gh.clientId, client_secret: gh.clientSecret, endpoints } } } } }));
-    t = await startTestApp({ SVC_CONFIG_FILE: file });
-    await t.app.ctx.storage.tenantConfig.put('default', 'security', { signup: { enabled: true } });
-    await (await t.app.pool.get('default')).reload();
-    browser = await launchBrowser();
-    const client = await createClient(t, { client_name: 'Web App', application_type: 'web', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], scope: 'openid profile email', first_party: true });
-    config = await oidc.discovery(new URL(t.issuer), client.client_id, client.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+    app = await startSocialApp({ github: { enabled: true, client_id: gh.clientId, client_secret: gh.clientSecret, endpoints } });
+    ({ t, redirect: REDIRECT, browser, config } = app);
   });
   afterAll(async () => {
-    await browser?.close();
-    await t?.close();
+    await app?.close();
     await gh?.close();
-    await rp?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const count = async (table: string) => Number(Object.values((await t.sql(`SELECT count(*) AS n FROM ${table}`))[0]!)[0]);

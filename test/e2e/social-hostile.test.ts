@@ -4,49 +4,31 @@
  * error page at the product, and nothing is created (no user, no link); the state is sealed,
  * single use and bound to the browser that started the flow.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
+import type { TestApp } from '../helpers/app.js';
 import { startRogueOidc, type RogueOidc } from '../helpers/rogue-oidc.js';
-import { startRpServer, type RpServer } from '../helpers/rp-server.js';
-import { createClient } from '../helpers/users.js';
+import { startSocialApp, type SocialApp } from '../helpers/social-app.js';
 
 describe('social login: hostile and failing upstream answers', () => {
   let t: TestApp;
   let rogue: RogueOidc;
   let browser: Browser;
-  let rp: RpServer;
   let REDIRECT: string;
   let config: oidc.Configuration;
-  let dir: string;
   let subject = 0;
 
+  let app: SocialApp;
   beforeAll(async () => {
     rogue = await startRogueOidc();
-    rp = await startRpServer();
-    REDIRECT = `${rp.origin}/cb`;
-    dir = mkdtempSync(join(tmpdir(), 'svc-social-'));
-    const file = join(dir, 'config.json');
-    writeFileSync(file, JSON.stringify({ features: { social_login: { providers: { rogue: { type: 'oidc', enabled: true, issuer: rogue.issuer, client_id: rogue.clientId, client_secret: rogue.clientSecret, display_name: 'Rogue ID' } } } } }));
     // A short upstream time limit, so the timeout case does not wait 10 s.
-    t = await startTestApp({ SVC_CONFIG_FILE: file, FEATURES_SOCIAL_LOGIN_UPSTREAM_TIMEOUT_MS: '1500' });
-    await t.app.ctx.storage.tenantConfig.put('default', 'security', { signup: { enabled: true } });
-    await (await t.app.pool.get('default')).reload();
-    browser = await launchBrowser();
-    const client = await createClient(t, { client_name: 'Web App', application_type: 'web', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], scope: 'openid profile email', first_party: true });
-    config = await oidc.discovery(new URL(t.issuer), client.client_id, client.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+    app = await startSocialApp({ rogue: { type: 'oidc', enabled: true, issuer: rogue.issuer, client_id: rogue.clientId, client_secret: rogue.clientSecret, display_name: 'Rogue ID' } }, { FEATURES_SOCIAL_LOGIN_UPSTREAM_TIMEOUT_MS: '1500' });
+    ({ t, redirect: REDIRECT, browser, config } = app);
   });
   afterAll(async () => {
-    await browser?.close();
-    await t?.close();
+    await app?.close();
     await rogue?.close();
-    await rp?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
   beforeEach(() => {
     rogue.mode = 'ok';
@@ -54,8 +36,7 @@ describe('social login: hostile and failing upstream answers', () => {
     rogue.claims = { sub: `rogue-${subject}`, email: `rogue${subject}@example.com`, email_verified: true };
   });
 
-  const count = async (table: string) => Number(Object.values((await t.sql(`SELECT count(*) AS n FROM ${table}`))[0]!)[0]);
-  const snapshot = async () => ({ users: await count('users'), links: await count('social_identities') });
+  const snapshot = () => app.snapshot();
 
   /** A fresh browser from the relying party to the upstream's page; returns the callback URL it offers. */
   async function toUpstream(): Promise<{ context: BrowserContext; page: Page; callback: string }> {
