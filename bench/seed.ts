@@ -16,7 +16,7 @@ import { buildMetadata } from '../src/clients/rules.js';
 import { hashSecret, newClientSecret } from '../src/clients/secrets.js';
 import { PgStorage } from '../src/storage/postgresql/index.js';
 import { REGISTRY_OWNER } from '../src/storage/registry.js';
-import type { ClientRecord, SigningKeyRecord, TenantRecord } from '../src/storage/types.js';
+import type { SigningKeyRecord, TenantRecord } from '../src/storage/types.js';
 import { basicAuth } from './http.js';
 import { FLEET_SCOPE, type FleetTenant } from './tenant-fleet.js';
 

@@ -19,12 +19,9 @@ import type { InteractionResults } from 'oidc-provider';
 import { withNodeObjects } from '../http/koa-bridge.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createSocialUser, linkIdentity, resolveAccount, type Who } from '../social/accounts.js';
-import type { SocialProvider, SocialSettings } from '../social/providers.js';
-import type { StateCodec } from '../social/state.js';
+import type { SocialProvider } from '../social/providers.js';
 import { UpstreamError, authorizationUrl, exchangeCode, type UpstreamIdentity } from '../social/upstream.js';
 import type { UserRecord } from '../storage/types.js';
-import type { EffectiveConfig } from '../tenancy/config/merge.js';
-import type { RelayState } from '../tenancy/ops.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, type PageUi } from '../ui/page-ui.js';
 import { socialButtons, socialErrorPage, socialLinkPage } from '../ui/social-pages.js';
@@ -44,7 +41,6 @@ import {
   type SignInHost,
   type SocialHooks,
 } from './interactions.js';
-import type { ReplayStore } from './replay-store.js';
 import { finishAccountLink } from './social-account-link.js';
 import { BINDING_COOKIE, MAX_PARAM, appleUser, callbackUrl, socialBindingCookie, type SocialContext } from './social-common.js';
 
