@@ -13,8 +13,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Loaded on first use: passkeys, SMTP, TOTP enrolment, Redis, PostgreSQL, the first hash. */
-const LAZY_PACKAGES = ['@simplewebauthn/server', 'nodemailer', 'qrcode', 'ioredis', 'pg', 'piscina'];
+/** Loaded on first use: passkeys, SMTP, TOTP enrolment, Redis, PostgreSQL, the first hash, the first Management API answer. */
+const LAZY_PACKAGES = ['@simplewebauthn/server', 'nodemailer', 'qrcode', 'ioredis', 'pg', 'piscina', 'fast-json-stringify'];
 
 /** Module specifiers a file loads when it is evaluated (relative ones resolved to .ts files). */
 function startUpImports(file: string): string[] {
