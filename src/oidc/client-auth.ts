@@ -118,7 +118,18 @@ function presented(req: HttpRequest, form: URLSearchParams): Presented | 'fallba
  * Authenticates the client of a token or introspection request. `endpointUrl` is the absolute URL
  * of the endpoint called (an accepted assertion audience besides the issuer and the token endpoint).
  */
-export async function authenticateClient(host: ClientAuthHost, req: HttpRequest, form: URLSearchParams, endpointUrl: string): Promise<AuthenticatedClient | 'fallback'> {
+export async function authenticateClient(
+  host: ClientAuthHost,
+  req: HttpRequest,
+  form: URLSearchParams,
+  endpointUrl: string,
+  /**
+   * What a method other than the registered one gets: refused (the Management API's token paths),
+   * or handed to oidc-provider, which lets client_secret_basic and client_secret_post stand in for
+   * each other (the user-facing grants, where relying parties rely on that).
+   */
+  otherMethod: 'refuse' | 'fallback' = 'refuse',
+): Promise<AuthenticatedClient | 'fallback'> {
   const claim = presented(req, form);
   if (claim === 'fallback') return claim;
   const fail = (reason: string): never => {
@@ -131,7 +142,10 @@ export async function authenticateClient(host: ClientAuthHost, req: HttpRequest,
   const record = await host.loadClient(claim.clientId);
   if (!record || !record.active) return fail('client not found');
   const method = record.metadata.token_endpoint_auth_method;
-  if (!claim.methods.includes(method)) return fail('the provided authentication mechanism does not match the registered client authentication method');
+  if (!claim.methods.includes(method)) {
+    if (otherMethod === 'fallback') return 'fallback';
+    return fail('the provided authentication mechanism does not match the registered client authentication method');
+  }
 
   if (method === 'client_secret_basic' || method === 'client_secret_post') {
     if (!secretMatches(claim.secret ?? '', record.secret_hash)) return fail('invalid secret provided');
