@@ -32,6 +32,7 @@ export interface ClientAuthHost {
 
 export const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const NO_VSCHAR = /[^\x20-\x7E]/;
+const SECRET_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post']);
 
 const invalidRequest = (description: string) => new OAuthError(400, 'invalid_request', description);
 
@@ -124,11 +125,12 @@ export async function authenticateClient(
   form: URLSearchParams,
   endpointUrl: string,
   /**
-   * What a method other than the registered one gets: refused (the Management API's token paths),
-   * or handed to oidc-provider, which lets client_secret_basic and client_secret_post stand in for
-   * each other (the user-facing grants, where relying parties rely on that).
+   * Which presented method a client may use: only its registered one (the Management API's token
+   * paths; anything else is invalid_client), or oidc-provider's rule for the user grants, where
+   * relying parties rely on it: client_secret_basic and client_secret_post stand in for each other,
+   * and any other mismatch is handed to oidc-provider (`fallback`), which refuses it.
    */
-  otherMethod: 'refuse' | 'fallback' = 'refuse',
+  methodRule: 'registered' | 'oidc-provider' = 'registered',
 ): Promise<AuthenticatedClient | 'fallback'> {
   const claim = presented(req, form);
   if (claim === 'fallback') return claim;
@@ -142,8 +144,9 @@ export async function authenticateClient(
   const record = await host.loadClient(claim.clientId);
   if (!record || !record.active) return fail('client not found');
   const method = record.metadata.token_endpoint_auth_method;
-  if (!claim.methods.includes(method)) {
-    if (otherMethod === 'fallback') return 'fallback';
+  const standIn = methodRule === 'oidc-provider' && SECRET_METHODS.has(method) && claim.methods.some((m) => SECRET_METHODS.has(m));
+  if (!claim.methods.includes(method) && !standIn) {
+    if (methodRule === 'oidc-provider') return 'fallback';
     return fail('the provided authentication mechanism does not match the registered client authentication method');
   }
 

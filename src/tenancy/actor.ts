@@ -36,7 +36,7 @@ import { protectBearerIds } from '../oidc/bearer-at-rest.js';
 import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { claimsConfiguration, createProvider } from '../oidc/provider.js';
 import type { UserinfoSetup } from '../oidc/userinfo.js';
-import type { RefreshSetup } from '../oidc/refresh-grant.js';
+import type { UserTokenSetup } from '../oidc/user-tokens.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
@@ -71,8 +71,8 @@ interface BuiltProvider {
   discovery: { body: Buffer; etag: string };
   /** What the direct userinfo path needs of this build (oidc/userinfo.ts). */
   userinfo: UserinfoSetup;
-  /** What the direct refresh_token grant needs of this build (oidc/refresh-grant.ts). */
-  refresh: RefreshSetup;
+  /** What the direct refresh and code grants need of this build (oidc/user-tokens.ts). */
+  userTokens: UserTokenSetup;
 }
 
 /**
@@ -253,8 +253,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
     const userinfo: UserinfoSetup = { claimsByScope: claimsConfiguration(customClaims), customClaims, pairwiseKey };
-    const refresh: RefreshSetup = { ...userinfo, repo: oidcRepo, conformIdTokenClaims: config.oidc.id_token_claims === 'conform' };
-    return { provider, callback, discovery: { body, etag: etagOf(body) }, userinfo, refresh };
+    const userTokens: UserTokenSetup = { ...userinfo, repo: oidcRepo, conformIdTokenClaims: config.oidc.id_token_claims === 'conform' };
+    return { provider, callback, discovery: { body, etag: etagOf(body) }, userinfo, userTokens };
   }
 
   /** Audit and metrics from oidc-provider's events. */
@@ -447,9 +447,9 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     return this.ready?.userinfo;
   }
 
-  /** The direct refresh_token grant serves only once oidc-provider is built, with that build's settings. */
-  refreshSetup(): RefreshSetup | undefined {
-    return this.ready?.refresh;
+  /** The direct refresh and code grants serve only once oidc-provider is built, with that build's settings. */
+  userTokenSetup(): UserTokenSetup | undefined {
+    return this.ready?.userTokens;
   }
 
   /** Access tokens and grants are stored as they are (only refresh tokens and sessions are keyed: bearer-at-rest.ts). */
