@@ -46,9 +46,21 @@ const AUTH_PARAMS = ['client_id', 'client_secret', 'client_assertion', 'client_a
 const isObject = (v: unknown): v is Payload => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
 
-/** oidc-provider's opaque token values: 256 bits of randomness, base64url (formats/opaque.js). */
+/**
+ * oidc-provider's opaque token values: 256 bits of randomness, base64url (formats/opaque.js), cut
+ * from a pooled random buffer (one getrandom call per 128 values, not per token).
+ */
+const VALUE_BYTES = 32;
+let pool = Buffer.alloc(0);
+let offset = 0;
 export function tokenValue(): string {
-  return randomBytes(32).toString('base64url');
+  if (offset + VALUE_BYTES > pool.length) {
+    pool = randomBytes(VALUE_BYTES * 128);
+    offset = 0;
+  }
+  const value = pool.toString('base64url', offset, offset + VALUE_BYTES);
+  offset += VALUE_BYTES;
+  return value;
 }
 
 /** The object without its undefined members (oidc-provider's payloads skip them the same way). */
