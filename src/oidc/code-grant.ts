@@ -14,7 +14,7 @@
  *
  * Everything else returns undefined before anything is written, and oidc-provider answers: every
  * refusal (a reused code is invalid_grant there, and revokes the grant), an omitted redirect_uri,
- * other parameters. The code is consumed, then the tokens written, each awaited before the answer.
+ * other parameters. The code is consumed and the tokens written before the answer leaves.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
@@ -84,9 +84,12 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
     });
     refresh = { value: rtValue, payload, ttl };
   }
-  await repo.consume(host.tenant, 'AuthorizationCode', value);
-  await repo.upsert(host.tenant, 'AccessToken', at.value, at.payload, now + at.ttl);
-  if (refresh) await repo.upsert(host.tenant, 'RefreshToken', refresh.value, refresh.payload, now + refresh.ttl);
+  // Issued together (see refresh-grant.ts): answered only once all succeeded.
+  await Promise.all([
+    repo.consume(host.tenant, 'AuthorizationCode', value),
+    repo.upsert(host.tenant, 'AccessToken', at.value, at.payload, now + at.ttl),
+    refresh && repo.upsert(host.tenant, 'RefreshToken', refresh.value, refresh.payload, now + refresh.ttl),
+  ]);
   const id = await signing;
   host.tokenIssued(source.clientId, GTY);
 

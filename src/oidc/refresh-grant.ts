@@ -21,8 +21,8 @@
  * never spent here and then presented again to oidc-provider; its failures are client-auth.ts's,
  * the same as oidc-provider's.
  *
- * Crash safety is oidc-provider's: the used token is consumed, then its successor and the access
- * token are written, each awaited before the answer leaves.
+ * Crash safety is oidc-provider's: the used token is consumed and its successor and the access
+ * token written before the answer leaves.
  */
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { TOKEN_HEADERS, accessToken, defined, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
@@ -76,9 +76,13 @@ export async function refreshGrant(host: UserTokenHost, req: HttpRequest): Promi
     clientId: source.clientId,
   });
   const at = accessToken(host, setup, source, p, gty, now);
-  await repo.consume(host.tenant, 'RefreshToken', value);
-  await repo.upsert(host.tenant, 'RefreshToken', rtValue, successor, now + rtTtl);
-  await repo.upsert(host.tenant, 'AccessToken', at.value, at.payload, now + at.ttl);
+  // Issued together (one round trip on Redis): nothing is answered unless all three succeed, and
+  // tokens written beside a failed consume were never handed out.
+  await Promise.all([
+    repo.consume(host.tenant, 'RefreshToken', value),
+    repo.upsert(host.tenant, 'RefreshToken', rtValue, successor, now + rtTtl),
+    repo.upsert(host.tenant, 'AccessToken', at.value, at.payload, now + at.ttl),
+  ]);
   const id = await signing;
   host.tokenIssued(source.clientId, GTY);
 
