@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { openBackend, type ProductBackend } from './backend.js';
 import { memoryOf } from './probes.js';
 import { removeDir, startServer } from './processes.js';
 import { productTarget } from './targets.js';
@@ -34,8 +35,8 @@ function cpuMsOf(pid: number): number | null {
   }
 }
 
-async function once(): Promise<StartupRun> {
-  const { spec } = productTarget(process.env);
+async function once(backend: ProductBackend): Promise<StartupRun> {
+  const { spec } = productTarget(process.env, backend);
   const cold = await startServer(spec);
   await cold.stop();
   const server = await startServer(spec, 30_000, cold.dir);
@@ -55,8 +56,10 @@ function minMedian(values: Array<number | null>): string {
 async function main(): Promise<void> {
   const runs = Math.max(1, Number(process.argv[2] ?? 3) || 3);
   const results: StartupRun[] = [];
+  // The bench's default storage (SQLite in the run's temp dir), as the rows of `npm run bench`.
+  const backend = await openBackend('sqlite');
   for (let i = 0; i < runs; i++) {
-    const r = await once();
+    const r = await once(backend);
     results.push(r);
     process.stdout.write(`run ${i + 1}: first start ${r.coldReadyMs} ms, restart to ready ${r.readyMs} ms (CPU ${r.cpuMs ?? '-'} ms), idle RSS ${r.rssMb ?? '-'} MB\n`);
   }
