@@ -38,8 +38,37 @@ export interface UserTokenHost extends TokenContext {
 
 export type Payload = Record<string, unknown>;
 
-/** oidc-provider's noCache middleware, then its JSON body. */
-export const TOKEN_HEADERS = { 'cache-control': 'no-store', 'content-type': 'application/json; charset=utf-8' };
+/**
+ * The headers oidc-provider answers a token request with: noCache, its CORS middleware for the
+ * token endpoint (vary, the request's origin or `*`, WWW-Authenticate exposed; no DPoP nonces are
+ * configured), then its JSON body. Browsers (SPAs, the admin console) read the answer by them.
+ */
+export function tokenHeaders(origin: string): Record<string, string> {
+  return {
+    'cache-control': 'no-store',
+    vary: 'Origin',
+    'access-control-allow-origin': origin,
+    'access-control-expose-headers': 'WWW-Authenticate',
+    'content-type': 'application/json; charset=utf-8',
+  };
+}
+
+/**
+ * The CORS origin oidc-provider would answer with (its clientBasedCORS: provider.ts allows the
+ * origins of the client's redirect and logout URIs), or undefined when it refuses the origin.
+ */
+function allowedOrigin(req: HttpRequest, client: ClientRecord): string | undefined {
+  const origin = req.headers.origin;
+  if (!origin) return '*';
+  for (const uri of [...client.metadata.redirect_uris, ...client.metadata.post_logout_redirect_uris]) {
+    try {
+      if (new URL(uri).origin === origin) return origin;
+    } catch {
+      // not a URL with an origin
+    }
+  }
+  return undefined;
+}
 /** Client authentication's parameters (besides each grant's own). */
 const AUTH_PARAMS = ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'];
 
@@ -163,6 +192,8 @@ export interface Parties {
   key: Parameters<typeof signJwt>[1];
   /** The pairwise sector, for pairwise clients. */
   sector: string | undefined;
+  /** The answer's CORS origin (the request's, or `*` without one). */
+  origin: string;
 }
 
 /**
@@ -177,7 +208,9 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
   if (client.client_id !== source.clientId || !client.metadata.grant_types.includes(grantType)) return undefined;
   const key = host.keys.signing.get((client.metadata.id_token_signed_response_alg ?? 'RS256') as SigningAlg);
   const sector = client.metadata.subject_type === 'pairwise' ? redirectSector(client.metadata) : undefined;
-  if (!key || (client.metadata.subject_type === 'pairwise' && sector === undefined)) return undefined;
+  // An origin the client's CORS rule refuses is oidc-provider's invalid_request.
+  const origin = allowedOrigin(req, client);
+  if (!key || origin === undefined || (client.metadata.subject_type === 'pairwise' && sector === undefined)) return undefined;
 
   const { repo } = setup;
   const [grantRow, user, bound] = await Promise.all([
@@ -193,7 +226,7 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
   if (granted === undefined || rejected === undefined) return undefined;
   const scopes = new Set(source.scope.split(' '));
   const atScope = granted.split(' ').filter((s) => scopes.has(s)).join(' ');
-  return { client, user, granted, rejected, atScope, key, sector };
+  return { client, user, granted, rejected, atScope, key, sector, origin };
 }
 
 /**

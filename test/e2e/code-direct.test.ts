@@ -94,12 +94,12 @@ function exchange(o: Exchange): HttpRequest {
 }
 
 /** One code exchange through each side, compared; returns both answers. */
-async function compareExchange(client: CodeFlowClient, scope: string, o: { post?: boolean; extra?: Record<string, string> } = {}) {
+async function compareExchange(client: CodeFlowClient, scope: string, o: { post?: boolean; extra?: Record<string, string>; headers?: Record<string, string> } = {}) {
   const mine = await codeFor(client, scope, o.extra);
   const theirs = await codeFor(client, scope, o.extra);
   const a = await actor();
-  const product = await viaProduct(a, exchange({ client, code: mine, post: o.post }));
-  const stock = await viaStock(a, exchange({ client, code: theirs, post: o.post }));
+  const product = await viaProduct(a, exchange({ client, code: mine, post: o.post, headers: o.headers }));
+  const stock = await viaStock(a, exchange({ client, code: theirs, post: o.post, headers: o.headers }));
   await expectAlike(t, product, stock);
   expect((await storedRow(t, 'AuthorizationCode', mine.code))?.consumed).toBe(true);
   expect((await storedRow(t, 'AuthorizationCode', theirs.code))?.consumed).toBe(true);
@@ -132,6 +132,16 @@ describe('served directly, as oidc-provider answers', () => {
     expect(decodeJwt(pairwise.product.json.id_token)[1].sub).not.toBe(user.id);
     const noRefresh = await compareExchange(await newClient({ grant_types: ['authorization_code'], scope: 'openid email' }), 'openid email');
     expect(noRefresh.product.json).not.toHaveProperty('refresh_token');
+  });
+
+  it('an SPA\'s exchange from its origin gets CORS for it; another origin is oidc-provider\'s refusal', async () => {
+    const spa = await newClient({ token_endpoint_auth_method: 'none' });
+    const { product } = await compareExchange(spa, 'openid', { headers: { origin: 'http://127.0.0.1:65533' } });
+    expect(product.res.headers).toMatchObject({ 'access-control-allow-origin': 'http://127.0.0.1:65533', vary: 'Origin' });
+    const code = await codeFor(spa, 'openid');
+    const refused = await viaProduct(await actor(), exchange({ client: spa, code, headers: { origin: 'https://evil.example' } }));
+    expect(refused).toMatchObject({ direct: false, res: { status: 400 }, json: { error: 'invalid_request' } });
+    expect((await storedRow(t, 'AuthorizationCode', code.code))?.consumed).toBe(false);
   });
 
   it('openid-client\'s code flow through the front door, without oidc-provider at the token endpoint', async () => {

@@ -88,10 +88,10 @@ async function twins(client: CodeFlowClient, scope: string, opts: Partial<CodeFl
 }
 
 /** One refresh through each side, compared (token-parity.ts expectAlike); returns both answers. */
-async function compareRefresh(client: CodeFlowClient, scope: string, o: { post?: boolean; nonce?: string } = {}) {
+async function compareRefresh(client: CodeFlowClient, scope: string, o: { post?: boolean; nonce?: string; headers?: Record<string, string> } = {}) {
   const [mine, theirs] = await twins(client, scope, o.nonce ? { nonce: o.nonce } : {});
-  const product = await viaProduct(tokenRequest({ client, refreshToken: mine, post: o.post }));
-  const stock = await viaStock(tokenRequest({ client, refreshToken: theirs, post: o.post }));
+  const product = await viaProduct(tokenRequest({ client, refreshToken: mine, post: o.post, headers: o.headers }));
+  const stock = await viaStock(tokenRequest({ client, refreshToken: theirs, post: o.post, headers: o.headers }));
   await expectAlike(t, product, stock);
   // Both used tokens are consumed.
   expect((await storedRow('RefreshToken', mine))?.consumed).toBe(true);
@@ -126,6 +126,12 @@ describe('served directly, as oidc-provider answers', () => {
   it('the nonce of the sign-in stays in the refreshed ID token', async () => {
     const { product } = await compareRefresh(basic, 'openid email offline_access', { nonce: 'n-0S6_WzA2Mj' });
     expect(decode(product.json.id_token)[1].nonce).toBe('n-0S6_WzA2Mj');
+  });
+
+  it('from a browser: CORS for an origin of the client, as oidc-provider sends it', async () => {
+    const spa = await newClient({ token_endpoint_auth_method: 'none' });
+    const { product } = await compareRefresh(spa, 'openid offline_access', { headers: { origin: 'http://127.0.0.1:65532' } });
+    expect(product.res.headers).toMatchObject({ 'access-control-allow-origin': 'http://127.0.0.1:65532', vary: 'Origin' });
   });
 
   it('a client_secret_basic client sending its secret in the body (oidc-provider allows either)', async () => {
@@ -257,6 +263,14 @@ describe('refusals are oidc-provider\'s own', () => {
     expect(lock.status, lock.text).toBeLessThan(300);
     const out = await viaProduct(tokenRequest({ client: basic, refreshToken: tokens.refresh_token! }));
     expect(out).toMatchObject({ direct: false, res: { status: 400 }, json: { error: 'invalid_grant' } });
+  });
+
+  it('an origin the client did not register: oidc-provider\'s invalid_request, the token left unused', async () => {
+    const tokens = await session.tokens(basic, { scope: 'openid offline_access' });
+    const out = await viaProduct(tokenRequest({ client: basic, refreshToken: tokens.refresh_token!, headers: { origin: 'https://evil.example' } }));
+    expect(out).toMatchObject({ direct: false, res: { status: 400 }, json: { error: 'invalid_request' } });
+    expect(out.res.headers?.['access-control-allow-origin']).toBeUndefined();
+    expect((await storedRow('RefreshToken', tokens.refresh_token!))?.consumed).toBe(false);
   });
 
   it('a scope or resource parameter, a DPoP proof: handed to oidc-provider', async () => {

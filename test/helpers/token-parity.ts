@@ -89,7 +89,9 @@ export async function expectAlike(t: TestApp, product: Answer, stock: Answer): P
   expect(product.direct).toBe(true);
   expect(product.res.status, String(product.res.body)).toBe(200);
   expect(stock.res.status, String(stock.res.body)).toBe(200);
-  for (const h of ['content-type', 'cache-control']) expect(product.res.headers?.[h], h).toBe(stock.res.headers?.[h]);
+  for (const h of ['content-type', 'cache-control', 'vary', 'access-control-allow-origin', 'access-control-expose-headers', 'www-authenticate']) {
+    expect(product.res.headers?.[h], h).toBe(stock.res.headers?.[h]);
+  }
   const fresh = ['access_token', 'refresh_token', 'id_token'];
   expect(Object.keys(product.json)).toEqual(Object.keys(stock.json));
   expect(shape(product.json, fresh)).toEqual(shape(stock.json, fresh));

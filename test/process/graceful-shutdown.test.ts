@@ -52,7 +52,12 @@ describe('graceful shutdown', () => {
     );
     // SIGTERM once the first user is stored: the others are then queued or hashing.
     const count = () => {
-      const sqlite = new Database(db, { readonly: true });
+      let sqlite: InstanceType<typeof Database>;
+      try {
+        sqlite = new Database(db, { readonly: true });
+      } catch {
+        return 0; // a read-only open can fail while the service's WAL files are being created: poll again
+      }
       try {
         return (sqlite.prepare("SELECT COUNT(*) AS n FROM users WHERE email LIKE 'drain%'").get() as { n: number }).n;
       } finally {
