@@ -16,6 +16,8 @@ export interface AttemptCounter {
   hit(tenant: string, kind: string, subject: string, windowSeconds: number): Promise<number>;
   /** The count so far without adding one. */
   peek(tenant: string, kind: string, subject: string, windowSeconds: number): Promise<number>;
+  /** peek answered at once, for counters held in this process (no promise per check; issue 17). */
+  peekNow?(tenant: string, kind: string, subject: string, windowSeconds: number): number;
 }
 
 const MAX_MEMORY_ENTRIES = 100_000;
@@ -28,6 +30,10 @@ export class MemoryAttemptCounter implements AttemptCounter {
   }
 
   async peek(tenant: string, kind: string, subject: string, windowSeconds: number): Promise<number> {
+    return this.count(tenant, kind, subject, windowSeconds, 0);
+  }
+
+  peekNow(tenant: string, kind: string, subject: string, windowSeconds: number): number {
     return this.count(tenant, kind, subject, windowSeconds, 0);
   }
 
