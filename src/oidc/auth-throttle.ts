@@ -68,7 +68,7 @@ function tooManyUserCodes(): HttpResponse {
 
 export class AuthThrottle {
   /** The app's counter behind its fail-open guard, made once (the app keeps one counter for good). */
-  private guarded: Pick<AttemptCounter, 'peek' | 'hit'> | undefined;
+  private guarded: Pick<AttemptCounter, 'peek' | 'peekMany' | 'hit'> | undefined;
 
   constructor(
     private readonly ctx: AppContext,
@@ -85,12 +85,12 @@ export class AuthThrottle {
       if (clientId === undefined) return next();
       const perSource = `${clientId}\u0000${req.ip}`;
       // The in-process counter answers at once (every token request passes here: issue 17);
-      // Redis is asked for both counts together.
-      const [mine, all] = store.peekNow
+      // Redis gets both counts in one round trip.
+      const [mine = 0, all = 0] = store.peekNow
         ? [store.peekNow(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS), store.peekNow(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS)]
-        : await Promise.all([
-            counter.peek(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
-            counter.peek(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),
+        : await counter.peekMany(this.tenant, [
+            { kind: 'client-auth-ip', subject: perSource, windowSeconds: CLIENT_WINDOW_SECONDS },
+            { kind: 'client-auth', subject: clientId, windowSeconds: CLIENT_WINDOW_SECONDS },
           ]);
       if (mine >= CLIENT_FAILURES_PER_SOURCE || all >= CLIENT_FAILURES_PER_CLIENT) return tooManyClientFailures();
       const res = await next();
@@ -122,18 +122,19 @@ export class AuthThrottle {
  * throttle is a second line of defence; refusing every client during an outage would turn a Redis
  * failure into a full token outage.
  */
-function failOpen(counter: ReturnType<typeof attemptCounter>, onSkip: (err: unknown) => void): Pick<ReturnType<typeof attemptCounter>, 'peek' | 'hit'> {
-  const guard = async (run: () => Promise<number>): Promise<number> => {
+function failOpen(counter: ReturnType<typeof attemptCounter>, onSkip: (err: unknown) => void): Pick<ReturnType<typeof attemptCounter>, 'peek' | 'peekMany' | 'hit'> {
+  const guard = async <T>(run: () => Promise<T>, open: T): Promise<T> => {
     try {
       return await run();
     } catch (err) {
       if (!isUnavailable(err)) throw err;
       onSkip(err);
-      return 0;
+      return open;
     }
   };
   return {
-    peek: (...args: Parameters<typeof counter.peek>) => guard(() => counter.peek(...args)),
-    hit: (...args: Parameters<typeof counter.hit>) => guard(() => counter.hit(...args)),
+    peek: (...args: Parameters<typeof counter.peek>) => guard(() => counter.peek(...args), 0),
+    peekMany: (...args: Parameters<typeof counter.peekMany>) => guard(() => counter.peekMany(...args), []),
+    hit: (...args: Parameters<typeof counter.hit>) => guard(() => counter.hit(...args), 0),
   };
 }

@@ -123,6 +123,7 @@ describe('signJwt header (serialised once per key and typ)', () => {
     expect(headerOf(await signJwt({ exp: 1 }, key, 'at+jwt'))).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: 'k1' });
     expect(headerOf(await signJwt({ exp: 1 }, key, 'logout+jwt'))).toEqual({ alg: 'ES256', typ: 'logout+jwt', kid: 'k1' });
     expect(headerOf(await signJwt({ exp: 1 }, key))).toEqual({ alg: 'ES256', typ: 'JWT', kid: 'k1' });
+    expect(headerOf(await signJwt({ exp: 1 }, key, null))).toEqual({ alg: 'ES256', kid: 'k1' });
     const again = await signJwt({ exp: 1 }, key, 'at+jwt');
     expect(headerOf(again)).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: 'k1' });
   });
