@@ -178,6 +178,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   if (!config.multi_tenancy.enabled) await (await pool.get('default')).discovery();
 
   const oidcPath = config.oidc.path;
+  // Only multi-tenant mode has special tenants (`_ops`, `/platform/*`): single-tenant requests skip that hop.
+  const multiTenant = config.multi_tenancy.enabled;
   const metricsPath = config.features.metrics.enabled ? config.features.metrics.path : null;
   const metricsAccess = metricsAccessCheck(config, (req) => ctx.resolver.subdomainOf(req));
   let ready = false;
@@ -220,10 +222,12 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }, body: openapiBody };
     }
     // Multi-tenant mode: `_ops` and `/platform/*` (everything above needs no tenant).
-    const special = await frontDoor.special(req);
-    if (special) return special;
+    if (multiTenant) {
+      const special = await frontDoor.special(req);
+      if (special) return special;
+    }
     if (req.path === oidcPath || req.path.startsWith(`${oidcPath}/`)) {
-      const target = await actorFor(req);
+      const target = frontDoor.liveTarget(req) ?? (await actorFor(req));
       return target.actor.handleOidc(target.req);
     }
     if (req.path.startsWith('/api/v1/')) return management.handle(req);
@@ -242,7 +246,6 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     const { tenant } = frontDoor.resolve(req);
     if (tenant === OPS_TENANT) throw notFound(`No route for ${req.method} ${req.path} on ${OPS_TENANT}`);
     await ctx.registry.require(tenant);
-    const multiTenant = config.multi_tenancy.enabled;
     return adminConsole.handle(req, { tenant, issuer: ctx.resolver.issuerOf(tenant), platform: multiTenant && tenant === PLATFORM_TENANT, multiTenant });
   }
 

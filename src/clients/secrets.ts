@@ -8,16 +8,18 @@
  * Registration tokens are 256-bit random values looked up by their hash: they keep the unkeyed
  * SHA-256 (`hashRandomToken`), where offline guessing is hopeless anyway.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export const HASH_PREFIX = '$sha256$';
 export const HMAC_PREFIX = '$hmac256$';
 
-let hmacKey: Buffer | undefined;
+// A KeyObject, imported once: createHmac with a raw Buffer imports the key on every call, and
+// every client authentication hashes the presented secret (issue 17).
+let hmacKey: KeyObject | undefined;
 
 /** Set once at start with the sealer's derived key (app.ts); until then secrets hash unkeyed. */
 export function setSecretHashKey(key: Buffer): void {
-  hmacKey = key;
+  hmacKey = createSecretKey(key);
 }
 
 export function newClientSecret(): string {

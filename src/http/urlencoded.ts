@@ -40,3 +40,25 @@ export function firstRepeated(form: URLSearchParams, repeatable: ReadonlySet<str
   }
   return undefined;
 }
+
+/**
+ * A request body's form, parsed once per body (issue 17): on the token and introspection endpoints
+ * the OIDC throttle (which client is it?) and then the endpoint read the same body. Keyed by the
+ * body's Buffer, so a request rebuilt with another body is parsed afresh. The form is shared:
+ * callers read it and never modify it. Throws TooManyParameters like parseUrlEncoded, every time.
+ */
+const bodyForms = new WeakMap<Buffer, URLSearchParams | TooManyParameters>();
+export function bodyForm(body: Buffer): URLSearchParams {
+  let form = bodyForms.get(body);
+  if (form === undefined) {
+    try {
+      form = parseUrlEncoded(body.toString('utf8'));
+    } catch (err) {
+      if (!(err instanceof TooManyParameters)) throw err;
+      form = err;
+    }
+    bodyForms.set(body, form);
+  }
+  if (form instanceof TooManyParameters) throw form;
+  return form;
+}

@@ -11,16 +11,32 @@ const HASH: Record<SigningAlg, string | null> = { RS256: 'sha256', ES256: 'sha25
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
+type SignWith = { kid: string; alg: SigningAlg; privateKey: KeyObject };
+
+/**
+ * The encoded protected header per key and typ. It is the same bytes for every token a key signs
+ * with a typ, so it is serialised once (issue 17): keyed by the key object (a KeySet's keys live as
+ * long as the set; a one-off object's entry goes with it) and then by typ (null: no typ member).
+ */
+const headers = new WeakMap<SignWith, { alg: SigningAlg; kid: string; byTyp: Map<string | null, string> }>();
+function encodedHeader(key: SignWith, typ: string | null): string {
+  let entry = headers.get(key);
+  // A key object whose kid or alg was changed in place starts over: never a stale header.
+  if (!entry || entry.alg !== key.alg || entry.kid !== key.kid) headers.set(key, (entry = { alg: key.alg, kid: key.kid, byTyp: new Map() }));
+  let header = entry.byTyp.get(typ);
+  if (header === undefined) entry.byTyp.set(typ, (header = b64(typ === null ? { alg: key.alg, kid: key.kid } : { alg: key.alg, typ, kid: key.kid })));
+  return header;
+}
+
 export function signJwt(
   payload: Record<string, unknown>,
-  key: { kid: string; alg: SigningAlg; privateKey: KeyObject },
+  key: SignWith,
   /** The header's `typ`; null for none (oidc-provider's ID tokens carry none). */
   typ: string | null = 'JWT',
 ): Promise<string> {
-  const header = typ === null ? { alg: key.alg, kid: key.kid } : { alg: key.alg, typ, kid: key.kid };
-  const input = `${b64(header)}.${b64(payload)}`;
+  const input = `${encodedHeader(key, typ)}.${b64(payload)}`;
   return new Promise((resolve, reject) => {
-    cryptoSign(HASH[key.alg], Buffer.from(input), { key: key.privateKey, dsaEncoding: 'ieee-p1363' }, (err, sig) => {
+    cryptoSign(HASH[key.alg], Buffer.from(input, 'latin1'), { key: key.privateKey, dsaEncoding: 'ieee-p1363' }, (err, sig) => {
       if (err) reject(err);
       else resolve(`${input}.${sig.toString('base64url')}`);
     });

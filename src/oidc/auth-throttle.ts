@@ -12,9 +12,9 @@
  */
 import type { AppContext } from '../context.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { parseUrlEncoded } from '../http/urlencoded.js';
+import { bodyForm } from '../http/urlencoded.js';
 import { pageHeaders } from '../ui/html.js';
-import { attemptCounter } from './attempt-counter.js';
+import { attemptCounter, type AttemptCounter } from './attempt-counter.js';
 import { isUnavailable } from '../errors.js';
 
 export const CLIENT_FAILURES_PER_SOURCE = 20;
@@ -29,7 +29,7 @@ const DEVICE_PAGE = '/device';
 function formOf(req: HttpRequest): URLSearchParams | undefined {
   if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) return undefined;
   try {
-    return parseUrlEncoded(req.body.toString('utf8'));
+    return bodyForm(req.body);
   } catch {
     return undefined; // the endpoint itself refuses it
   }
@@ -67,6 +67,9 @@ function tooManyUserCodes(): HttpResponse {
 }
 
 export class AuthThrottle {
+  /** The app's counter behind its fail-open guard, made once (the app keeps one counter for good). */
+  private guarded: Pick<AttemptCounter, 'peek' | 'peekMany' | 'hit'> | undefined;
+
   constructor(
     private readonly ctx: AppContext,
     private readonly tenant: string,
@@ -75,16 +78,20 @@ export class AuthThrottle {
   /** Runs `next` unless the caller is over a limit; counts the failures it answers. */
   async around(req: HttpRequest, sub: string, next: () => Promise<HttpResponse>): Promise<HttpResponse> {
     if (req.method !== 'POST') return next();
-    const counter = failOpen(attemptCounter(this.ctx), (err) => this.ctx.log.warn({ err, tenant: this.tenant }, 'authentication throttle skipped: its counters are unavailable'));
+    const store = attemptCounter(this.ctx);
+    const counter = (this.guarded ??= failOpen(store, (err) => this.ctx.log.warn({ err, tenant: this.tenant }, 'authentication throttle skipped: its counters are unavailable')));
     if (CLIENT_AUTH_PATHS.has(sub)) {
       const clientId = claimedClientId(req, formOf(req));
       if (clientId === undefined) return next();
       const perSource = `${clientId}\u0000${req.ip}`;
-      // Both counts in one round trip (every token request pays it; issue 17).
-      const [mine = 0, all = 0] = await counter.peekMany(this.tenant, [
-        { kind: 'client-auth-ip', subject: perSource, windowSeconds: CLIENT_WINDOW_SECONDS },
-        { kind: 'client-auth', subject: clientId, windowSeconds: CLIENT_WINDOW_SECONDS },
-      ]);
+      // The in-process counter answers at once (every token request passes here: issue 17);
+      // Redis gets both counts in one round trip.
+      const [mine = 0, all = 0] = store.peekNow
+        ? [store.peekNow(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS), store.peekNow(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS)]
+        : await counter.peekMany(this.tenant, [
+            { kind: 'client-auth-ip', subject: perSource, windowSeconds: CLIENT_WINDOW_SECONDS },
+            { kind: 'client-auth', subject: clientId, windowSeconds: CLIENT_WINDOW_SECONDS },
+          ]);
       if (mine >= CLIENT_FAILURES_PER_SOURCE || all >= CLIENT_FAILURES_PER_CLIENT) return tooManyClientFailures();
       const res = await next();
       if (res.status === 401) {

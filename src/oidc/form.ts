@@ -1,6 +1,6 @@
 import { OAuthError } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
-import { firstRepeated, parseUrlEncoded, TooManyParameters } from '../http/urlencoded.js';
+import { bodyForm, firstRepeated, TooManyParameters } from '../http/urlencoded.js';
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 const REPEATABLE = new Set(['resource']);
@@ -32,7 +32,7 @@ function parse(req: HttpRequest, mountPath: string): URLSearchParams {
   }
   let form: URLSearchParams;
   try {
-    form = parseUrlEncoded(req.body.toString('utf8'));
+    form = bodyForm(req.body);
   } catch (err) {
     if (err instanceof TooManyParameters) throw new OAuthError(400, 'invalid_request', err.message);
     throw err;

@@ -90,6 +90,21 @@ export class TenantFrontDoor {
     return { tenant, actor: await pool.get(tenant), req: out };
   }
 
+  /**
+   * actorFor without a promise hop, for the common case (issue 17): a tenant the registry's cache
+   * knows to be active whose actor is live, resolved without the development fallback and without
+   * a subdomain/header conflict. Undefined otherwise: actorFor decides (and answers 404/403).
+   */
+  liveTarget(req: HttpRequest): TenantTarget | undefined {
+    const { ctx, pool } = this.deps;
+    const resolution = this.resolve(req);
+    const { tenant } = resolution;
+    if (resolution.via === 'fallback' || resolution.conflict !== undefined || tenant === OPS_TENANT) return undefined;
+    if (!ctx.registry.activeNow(tenant)) return undefined;
+    const actor = pool.getLive(tenant);
+    return actor ? { tenant, actor, req } : undefined;
+  }
+
   /** Development fallback (spec 1.5 rule 2): a warning, rate-limited so a busy dev box is not flooded. */
   private warnFallback(req: HttpRequest): void {
     this.fallbacksSinceWarning++;

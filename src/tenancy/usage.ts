@@ -12,7 +12,8 @@ import type { ClientRepository, UsageEntry } from '../storage/types.js';
 const CHUNK = 500;
 
 export class UsageRecorder {
-  private batch = new Map<string, UsageEntry>();
+  /** Counted per (tenant, client); the last use as epoch ms, made an ISO string only when written (issue 17). */
+  private batch = new Map<string, Omit<UsageEntry, 'lastUsedAt'> & { lastUsedMs: number }>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -27,12 +28,12 @@ export class UsageRecorder {
 
   record(tenant: string, clientId: string): void {
     const key = `${tenant}\0${clientId}`;
-    const now = new Date().toISOString();
+    const now = Date.now();
     const entry = this.batch.get(key);
     if (entry) {
       entry.tokens++;
-      entry.lastUsedAt = now;
-    } else this.batch.set(key, { tenant, clientId, tokens: 1, lastUsedAt: now });
+      entry.lastUsedMs = now;
+    } else this.batch.set(key, { tenant, clientId, tokens: 1, lastUsedMs: now });
   }
 
   /** Tokens counted but not written yet, so statistics are exact at any moment. */
@@ -43,7 +44,7 @@ export class UsageRecorder {
   /** Writes what was counted so far; resolves when it (and any earlier flush) is written. */
   flush(): Promise<void> {
     if (!this.batch.size) return this.flushing;
-    const entries = [...this.batch.values()];
+    const entries: UsageEntry[] = [...this.batch.values()].map(({ lastUsedMs, ...e }) => ({ ...e, lastUsedAt: new Date(lastUsedMs).toISOString() }));
     this.batch = new Map();
     this.flushing = this.flushing.then(() => this.write(entries));
     return this.flushing;

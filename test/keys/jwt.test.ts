@@ -114,3 +114,30 @@ describe('decodeJwt', () => {
     expect(() => verifyJwt('not-a-jwt', () => undefined)).toThrow(/malformed/);
   });
 });
+
+describe('signJwt header (serialised once per key and typ)', () => {
+  const headerOf = (token: string) => decodeJwt(token)!.header;
+
+  it('follows the typ of each call with the same key object', async () => {
+    const key = { kid: 'k1', alg: 'ES256' as const, privateKey: keyPair('ES256').privateKey };
+    expect(headerOf(await signJwt({ exp: 1 }, key, 'at+jwt'))).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: 'k1' });
+    expect(headerOf(await signJwt({ exp: 1 }, key, 'logout+jwt'))).toEqual({ alg: 'ES256', typ: 'logout+jwt', kid: 'k1' });
+    expect(headerOf(await signJwt({ exp: 1 }, key))).toEqual({ alg: 'ES256', typ: 'JWT', kid: 'k1' });
+    expect(headerOf(await signJwt({ exp: 1 }, key, null))).toEqual({ alg: 'ES256', kid: 'k1' });
+    const again = await signJwt({ exp: 1 }, key, 'at+jwt');
+    expect(headerOf(again)).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: 'k1' });
+  });
+
+  it('names each key its own kid, and a key object changed in place its new kid and alg', async () => {
+    const es = keyPair('ES256').privateKey;
+    const rs = keyPair('RS256');
+    const a = { kid: 'a', alg: 'ES256' as SigningAlg, privateKey: es };
+    const b = { kid: 'b', alg: 'ES256' as SigningAlg, privateKey: es };
+    expect(headerOf(await signJwt({ exp: 1 }, a, 'at+jwt')).kid).toBe('a');
+    expect(headerOf(await signJwt({ exp: 1 }, b, 'at+jwt')).kid).toBe('b');
+    Object.assign(a, { kid: 'a2', alg: 'RS256', privateKey: rs.privateKey });
+    const token = await signJwt({ sub: 's', exp: now() + 60 }, a, 'at+jwt');
+    expect(headerOf(token)).toEqual({ alg: 'RS256', typ: 'at+jwt', kid: 'a2' });
+    expect(verifyJwt(token, (kid) => (kid === 'a2' ? { alg: 'RS256', publicKey: rs.publicKey } : undefined)).payload.sub).toBe('s');
+  });
+});
