@@ -14,9 +14,11 @@ const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
 export function signJwt(
   payload: Record<string, unknown>,
   key: { kid: string; alg: SigningAlg; privateKey: KeyObject },
-  typ = 'JWT',
+  /** The header's `typ`; null for none (oidc-provider's ID tokens carry none). */
+  typ: string | null = 'JWT',
 ): Promise<string> {
-  const input = `${b64({ alg: key.alg, typ, kid: key.kid })}.${b64(payload)}`;
+  const header = typ === null ? { alg: key.alg, kid: key.kid } : { alg: key.alg, typ, kid: key.kid };
+  const input = `${b64(header)}.${b64(payload)}`;
   return new Promise((resolve, reject) => {
     cryptoSign(HASH[key.alg], Buffer.from(input), { key: key.privateKey, dsaEncoding: 'ieee-p1363' }, (err, sig) => {
       if (err) reject(err);

@@ -16,6 +16,15 @@ export interface AttemptCounter {
   hit(tenant: string, kind: string, subject: string, windowSeconds: number): Promise<number>;
   /** The count so far without adding one. */
   peek(tenant: string, kind: string, subject: string, windowSeconds: number): Promise<number>;
+  /** Several counts so far at once (one Redis round trip), in the order asked. */
+  peekMany(tenant: string, counters: readonly Counted[]): Promise<number[]>;
+}
+
+/** One counter of `peekMany`. */
+export interface Counted {
+  kind: string;
+  subject: string;
+  windowSeconds: number;
 }
 
 const MAX_MEMORY_ENTRIES = 100_000;
@@ -29,6 +38,10 @@ export class MemoryAttemptCounter implements AttemptCounter {
 
   async peek(tenant: string, kind: string, subject: string, windowSeconds: number): Promise<number> {
     return this.count(tenant, kind, subject, windowSeconds, 0);
+  }
+
+  async peekMany(tenant: string, counters: readonly Counted[]): Promise<number[]> {
+    return counters.map((c) => this.count(tenant, c.kind, c.subject, c.windowSeconds, 0));
   }
 
   private count(tenant: string, kind: string, subject: string, windowSeconds: number, add: number): number {
@@ -80,6 +93,11 @@ export class RedisAttemptCounter implements AttemptCounter {
   async peek(tenant: string, kind: string, subject: string, windowSeconds: number): Promise<number> {
     const { key } = this.key(tenant, kind, subject, windowSeconds);
     return redisCall(async () => Number((await this.redis.get(key)) ?? 0));
+  }
+
+  async peekMany(tenant: string, counters: readonly Counted[]): Promise<number[]> {
+    const keys = counters.map((c) => this.key(tenant, c.kind, c.subject, c.windowSeconds).key);
+    return redisCall(async () => (await this.redis.mget(keys)).map((v) => Number(v ?? 0)));
   }
 }
 

@@ -86,9 +86,10 @@ export class AuthThrottle {
       const clientId = claimedClientId(req, formOf(req));
       if (clientId === undefined) return next();
       const perSource = `${clientId}\u0000${req.ip}`;
-      const [mine, all] = await Promise.all([
-        counter.peek(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
-        counter.peek(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),
+      // Both counts in one round trip (every token request pays it; issue 17).
+      const [mine = 0, all = 0] = await counter.peekMany(this.tenant, [
+        { kind: 'client-auth-ip', subject: perSource, windowSeconds: CLIENT_WINDOW_SECONDS },
+        { kind: 'client-auth', subject: clientId, windowSeconds: CLIENT_WINDOW_SECONDS },
       ]);
       if (mine >= CLIENT_FAILURES_PER_SOURCE || all >= CLIENT_FAILURES_PER_CLIENT) return tooManyClientFailures();
       const res = await next();
@@ -120,18 +121,19 @@ export class AuthThrottle {
  * throttle is a second line of defence; refusing every client during an outage would turn a Redis
  * failure into a full token outage.
  */
-function failOpen(counter: ReturnType<typeof attemptCounter>, onSkip: (err: unknown) => void): Pick<ReturnType<typeof attemptCounter>, 'peek' | 'hit'> {
-  const guard = async (run: () => Promise<number>): Promise<number> => {
+function failOpen(counter: ReturnType<typeof attemptCounter>, onSkip: (err: unknown) => void): Pick<ReturnType<typeof attemptCounter>, 'peek' | 'peekMany' | 'hit'> {
+  const guard = async <T>(run: () => Promise<T>, open: T): Promise<T> => {
     try {
       return await run();
     } catch (err) {
       if (!isUnavailable(err)) throw err;
       onSkip(err);
-      return 0;
+      return open;
     }
   };
   return {
-    peek: (...args: Parameters<typeof counter.peek>) => guard(() => counter.peek(...args)),
-    hit: (...args: Parameters<typeof counter.hit>) => guard(() => counter.hit(...args)),
+    peek: (...args: Parameters<typeof counter.peek>) => guard(() => counter.peek(...args), 0),
+    peekMany: (...args: Parameters<typeof counter.peekMany>) => guard(() => counter.peekMany(...args), []),
+    hit: (...args: Parameters<typeof counter.hit>) => guard(() => counter.hit(...args), 0),
   };
 }

@@ -32,6 +32,7 @@ export interface ClientAuthHost {
 
 export const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const NO_VSCHAR = /[^\x20-\x7E]/;
+const SECRET_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post']);
 
 const invalidRequest = (description: string) => new OAuthError(400, 'invalid_request', description);
 
@@ -118,7 +119,19 @@ function presented(req: HttpRequest, form: URLSearchParams): Presented | 'fallba
  * Authenticates the client of a token or introspection request. `endpointUrl` is the absolute URL
  * of the endpoint called (an accepted assertion audience besides the issuer and the token endpoint).
  */
-export async function authenticateClient(host: ClientAuthHost, req: HttpRequest, form: URLSearchParams, endpointUrl: string): Promise<AuthenticatedClient | 'fallback'> {
+export async function authenticateClient(
+  host: ClientAuthHost,
+  req: HttpRequest,
+  form: URLSearchParams,
+  endpointUrl: string,
+  /**
+   * Which presented method a client may use: only its registered one (the Management API's token
+   * paths; anything else is invalid_client), or oidc-provider's rule for the user grants, where
+   * relying parties rely on it: client_secret_basic and client_secret_post stand in for each other,
+   * and any other mismatch is handed to oidc-provider (`fallback`), which refuses it.
+   */
+  methodRule: 'registered' | 'oidc-provider' = 'registered',
+): Promise<AuthenticatedClient | 'fallback'> {
   const claim = presented(req, form);
   if (claim === 'fallback') return claim;
   const fail = (reason: string): never => {
@@ -131,7 +144,11 @@ export async function authenticateClient(host: ClientAuthHost, req: HttpRequest,
   const record = await host.loadClient(claim.clientId);
   if (!record || !record.active) return fail('client not found');
   const method = record.metadata.token_endpoint_auth_method;
-  if (!claim.methods.includes(method)) return fail('the provided authentication mechanism does not match the registered client authentication method');
+  const standIn = methodRule === 'oidc-provider' && SECRET_METHODS.has(method) && claim.methods.some((m) => SECRET_METHODS.has(m));
+  if (!claim.methods.includes(method) && !standIn) {
+    if (methodRule === 'oidc-provider') return 'fallback';
+    return fail('the provided authentication mechanism does not match the registered client authentication method');
+  }
 
   if (method === 'client_secret_basic' || method === 'client_secret_post') {
     if (!secretMatches(claim.secret ?? '', record.secret_hash)) return fail('invalid secret provided');

@@ -13,6 +13,16 @@ const REPEATABLE = new Set(['resource']);
  * repeats are found in one pass.
  */
 export function parseForm(req: HttpRequest, mountPath = ''): URLSearchParams {
+  // The token endpoint's fast paths each look at the form in turn: it is parsed once per request.
+  // Callers only read it.
+  let form = parsed.get(req);
+  if (!form) parsed.set(req, (form = parse(req, mountPath)));
+  return form;
+}
+
+const parsed = new WeakMap<HttpRequest, URLSearchParams>();
+
+function parse(req: HttpRequest, mountPath: string): URLSearchParams {
   const header = req.headers['content-type'];
   if (!header) return new URLSearchParams();
   const type = header.split(';')[0]!.trim().toLowerCase();

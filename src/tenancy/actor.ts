@@ -36,6 +36,7 @@ import { protectBearerIds } from '../oidc/bearer-at-rest.js';
 import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { claimsConfiguration, createProvider } from '../oidc/provider.js';
 import type { UserinfoSetup } from '../oidc/userinfo.js';
+import type { UserTokenSetup } from '../oidc/user-tokens.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
@@ -70,6 +71,8 @@ interface BuiltProvider {
   discovery: { body: Buffer; etag: string };
   /** What the direct userinfo path needs of this build (oidc/userinfo.ts). */
   userinfo: UserinfoSetup;
+  /** What the direct refresh and code grants need of this build (oidc/user-tokens.ts). */
+  userTokens: UserTokenSetup;
 }
 
 /**
@@ -221,6 +224,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     const { storage, sealer } = this.ctx;
     const [resources, customClaims] = await Promise.all([this.resourceIndex(), loadCustomClaims(storage.tenantConfig, this.tenant)]);
     const pairwiseKey = sealer.derive(`pairwise:${this.tenant}`);
+    // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
+    const oidcRepo = protectBearerIds(storage.oidc, sealer);
     const provider = createProvider({
       resources,
       customClaims,
@@ -228,8 +233,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       issuer: this.issuer,
       config,
       keys,
-      // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
-      oidcRepo: protectBearerIds(storage.oidc, sealer),
+      oidcRepo,
       loadClient: (id) => this.loadProviderClient(id),
       cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
       extend: (conf) => {
@@ -248,7 +252,9 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     const discoveryResponse = await runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin });
     if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
-    return { provider, callback, discovery: { body, etag: etagOf(body) }, userinfo: { claimsByScope: claimsConfiguration(customClaims), customClaims, pairwiseKey } };
+    const userinfo: UserinfoSetup = { claimsByScope: claimsConfiguration(customClaims), customClaims, pairwiseKey };
+    const userTokens: UserTokenSetup = { ...userinfo, repo: oidcRepo, conformIdTokenClaims: config.oidc.id_token_claims === 'conform' };
+    return { provider, callback, discovery: { body, etag: etagOf(body) }, userinfo, userTokens };
   }
 
   /** Audit and metrics from oidc-provider's events. */
@@ -439,6 +445,11 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   /** The direct userinfo path serves only once oidc-provider is built: it answers with that build's settings. */
   userinfoSetup(): UserinfoSetup | undefined {
     return this.ready?.userinfo;
+  }
+
+  /** The direct refresh and code grants serve only once oidc-provider is built, with that build's settings. */
+  userTokenSetup(): UserTokenSetup | undefined {
+    return this.ready?.userTokens;
   }
 
   /** Access tokens and grants are stored as they are (only refresh tokens and sessions are keyed: bearer-at-rest.ts). */

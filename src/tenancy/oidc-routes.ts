@@ -13,6 +13,9 @@ import { handleInteraction, type InteractionAction, type SignInHost } from '../o
 import { handleSocial, type SocialContext } from '../oidc/social-signin.js';
 import { OIDC_ROUTES } from '../oidc/provider.js';
 import { userinfo, type UserinfoHost } from '../oidc/userinfo.js';
+import { refreshGrant } from '../oidc/refresh-grant.js';
+import { authorizationCodeGrant } from '../oidc/code-grant.js';
+import type { UserTokenHost } from '../oidc/user-tokens.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG } from '../ui/passkey-script.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
@@ -23,7 +26,7 @@ const JWKS_TYPE = 'application/jwk-set+json; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** What the routes need of the actor. */
-export interface OidcRouteHost extends TokenContext, UserinfoHost {
+export interface OidcRouteHost extends TokenContext, UserinfoHost, UserTokenHost {
   readonly tenant: string;
   discovery(): Promise<{ body: Buffer; etag: string }>;
   signInHost(): Promise<SignInHost>;
@@ -111,8 +114,9 @@ const ROUTES: readonly OidcRoute[] = [
       return etagMatches(req.headers['if-none-match'], PASSKEY_SCRIPT_ETAG) ? { status: 304, headers } : { status: 200, headers, body: PASSKEY_SCRIPT };
     },
   },
-  // Fast paths: client_credentials for the Management API, then the device-flow poll guard.
-  { path: '/token', methods: POST, run: async (host, req) => (await clientCredentialsGrant(host, req)) ?? (await host.devicePoll(req)) },
+  // Fast paths: client_credentials for the Management API, the user grants (refresh, code
+  // exchange), then the device-flow poll guard.
+  { path: '/token', methods: POST, run: async (host, req) => (await clientCredentialsGrant(host, req)) ?? (await refreshGrant(host, req)) ?? (await authorizationCodeGrant(host, req)) ?? (await host.devicePoll(req)) },
   { path: '/token/introspection', methods: POST, run: (host, req) => introspect(host, req) },
   // Userinfo with a plain user access token (oidc/userinfo.ts); anything else to oidc-provider.
   { path: OIDC_ROUTES.userinfo, methods: GET_POST, run: (host, req) => userinfo(host, req) },

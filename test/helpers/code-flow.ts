@@ -52,6 +52,8 @@ export interface CodeFlowOptions {
   resource?: string;
   /** A DPoP key pair: the code is redeemed with DPoP proofs (the access token is bound). */
   dpop?: CryptoKeyPair;
+  /** An OIDC nonce, sent and then expected in the ID token. */
+  nonce?: string;
 }
 
 /** A browser without a browser: cookies and hand-followed redirects. */
@@ -122,9 +124,10 @@ export class HttpSession {
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
       ...(opts.resource ? { resource: opts.resource } : {}),
+      ...(opts.nonce ? { nonce: opts.nonce } : {}),
     };
     const callback = await this.authorize(oidc.buildAuthorizationUrl(config, params).href, client.redirect_uri);
     const DPoP = opts.dpop ? oidc.getDPoPHandle(config, opts.dpop) : undefined;
-    return oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state }, undefined, DPoP ? { DPoP } : undefined);
+    return oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, ...(opts.nonce ? { expectedNonce: opts.nonce } : {}) }, undefined, DPoP ? { DPoP } : undefined);
   }
 }

@@ -1,0 +1,273 @@
+/**
+ * What the actor's direct user-token grants (refresh-grant.ts, code-grant.ts; issue 17) share: the
+ * checks oidc-provider 9 makes of the stored artefacts, the client, grant, session and account
+ * behind a grant request, and the tokens it issues, built as its models build them
+ * (models/formats/opaque.js payloads, helpers/grant_common.js issueIdToken, helpers/claims.js) with
+ * this product's configuration (provider.ts). Anything these checks do not accept is declined
+ * (undefined) by the grants, and oidc-provider answers it with its own refusal.
+ */
+import { randomBytes } from 'node:crypto';
+import type { SigningAlg } from '../config/schema.js';
+import type { HttpRequest } from '../http/types.js';
+import { signJwt } from '../keys/jwt.js';
+import { claimSourceFields, customClaimValues } from '../resources/custom-claims.js';
+import type { ClientRecord, OidcPayloadRepository, OidcPayloadRow, UserRecord } from '../storage/types.js';
+import type { TokenContext } from './access-tokens.js';
+import { accountClaims, canSignIn } from './accounts.js';
+import { authenticateClient } from './client-auth.js';
+import { parseForm } from './form.js';
+import { opaquePayloadValid } from './opaque-introspection.js';
+import { pairwiseSubject, redirectSector } from './pairwise.js';
+import { OIDC_ROUTES } from './provider.js';
+import type { UserinfoSetup } from './userinfo.js';
+
+/** What the tenant's oidc-provider build adds for these paths (tenancy/actor.ts buildProvider). */
+export interface UserTokenSetup extends UserinfoSetup {
+  /** The build's storage, with refresh tokens and sessions under keyed ids (bearer-at-rest.ts). */
+  readonly repo: OidcPayloadRepository;
+  /** oidc-provider's `conformIdTokenClaims` of this build (provider.ts). */
+  readonly conformIdTokenClaims: boolean;
+}
+
+export interface UserTokenHost extends TokenContext {
+  readonly tenant: string;
+  /** The setup of the tenant's built oidc-provider; undefined while it is not built. */
+  userTokenSetup(): UserTokenSetup | undefined;
+  findTokenUser(sub: string): Promise<UserRecord | undefined>;
+}
+
+export type Payload = Record<string, unknown>;
+
+/** oidc-provider's noCache middleware, then its JSON body. */
+export const TOKEN_HEADERS = { 'cache-control': 'no-store', 'content-type': 'application/json; charset=utf-8' };
+/** Client authentication's parameters (besides each grant's own). */
+const AUTH_PARAMS = ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'];
+
+const isObject = (v: unknown): v is Payload => typeof v === 'object' && v !== null && !Array.isArray(v);
+const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
+
+/**
+ * oidc-provider's opaque token values: 256 bits of randomness, base64url (formats/opaque.js), cut
+ * from a pooled random buffer (one getrandom call per 128 values, not per token).
+ */
+const VALUE_BYTES = 32;
+let pool = Buffer.alloc(0);
+let offset = 0;
+export function tokenValue(): string {
+  if (offset + VALUE_BYTES > pool.length) {
+    pool = randomBytes(VALUE_BYTES * 128);
+    offset = 0;
+  }
+  const value = pool.toString('base64url', offset, offset + VALUE_BYTES);
+  offset += VALUE_BYTES;
+  return value;
+}
+
+/** The object without its undefined members (oidc-provider's payloads skip them the same way). */
+export function defined<T extends Payload>(obj: T): T {
+  for (const k of Object.keys(obj)) if (obj[k] === undefined) delete obj[k];
+  return obj;
+}
+
+/** Stored, unconsumed, of its kind and valid as oidc-provider's find checks it; `exp` is checked apart. */
+export function stored(row: OidcPayloadRow | undefined, kind: string, now: number): Payload | undefined {
+  const p = row?.payload;
+  if (!p || row.consumed || p.kind !== kind || !opaquePayloadValid(p, now)) return undefined;
+  return p;
+}
+
+export const expired = (p: Payload, now: number): boolean => typeof p.exp === 'number' && p.exp <= now;
+
+/**
+ * The form of a request one of these grants serves, or undefined: `grant_type` as given, no
+ * parameter but the grant's own and client authentication's, no DPoP proof, no client attestation.
+ */
+export function servedForm(host: UserTokenHost, req: HttpRequest, grantType: string, params: ReadonlySet<string>): URLSearchParams | undefined {
+  if (req.headers.dpop !== undefined || req.headers['oauth-client-attestation'] !== undefined) return undefined;
+  const form = parseForm(req, host.config.oidc.path);
+  if (form.get('grant_type') !== grantType) return undefined;
+  for (const name of form.keys()) if (name !== 'grant_type' && !params.has(name) && !AUTH_PARAMS.includes(name)) return undefined;
+  return form;
+}
+
+/** A grant source's members both grants need, typed; undefined when one is missing. */
+export interface Source {
+  payload: Payload;
+  clientId: string;
+  accountId: string;
+  grantId: string;
+  scope: string;
+}
+
+/**
+ * A stored grant source (refresh token, authorization code) this path may serve: live, of its
+ * kind, bound to no key, without a resource, authorization details or `claims` request.
+ */
+export function servedSource(row: OidcPayloadRow | undefined, kind: string, now: number): Source | undefined {
+  const payload = stored(row, kind, now);
+  if (!payload || expired(payload, now)) return undefined;
+  for (const bound of ['jkt', 'x5t#S256', 'attestationJkt', 'dpopJkt', 'resource', 'rar', 'claims']) if (payload[bound] !== undefined) return undefined;
+  const { clientId, accountId, grantId, scope } = payload;
+  if (typeof clientId !== 'string' || typeof accountId !== 'string' || typeof grantId !== 'string' || typeof scope !== 'string') return undefined;
+  return { payload, clientId, accountId, grantId, scope };
+}
+
+/** Grant#getOIDCScope: the granted OIDC scope without the rejected ones (openid stays). */
+export function grantOidcScope(grant: Payload): string | undefined {
+  const openid = grant.openid;
+  if (openid === undefined) return '';
+  if (!isObject(openid) || (openid.scope !== undefined && typeof openid.scope !== 'string')) return undefined;
+  if (!openid.scope) return '';
+  if (grant.rejected === undefined) return openid.scope;
+  const rejected = grant.rejected;
+  if (!isObject(rejected) || rejected.rejected !== undefined) return undefined;
+  const ro = rejected.openid;
+  if (ro !== undefined && (!isObject(ro) || (ro.scope !== undefined && typeof ro.scope !== 'string'))) return undefined;
+  const granted = new Set(openid.scope.split(' '));
+  for (const s of ((ro?.scope as string | undefined) || '').split(' ')) if (s !== 'openid') granted.delete(s);
+  return [...granted].join(' ');
+}
+
+/** Grant#getRejectedOIDCClaims. */
+export function grantRejectedClaims(grant: Payload): string[] | undefined {
+  const rejected = grant.rejected;
+  if (rejected === undefined) return [];
+  if (!isObject(rejected) || rejected.rejected !== undefined) return undefined;
+  const ro = rejected.openid;
+  if (ro === undefined) return [];
+  if (!isObject(ro)) return undefined;
+  if (!ro.claims) return [];
+  return strings(ro.claims) ? ro.claims : undefined;
+}
+
+/** oidc-provider's checkSessionBinding for a token that expires with its session. */
+async function sessionHolds(repo: OidcPayloadRepository, tenant: string, token: Payload, now: number): Promise<boolean> {
+  if (!token.expiresWithSession) return true;
+  if (typeof token.sessionUid !== 'string') return false;
+  const session = stored(await repo.findByUid(tenant, 'Session', token.sessionUid), 'Session', now);
+  if (!session || expired(session, now) || session.accountId !== token.accountId) return false;
+  const auth = isObject(session.authorizations) ? session.authorizations[token.clientId as string] : undefined;
+  return isObject(auth) && auth.grantId === token.grantId;
+}
+
+/** Everything behind a served grant request, checked. */
+export interface Parties {
+  client: ClientRecord;
+  user: UserRecord;
+  /** The grant's OIDC scope (Grant#getOIDCScope). */
+  granted: string;
+  rejected: string[];
+  /** The grant's OIDC scope filtered by the source's (Grant#getOIDCScopeFiltered): the access token's scope. */
+  atScope: string;
+  /** The ID token's signing key (the client's id_token_signed_response_alg, RS256 by default). */
+  key: Parameters<typeof signJwt>[1];
+  /** The pairwise sector, for pairwise clients. */
+  sector: string | undefined;
+}
+
+/**
+ * Authenticates the client by oidc-provider's rule (Basic and client_secret_post stand in for each
+ * other; another method than the registered one goes to oidc-provider) and checks client, grant, session and user
+ * as oidc-provider would; undefined when any of them is not as this path serves it.
+ */
+export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: HttpRequest, form: URLSearchParams, source: Source, grantType: string, now: number): Promise<Parties | undefined> {
+  const auth = await authenticateClient(host, req, form, host.issuer + OIDC_ROUTES.token, 'oidc-provider');
+  if (auth === 'fallback') return undefined;
+  const client = auth.record;
+  if (client.client_id !== source.clientId || !client.metadata.grant_types.includes(grantType)) return undefined;
+  const key = host.keys.signing.get((client.metadata.id_token_signed_response_alg ?? 'RS256') as SigningAlg);
+  const sector = client.metadata.subject_type === 'pairwise' ? redirectSector(client.metadata) : undefined;
+  if (!key || (client.metadata.subject_type === 'pairwise' && sector === undefined)) return undefined;
+
+  const { repo } = setup;
+  const [grantRow, user, bound] = await Promise.all([
+    repo.find(host.tenant, 'Grant', source.grantId),
+    host.findTokenUser(source.accountId),
+    sessionHolds(repo, host.tenant, source.payload, now),
+  ]);
+  const grant = stored(grantRow, 'Grant', now);
+  if (!bound || !grant || expired(grant, now) || grant.clientId !== client.client_id || grant.accountId !== source.accountId) return undefined;
+  if (!user || !canSignIn(user) || user.id !== source.accountId) return undefined;
+  const granted = grantOidcScope(grant);
+  const rejected = grantRejectedClaims(grant);
+  if (granted === undefined || rejected === undefined) return undefined;
+  const scopes = new Set(source.scope.split(' '));
+  const atScope = granted.split(' ').filter((s) => scopes.has(s)).join(' ');
+  return { client, user, granted, rejected, atScope, key, sector };
+}
+
+/**
+ * The stored payload of a user's opaque access token (grant_common.js createAccessToken, then
+ * resolveAndApplyResource without a resource and provider.ts extraTokenClaims), its value and ttl.
+ */
+export function accessToken(host: UserTokenHost, setup: UserTokenSetup, source: Source, p: Parties, gty: unknown, now: number) {
+  const ttl = host.config.oidc.ttl.access_token;
+  const value = tokenValue();
+  const payload = defined({
+    iat: now,
+    exp: now + ttl,
+    accountId: source.accountId,
+    expiresWithSession: source.payload.expiresWithSession,
+    grantId: source.grantId,
+    gty,
+    sessionUid: source.payload.sessionUid,
+    sid: source.payload.sid,
+    kind: 'AccessToken',
+    jti: value,
+    clientId: source.clientId,
+    scope: p.atScope,
+    extra: accessTokenExtra(setup, p),
+  });
+  return { value, payload, ttl };
+}
+
+/** provider.ts extraTokenClaims: the client's secret generation, the roles claim when `roles` was granted, the tenant's custom claims. */
+function accessTokenExtra(setup: UserTokenSetup, p: Parties): Payload | undefined {
+  const extra: Payload = p.client.secret_generation > 0 ? { sgen: p.client.secret_generation } : {};
+  if (p.granted.split(' ').includes('roles') || p.atScope.split(' ').includes('roles')) extra.roles = [p.user.role];
+  if (setup.customClaims.length) Object.assign(extra, customClaimValues(setup.customClaims, claimSourceFields(p.user)));
+  return Object.keys(extra).length ? extra : undefined;
+}
+
+/**
+ * The claims a masked claim set releases (helpers/claims.js): the claims of each scope in order,
+ * less the rejected ones, picked from what the account offers; the pairwise `sub` for pairwise clients.
+ */
+function masked(setup: UserinfoSetup, offered: Payload, scope: string, rejected: readonly string[], sector: string | undefined): Payload {
+  const mask = new Set<string>();
+  for (const s of scope.split(' ')) {
+    if (Object.hasOwn(setup.claimsByScope, s)) for (const c of setup.claimsByScope[s]!) mask.add(c);
+  }
+  for (const c of rejected) mask.delete(c);
+  const claims: Payload = {};
+  for (const c of mask) if (Object.hasOwn(offered, c)) claims[c] = offered[c];
+  if (sector !== undefined && claims.sub) claims.sub = pairwiseSubject(setup.pairwiseKey, sector, claims.sub as string);
+  return claims;
+}
+
+/**
+ * grant_common.js issueIdToken without a `claims` request: the account's claims for `accountScope`
+ * masked by the granted scope (openid's only under conformIdTokenClaims, the access token having
+ * no audience), then nonce and sid, then jwt.js sign's aud, exp, iat, iss (sub keeps its place).
+ * Signed on libuv's pool.
+ */
+export function idToken(host: UserTokenHost, setup: UserTokenSetup, source: Source, p: Parties, accountScope: string, now: number): Promise<string> {
+  const token = source.payload;
+  const available: Payload = {
+    ...(setup.customClaims.length ? customClaimValues(setup.customClaims, claimSourceFields(p.user)) : {}),
+    ...accountClaims(p.user, accountScope),
+    sub: p.user.id,
+    acr: token.acr,
+    amr: token.amr,
+    auth_time: token.authTime,
+  };
+  const payload = masked(setup, available, setup.conformIdTokenClaims ? 'openid' : p.atScope, p.rejected, p.sector);
+  if (token.nonce !== undefined) payload.nonce = token.nonce;
+  if (token.sid !== undefined) payload.sid = token.sid;
+  payload.aud = p.client.client_id;
+  payload.exp = now + host.config.oidc.ttl.id_token;
+  payload.iat = now;
+  payload.iss = host.issuer;
+  // oidc-provider's ID tokens carry no `typ`.
+  return signJwt(defined(payload), p.key, null);
+}
