@@ -42,9 +42,11 @@ export interface NameListFlag extends Common {
   choices?: readonly string[];
 }
 
+/** One value; `choices` restricts it. */
 export interface StringFlag extends Common {
   kind: 'string';
   default: string;
+  choices?: readonly string[];
 }
 
 export interface BooleanFlag extends Common {
@@ -95,7 +97,7 @@ export function usageText<S extends FlagSpec>(cmd: Command<S>): string {
   const rows: Array<[string, string]> = Object.entries(cmd.flags).map(([name, f]) => {
     const meta = f.kind === 'boolean' ? '' : ` ${f.meta ?? (f.kind === 'numbers' || f.kind === 'names' ? '<a,b>' : f.kind === 'string' ? '<s>' : '<n>')}`;
     const def = defaultText(f);
-    const choices = f.kind === 'names' && f.choices ? `; one or more of: ${f.choices.join(' ')}` : '';
+    const choices = f.kind === 'names' && f.choices ? `; one or more of: ${f.choices.join(' ')}` : f.kind === 'string' && f.choices ? `; one of: ${f.choices.join(' ')}` : '';
     return [`--${name}${meta}`, `${f.help}${def ? ` (${def})` : ''}${choices}`];
   });
   if (hasSmoke(cmd)) rows.push(['--smoke', cmd.smoke ?? 'quick check with the smoke defaults above (explicit flags still win)']);
@@ -144,6 +146,7 @@ export function parseCommandLine<S extends FlagSpec>(cmd: Command<S>, argv: read
         break;
       }
       case 'string':
+        if (present && f.choices && !f.choices.includes(raw)) throw new UsageError(`--${name}: unknown ${raw}; known: ${f.choices.join(', ')}`);
         out[name] = present ? raw : f.default;
         break;
     }

@@ -109,6 +109,27 @@ export interface Measurement {
   statusCodes: Record<string, number>;
   /** The background load during this window, counted over the measured window only. */
   background?: BackgroundMeasurement;
+  /** CPU of the processes working for the server (MeasureOptions.companions), not in cpuMicrosPerRequest nor in otherCpu*. */
+  companions?: CompanionMeasurement;
+}
+
+/**
+ * Processes that serve the server under test besides itself, e.g. the PostgreSQL backends of its
+ * database: their CPU is read at both ends of the window and reported apart.
+ */
+export interface CompanionProbe {
+  label: string;
+  /** CPU (µs) so far of each companion process, by pid. */
+  cpu(): Promise<Map<number, number>>;
+}
+
+export interface CompanionMeasurement {
+  label: string;
+  /** Companion processes seen at the end of the window. */
+  processes: number;
+  cpuMicros: number;
+  /** Per completed request (background included), like the server's figure; null when nothing completed. */
+  cpuMicrosPerRequest: number | null;
 }
 
 export interface BackgroundMeasurement {
@@ -267,6 +288,8 @@ function startLoad(server: ServerProcess, spec: RequestSpec, opts: LoadOptions):
 export interface MeasureOptions extends LoadOptions {
   /** Already running on the same server; counted over this window only. */
   background?: { label: string; load: RunningLoadHandle };
+  /** Processes serving the server (its database), measured apart. */
+  companions?: CompanionProbe;
 }
 
 /** A background load started with startBackground. */
@@ -290,6 +313,8 @@ export async function measure(server: ServerProcess, spec: RequestSpec, opts: Me
   await server.eventLoop?.reset();
   const starvedBefore = spec.feed?.starved() ?? 0;
   const bg = opts.background?.load.running.recorder;
+  // Read before the machine's counter, so that the query listing them falls outside the window.
+  const companionsBefore = await opts.companions?.cpu();
   const machineBefore = machineBusyMicros();
   const serverBefore = processCpuMicros(server.pid);
   const selfBefore = selfCpuMicros();
@@ -311,9 +336,14 @@ export async function measure(server: ServerProcess, spec: RequestSpec, opts: Me
   const seconds = (performance.now() - started) / 1000;
   const serverCpu = processCpuMicros(server.pid) - serverBefore;
   const selfCpu = selfCpuMicros() - selfBefore;
-  const otherCpu = Math.max(0, machineBusyMicros() - machineBefore - serverCpu - selfCpu);
+  const machineCpu = machineBusyMicros() - machineBefore;
   const eventLoop = (await server.eventLoop?.read()) ?? null;
   const memory = memoryOf(server.pid);
+  const companionsAfter = companionsBefore && (await opts.companions?.cpu());
+  let companionCpu = 0;
+  for (const [pid, micros] of companionsAfter ?? []) companionCpu += micros - (companionsBefore?.get(pid) ?? 0);
+  // Companions work for the server: not "other processes competing with it".
+  const otherCpu = Math.max(0, machineCpu - serverCpu - selfCpu - companionCpu);
 
   const rec = load.recorder;
   const requests = rec.requests;
@@ -341,6 +371,9 @@ export async function measure(server: ServerProcess, spec: RequestSpec, opts: Me
   };
   const tagged = rec.tagged();
   if (tagged) m.tagged = tagged;
+  if (opts.companions && companionsAfter) {
+    m.companions = { label: opts.companions.label, processes: companionsAfter.size, cpuMicros: Math.round(companionCpu), cpuMicrosPerRequest: served > 0 ? round(companionCpu / served, 1) : null };
+  }
   if (rss.length) m.rssWindow = { min: Math.min(...rss), max: Math.max(...rss), samples: rss.length };
   if (bg && opts.background) {
     m.background = {

@@ -3,6 +3,7 @@
  * option parser (cli.ts): flags win over the environment, the environment over the defaults;
  * `--smoke` only changes the defaults, so `--smoke --duration 3` still means 3 s.
  */
+import { BACKENDS, isBackend, type Backend } from './backend.js';
 import { commandLine, defineCommand } from './cli.js';
 import { SCENARIO_NAMES } from './scenarios.js';
 
@@ -19,6 +20,8 @@ export interface BenchOptions {
   keep: boolean;
   /** Directory for the JSON results. */
   resultsDir: string;
+  /** Where the product keeps its data: embedded SQLite, or PostgreSQL + Redis (the baseline stays in memory). */
+  backend: Backend;
 }
 
 function command(defaultResultsDir: string) {
@@ -31,6 +34,14 @@ function command(defaultResultsDir: string) {
       only: { kind: 'names', help: 'run only these scenarios, e.g. --only jwks,introspection', env: 'BENCH_ONLY', default: [], choices: SCENARIO_NAMES },
       keep: { kind: 'boolean', help: "keep the servers' temp directories" },
       results: { kind: 'string', help: 'where to write <timestamp>.json and .html', env: 'BENCH_RESULTS_DIR', meta: '<dir>', default: defaultResultsDir },
+      backend: {
+        kind: 'string',
+        help: "the product's storage: its embedded SQLite, or PostgreSQL (BENCH_PG_SERVER) + Redis (BENCH_REDIS_URL), a scratch database and key prefix dropped afterwards",
+        env: 'BENCH_BACKEND',
+        meta: '<name>',
+        default: 'sqlite',
+        choices: BACKENDS,
+      },
     },
     smoke: 'short CI run: 1 s, no warm-up, 10 connections (explicit flags still win)',
   });
@@ -40,5 +51,7 @@ function command(defaultResultsDir: string) {
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, defaultResultsDir: string): BenchOptions | number {
   const v = commandLine(command(defaultResultsDir), argv, env, 1);
   if (typeof v === 'number') return v;
-  return { duration: v.duration, warmup: v.warmup, connections: v.connections, smoke: v.smoke, only: v.only, keep: v.keep, resultsDir: v.results };
+  // The parser has refused anything outside BACKENDS; the guard only narrows the type.
+  if (!isBackend(v.backend)) throw new Error(`unexpected backend ${v.backend}`);
+  return { duration: v.duration, warmup: v.warmup, connections: v.connections, smoke: v.smoke, only: v.only, keep: v.keep, resultsDir: v.results, backend: v.backend };
 }

@@ -3,6 +3,7 @@
  * the HTML page (charts, goals, start-up, every figure); written through the one reporter
  * (report.ts) next to the JSON file. The goals are goals.ts.
  */
+import type { Backend, BackendInfo } from './backend.js';
 import { failures, type Measurement } from './load.js';
 import type { LogSummary } from './processes.js';
 import { OTHER_CPU_WARNING, barChart, esc, htmlPage, htmlTable, int, mb, ms, pre, saveResults, stamp, table, type BarRow } from './report.js';
@@ -55,7 +56,7 @@ export interface RunReport {
   startedAt: string;
   finishedAt: string;
   ok: boolean;
-  options: { duration: number; warmup: number; connections: number; smoke: boolean; only: string[] };
+  options: { duration: number; warmup: number; connections: number; smoke: boolean; only: string[]; backend: Backend };
   environment: Record<string, unknown>;
   servers: Record<Target, ServerSummary>;
   scenarios: ScenarioResult[];
@@ -125,9 +126,28 @@ export function renderGoals(goals: readonly GoalResult[]): string {
   );
 }
 
-/** Lines under the tables: scenario notes, failures in detail, interference, server error logs. */
+/** The line above the tables: where the product kept its data (the baseline is always in memory). */
+export function renderBackend(info: Pick<BackendInfo, 'description'>): string {
+  return `product storage: ${info.description}; baseline: stock oidc-provider, in memory`;
+}
+
+/**
+ * "PostgreSQL backends: cc-rs256 12 µs/req, refresh 310 µs/req": the database server's CPU per
+ * request, which the product's CPU µs/req leaves out. Empty when no window measured companions.
+ */
+export function renderCompanions(scenarios: readonly ScenarioResult[]): string {
+  const measured = scenarios.filter((r) => r.product.measured.companions);
+  const first = measured[0]?.product.measured.companions;
+  if (!first) return '';
+  const figures = measured.map((r) => `${r.name} ${micros(r.product.measured.companions!.cpuMicrosPerRequest)}`);
+  return `${first.label} of the product's database, CPU µs/req (not in the product's CPU µs/req): ${figures.join(', ')}`;
+}
+
+/** Lines under the tables: database CPU, scenario notes, failures in detail, interference, server error logs. */
 export function renderNotes(report: RunReport): string {
   const out: string[] = [];
+  const companions = renderCompanions(report.scenarios);
+  if (companions) out.push(`- ${companions}`);
   for (const r of report.scenarios) {
     if (r.note) out.push(`- ${r.label}: ${r.note}`);
     for (const target of ['product', 'baseline'] as const) {
@@ -190,6 +210,12 @@ function detailRows(scenarios: readonly ScenarioResult[]): string {
     .join('\n');
 }
 
+/** The backend's description recorded in the environment, or its bare name. */
+function productBackendDescription(env: Record<string, unknown>, name: Backend): string {
+  const info = env.productBackend;
+  return info && typeof info === 'object' && 'description' in info && typeof info.description === 'string' ? info.description : name;
+}
+
 export function renderHtml(report: RunReport): string {
   const s = report.scenarios;
   const env = report.environment;
@@ -205,6 +231,7 @@ export function renderHtml(report: RunReport): string {
   const sub = ['req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'CPU µs/req', 'RSS MB', 'event-loop p99 ms', 'other CPU'].map((h) => `<th>${h}</th>`).join('');
   const chart = (title: string, unit: string, pick: (m: Measurement) => number | null, format: (n: number) => string) => barChart(title, unit, SERIES, bars(s, pick), format);
   const body = `<h1>svc bench: product vs stock oidc-provider ${esc(String(env.oidcProvider ?? ''))}</h1>
+<p>${esc(renderBackend({ description: productBackendDescription(env, report.options.backend) }))}.</p>
 <p>${esc(report.startedAt)} to ${esc(report.finishedAt)}; ${report.options.connections} connections, ${report.options.duration} s measured after ${report.options.warmup} s warm-up${report.options.smoke ? ' (smoke run: not a measurement)' : ''};
 ${esc(String(env.cpus))} CPUs (${esc(String(env.cpuModel ?? ''))}), Node ${esc(String(env.node))}; load average at start ${esc(JSON.stringify(env.loadavgAtStart))}, at end ${esc(JSON.stringify(env.loadavgAtEnd))}.
 Result: <strong>${report.ok ? 'OK' : 'FAILED'}</strong>.</p>

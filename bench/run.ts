@@ -12,14 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clockTicksPerSecond } from './cpu.js';
 import { argon2Ceiling } from './argon2-ceiling.js';
+import { openBackend, type ProductBackend } from './backend.js';
 import { evaluateGoals } from './goals.js';
 import { send } from './http.js';
-import { failures, measure, startBackground, stopBackground, type RunningLoadHandle } from './load.js';
+import { failures, measure, startBackground, stopBackground, type CompanionProbe, type RunningLoadHandle } from './load.js';
 import { parseOptions, type BenchOptions } from './options.js';
 import { gitState, round } from './report.js';
 import { memoryOf } from './probes.js';
 import { killAllChildren, removeDir, startServer, type ServerProcess, type ServerSpec } from './processes.js';
-import { renderGoals, renderNotes, renderResources, renderServers, renderTable, saveRunReport, sideFailed, type RunReport, type ScenarioResult, type ServerSummary, type SideResult } from './run-report.js';
+import { renderBackend, renderGoals, renderNotes, renderResources, renderServers, renderTable, saveRunReport, sideFailed, type RunReport, type ScenarioResult, type ServerSummary, type SideResult } from './run-report.js';
 import { SCENARIO_NAMES, TARGETS, buildScenarios, type RequestSpec, type Scenario, type Target } from './scenarios.js';
 import { PRODUCT_BENCH_SETTINGS, baselineTarget, prepareBaseline, prepareProduct, productTarget } from './targets.js';
 
@@ -52,7 +53,7 @@ async function checkOnce(server: ServerProcess, spec: RequestSpec): Promise<stri
   }
 }
 
-async function runSide(server: ServerProcess, scenario: Scenario, spec: RequestSpec, target: Target, opts: BenchOptions): Promise<SideResult> {
+async function runSide(server: ServerProcess, scenario: Scenario, spec: RequestSpec, target: Target, opts: BenchOptions, companions?: CompanionProbe): Promise<SideResult> {
   const connections = Math.min(scenario.connections ?? opts.connections, opts.connections);
   const checkProblems: string[] = [];
   let background: { label: string; load: RunningLoadHandle } | undefined;
@@ -75,7 +76,7 @@ async function runSide(server: ServerProcess, scenario: Scenario, spec: RequestS
       warmup = { requests: w.requests, errors: w.errors, unexpected: w.unexpected, starved: w.starved };
     }
     await spec.feed?.prepare(connections);
-    const measured = await measure(server, spec, { ...window, duration: opts.duration, title: `${scenario.name} ${target}` });
+    const measured = await measure(server, spec, { ...window, duration: opts.duration, title: `${scenario.name} ${target}`, ...(companions ? { companions } : {}) });
     const after = await checkOnce(server, spec);
     if (after) checkProblems.push(`after load: ${after}`);
     const side: SideResult = { measured, checkProblems };
@@ -133,6 +134,15 @@ async function idleRss(server: ServerProcess): Promise<number | null> {
   return memoryOf(server.pid)?.rss ?? null;
 }
 
+/** The product's backend while it is open: closed (scratch database dropped, Redis keys deleted) on every way out. */
+let backend: ProductBackend | undefined;
+
+/** Kills the servers, removes the backend's database and keys, exits. */
+function abort(code: number): void {
+  killAllChildren();
+  void (backend?.close() ?? Promise.resolve()).finally(() => process.exit(code));
+}
+
 async function main(): Promise<number> {
   const parsed = parseOptions(process.argv.slice(2), process.env, `${PROJECT_ROOT}bench/results`);
   if (typeof parsed === 'number') return parsed;
@@ -141,14 +151,16 @@ async function main(): Promise<number> {
 
   const watchdog = setTimeout(() => {
     progress(`bench: exceeded its time budget (${budgetMs(opts, scenarioCount * TARGETS.length) / 1000} s); stopping`);
-    killAllChildren();
-    process.exit(2);
+    abort(2);
   }, budgetMs(opts, scenarioCount * TARGETS.length));
   watchdog.unref();
 
   const startedAt = new Date().toISOString();
   const environment = describeEnvironment();
-  const productDef = productTarget(process.env);
+  const storage = (backend = await openBackend(opts.backend));
+  environment.productBackend = storage.info;
+  progress(`bench: product storage: ${storage.info.description}`);
+  const productDef = productTarget(process.env, storage);
   const baselineDef = baselineTarget();
   if (Object.keys(productDef.overrides).length) environment.productOverrides = productDef.overrides;
 
@@ -176,7 +188,7 @@ async function main(): Promise<number> {
       for (const target of TARGETS) {
         const spec = scenario.request[target];
         if (!spec) continue;
-        const side = await runSide(byTarget[target], scenario, spec, target, opts);
+        const side = await runSide(byTarget[target], scenario, spec, target, opts, target === 'product' ? storage.companions : undefined);
         sides[target] = side;
         const m = side.measured;
         const failed = failures(m) + side.checkProblems.length;
@@ -215,7 +227,7 @@ async function main(): Promise<number> {
       startedAt,
       finishedAt: new Date().toISOString(),
       ok,
-      options: { duration: opts.duration, warmup: opts.warmup, connections: opts.connections, smoke: opts.smoke, only: opts.only },
+      options: { duration: opts.duration, warmup: opts.warmup, connections: opts.connections, smoke: opts.smoke, only: opts.only, backend: opts.backend },
       environment,
       servers: { product: { ...summary(product, productIdle), coldReadyMs }, baseline: summary(baseline, baselineIdle) },
       scenarios: results,
@@ -224,7 +236,7 @@ async function main(): Promise<number> {
     const { json: file, html } = await saveRunReport(opts.resultsDir, report);
 
     process.stdout.write(
-      `\n${renderTable(results)}\n\n${renderResources(results)}\n\n${renderServers(report.servers)}\n\n${renderGoals(report.goals)}\n\n` +
+      `\n${renderBackend(storage.info)}\n\n${renderTable(results)}\n\n${renderResources(results)}\n\n${renderServers(report.servers)}\n\n${renderGoals(report.goals)}\n\n` +
         `${opts.connections} connections (password logins ${loginConnections}), ${opts.duration} s measured after ${opts.warmup} s warm-up; ` +
         `${cpus().length} CPUs, Node ${process.version}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}; ` +
         `latency of the expected answers (2xx; 303 for the sign-in form); CPU µs/req = server user+system CPU (all threads) / completed requests; ` +
@@ -242,21 +254,19 @@ async function main(): Promise<number> {
       if (!opts.keep) await removeDir(server.dir);
       else progress(`bench: kept ${target} directory ${server.dir}`);
     }
+    // Also with --keep: the scratch database and keys live only as long as the run.
+    await storage.close();
   }
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    killAllChildren();
-    process.exit(130);
-  });
+  process.once(signal, () => abort(130));
 }
 
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     progress(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    killAllChildren();
-    process.exit(1);
+    abort(1);
   },
 );

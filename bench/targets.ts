@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ProductBackend } from './backend.js';
 import type { BaselineClient, BaselineRelyingParty } from './baseline-server.js';
 import { RESOURCE, SCOPE } from './constants.js';
 import { LoginFormFeed, MixedFeed, RefreshTokenFeed, SilentAuthFeed } from './feeds.js';
@@ -47,8 +48,11 @@ export interface ProductTarget {
   overrides: Record<string, string>;
 }
 
-/** `node dist/src/main.js` as users run it: production mode, SQLite in the temp dir, default logging (info, stdout + logs/svc.log). */
-export function productTarget(env: NodeJS.ProcessEnv): ProductTarget {
+/**
+ * `node dist/src/main.js` as users run it: production mode, default logging (info, stdout +
+ * logs/svc.log), its data where `backend` says (SQLite in the temp dir, or PostgreSQL + Redis).
+ */
+export function productTarget(env: NodeJS.ProcessEnv, backend: Pick<ProductBackend, 'env'>): ProductTarget {
   const bootstrap = { client_id: 'bench-admin', client_secret: secret() };
   const overrides = productOverrides(env);
   // Fixed for the run: a restart on the same directory must unseal the keys it stored.
@@ -66,7 +70,7 @@ export function productTarget(env: NodeJS.ProcessEnv): ProductTarget {
       env: (port, dir) => ({
         PORT: String(port),
         HOST,
-        STORAGE_SQLITE_PATH: join(dir, 'svc.db'),
+        ...backend.env(dir),
         // Issue 17: measured with the logging an operator gets by default (info, file copy on);
         // only the directory is pinned to the run's temp dir.
         SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: join(dir, 'logs'),

@@ -7,12 +7,18 @@
  * Transports are pooled per server and credentials.
  */
 import { createHash } from 'node:crypto';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { AuditLog } from '../audit/audit-log.js';
+import { lazyModule } from '../lazy-module.js';
 import type { Logger } from '../log.js';
 import type { MailJob, SmtpSettings } from './types.js';
 
 const RETRY_DELAYS_MS = [0, 2000, 10000];
+/**
+ * nodemailer is loaded with the first message sent over SMTP, not at start (issue 17: ~40 modules
+ * and ~14 MB resident that an instance without SMTP, or one that has not sent yet, never needs).
+ */
+const nodemailerModule = lazyModule(() => import('nodemailer'));
 /** A transport idle this long is closed. */
 const TRANSPORT_IDLE_MS = 60_000;
 
@@ -70,7 +76,7 @@ export class Mailer {
       if (delay) await sleep(delay);
       attempts++;
       try {
-        const info = await this.transportFor(job.smtp).sendMail({ from: job.smtp.from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+        const info = await (await this.transportFor(job.smtp)).sendMail({ from: job.smtp.from, to: message.to, subject: message.subject, text: message.text, html: message.html });
         this.log.info({ tenant, kind, message_id: info.messageId, attempts }, 'mail sent');
         return;
       } catch (err) {
@@ -86,7 +92,9 @@ export class Mailer {
       .catch((err: unknown) => this.log.error({ err, tenant }, 'audit of a failed mail failed'));
   }
 
-  private transportFor(smtp: SmtpSettings): Transporter {
+  private async transportFor(smtp: SmtpSettings): Promise<Transporter> {
+    const nodemailer = (await nodemailerModule()).default;
+    // From here on synchronous: concurrent messages to one server still share one transport.
     // The key hashes the password so the map never holds a second clear copy as a key.
     const key = createHash('sha256').update(JSON.stringify([smtp.host, smtp.port, smtp.secure, smtp.username ?? '', smtp.password ?? ''])).digest('base64url');
     let pooled = this.transports.get(key);

@@ -15,6 +15,7 @@ import { ProblemError, notFound } from '../http/problem.js';
 import type { Logger } from '../log.js';
 import type { TenantRecord, TenantRepository } from '../storage/types.js';
 import { DEFAULT_TENANT } from './resolver.js';
+import { entryBound } from './cache-bound.js';
 
 /** How long a lookup is trusted without an event (both "exists" and "unknown" answers). */
 export const TTL_MS = 60_000;
@@ -67,7 +68,7 @@ export class TenantRegistry {
   private readonly listeners = new Set<(event: TenantChangedEvent) => void>();
 
   constructor(private readonly deps: RegistryDeps) {
-    this.cache = new LRUCache<string, Entry>({ max: MAX_ENTRIES, ttl: deps.ttlMs ?? TTL_MS });
+    this.cache = new LRUCache<string, Entry>({ ...entryBound(MAX_ENTRIES), ttl: deps.ttlMs ?? TTL_MS });
   }
 
   /** The tenant's record, or undefined when there is no such tenant. */

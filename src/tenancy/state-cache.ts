@@ -23,6 +23,7 @@ import type { Sealer } from '../keys/sealer.js';
 import type { ClientRecord, Storage } from '../storage/types.js';
 import type { EffectiveConfig } from './config/merge.js';
 import { loadEffectiveConfig } from './config/store.js';
+import { entryBound } from './cache-bound.js';
 
 /** How long a cached client record is trusted without a client:changed event. */
 const CLIENT_TTL_MS = 5 * 60_000;
@@ -52,7 +53,7 @@ export class TenantStateCache {
     private readonly deps: Deps,
     opts: { maxSize: number; ttlMs: number },
   ) {
-    this.entries = new LRUCache({ max: Math.max(1, opts.maxSize), ttl: opts.ttlMs });
+    this.entries = new LRUCache({ ...entryBound(Math.max(1, opts.maxSize)), ttl: opts.ttlMs });
   }
 
   get size(): number {

@@ -18,17 +18,14 @@
  * of one security boundary, kept in one file so a change to one side is read against the other.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { z } from 'zod';
+import { lazyModule } from '../lazy-module.js';
 import { UniqueViolation } from '../storage/errors.js';
 import type { AuditEvent, AuditLog } from '../audit/audit-log.js';
 import type { Storage, TenantId, UserRecord, WebauthnCredentialRecord } from '../storage/types.js';
@@ -121,8 +118,16 @@ async function storeChallenge(deps: Deps, tenant: TenantId, challenge: string, b
 
 const newChallenge = () => randomBytes(32).toString('base64url');
 
+/**
+ * @simplewebauthn/server is loaded on the first ceremony, not at start (issue 17): with its ASN.1
+ * and X.509 dependencies it is ~70 modules, ~30 MB of resident memory and the largest single
+ * share of the start-up time, for a feature most instances use rarely or never.
+ */
+const webauthn = lazyModule(() => import('@simplewebauthn/server'));
+
 /** Options for navigator.credentials.create(), the challenge stored under `binding`. */
 export async function registrationOptions(deps: Deps, tenant: TenantId, rp: RelyingParty, user: UserRecord, binding: string): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const { generateRegistrationOptions } = await webauthn();
   const existing = await deps.storage.webauthn.listCredentials(tenant, user.id);
   const challenge = newChallenge();
   const options = await generateRegistrationOptions({
@@ -159,6 +164,8 @@ export async function completeRegistration(
 ): Promise<RegistrationOutcome> {
   const response = parseJson(registrationSchema, raw) as RegistrationResponseJSON | undefined;
   if (!response) return { ok: false, reason: 'malformed' };
+  // Before the challenge is taken, and outside the try below: a failed load is an error, not 'invalid'.
+  const { verifyRegistrationResponse } = await webauthn();
   const challenge = await takeChallenge(deps, tenant, response.response.clientDataJSON, binding);
   if (!challenge) return { ok: false, reason: 'expired' };
   let verified;
@@ -214,6 +221,7 @@ export async function authenticationOptions(
   binding: string,
   opts: { userId?: string; userVerification: 'required' | 'preferred' },
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const { generateAuthenticationOptions } = await webauthn();
   const allow = opts.userId ? await deps.storage.webauthn.listCredentials(tenant, opts.userId) : [];
   const challenge = newChallenge();
   const options = await generateAuthenticationOptions({
@@ -246,6 +254,8 @@ export async function completeAuthentication(
 ): Promise<AuthenticationOutcome> {
   const response = parseJson(authenticationSchema, raw) as AuthenticationResponseJSON | undefined;
   if (!response) return { ok: false, reason: 'malformed' };
+  // Before the challenge is taken, and outside the try below: a failed load is an error, not 'invalid'.
+  const { verifyAuthenticationResponse } = await webauthn();
   const challenge = await takeChallenge(deps, tenant, response.response.clientDataJSON, binding);
   if (!challenge) return { ok: false, reason: 'expired' };
   const credential = await deps.storage.webauthn.getCredential(tenant, response.id);

@@ -11,10 +11,11 @@
  * libuv threads that sign tokens still get a core as soon as they need one.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { Config } from '../config/index.js';
 import { Unavailable } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -23,6 +24,12 @@ import { FairAdmission } from './fair-admission.js';
 import type { Argon2Params, Argon2WorkerData, HashTask, VerifyTask } from '../../workers/argon2.js';
 
 export const ARGON2_WORKER_FILE = join(PROJECT_ROOT, 'dist', 'workers', 'argon2.js');
+
+/**
+ * Piscina itself is loaded with the pool, on the first hash (issue 17: an idle instance does not
+ * hold it). CommonJS build through require, so that getPool stays synchronous.
+ */
+const requireModule = createRequire(import.meta.url);
 
 export interface PasswordHasherOptions {
   argon2: Argon2Params;
@@ -94,7 +101,8 @@ export class PasswordHasher {
     if (!this.pool) {
       const filename = this.opts.filename ?? ARGON2_WORKER_FILE;
       if (!existsSync(filename)) throw new Error(`Argon2 worker not found at ${filename}: run \`npm run build\` first`);
-      this.pool = new Piscina({
+      const { Piscina: Pool } = requireModule('piscina') as typeof import('piscina');
+      this.pool = new Pool({
         filename,
         maxThreads: this.threads,
         minThreads: Math.max(1, Math.floor(this.threads / 2)),

@@ -17,12 +17,13 @@ const cmd = defineCommand({
     only: { kind: 'names', help: 'names', default: [], choices: ['a', 'b', 'c'] },
     results: { kind: 'string', help: 'dir', default: '/tmp/r' },
     keep: { kind: 'boolean', help: 'keep' },
+    mode: { kind: 'string', help: 'mode', env: 'X_MODE', default: 'x', choices: ['x', 'y'] },
   },
 });
 
 describe('bench option parser', () => {
   it('takes the defaults, or the smoke defaults with --smoke', () => {
-    expect(parseCommandLine(cmd, [])).toEqual({ smoke: false, seconds: 20, tenants: 100, pool: [50, 200], only: [], results: '/tmp/r', keep: false });
+    expect(parseCommandLine(cmd, [])).toEqual({ smoke: false, seconds: 20, tenants: 100, pool: [50, 200], only: [], results: '/tmp/r', keep: false, mode: 'x' });
     expect(parseCommandLine(cmd, ['--smoke'])).toMatchObject({ smoke: true, seconds: 2, tenants: 100, pool: [10] });
   });
 
@@ -40,6 +41,14 @@ describe('bench option parser', () => {
     expect(() => parseCommandLine(cmd, ['--pool', '10,x'])).toThrow(UsageError);
     expect(() => parseCommandLine(cmd, ['--only', 'a,z'])).toThrow(/unknown z/);
     expect(() => parseCommandLine(cmd, ['positional'])).toThrow(UsageError);
+    expect(() => parseCommandLine(cmd, ['--mode', 'z'])).toThrow(/--mode: unknown z; known: x, y/);
+    expect(() => parseCommandLine(cmd, [], { X_MODE: 'X' })).toThrow(/--mode: unknown X/);
+  });
+
+  it('takes a string of its choices from the flag or the environment', () => {
+    expect(parseCommandLine(cmd, ['--mode', 'y'])).toMatchObject({ mode: 'y' });
+    expect(parseCommandLine(cmd, [], { X_MODE: 'y' })).toMatchObject({ mode: 'y' });
+    expect(parseCommandLine(cmd, ['--mode', 'x'], { X_MODE: 'y' })).toMatchObject({ mode: 'x' });
   });
 
   it('answers help, and describes every flag with its default in the usage text', () => {
@@ -48,13 +57,32 @@ describe('bench option parser', () => {
     for (const flag of ['--seconds <n>', '--tenants <n>', '--pool <a,b>', '--only <a,b>', '--results <s>', '--keep', '--smoke', '--help']) expect(text).toContain(flag);
     expect(text).toContain('env X_SECONDS, default 20; smoke 2');
     expect(text).toContain('one or more of: a b c');
+    expect(text).toContain('env X_MODE, default x); one of: x y');
   });
 });
 
 describe('npm run bench options', () => {
   it('keeps its flags, environment variables and smoke defaults', () => {
-    expect(parseOptions(['--smoke'], {}, '/r')).toEqual({ duration: 1, warmup: 0, connections: 10, smoke: true, only: [], keep: false, resultsDir: '/r' });
+    expect(parseOptions(['--smoke'], {}, '/r')).toEqual({ duration: 1, warmup: 0, connections: 10, smoke: true, only: [], keep: false, resultsDir: '/r', backend: 'sqlite' });
     expect(parseOptions([], { BENCH_DURATION: '5', BENCH_ONLY: 'jwks,refresh', BENCH_RESULTS_DIR: '/x' }, '/r')).toMatchObject({ duration: 5, warmup: 3, connections: 50, only: ['jwks', 'refresh'], resultsDir: '/x' });
+  });
+
+  it('runs the product on SQLite unless --backend or BENCH_BACKEND says postgresql, and refuses other backends', () => {
+    expect(parseOptions([], {}, '/r')).toMatchObject({ backend: 'sqlite' });
+    expect(parseOptions(['--backend', 'postgresql'], {}, '/r')).toMatchObject({ backend: 'postgresql' });
+    expect(parseOptions([], { BENCH_BACKEND: 'postgresql' }, '/r')).toMatchObject({ backend: 'postgresql' });
+    expect(parseOptions(['--backend', 'sqlite'], { BENCH_BACKEND: 'postgresql' }, '/r')).toMatchObject({ backend: 'sqlite' });
+    const writes: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => writes.push(chunk) > 0) as typeof process.stderr.write;
+    try {
+      expect(parseOptions(['--backend', 'mysql'], {}, '/r')).toBe(1);
+      expect(parseOptions([], { BENCH_BACKEND: 'redis' }, '/r')).toBe(1);
+    } finally {
+      process.stderr.write = original;
+    }
+    expect(writes.join('')).toContain('--backend: unknown mysql; known: sqlite, postgresql');
+    expect(writes.join('')).toContain('--backend: unknown redis');
   });
 
   it('knows every scenario by name and refuses others (exit status 1, the usage on stderr)', () => {

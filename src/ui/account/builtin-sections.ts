@@ -6,7 +6,6 @@
  * Over 300 lines, on purpose: the six sections register together in their page order, each a
  * render and its actions; a file per section would split that order over six files.
  */
-import QRCode from 'qrcode';
 import { ACCOUNT_CLIENT_ID, ADMIN_CLIENT_ID } from '../../clients/system-clients.js';
 import { toProblem } from '../../http/problem.js';
 import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../users/mfa.js';
@@ -16,6 +15,7 @@ import { updateUser } from '../../users/operations.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
 import type { UserUpdateInput } from '../../users/schema.js';
 import { Html, html } from '../escape.js';
+import { qrSvg } from '../qr.js';
 import { verifyEmailMail } from '../mail-templates.js';
 import { mfaEnrollPage, recoveryCodesPage } from '../pages.js';
 import { ALERT_KINDS, alertChoices, securityAlert } from './alerts.js';
@@ -185,11 +185,9 @@ const enrollmentAad = (v: AccountVisit) => `account-mfa-enroll:${v.host.tenant}:
 async function enrollView(v: AccountVisit, secret: string, status: number, error?: string): Promise<ActionOutcome> {
   const enrollment = v.host.ctx.sealer.seal(JSON.stringify({ secret, exp: Date.now() + ENROLLMENT_SECONDS * 1000 }), enrollmentAad(v));
   const uri = otpauthUri(secret, v.host.origin.host, v.session.user.email ?? v.session.user.id);
-  // Inline SVG drawn here (no network, no script): CSP-safe markup of rects and paths.
-  const svg = await QRCode.toString(uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
   const hidden = html`<input type="hidden" name="action" value="mfa.confirm">`;
   return {
-    page: htmlPage(status, mfaEnrollPage({ ui: v.ui, action: ACCOUNT_PATH, csrf: v.csrf, enrollment, secret, uri, qrSvg: new Html(svg.replace(/<\?xml[^>]*>/, '')), error, hidden })),
+    page: htmlPage(status, mfaEnrollPage({ ui: v.ui, action: ACCOUNT_PATH, csrf: v.csrf, enrollment, secret, uri, qrSvg: await qrSvg(uri), error, hidden })),
   };
 }
 
