@@ -222,10 +222,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }, body: openapiBody };
     }
     // Multi-tenant mode: `_ops` and `/platform/*` (everything above needs no tenant).
-    if (multiTenant) {
-      const special = await frontDoor.special(req);
-      if (special) return special;
-    }
+    const special = frontDoor.special(req);
+    if (special) return special;
     if (req.path === oidcPath || req.path.startsWith(`${oidcPath}/`)) {
       const target = frontDoor.liveTarget(req) ?? (await actorFor(req));
       return target.actor.handleOidc(target.req);

@@ -22,3 +22,20 @@ export function normalizeIp(raw: string): string {
   if (best < 0) return short.join(':');
   return `${short.slice(0, best).join(':')}::${short.slice(best + bestLen).join(':')}`;
 }
+
+/**
+ * normalizeIp remembering its last answer: the front door's peer is the same address request after
+ * request (a kept-alive client, or the proxy in front), so most calls are one string comparison
+ * instead of ~1 µs of splitting and parsing (issue 17). Any other address is normalised as usual.
+ */
+export function lastNormalizedIp(): (raw: string) => string {
+  let lastRaw: string | undefined;
+  let last = '';
+  return (raw) => {
+    if (raw !== lastRaw) {
+      last = normalizeIp(raw);
+      lastRaw = raw;
+    }
+    return last;
+  };
+}

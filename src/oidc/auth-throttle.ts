@@ -75,9 +75,15 @@ export class AuthThrottle {
     private readonly tenant: string,
   ) {}
 
-  /** Runs `next` unless the caller is over a limit; counts the failures it answers. */
-  async around(req: HttpRequest, sub: string, next: () => Promise<HttpResponse>): Promise<HttpResponse> {
-    if (req.method !== 'POST') return next();
+  /**
+   * Runs `next` unless the caller is over a limit; counts the failures it answers. Only POSTs are
+   * throttled: any other request is `next()` itself, without a promise of its own (issue 17).
+   */
+  around(req: HttpRequest, sub: string, next: () => Promise<HttpResponse>): Promise<HttpResponse> {
+    return req.method !== 'POST' ? next() : this.aroundPost(req, sub, next);
+  }
+
+  private async aroundPost(req: HttpRequest, sub: string, next: () => Promise<HttpResponse>): Promise<HttpResponse> {
     const store = attemptCounter(this.ctx);
     const counter = (this.guarded ??= failOpen(store, (err) => this.ctx.log.warn({ err, tenant: this.tenant }, 'authentication throttle skipped: its counters are unavailable')));
     if (CLIENT_AUTH_PATHS.has(sub)) {

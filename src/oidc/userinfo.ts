@@ -142,11 +142,19 @@ function rejectedClaims(grant: Payload): string[] | undefined {
   return strings(ro.claims) ? ro.claims : undefined;
 }
 
+/**
+ * The session a token that expires with its session is bound to (read in parallel with the rest),
+ * undefined when the token is not bound to one; null when it names none (declined).
+ */
+function boundSession(host: UserinfoHost, token: Payload): Promise<OidcPayloadRow | undefined> | null | undefined {
+  if (!token.expiresWithSession) return undefined;
+  return typeof token.sessionUid === 'string' ? host.findSessionByUid(token.sessionUid) : null;
+}
+
 /** oidc-provider's checkSessionBinding: a token that expires with its session needs that session, for this grant. */
-async function sessionHolds(host: UserinfoHost, token: Payload, now: number): Promise<boolean> {
+function sessionHolds(token: Payload, row: OidcPayloadRow | undefined, now: number): boolean {
   if (!token.expiresWithSession) return true;
-  if (typeof token.sessionUid !== 'string') return false;
-  const session = live(await host.findSessionByUid(token.sessionUid), 'Session', now);
+  const session = live(row, 'Session', now);
   if (!session || session.accountId !== token.accountId) return false;
   const auth = isObject(session.authorizations) ? session.authorizations[token.clientId as string] : undefined;
   return isObject(auth) && auth.grantId === token.grantId;
@@ -177,13 +185,15 @@ async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest
   const scopes = new Set(scope.split(' '));
   if (!scopes.has('openid')) return undefined;
 
-  const [grantRow, client, user, bound] = await Promise.all([
+  const session = boundSession(host, token);
+  if (session === null) return undefined;
+  const [grantRow, client, user, sessionRow] = await Promise.all([
     host.findArtefact('Grant', grantId),
     host.loadClient(clientId),
     host.findTokenUser(accountId),
-    sessionHolds(host, token, now),
+    session,
   ]);
-  if (!bound || !client?.active || !user || !canSignIn(user)) return undefined;
+  if (!sessionHolds(token, sessionRow, now) || !client?.active || !user || !canSignIn(user)) return undefined;
   const grant = live(grantRow, 'Grant', now, true);
   // Grant#isExpired is exp <= now; the grant must be this token's client's and account's.
   if (!grant || (grant.exp !== undefined && !((grant.exp as number) > now)) || grant.clientId !== clientId || grant.accountId !== accountId) return undefined;

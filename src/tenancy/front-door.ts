@@ -60,9 +60,11 @@ export class TenantFrontDoor {
 
   /**
    * Requests of the special tenants: `_ops` (all of them) and `/platform/*` of `_platforms`.
-   * Undefined for everything else, and always in single-tenant mode.
+   * Undefined for everything else, and always in single-tenant mode. Not async: every other
+   * request learns that without a promise (issue 17: promises cost async-hook time per request).
+   * A refusal (resolution, `/platform` elsewhere) is thrown.
    */
-  async special(req: HttpRequest): Promise<HttpResponse | undefined> {
+  special(req: HttpRequest): Promise<HttpResponse> | undefined {
     if (!this.deps.ctx.config.multi_tenancy.enabled) return undefined;
     const { tenant } = this.resolve(req);
     if (tenant === OPS_TENANT) return this.ops.handle(req);
@@ -81,13 +83,15 @@ export class TenantFrontDoor {
     if (resolution.via === 'fallback') this.warnFallback(req);
     // `_ops` is stateless: it never gets an actor (special() answered its requests already).
     if (tenant === OPS_TENANT) throw notFound(`No route for ${req.method} ${req.path} on ${OPS_TENANT}`);
-    await ctx.registry.require(tenant);
+    // The common case answered from the caches without a promise (issue 17): a tenant cached as
+    // active passes require() as it stands (same cache read), and a live actor is pool.get()'s hit.
+    if (ctx.registry.activeNow(tenant) !== true) await ctx.registry.require(tenant);
     let out = req;
     if (resolution.conflict !== undefined) {
       ctx.log.debug({ req_id: req.id, tenant, header_tenant: resolution.conflict }, 'subdomain overrules the tenant header: cookies dropped');
       out = withoutCookies(req);
     }
-    return { tenant, actor: await pool.get(tenant), req: out };
+    return { tenant, actor: pool.getLive(tenant) ?? (await pool.get(tenant)), req: out };
   }
 
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeIp } from '../../src/http/ip.js';
+import { lastNormalizedIp, normalizeIp } from '../../src/http/ip.js';
 
 describe('normalizeIp', () => {
   it.each([
@@ -27,5 +27,16 @@ describe('normalizeIp', () => {
     expect(normalizeIp('203.0.113.9')).toBe('203.0.113.9');
     expect(normalizeIp('::1')).toBe('::1');
     expect(normalizeIp('2001:DB8::1')).toBe('2001:db8::1');
+  });
+});
+
+describe('lastNormalizedIp (the front door\'s peer, issue 17)', () => {
+  it('answers as normalizeIp for every address, whether it repeats or alternates', () => {
+    const peer = lastNormalizedIp();
+    const v4 = '0000:0000:0000:0000:0000:ffff:7f00:0001';
+    const v6 = '2001:0db8:0000:0000:0000:0000:0000:0001';
+    for (const raw of [v4, v4, v6, v6, v4, '203.0.113.9', v4, '', v6]) expect(peer(raw)).toBe(normalizeIp(raw));
+    expect(peer(v4)).toBe('127.0.0.1');
+    expect(peer(v6)).toBe('2001:db8::1');
   });
 });

@@ -1,10 +1,12 @@
 /**
  * The SQLite statement cache (db.ts prepared): statements built per call (list filters, partial
  * updates) are prepared once per connection and SQL text, whatever the page size, and give the
- * same pages as before.
+ * same pages as before. Also the hot point reads' statements (issue 17): lookups by uid and user
+ * code name their model in the SQL, and a user read in raw mode gives the same record.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { STATEMENT_CACHE_SIZE, keysetPage, prepared } from '../../src/storage/sqlite/db.js';
+import type { UserRecord } from '../../src/storage/types.js';
 import { clientRecord, openTempStorage, type TempStorage } from '../helpers/storage.js';
 
 let t: TempStorage;
@@ -78,5 +80,56 @@ describe('keysetPage with cached statements', () => {
       { client_id: 'c5', created_at: '2026-01-01T00:00:05.000Z' },
     ]);
     spy.mockRestore();
+  });
+});
+
+describe('lookups by uid and user code (issue 17)', () => {
+  // With the model bound as a parameter, SQLite re-plans the statement on every call (the partial
+  // indexes `WHERE model = '...'` of migration 070 depend on it): three times the cost of a session read.
+  it('prepare one statement per model with the model written into the SQL, once, and find only that model', async () => {
+    const s = t.storage;
+    await s.oidc.upsert('default', 'Session', 's1', { uid: 'u1', accountId: 'a' }, null);
+    await s.oidc.upsert('default', 'DeviceCode', 'd1', { userCode: 'ABCD-EFGH' }, null);
+    const spy = vi.spyOn(s.db, 'prepare');
+    for (let i = 0; i < 3; i++) {
+      expect((await s.oidc.findByUid('default', 'Session', 'u1'))?.payload).toEqual({ uid: 'u1', accountId: 'a' });
+      expect((await s.oidc.findByUserCode('default', 'DeviceCode', 'ABCD-EFGH'))?.payload).toEqual({ userCode: 'ABCD-EFGH' });
+    }
+    expect(spy.mock.calls.map(([sql]) => sql)).toEqual([
+      "SELECT payload, expires_at, consumed_at FROM oidc_payloads WHERE tenant_id = ? AND model = 'Session' AND uid = ?",
+      "SELECT payload, expires_at, consumed_at FROM oidc_payloads WHERE tenant_id = ? AND model = 'DeviceCode' AND user_code = ?",
+    ]);
+    expect(await s.oidc.findByUid('default', 'Interaction', 'u1')).toBeUndefined();
+    expect(await s.oidc.findByUid('other', 'Session', 'u1')).toBeUndefined();
+    expect(await s.oidc.findByUserCode('default', 'Session', 'ABCD-EFGH')).toBeUndefined();
+    spy.mockRestore();
+  });
+
+  it('use the bound statement for a model name that is not letters only (never written into SQL)', async () => {
+    const s = t.storage;
+    await s.oidc.upsert('default', "Ses'sion", 's1', { uid: 'u1' }, null);
+    const spy = vi.spyOn(s.db, 'prepare');
+    expect((await s.oidc.findByUid('default', "Ses'sion", 'u1'))?.payload).toEqual({ uid: 'u1' });
+    expect(await s.oidc.findByUid('default', "Session' OR '1'='1", 'u1')).toBeUndefined();
+    expect(spy).not.toHaveBeenCalled();
+    spy.mockRestore();
+  });
+});
+
+describe('users.get in raw mode (issue 17)', () => {
+  it('gives the record the list gives, with the same keys in the same order and every type', async () => {
+    const u: UserRecord = {
+      id: 'u-raw', email: 'raw@example.com', email_verified: true, username: 'raw', given_name: 'Ra', family_name: 'W', name: 'Ra W',
+      nickname: 'r', role: 'admin', account_enabled: false, locked: true, locked_until: '2026-01-01T00:00:09.000Z', auth_provider: 'local',
+      password_hash: '$argon2id$fake', mfa_enabled: true, mfa_methods: ['totp', 'webauthn'], mfa_secret_sealed: 'sealed-s',
+      mfa_recovery_sealed: 'sealed-r', deleted_at: null, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:01.000Z',
+      last_login_at: '2026-01-01T00:00:02.000Z',
+    };
+    await t.storage.users.create('default', u);
+    const got = await t.storage.users.get('default', u.id);
+    const listed = (await t.storage.users.list('default', {}, { limit: 10 })).items.find((r) => r.id === u.id);
+    expect(got).toEqual(u);
+    expect(JSON.stringify(got)).toBe(JSON.stringify(listed));
+    expect(Object.keys(got!)).toEqual(Object.keys(u));
   });
 });

@@ -50,6 +50,29 @@ function toRecord(r: Row): UserRecord {
   };
 }
 
+/** A row in better-sqlite3's raw mode: the values of COLUMN_LIST, in that order. */
+type Values = readonly [
+  id: string, email: string | null, email_verified: number, username: string | null, given_name: string | null,
+  family_name: string | null, name: string | null, nickname: string | null, role: string, account_enabled: number,
+  locked: number, locked_until: string | null, auth_provider: string, password_hash: string | null, mfa_enabled: number,
+  mfa_methods: string, mfa_secret_sealed: string | null, mfa_recovery_sealed: string | null, deleted_at: string | null,
+  created_at: string, updated_at: string, last_login_at: string | null,
+];
+
+/**
+ * toRecord for a raw row: the record built as one literal, the same keys in the same order. Point
+ * reads use it (every token request, userinfo and sign-in reads its user): better-sqlite3 building
+ * a 22-key row object and spreading it into another cost ~4 µs more per read.
+ */
+function fromValues(v: Values): UserRecord {
+  return {
+    id: v[0], email: v[1], email_verified: v[2] === 1, username: v[3], given_name: v[4], family_name: v[5], name: v[6],
+    nickname: v[7], role: v[8], account_enabled: v[9] === 1, locked: v[10] === 1, locked_until: v[11], auth_provider: v[12],
+    password_hash: v[13], mfa_enabled: v[14] === 1, mfa_methods: JSON.parse(v[15]) as string[], mfa_secret_sealed: v[16],
+    mfa_recovery_sealed: v[17], deleted_at: v[18], created_at: v[19], updated_at: v[20], last_login_at: v[21],
+  };
+}
+
 /** One record field as its column value (booleans as 0/1, the methods list as JSON). */
 function toColumn(key: string, value: unknown): unknown {
   if (BOOL_COLUMNS.has(key)) return value ? 1 : 0;
@@ -80,7 +103,7 @@ export class SqliteUsers implements UserRepository {
     /** Audit entries of a write go in the write's own transaction. */
     private readonly audit: SqliteAudit,
   ) {
-    this.getStmt = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = ? AND id = ?`);
+    this.getStmt = db.prepare<[string, string], Values>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = ? AND id = ?`).raw();
     this.insertStmt = db.prepare(`INSERT INTO users (tenant_id, ${COLUMNS}) VALUES (@tenant_id, ${COLUMN_LIST.map((c) => `@${c}`).join(', ')})`);
     // Same expression as the users_email index, so the lookup is an index seek.
     this.byEmailStmt = db.prepare<[string, string], Row>(
@@ -110,7 +133,7 @@ export class SqliteUsers implements UserRepository {
 
   async get(tenant: TenantId, id: string): Promise<UserRecord | undefined> {
     const row = this.getStmt.get(tenant, id);
-    return row ? toRecord(row) : undefined;
+    return row ? fromValues(row) : undefined;
   }
 
   async findByEmail(tenant: TenantId, email: string): Promise<UserRecord | undefined> {
