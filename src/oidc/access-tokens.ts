@@ -6,7 +6,6 @@
  * client_id; introspection members and their order), so either path may serve a request.
  * Client authentication (all five methods) is client-auth.ts.
  */
-import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import type { SigningAlg } from '../config/schema.js';
 import { OAuthError } from '../http/problem.js';
@@ -17,6 +16,7 @@ import type { ResourceIndex } from '../resources/index-cache.js';
 import type { ClientRecord, OidcPayloadRow, ResourceRecord } from '../storage/types.js';
 import { authenticateClient, type AuthenticatedClient, type ClientAuthHost } from './client-auth.js';
 import { parseForm } from './form.js';
+import { pooledRandom } from './random-ids.js';
 import { opaqueIntrospection } from './opaque-introspection.js';
 import { OIDC_ROUTES } from './provider.js';
 import { MANAGEMENT_RESOURCE, isManagementScope } from './scopes.js';
@@ -45,19 +45,8 @@ function managementScopesOf(client: ClientRecord): ReadonlySet<string> {
   return set;
 }
 
-/** 128-bit token ids, cut from a pooled random buffer (one getrandom call per 256 ids, not per token). */
-const JTI_BYTES = 16;
-let jtiPool = Buffer.alloc(0);
-let jtiOffset = 0;
-function newJti(): string {
-  if (jtiOffset + JTI_BYTES > jtiPool.length) {
-    jtiPool = randomBytes(JTI_BYTES * 256);
-    jtiOffset = 0;
-  }
-  const id = jtiPool.toString('base64url', jtiOffset, jtiOffset + JTI_BYTES);
-  jtiOffset += JTI_BYTES;
-  return id;
-}
+/** 128-bit token ids (random-ids.ts). */
+const newJti = pooledRandom(16, 256);
 
 function signingAlg(ctx: TokenContext, client: ClientRecord, resource?: ResourceRecord): SigningAlg {
   const wanted = (resource?.signing_alg ?? client.metadata.id_token_signed_response_alg) as SigningAlg | undefined;

@@ -18,7 +18,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { accessToken, defined, idToken, parties, servedForm, servedSource, tokenHeaders, tokenValue, type UserTokenHost } from './user-tokens.js';
+import { corsJsonHeaders } from './grant-claims.js';
+import { accessToken, defined, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'authorization_code';
 const PARAMS = new Set(['code', 'redirect_uri', 'code_verifier']);
@@ -94,5 +95,5 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
   host.tokenIssued(source.clientId, GTY);
 
   const body = defined({ access_token: at.value, expires_in: at.ttl, id_token: id, refresh_token: refresh?.value, scope: p.atScope, token_type: 'Bearer' });
-  return { status: 200, headers: tokenHeaders(p.origin), body: JSON.stringify(body) };
+  return { status: 200, headers: corsJsonHeaders(p.origin), body: JSON.stringify(body) };
 }

@@ -25,7 +25,8 @@
  * token written before the answer leaves.
  */
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { accessToken, defined, idToken, parties, servedForm, servedSource, tokenHeaders, tokenValue, type UserTokenHost } from './user-tokens.js';
+import { corsJsonHeaders } from './grant-claims.js';
+import { accessToken, defined, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'refresh_token';
 const PARAMS = new Set(['refresh_token']);
@@ -87,5 +88,5 @@ export async function refreshGrant(host: UserTokenHost, req: HttpRequest): Promi
   host.tokenIssued(source.clientId, GTY);
 
   const body = defined({ access_token: at.value, expires_in: at.ttl, id_token: id, refresh_token: rtValue, scope: p.atScope, token_type: 'Bearer' });
-  return { status: 200, headers: tokenHeaders(p.origin), body: JSON.stringify(body) };
+  return { status: 200, headers: corsJsonHeaders(p.origin), body: JSON.stringify(body) };
 }

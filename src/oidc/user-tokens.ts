@@ -6,7 +6,6 @@
  * this product's configuration (provider.ts). Anything these checks do not accept is declined
  * (undefined) by the grants, and oidc-provider answers it with its own refusal.
  */
-import { randomBytes } from 'node:crypto';
 import type { SigningAlg } from '../config/schema.js';
 import type { HttpRequest } from '../http/types.js';
 import { signJwt } from '../keys/jwt.js';
@@ -17,12 +16,13 @@ import { accountClaims, canSignIn } from './accounts.js';
 import { authenticateClient } from './client-auth.js';
 import { parseForm } from './form.js';
 import { opaquePayloadValid } from './opaque-introspection.js';
-import { pairwiseSubject, redirectSector } from './pairwise.js';
+import { allowedOrigin, grantOidcScope, grantRejectedClaims, releasedClaims, sessionHoldsGrant, type ClaimSettings, type Payload } from './grant-claims.js';
+import { redirectSector } from './pairwise.js';
+import { pooledRandom } from './random-ids.js';
 import { OIDC_ROUTES } from './provider.js';
-import type { UserinfoSetup } from './userinfo.js';
 
 /** What the tenant's oidc-provider build adds for these paths (tenancy/actor.ts buildProvider). */
-export interface UserTokenSetup extends UserinfoSetup {
+export interface UserTokenSetup extends ClaimSettings {
   /** The build's storage, with refresh tokens and sessions under keyed ids (bearer-at-rest.ts). */
   readonly repo: OidcPayloadRepository;
   /** oidc-provider's `conformIdTokenClaims` of this build (provider.ts). */
@@ -36,61 +36,13 @@ export interface UserTokenHost extends TokenContext {
   findTokenUser(sub: string): Promise<UserRecord | undefined>;
 }
 
-export type Payload = Record<string, unknown>;
 
-/**
- * The headers oidc-provider answers a token request with: noCache, its CORS middleware for the
- * token endpoint (vary, the request's origin or `*`, WWW-Authenticate exposed; no DPoP nonces are
- * configured), then its JSON body. Browsers (SPAs, the admin console) read the answer by them.
- */
-export function tokenHeaders(origin: string): Record<string, string> {
-  return {
-    'cache-control': 'no-store',
-    vary: 'Origin',
-    'access-control-allow-origin': origin,
-    'access-control-expose-headers': 'WWW-Authenticate',
-    'content-type': 'application/json; charset=utf-8',
-  };
-}
-
-/**
- * The CORS origin oidc-provider would answer with (its clientBasedCORS: provider.ts allows the
- * origins of the client's redirect and logout URIs), or undefined when it refuses the origin.
- */
-function allowedOrigin(req: HttpRequest, client: ClientRecord): string | undefined {
-  const origin = req.headers.origin;
-  if (!origin) return '*';
-  for (const uri of [...client.metadata.redirect_uris, ...client.metadata.post_logout_redirect_uris]) {
-    try {
-      if (new URL(uri).origin === origin) return origin;
-    } catch {
-      // not a URL with an origin
-    }
-  }
-  return undefined;
-}
 /** Client authentication's parameters (besides each grant's own). */
 const AUTH_PARAMS = ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'];
 
-const isObject = (v: unknown): v is Payload => typeof v === 'object' && v !== null && !Array.isArray(v);
-const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
 
-/**
- * oidc-provider's opaque token values: 256 bits of randomness, base64url (formats/opaque.js), cut
- * from a pooled random buffer (one getrandom call per 128 values, not per token).
- */
-const VALUE_BYTES = 32;
-let pool = Buffer.alloc(0);
-let offset = 0;
-export function tokenValue(): string {
-  if (offset + VALUE_BYTES > pool.length) {
-    pool = randomBytes(VALUE_BYTES * 128);
-    offset = 0;
-  }
-  const value = pool.toString('base64url', offset, offset + VALUE_BYTES);
-  offset += VALUE_BYTES;
-  return value;
-}
+/** oidc-provider's opaque token values: 256 bits of randomness, base64url (formats/opaque.js). */
+export const tokenValue = pooledRandom(32, 128);
 
 /** The object without its undefined members (oidc-provider's payloads skip them the same way). */
 export function defined<T extends Payload>(obj: T): T {
@@ -141,42 +93,12 @@ export function servedSource(row: OidcPayloadRow | undefined, kind: string, now:
   return { payload, clientId, accountId, grantId, scope };
 }
 
-/** Grant#getOIDCScope: the granted OIDC scope without the rejected ones (openid stays). */
-export function grantOidcScope(grant: Payload): string | undefined {
-  const openid = grant.openid;
-  if (openid === undefined) return '';
-  if (!isObject(openid) || (openid.scope !== undefined && typeof openid.scope !== 'string')) return undefined;
-  if (!openid.scope) return '';
-  if (grant.rejected === undefined) return openid.scope;
-  const rejected = grant.rejected;
-  if (!isObject(rejected) || rejected.rejected !== undefined) return undefined;
-  const ro = rejected.openid;
-  if (ro !== undefined && (!isObject(ro) || (ro.scope !== undefined && typeof ro.scope !== 'string'))) return undefined;
-  const granted = new Set(openid.scope.split(' '));
-  for (const s of ((ro?.scope as string | undefined) || '').split(' ')) if (s !== 'openid') granted.delete(s);
-  return [...granted].join(' ');
-}
-
-/** Grant#getRejectedOIDCClaims. */
-export function grantRejectedClaims(grant: Payload): string[] | undefined {
-  const rejected = grant.rejected;
-  if (rejected === undefined) return [];
-  if (!isObject(rejected) || rejected.rejected !== undefined) return undefined;
-  const ro = rejected.openid;
-  if (ro === undefined) return [];
-  if (!isObject(ro)) return undefined;
-  if (!ro.claims) return [];
-  return strings(ro.claims) ? ro.claims : undefined;
-}
-
 /** oidc-provider's checkSessionBinding for a token that expires with its session. */
 async function sessionHolds(repo: OidcPayloadRepository, tenant: string, token: Payload, now: number): Promise<boolean> {
   if (!token.expiresWithSession) return true;
   if (typeof token.sessionUid !== 'string') return false;
   const session = stored(await repo.findByUid(tenant, 'Session', token.sessionUid), 'Session', now);
-  if (!session || expired(session, now) || session.accountId !== token.accountId) return false;
-  const auth = isObject(session.authorizations) ? session.authorizations[token.clientId as string] : undefined;
-  return isObject(auth) && auth.grantId === token.grantId;
+  return session !== undefined && !expired(session, now) && sessionHoldsGrant(session, token);
 }
 
 /** Everything behind a served grant request, checked. */
@@ -263,22 +185,6 @@ function accessTokenExtra(setup: UserTokenSetup, p: Parties): Payload | undefine
 }
 
 /**
- * The claims a masked claim set releases (helpers/claims.js): the claims of each scope in order,
- * less the rejected ones, picked from what the account offers; the pairwise `sub` for pairwise clients.
- */
-function masked(setup: UserinfoSetup, offered: Payload, scope: string, rejected: readonly string[], sector: string | undefined): Payload {
-  const mask = new Set<string>();
-  for (const s of scope.split(' ')) {
-    if (Object.hasOwn(setup.claimsByScope, s)) for (const c of setup.claimsByScope[s]!) mask.add(c);
-  }
-  for (const c of rejected) mask.delete(c);
-  const claims: Payload = {};
-  for (const c of mask) if (Object.hasOwn(offered, c)) claims[c] = offered[c];
-  if (sector !== undefined && claims.sub) claims.sub = pairwiseSubject(setup.pairwiseKey, sector, claims.sub as string);
-  return claims;
-}
-
-/**
  * grant_common.js issueIdToken without a `claims` request: the account's claims for `accountScope`
  * masked by the granted scope (openid's only under conformIdTokenClaims, the access token having
  * no audience), then nonce and sid, then jwt.js sign's aud, exp, iat, iss (sub keeps its place).
@@ -294,7 +200,7 @@ export function idToken(host: UserTokenHost, setup: UserTokenSetup, source: Sour
     amr: token.amr,
     auth_time: token.authTime,
   };
-  const payload = masked(setup, available, setup.conformIdTokenClaims ? 'openid' : p.atScope, p.rejected, p.sector);
+  const payload = releasedClaims(setup, available, setup.conformIdTokenClaims ? 'openid' : p.atScope, p.rejected, p.sector);
   if (token.nonce !== undefined) payload.nonce = token.nonce;
   if (token.sid !== undefined) payload.sid = token.sid;
   payload.aud = p.client.client_id;

@@ -15,21 +15,15 @@
 import { parse as parseQuery } from 'node:querystring';
 import { bearerToken } from '../http/bearer.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { claimSourceFields, customClaimValues, type CustomClaim } from '../resources/custom-claims.js';
+import { claimSourceFields, customClaimValues } from '../resources/custom-claims.js';
 import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
 import { accountClaims, canSignIn } from './accounts.js';
 import { opaquePayloadValid } from './opaque-introspection.js';
-import { pairwiseSubject, redirectSector } from './pairwise.js';
+import { allowedOrigin, corsJsonHeaders, grantOidcScope, grantRejectedClaims, releasedClaims, sessionHoldsGrant, type ClaimSettings, type Payload } from './grant-claims.js';
+import { redirectSector } from './pairwise.js';
 
-/** What oidc-provider was built with for this tenant (provider.ts, sign-in-config.ts). */
-export interface UserinfoSetup {
-  /** oidc-provider's `claims` setting: the claims each scope releases (provider.ts claimsConfiguration). */
-  readonly claimsByScope: Readonly<Record<string, readonly string[]>>;
-  /** The tenant's custom claims the account offers (resources/claims-provider.ts). */
-  readonly customClaims: readonly CustomClaim[];
-  /** The key of pairwise subjects (sign-in-config.ts pairwiseIdentifier). */
-  readonly pairwiseKey: Buffer;
-}
+/** What the direct userinfo path needs of the tenant's oidc-provider build: its claim settings. */
+export type UserinfoSetup = ClaimSettings;
 
 export interface UserinfoHost {
   /** The setup of the tenant's built oidc-provider; undefined while it is not built. */
@@ -42,25 +36,10 @@ export interface UserinfoHost {
   findTokenUser(sub: string): Promise<UserRecord | undefined>;
 }
 
-type Payload = Record<string, unknown>;
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 /** oidc-provider's body limit (shared/selective_body.js). */
 const BODY_LIMIT = 56 * 1024;
-
-/**
- * The response headers oidc-provider sets on this path: noCache, then its CORS middleware for
- * userinfo (vary, allow-origin, expose-headers; no DPoP nonces are configured, so only the challenge).
- */
-function headers(origin: string): Record<string, string> {
-  return {
-    'cache-control': 'no-store',
-    vary: 'Origin',
-    'access-control-allow-origin': origin,
-    'access-control-expose-headers': 'WWW-Authenticate',
-    'content-type': 'application/json; charset=utf-8',
-  };
-}
 
 /**
  * The bearer token of a request this path serves, or undefined: GET or POST, no query string
@@ -88,58 +67,12 @@ function bodyHarmless(req: HttpRequest): boolean {
   return !Object.hasOwn(form, 'access_token') && !Object.hasOwn(form, 'scope');
 }
 
-/** The CORS allow-origin oidc-provider would answer with, or undefined when it refuses the origin. */
-function allowedOrigin(req: HttpRequest, client: ClientRecord): string | undefined {
-  const origin = req.headers.origin;
-  if (!origin) return '*';
-  // provider.ts clientBasedCORS: the origins of the client's redirect and logout URIs.
-  for (const uri of [...client.metadata.redirect_uris, ...client.metadata.post_logout_redirect_uris]) {
-    try {
-      if (new URL(uri).origin === origin) return origin;
-    } catch {
-      // not a URL with an origin
-    }
-  }
-  return undefined;
-}
-
 /** Stored, of its kind, and valid as oidc-provider's find checks it; unexpired (stricter than its clock tolerance). */
 function live(row: OidcPayloadRow | undefined, kind: string, now: number, ignoreExpiration = false): Payload | undefined {
   const p = row?.payload;
   if (!p || p.kind !== kind || !opaquePayloadValid(p, now)) return undefined;
   if (!ignoreExpiration && p.exp !== undefined && !((p.exp as number) > now)) return undefined;
   return p;
-}
-
-const isObject = (v: unknown): v is Payload => typeof v === 'object' && v !== null && !Array.isArray(v);
-const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
-
-/** Grant#getOIDCScope: the granted OIDC scope without the rejected ones (openid stays). */
-function grantedScope(grant: Payload): string | undefined {
-  const openid = grant.openid;
-  if (openid === undefined) return '';
-  if (!isObject(openid) || (openid.scope !== undefined && typeof openid.scope !== 'string')) return undefined;
-  if (!openid.scope) return '';
-  if (grant.rejected === undefined) return openid.scope;
-  const rejected = grant.rejected;
-  if (!isObject(rejected) || rejected.rejected !== undefined) return undefined;
-  const ro = rejected.openid;
-  if (ro !== undefined && (!isObject(ro) || (ro.scope !== undefined && typeof ro.scope !== 'string'))) return undefined;
-  const granted = new Set(openid.scope.split(' '));
-  for (const s of ((ro?.scope as string | undefined) || '').split(' ')) if (s !== 'openid') granted.delete(s);
-  return [...granted].join(' ');
-}
-
-/** Grant#getRejectedOIDCClaims. */
-function rejectedClaims(grant: Payload): string[] | undefined {
-  const rejected = grant.rejected;
-  if (rejected === undefined) return [];
-  if (!isObject(rejected) || rejected.rejected !== undefined) return undefined;
-  const ro = rejected.openid;
-  if (ro === undefined) return [];
-  if (!isObject(ro)) return undefined;
-  if (!ro.claims) return [];
-  return strings(ro.claims) ? ro.claims : undefined;
 }
 
 /**
@@ -155,9 +88,7 @@ function boundSession(host: UserinfoHost, token: Payload): Promise<OidcPayloadRo
 function sessionHolds(token: Payload, row: OidcPayloadRow | undefined, now: number): boolean {
   if (!token.expiresWithSession) return true;
   const session = live(row, 'Session', now);
-  if (!session || session.accountId !== token.accountId) return false;
-  const auth = isObject(session.authorizations) ? session.authorizations[token.clientId as string] : undefined;
-  return isObject(auth) && auth.grantId === token.grantId;
+  return session !== undefined && sessionHoldsGrant(session, token);
 }
 
 /**
@@ -201,8 +132,8 @@ async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest
   const origin = allowedOrigin(req, client);
   const pairwise = client.metadata.subject_type === 'pairwise';
   const sector = pairwise ? redirectSector(client.metadata) : undefined;
-  const granted = grantedScope(grant);
-  const rejected = rejectedClaims(grant);
+  const granted = grantOidcScope(grant);
+  const rejected = grantRejectedClaims(grant);
   if (origin === undefined || (pairwise && sector === undefined) || granted === undefined || rejected === undefined) return undefined;
 
   // The scope the claims are released for: the grant's OIDC scope, in its order, that the token has.
@@ -212,14 +143,6 @@ async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest
     ...accountClaims(user, released),
     sub: user.id,
   };
-  // helpers/claims.js: the claims of each released scope, in order, less the rejected ones.
-  const mask = new Set<string>();
-  for (const s of released.split(' ')) {
-    if (Object.hasOwn(setup.claimsByScope, s)) for (const c of setup.claimsByScope[s]!) mask.add(c);
-  }
-  for (const c of rejected) mask.delete(c);
-  const claims: Payload = {};
-  for (const c of mask) if (Object.hasOwn(offered, c)) claims[c] = offered[c];
-  if (pairwise && claims.sub) claims.sub = pairwiseSubject(setup.pairwiseKey, sector!, claims.sub as string);
-  return { status: 200, headers: headers(origin), body: JSON.stringify(claims) };
+  const claims = releasedClaims(setup, offered, released, rejected, sector);
+  return { status: 200, headers: corsJsonHeaders(origin), body: JSON.stringify(claims) };
 }

@@ -6,13 +6,12 @@
  * oidc-provider (TenantActor.bridge). The answers, ID tokens and stored tokens must be alike
  * (test/helpers/token-parity.ts); every refusal is oidc-provider's own.
  */
-import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HttpRequest } from '../../src/http/types.js';
 import type { TenantActor } from '../../src/tenancy/actor.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { HttpSession, type CodeFlowClient } from '../helpers/code-flow.js';
+import { HttpSession, codeFlowClient, type CodeFlowClient } from '../helpers/code-flow.js';
 import { decodeJwt, expectAlike, storedRow, tokenRequest, viaProduct, viaStock } from '../helpers/token-parity.js';
 import { userinfoRequest } from '../helpers/userinfo-parity.js';
 import { createUser, type TestUser } from '../helpers/users.js';
@@ -25,21 +24,7 @@ let user: TestUser;
 let session: HttpSession;
 let basic: CodeFlowClient;
 
-async function newClient(extra: Record<string, unknown> = {}): Promise<CodeFlowClient> {
-  const res = await api(t, 'POST', '/api/v1/clients', {
-    token: admin,
-    body: {
-      client_name: `rp ${randomBytes(3).toString('hex')}`,
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      scope: 'openid profile email roles offline_access',
-      first_party: true,
-      ...extra,
-    },
-  });
-  if (res.status !== 201) throw new Error(`client: ${res.status} ${res.text}`);
-  return { client_id: res.json.data.client_id, client_secret: res.json.data.client_secret, redirect_uri: REDIRECT };
-}
+const newClient = (extra: Record<string, unknown> = {}): Promise<CodeFlowClient> => codeFlowClient(t, admin, REDIRECT, extra);
 
 beforeAll(async () => {
   t = await startTestApp();

@@ -15,7 +15,7 @@ import { bearerProtector } from '../../src/oidc/bearer-at-rest.js';
 import type { TenantActor } from '../../src/tenancy/actor.js';
 import { configChangedChannel } from '../../src/events/bus.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { HttpSession, type CodeFlowClient, type CodeFlowOptions } from '../helpers/code-flow.js';
+import { HttpSession, codeFlowClient, type CodeFlowClient, type CodeFlowOptions } from '../helpers/code-flow.js';
 import { userinfoRequest } from '../helpers/userinfo-parity.js';
 import {
   decodeJwt,
@@ -36,21 +36,7 @@ let session: HttpSession;
 let basic: CodeFlowClient;
 
 
-async function newClient(extra: Record<string, unknown> = {}): Promise<CodeFlowClient> {
-  const res = await api(t, 'POST', '/api/v1/clients', {
-    token: admin,
-    body: {
-      client_name: `rp ${randomBytes(3).toString('hex')}`,
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      scope: 'openid profile email roles offline_access',
-      first_party: true,
-      ...extra,
-    },
-  });
-  if (res.status !== 201) throw new Error(`client: ${res.status} ${res.text}`);
-  return { client_id: res.json.data.client_id, client_secret: res.json.data.client_secret, redirect_uri: REDIRECT };
-}
+const newClient = (extra: Record<string, unknown> = {}): Promise<CodeFlowClient> => codeFlowClient(t, admin, REDIRECT, extra);
 
 beforeAll(async () => {
   t = await startTestApp();

@@ -5,13 +5,12 @@
  * status, body bytes and the headers a client reads. A spy on the bridge tells which served: the
  * plain cases must be answered without oidc-provider, everything else must be handed to it.
  */
-import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HttpRequest } from '../../src/http/types.js';
 import type { TenantActor } from '../../src/tenancy/actor.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { HttpSession, type CodeFlowClient } from '../helpers/code-flow.js';
+import { HttpSession, codeFlowClient, type CodeFlowClient } from '../helpers/code-flow.js';
 import { compareUserinfo, userinfoRequest, type UserinfoRequest } from '../helpers/userinfo-parity.js';
 import { createUser, type TestUser } from '../helpers/users.js';
 
@@ -24,22 +23,7 @@ let user: TestUser;
 let session: HttpSession;
 let web: CodeFlowClient;
 
-async function newClient(extra: Record<string, unknown> = {}): Promise<CodeFlowClient> {
-  const res = await api(t, 'POST', '/api/v1/clients', {
-    token: admin,
-    body: {
-      client_name: `rp ${randomBytes(3).toString('hex')}`,
-      redirect_uris: [REDIRECT],
-      post_logout_redirect_uris: ['http://127.0.0.1:65531/bye'],
-      grant_types: ['authorization_code', 'refresh_token'],
-      scope: 'openid profile email roles offline_access read:orders',
-      first_party: true,
-      ...extra,
-    },
-  });
-  if (res.status !== 201) throw new Error(`client: ${res.status} ${res.text}`);
-  return { client_id: res.json.data.client_id, client_secret: res.json.data.client_secret, redirect_uri: REDIRECT };
-}
+const newClient = (extra: Record<string, unknown> = {}): Promise<CodeFlowClient> => codeFlowClient(t, admin, REDIRECT, { post_logout_redirect_uris: ['http://127.0.0.1:65531/bye'], scope: 'openid profile email roles offline_access read:orders', ...extra });
 
 beforeAll(async () => {
   t = await startTestApp();

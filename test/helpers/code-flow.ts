@@ -131,3 +131,31 @@ export class HttpSession {
     return oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, ...(opts.nonce ? { expectedNonce: opts.nonce } : {}) }, undefined, DPoP ? { DPoP } : undefined);
   }
 }
+
+/**
+ * A first-party relying party for the code flow (authorization_code + refresh_token, the usual user
+ * scopes), created through the Management API with `token` (svc:clients:write); `extra` overrides.
+ */
+export async function codeFlowClient(
+  t: { url: string },
+  token: string,
+  redirectUri: string,
+  extra: Record<string, unknown> = {},
+): Promise<CodeFlowClient> {
+  const res = await fetch(`${t.url}/api/v1/clients`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: `rp ${Math.random().toString(16).slice(2, 8)}`,
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      scope: 'openid profile email roles offline_access',
+      first_party: true,
+      ...extra,
+    }),
+  });
+  const text = await res.text();
+  if (res.status !== 201) throw new Error(`client: ${res.status} ${text}`);
+  const data = (JSON.parse(text) as { data: { client_id: string; client_secret?: string } }).data;
+  return { client_id: data.client_id, client_secret: data.client_secret, redirect_uri: redirectUri };
+}
