@@ -16,8 +16,9 @@
  * refusal (a reused code is invalid_grant there, and revokes the grant), an omitted redirect_uri,
  * other parameters. The code is consumed and the tokens written before the answer leaves.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
+import { pkceChallenge } from '../social/upstream.js';
 import { corsJsonHeaders } from './grant-claims.js';
 import { accessToken, defined, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
@@ -30,7 +31,7 @@ const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 function pkceHolds(verifier: string | undefined, challenge: unknown, method: unknown): boolean {
   if (verifier === undefined && challenge === undefined) return true;
   if (verifier === undefined || typeof challenge !== 'string' || method !== 'S256') return false;
-  const expected = Buffer.from(createHash('sha256').update(verifier).digest('base64url'));
+  const expected = Buffer.from(pkceChallenge(verifier));
   const given = Buffer.from(challenge);
   return expected.length === given.length && timingSafeEqual(expected, given);
 }

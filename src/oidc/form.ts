@@ -10,19 +10,10 @@ const REPEATABLE = new Set(['resource']);
  * Content-Type is an empty form, another type is invalid_request naming the method and the path
  * under the OIDC mount (`mountPath`), a repeated parameter (but `resource`) is invalid_request.
  * Linear in the body: the parameter count is bounded before parsing (http/urlencoded.ts) and
- * repeats are found in one pass.
+ * repeats are found in one pass. The body is parsed once per request (bodyForm), however many of
+ * the token endpoint's paths look at it.
  */
 export function parseForm(req: HttpRequest, mountPath = ''): URLSearchParams {
-  // The token endpoint's fast paths each look at the form in turn: it is parsed once per request.
-  // Callers only read it.
-  let form = parsed.get(req);
-  if (!form) parsed.set(req, (form = parse(req, mountPath)));
-  return form;
-}
-
-const parsed = new WeakMap<HttpRequest, URLSearchParams>();
-
-function parse(req: HttpRequest, mountPath: string): URLSearchParams {
   const header = req.headers['content-type'];
   if (!header) return new URLSearchParams();
   const type = header.split(';')[0]!.trim().toLowerCase();

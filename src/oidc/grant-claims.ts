@@ -1,14 +1,18 @@
 /**
- * What oidc-provider 9 derives from a stored grant and a client when it releases claims, as pure
- * functions over the stored payloads: the granted OIDC scope and rejected claims (models/grant.js),
- * the claims a scope releases (helpers/claims.js, with the pairwise subject), the CORS origin its
- * clientBasedCORS setting allows (provider.ts), and its session binding (models/token_helpers.js).
+ * What oidc-provider 9 derives from stored artefacts and a client when it answers with a user's
+ * claims or tokens, as pure functions over the stored payloads: whether an artefact is valid as its
+ * find checks it (models/formats/opaque.js), its session binding (models/token_helpers.js), the
+ * granted OIDC scope and rejected claims (models/grant.js), the claims a scope releases
+ * (helpers/claims.js, with the pairwise subject) and the CORS origin its clientBasedCORS setting
+ * allows (provider.ts).
  * Shared by the actor's direct userinfo (userinfo.ts) and user grants (user-tokens.ts), so both
  * release exactly what oidc-provider releases.
  */
-import type { CustomClaim } from '../resources/custom-claims.js';
-import type { ClientRecord } from '../storage/types.js';
 import type { HttpRequest } from '../http/types.js';
+import { claimSourceFields, customClaimValues, type CustomClaim } from '../resources/custom-claims.js';
+import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
+import { accountClaims } from './accounts.js';
+import { opaquePayloadValid } from './opaque-introspection.js';
 import { pairwiseSubject } from './pairwise.js';
 
 export type Payload = Record<string, unknown>;
@@ -102,9 +106,39 @@ export function corsJsonHeaders(origin: string): Record<string, string> {
   };
 }
 
-/** checkSessionBinding's test of a live session: the token's account, and this grant for its client. */
-export function sessionHoldsGrant(session: Payload, token: Payload): boolean {
-  if (session.accountId !== token.accountId) return false;
+/** Stored, unconsumed, of its kind and valid as oidc-provider's find checks it; its expiry is `expired`'s. */
+export function stored(row: OidcPayloadRow | undefined, kind: string, now: number): Payload | undefined {
+  const p = row?.payload;
+  if (!p || row.consumed || p.kind !== kind || !opaquePayloadValid(p, now)) return undefined;
+  return p;
+}
+
+/** BaseModel#isExpired (exp <= now): stricter than find's clock tolerance, so a doubt is declined. */
+export const expired = (p: Payload, now: number): boolean => typeof p.exp === 'number' && p.exp <= now;
+
+/**
+ * The read of the session a token that expires with its session is bound to (so callers can run
+ * it beside their other reads), undefined when the token is not bound; null when it names none.
+ */
+export function boundSession(token: Payload, findByUid: (uid: string) => Promise<OidcPayloadRow | undefined>): Promise<OidcPayloadRow | undefined> | null | undefined {
+  if (!token.expiresWithSession) return undefined;
+  return typeof token.sessionUid === 'string' ? findByUid(token.sessionUid) : null;
+}
+
+/** checkSessionBinding: a token that expires with its session needs that session, live, of its account, holding its grant. */
+export function sessionHolds(token: Payload, row: OidcPayloadRow | undefined, now: number): boolean {
+  if (!token.expiresWithSession) return true;
+  const session = stored(row, 'Session', now);
+  if (!session || expired(session, now) || session.accountId !== token.accountId) return false;
   const auth = isObject(session.authorizations) ? session.authorizations[token.clientId as string] : undefined;
   return isObject(auth) && auth.grantId === token.grantId;
+}
+
+/** What the account offers for `scope` (accounts.ts findAccount's claims, with the tenant's custom claims): the claims mask then picks. */
+export function accountOffer(settings: ClaimSettings, user: UserRecord, scope: string): Payload {
+  return {
+    ...(settings.customClaims.length ? customClaimValues(settings.customClaims, claimSourceFields(user)) : {}),
+    ...accountClaims(user, scope),
+    sub: user.id,
+  };
 }

@@ -12,11 +12,22 @@ import { signJwt } from '../keys/jwt.js';
 import { claimSourceFields, customClaimValues } from '../resources/custom-claims.js';
 import type { ClientRecord, OidcPayloadRepository, OidcPayloadRow, UserRecord } from '../storage/types.js';
 import type { TokenContext } from './access-tokens.js';
-import { accountClaims, canSignIn } from './accounts.js';
+import { canSignIn } from './accounts.js';
 import { authenticateClient } from './client-auth.js';
 import { parseForm } from './form.js';
-import { opaquePayloadValid } from './opaque-introspection.js';
-import { allowedOrigin, grantOidcScope, grantRejectedClaims, releasedClaims, sessionHoldsGrant, type ClaimSettings, type Payload } from './grant-claims.js';
+import {
+  accountOffer,
+  allowedOrigin,
+  boundSession,
+  expired,
+  grantOidcScope,
+  grantRejectedClaims,
+  releasedClaims,
+  sessionHolds,
+  stored,
+  type ClaimSettings,
+  type Payload,
+} from './grant-claims.js';
 import { redirectSector } from './pairwise.js';
 import { pooledRandom } from './random-ids.js';
 import { OIDC_ROUTES } from './provider.js';
@@ -36,10 +47,8 @@ export interface UserTokenHost extends TokenContext {
   findTokenUser(sub: string): Promise<UserRecord | undefined>;
 }
 
-
 /** Client authentication's parameters (besides each grant's own). */
 const AUTH_PARAMS = ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'];
-
 
 /** oidc-provider's opaque token values: 256 bits of randomness, base64url (formats/opaque.js). */
 export const tokenValue = pooledRandom(32, 128);
@@ -49,15 +58,6 @@ export function defined<T extends Payload>(obj: T): T {
   for (const k of Object.keys(obj)) if (obj[k] === undefined) delete obj[k];
   return obj;
 }
-
-/** Stored, unconsumed, of its kind and valid as oidc-provider's find checks it; `exp` is checked apart. */
-export function stored(row: OidcPayloadRow | undefined, kind: string, now: number): Payload | undefined {
-  const p = row?.payload;
-  if (!p || row.consumed || p.kind !== kind || !opaquePayloadValid(p, now)) return undefined;
-  return p;
-}
-
-export const expired = (p: Payload, now: number): boolean => typeof p.exp === 'number' && p.exp <= now;
 
 /**
  * The form of a request one of these grants serves, or undefined: `grant_type` as given, no
@@ -91,14 +91,6 @@ export function servedSource(row: OidcPayloadRow | undefined, kind: string, now:
   const { clientId, accountId, grantId, scope } = payload;
   if (typeof clientId !== 'string' || typeof accountId !== 'string' || typeof grantId !== 'string' || typeof scope !== 'string') return undefined;
   return { payload, clientId, accountId, grantId, scope };
-}
-
-/** oidc-provider's checkSessionBinding for a token that expires with its session. */
-async function sessionHolds(repo: OidcPayloadRepository, tenant: string, token: Payload, now: number): Promise<boolean> {
-  if (!token.expiresWithSession) return true;
-  if (typeof token.sessionUid !== 'string') return false;
-  const session = stored(await repo.findByUid(tenant, 'Session', token.sessionUid), 'Session', now);
-  return session !== undefined && !expired(session, now) && sessionHoldsGrant(session, token);
 }
 
 /** Everything behind a served grant request, checked. */
@@ -135,13 +127,11 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
   if (!key || origin === undefined || (client.metadata.subject_type === 'pairwise' && sector === undefined)) return undefined;
 
   const { repo } = setup;
-  const [grantRow, user, bound] = await Promise.all([
-    repo.find(host.tenant, 'Grant', source.grantId),
-    host.findTokenUser(source.accountId),
-    sessionHolds(repo, host.tenant, source.payload, now),
-  ]);
+  const session = boundSession(source.payload, (uid) => repo.findByUid(host.tenant, 'Session', uid));
+  if (session === null) return undefined;
+  const [grantRow, user, sessionRow] = await Promise.all([repo.find(host.tenant, 'Grant', source.grantId), host.findTokenUser(source.accountId), session]);
   const grant = stored(grantRow, 'Grant', now);
-  if (!bound || !grant || expired(grant, now) || grant.clientId !== client.client_id || grant.accountId !== source.accountId) return undefined;
+  if (!sessionHolds(source.payload, sessionRow, now) || !grant || expired(grant, now) || grant.clientId !== client.client_id || grant.accountId !== source.accountId) return undefined;
   if (!user || !canSignIn(user) || user.id !== source.accountId) return undefined;
   const granted = grantOidcScope(grant);
   const rejected = grantRejectedClaims(grant);
@@ -193,9 +183,7 @@ function accessTokenExtra(setup: UserTokenSetup, p: Parties): Payload | undefine
 export function idToken(host: UserTokenHost, setup: UserTokenSetup, source: Source, p: Parties, accountScope: string, now: number): Promise<string> {
   const token = source.payload;
   const available: Payload = {
-    ...(setup.customClaims.length ? customClaimValues(setup.customClaims, claimSourceFields(p.user)) : {}),
-    ...accountClaims(p.user, accountScope),
-    sub: p.user.id,
+    ...accountOffer(setup, p.user, accountScope),
     acr: token.acr,
     amr: token.amr,
     auth_time: token.authTime,

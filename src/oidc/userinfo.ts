@@ -15,11 +15,21 @@
 import { parse as parseQuery } from 'node:querystring';
 import { bearerToken } from '../http/bearer.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { claimSourceFields, customClaimValues } from '../resources/custom-claims.js';
 import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
-import { accountClaims, canSignIn } from './accounts.js';
-import { opaquePayloadValid } from './opaque-introspection.js';
-import { allowedOrigin, corsJsonHeaders, grantOidcScope, grantRejectedClaims, releasedClaims, sessionHoldsGrant, type ClaimSettings, type Payload } from './grant-claims.js';
+import { canSignIn } from './accounts.js';
+import {
+  accountOffer,
+  allowedOrigin,
+  boundSession,
+  corsJsonHeaders,
+  expired,
+  grantOidcScope,
+  grantRejectedClaims,
+  releasedClaims,
+  sessionHolds,
+  stored,
+  type ClaimSettings,
+} from './grant-claims.js';
 import { redirectSector } from './pairwise.js';
 
 /** What the direct userinfo path needs of the tenant's oidc-provider build: its claim settings. */
@@ -67,30 +77,6 @@ function bodyHarmless(req: HttpRequest): boolean {
   return !Object.hasOwn(form, 'access_token') && !Object.hasOwn(form, 'scope');
 }
 
-/** Stored, of its kind, and valid as oidc-provider's find checks it; unexpired (stricter than its clock tolerance). */
-function live(row: OidcPayloadRow | undefined, kind: string, now: number, ignoreExpiration = false): Payload | undefined {
-  const p = row?.payload;
-  if (!p || p.kind !== kind || !opaquePayloadValid(p, now)) return undefined;
-  if (!ignoreExpiration && p.exp !== undefined && !((p.exp as number) > now)) return undefined;
-  return p;
-}
-
-/**
- * The session a token that expires with its session is bound to (read in parallel with the rest),
- * undefined when the token is not bound to one; null when it names none (declined).
- */
-function boundSession(host: UserinfoHost, token: Payload): Promise<OidcPayloadRow | undefined> | null | undefined {
-  if (!token.expiresWithSession) return undefined;
-  return typeof token.sessionUid === 'string' ? host.findSessionByUid(token.sessionUid) : null;
-}
-
-/** oidc-provider's checkSessionBinding: a token that expires with its session needs that session, for this grant. */
-function sessionHolds(token: Payload, row: OidcPayloadRow | undefined, now: number): boolean {
-  if (!token.expiresWithSession) return true;
-  const session = live(row, 'Session', now);
-  return session !== undefined && sessionHoldsGrant(session, token);
-}
-
 /**
  * The userinfo answer for `req`, or undefined to let oidc-provider answer. Any error on the way
  * (storage down, ...) declines too: oidc-provider then meets the same condition and answers it.
@@ -108,15 +94,15 @@ export async function userinfo(host: UserinfoHost, req: HttpRequest): Promise<Ht
 
 async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest, value: string): Promise<HttpResponse | undefined> {
   const now = Math.floor(Date.now() / 1000);
-  const token = live(await host.findArtefact('AccessToken', value), 'AccessToken', now);
+  const token = stored(await host.findArtefact('AccessToken', value), 'AccessToken', now);
   // A user token for userinfo: no audience (a resource server's), no sender binding, no claims request.
-  if (!token || token.aud !== undefined || token.jkt !== undefined || token['x5t#S256'] !== undefined || token.claims !== undefined) return undefined;
+  if (!token || expired(token, now) || token.aud !== undefined || token.jkt !== undefined || token['x5t#S256'] !== undefined || token.claims !== undefined) return undefined;
   const { clientId, accountId, grantId, scope } = token;
   if (typeof clientId !== 'string' || typeof accountId !== 'string' || typeof grantId !== 'string' || typeof scope !== 'string') return undefined;
   const scopes = new Set(scope.split(' '));
   if (!scopes.has('openid')) return undefined;
 
-  const session = boundSession(host, token);
+  const session = boundSession(token, (uid) => host.findSessionByUid(uid));
   if (session === null) return undefined;
   const [grantRow, client, user, sessionRow] = await Promise.all([
     host.findArtefact('Grant', grantId),
@@ -125,9 +111,9 @@ async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest
     session,
   ]);
   if (!sessionHolds(token, sessionRow, now) || !client?.active || !user || !canSignIn(user)) return undefined;
-  const grant = live(grantRow, 'Grant', now, true);
-  // Grant#isExpired is exp <= now; the grant must be this token's client's and account's.
-  if (!grant || (grant.exp !== undefined && !((grant.exp as number) > now)) || grant.clientId !== clientId || grant.accountId !== accountId) return undefined;
+  const grant = stored(grantRow, 'Grant', now);
+  // The grant must be live, and this token's client's and account's.
+  if (!grant || expired(grant, now) || grant.clientId !== clientId || grant.accountId !== accountId) return undefined;
 
   const origin = allowedOrigin(req, client);
   const pairwise = client.metadata.subject_type === 'pairwise';
@@ -138,11 +124,6 @@ async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest
 
   // The scope the claims are released for: the grant's OIDC scope, in its order, that the token has.
   const released = granted.split(' ').filter((s) => scopes.has(s)).join(' ');
-  const offered: Payload = {
-    ...(setup.customClaims.length ? customClaimValues(setup.customClaims, claimSourceFields(user)) : {}),
-    ...accountClaims(user, released),
-    sub: user.id,
-  };
-  const claims = releasedClaims(setup, offered, released, rejected, sector);
+  const claims = releasedClaims(setup, accountOffer(setup, user, released), released, rejected, sector);
   return { status: 200, headers: corsJsonHeaders(origin), body: JSON.stringify(claims) };
 }
