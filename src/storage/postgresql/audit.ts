@@ -21,7 +21,7 @@ export class PgAudit implements AuditRepository {
   }
 
   async get(tenant: TenantId, id: string): Promise<AuditEntry | undefined> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<AuditEntry>(`SELECT ${COLUMNS} FROM audit_entries WHERE tenant_id = $1 AND id = $2`, [tenant, id]));
+    const { rows } = await this.db.statement<AuditEntry>(tenant, `SELECT ${COLUMNS} FROM audit_entries WHERE tenant_id = $1 AND id = $2`, [tenant, id]);
     return rows[0];
   }
 
@@ -49,21 +49,20 @@ export class PgAudit implements AuditRepository {
   }
 
   async types(tenant: TenantId): Promise<string[]> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<{ type: string }>('SELECT DISTINCT type FROM audit_entries WHERE tenant_id = $1 ORDER BY type', [tenant]));
+    const { rows } = await this.db.statement<{ type: string }>(tenant, 'SELECT DISTINCT type FROM audit_entries WHERE tenant_id = $1 ORDER BY type', [tenant]);
     return rows.map((r) => r.type);
   }
 
   async stats(tenant: TenantId, todayStartIso: string): Promise<AuditStats> {
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<AuditStats>(
-        `SELECT count(*) AS "totalActivities",
+    const { rows } = await this.db.statement<AuditStats>(
+      tenant,
+      `SELECT count(*) AS "totalActivities",
                 count(DISTINCT coalesce(user_id, username)) AS "uniqueUsers",
                 count(*) FILTER (WHERE "timestamp" >= $2::timestamptz) AS "todayCount",
                 count(*) FILTER (WHERE type = 'login' AND status = 'success') AS "successfulLogins",
                 count(*) FILTER (WHERE type = 'failed_login' OR (type = 'login' AND status = 'failed')) AS "failedLogins"
          FROM audit_entries WHERE tenant_id = $1`,
-        [tenant, instant(todayStartIso)],
-      ),
+      [tenant, instant(todayStartIso)],
     );
     return rows[0]!;
   }

@@ -31,7 +31,7 @@ export class PgClients implements ClientRepository {
   }
 
   async get(tenant: TenantId, clientId: string): Promise<ClientRecord | undefined> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<Row>(`SELECT ${COLUMNS} FROM clients WHERE tenant_id = $1 AND client_id = $2`, [tenant, clientId]));
+    const { rows } = await this.db.statement<Row>(tenant, `SELECT ${COLUMNS} FROM clients WHERE tenant_id = $1 AND client_id = $2`, [tenant, clientId]);
     return rows[0];
   }
 
@@ -59,7 +59,7 @@ export class PgClients implements ClientRepository {
   }
 
   async count(tenant: TenantId): Promise<number> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<{ n: number }>('SELECT count(*) AS n FROM clients WHERE tenant_id = $1', [tenant]));
+    const { rows } = await this.db.statement<{ n: number }>(tenant, 'SELECT count(*) AS n FROM clients WHERE tenant_id = $1', [tenant]);
     return rows[0]!.n;
   }
 

@@ -16,9 +16,7 @@ export class PgKeys implements KeyRepository {
   constructor(private readonly db: TenantDb) {}
 
   async list(tenant: TenantId): Promise<SigningKeyRecord[]> {
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<SigningKeyRecord>(`SELECT ${COLUMNS} FROM signing_keys WHERE tenant_id = $1 ORDER BY created_at DESC, kid`, [tenant]),
-    );
+    const { rows } = await this.db.statement<SigningKeyRecord>(tenant, `SELECT ${COLUMNS} FROM signing_keys WHERE tenant_id = $1 ORDER BY created_at DESC, kid`, [tenant]);
     return rows;
   }
 
@@ -32,7 +30,7 @@ export class PgKeys implements KeyRepository {
           .map((v) => p.add(v))
           .join(', ')})`,
     );
-    await this.db.withTenant(tenant, (q) => q(`INSERT INTO signing_keys (tenant_id, ${COLUMNS}) VALUES ${tuples.join(', ')}`, p.values));
+    await this.db.statement(tenant, `INSERT INTO signing_keys (tenant_id, ${COLUMNS}) VALUES ${tuples.join(', ')}`, p.values);
   }
 
   async update(tenant: TenantId, kid: string, change: KeyChange): Promise<void> {
@@ -41,7 +39,7 @@ export class PgKeys implements KeyRepository {
       .filter(([column, value]) => value !== undefined && UPDATABLE.has(column))
       .map(([column, value]) => `${column} = ${p.add(value)}`);
     if (!sets.length) return;
-    await this.db.withTenant(tenant, (q) => q(`UPDATE signing_keys SET ${sets.join(', ')} WHERE tenant_id = ${p.add(tenant)} AND kid = ${p.add(kid)}`, p.values));
+    await this.db.statement(tenant, `UPDATE signing_keys SET ${sets.join(', ')} WHERE tenant_id = ${p.add(tenant)} AND kid = ${p.add(kid)}`, p.values);
   }
 
   /**

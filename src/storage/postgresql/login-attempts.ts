@@ -23,6 +23,6 @@ export class PgLoginAttempts implements LoginAttemptRepository {
   }
 
   async clear(tenant: TenantId, key: string): Promise<void> {
-    await this.db.withTenant(tenant, (q) => q('DELETE FROM login_attempts WHERE tenant_id = $1 AND key = $2', [tenant, key]));
+    await this.db.statement(tenant, 'DELETE FROM login_attempts WHERE tenant_id = $1 AND key = $2', [tenant, key]);
   }
 }

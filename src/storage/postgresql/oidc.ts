@@ -26,14 +26,13 @@ export class PgOidcPayloads implements OidcPayloadRepository {
 
   async upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
     // consumed_at is not in the update list: re-saving a consumed artefact keeps it consumed.
-    await this.db.withTenant(tenant, (q) =>
-      q(
-        `INSERT INTO oidc_payloads (tenant_id, model, id, payload, grant_id, user_code, uid, expires_at, consumed_at)
+    await this.db.statement(
+      tenant,
+      `INSERT INTO oidc_payloads (tenant_id, model, id, payload, grant_id, user_code, uid, expires_at, consumed_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)
          ON CONFLICT (tenant_id, model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
            user_code = EXCLUDED.user_code, uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at`,
-        [tenant, model, id, json(payload), str(payload.grantId), str(payload.userCode), str(payload.uid), expiresAt],
-      ),
+      [tenant, model, id, json(payload), str(payload.grantId), str(payload.userCode), str(payload.uid), expiresAt],
     );
   }
 
@@ -50,34 +49,31 @@ export class PgOidcPayloads implements OidcPayloadRepository {
   }
 
   async consume(tenant: TenantId, model: string, id: string): Promise<void> {
-    await this.db.withTenant(tenant, (q) => q('UPDATE oidc_payloads SET consumed_at = $1 WHERE tenant_id = $2 AND model = $3 AND id = $4', [nowSec(), tenant, model, id]));
+    await this.db.statement(tenant, 'UPDATE oidc_payloads SET consumed_at = $1 WHERE tenant_id = $2 AND model = $3 AND id = $4', [nowSec(), tenant, model, id]);
   }
 
   async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
-    await this.db.withTenant(tenant, (q) => q('DELETE FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND id = $3', [tenant, model, id]));
+    await this.db.statement(tenant, 'DELETE FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND id = $3', [tenant, model, id]);
   }
 
   async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {
-    await this.db.withTenant(tenant, (q) => q('DELETE FROM oidc_payloads WHERE tenant_id = $1 AND grant_id = $2', [tenant, grantId]));
+    await this.db.statement(tenant, 'DELETE FROM oidc_payloads WHERE tenant_id = $1 AND grant_id = $2', [tenant, grantId]);
   }
 
   async listByModel(tenant: TenantId, model: string): Promise<OidcListedRow[]> {
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<OidcListedRow>(`SELECT id, payload, expires_at FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND ${LIVE}`, [tenant, model, nowSec()]),
-    );
+    const { rows } = await this.db.statement<OidcListedRow>(tenant, `SELECT id, payload, expires_at FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND ${LIVE}`, [tenant, model, nowSec()]);
     return rows;
   }
 
   async listSessions(tenant: TenantId, filter: SessionIndexFilter): Promise<OidcListedRow[]> {
     // accountId uses the oidc_payloads_session_account index; a client is a key of `authorizations`.
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<OidcListedRow>(
-        `SELECT id, payload, expires_at FROM oidc_payloads
+    const { rows } = await this.db.statement<OidcListedRow>(
+      tenant,
+      `SELECT id, payload, expires_at FROM oidc_payloads
          WHERE tenant_id = $1 AND model = $2 AND ${LIVE}
            AND ($4::text IS NULL OR payload ->> 'accountId' = $4)
            AND ($5::text IS NULL OR jsonb_typeof(payload -> 'authorizations') = 'object' AND payload -> 'authorizations' ? $5)`,
-        [tenant, 'Session', nowSec(), filter.accountId ?? null, filter.clientId ?? null],
-      ),
+      [tenant, 'Session', nowSec(), filter.accountId ?? null, filter.clientId ?? null],
     );
     return rows;
   }
@@ -85,22 +81,19 @@ export class PgOidcPayloads implements OidcPayloadRepository {
   async listGrantIds(tenant: TenantId, filter: GrantIndexFilter): Promise<string[]> {
     // The account index (oidc_payloads_grant_account, migration 070) when an account is given, the
     // client index otherwise; `model = 'Grant'` is a literal so the partial indexes apply.
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<{ id: string }>(
-        `SELECT id FROM oidc_payloads
+    const { rows } = await this.db.statement<{ id: string }>(
+      tenant,
+      `SELECT id FROM oidc_payloads
          WHERE tenant_id = $1 AND model = 'Grant' AND (expires_at IS NULL OR expires_at > $2)
            AND ($3::text IS NULL OR payload ->> 'accountId' = $3)
            AND ($4::text IS NULL OR payload ->> 'clientId' = $4)`,
-        [tenant, nowSec(), filter.accountId ?? null, filter.clientId ?? null],
-      ),
+      [tenant, nowSec(), filter.accountId ?? null, filter.clientId ?? null],
     );
     return rows.map((r) => r.id);
   }
 
   async countLive(tenant: TenantId, model: string): Promise<number> {
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<{ n: string }>(`SELECT count(*) AS n FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND ${LIVE}`, [tenant, model, nowSec()]),
-    );
+    const { rows } = await this.db.statement<{ n: string }>(tenant, `SELECT count(*) AS n FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND ${LIVE}`, [tenant, model, nowSec()]);
     return Number(rows[0]?.n ?? 0);
   }
 
@@ -115,7 +108,7 @@ export class PgOidcPayloads implements OidcPayloadRepository {
   }
 
   private async findOne(tenant: TenantId, sql: string, params: unknown[]): Promise<OidcPayloadRow | undefined> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<Row>(sql, params));
+    const { rows } = await this.db.statement<Row>(tenant, sql, params);
     return toRow(rows[0], nowSec());
   }
 }

@@ -78,6 +78,8 @@ declare module 'pg' {
   }
 
   export const types: CustomTypes;
+  /** Parameter preparation (pg/lib/utils): the text node-postgres sends for a value, a Buffer as is. */
+  export const utils: { prepareValue(value: unknown): string | Buffer | null | undefined };
   export function escapeIdentifier(value: string): string;
   export function escapeLiteral(value: string): string;
 }

@@ -19,8 +19,7 @@ export class PgRegistrationTokens implements RegistrationTokenRepository {
   constructor(private readonly db: TenantDb) {}
 
   async create(tenant: TenantId, r: RegistrationTokenRecord): Promise<void> {
-    await this.db.withTenant(tenant, (q) =>
-      q(`INSERT INTO registration_tokens (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
+    await this.db.statement(tenant, `INSERT INTO registration_tokens (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
         tenant,
         r.jti,
         r.token_hash,
@@ -32,19 +31,16 @@ export class PgRegistrationTokens implements RegistrationTokenRepository {
         r.created_at,
         r.revoked_at,
         r.creator_scopes === null ? null : json(r.creator_scopes),
-      ]),
-    );
+      ]);
   }
 
   async get(tenant: TenantId, jti: string): Promise<RegistrationTokenRecord | undefined> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<RegistrationTokenRecord>(`SELECT ${COLUMNS} FROM registration_tokens WHERE tenant_id = $1 AND jti = $2`, [tenant, jti]));
+    const { rows } = await this.db.statement<RegistrationTokenRecord>(tenant, `SELECT ${COLUMNS} FROM registration_tokens WHERE tenant_id = $1 AND jti = $2`, [tenant, jti]);
     return rows[0];
   }
 
   async findByHash(tenant: TenantId, tokenHash: string): Promise<RegistrationTokenRecord | undefined> {
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<RegistrationTokenRecord>(`SELECT ${COLUMNS} FROM registration_tokens WHERE tenant_id = $1 AND token_hash = $2`, [tenant, tokenHash]),
-    );
+    const { rows } = await this.db.statement<RegistrationTokenRecord>(tenant, `SELECT ${COLUMNS} FROM registration_tokens WHERE tenant_id = $1 AND token_hash = $2`, [tenant, tokenHash]);
     return rows[0];
   }
 
@@ -66,18 +62,16 @@ export class PgRegistrationTokens implements RegistrationTokenRepository {
   }
 
   async revoke(tenant: TenantId, jti: string, atIso: string): Promise<boolean> {
-    const { rowCount } = await this.db.withTenant(tenant, (q) =>
-      q('UPDATE registration_tokens SET revoked_at = $1 WHERE tenant_id = $2 AND jti = $3 AND revoked_at IS NULL', [atIso, tenant, jti]),
-    );
+    const { rowCount } = await this.db.statement(tenant, 'UPDATE registration_tokens SET revoked_at = $1 WHERE tenant_id = $2 AND jti = $3 AND revoked_at IS NULL', [atIso, tenant, jti]);
     return rowCount > 0;
   }
 
   async consumeUse(tenant: TenantId, jti: string, nowIso: string): Promise<boolean> {
-    const { rowCount } = await this.db.withTenant(tenant, (q) => q(CONSUME_SQL, [tenant, jti, nowIso]));
+    const { rowCount } = await this.db.statement(tenant, CONSUME_SQL, [tenant, jti, nowIso]);
     return rowCount === 1;
   }
 
   async releaseUse(tenant: TenantId, jti: string): Promise<void> {
-    await this.db.withTenant(tenant, (q) => q(RELEASE_SQL, [tenant, jti]));
+    await this.db.statement(tenant, RELEASE_SQL, [tenant, jti]);
   }
 }

@@ -18,18 +18,16 @@ export class PgResources implements ResourceRepository {
 
   async create(tenant: TenantId, r: ResourceRecord): Promise<void> {
     try {
-      await this.db.withTenant(tenant, (q) =>
-        q(`INSERT INTO resources (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
+      await this.db.statement(tenant, `INSERT INTO resources (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
           tenant, r.id, r.identifier, r.name, json(r.scopes), r.token_format, r.access_token_ttl, r.signing_alg, r.include_roles, r.created_at, r.updated_at,
-        ]),
-      );
+        ]);
     } catch (err) {
       throw translate(err);
     }
   }
 
   async get(tenant: TenantId, id: string): Promise<ResourceRecord | undefined> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<ResourceRecord>(`SELECT ${COLUMNS} FROM resources WHERE tenant_id = $1 AND id = $2`, [tenant, id]));
+    const { rows } = await this.db.statement<ResourceRecord>(tenant, `SELECT ${COLUMNS} FROM resources WHERE tenant_id = $1 AND id = $2`, [tenant, id]);
     return rows[0];
   }
 
@@ -47,26 +45,24 @@ export class PgResources implements ResourceRepository {
   }
 
   async all(tenant: TenantId): Promise<ResourceRecord[]> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<ResourceRecord>(`SELECT ${COLUMNS} FROM resources WHERE tenant_id = $1 ORDER BY created_at, id`, [tenant]));
+    const { rows } = await this.db.statement<ResourceRecord>(tenant, `SELECT ${COLUMNS} FROM resources WHERE tenant_id = $1 ORDER BY created_at, id`, [tenant]);
     return rows;
   }
 
   async count(tenant: TenantId): Promise<number> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<{ n: number }>('SELECT count(*) AS n FROM resources WHERE tenant_id = $1', [tenant]));
+    const { rows } = await this.db.statement<{ n: number }>(tenant, 'SELECT count(*) AS n FROM resources WHERE tenant_id = $1', [tenant]);
     return rows[0]!.n;
   }
 
   async update(tenant: TenantId, id: string, change: ResourceChange): Promise<ResourceRecord | undefined> {
     const p = new Params();
     const sets = UPDATABLE.filter((k) => change[k] !== undefined).map((k) => `${k} = ${p.add(k === 'scopes' ? json(change[k]) : change[k])}`);
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<ResourceRecord>(`UPDATE resources SET ${sets.join(', ')} WHERE tenant_id = ${p.add(tenant)} AND id = ${p.add(id)} RETURNING ${COLUMNS}`, p.values),
-    );
+    const { rows } = await this.db.statement<ResourceRecord>(tenant, `UPDATE resources SET ${sets.join(', ')} WHERE tenant_id = ${p.add(tenant)} AND id = ${p.add(id)} RETURNING ${COLUMNS}`, p.values);
     return rows[0];
   }
 
   async delete(tenant: TenantId, id: string): Promise<boolean> {
-    const { rowCount } = await this.db.withTenant(tenant, (q) => q('DELETE FROM resources WHERE tenant_id = $1 AND id = $2', [tenant, id]));
+    const { rowCount } = await this.db.statement(tenant, 'DELETE FROM resources WHERE tenant_id = $1 AND id = $2', [tenant, id]);
     return rowCount > 0;
   }
 }

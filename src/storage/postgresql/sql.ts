@@ -1,4 +1,5 @@
 /** Small helpers for building the repositories' statements. */
+import pg from 'pg';
 
 /** Collects positional parameters: `p.add(value)` returns its placeholder ($1, $2, ...). */
 export class Params {
@@ -80,4 +81,32 @@ export function instant(iso: string): string {
 export function statementSummary(sql: string): string {
   const line = sql.replace(/\s+/g, ' ').trim();
   return line.length > 300 ? `${line.slice(0, 300)}...` : line;
+}
+
+const PLACEHOLDER = /\$(\d+)/g;
+
+/**
+ * The statement with its parameters written in as literals, for the simple query protocol
+ * (TenantDb.statement), or undefined when one cannot be. Each value becomes what node-postgres
+ * would have sent as a parameter: its text form (pg.prepareValue: numbers, booleans, Dates, arrays,
+ * JSON) as an escaped literal of unknown type, NULL for null, so the server infers its type from
+ * the context as it does for a parameter. pg.escapeLiteral doubles quotes and, when there are
+ * backslashes, doubles them too and uses E'' syntax: safe whatever standard_conforming_strings is.
+ * Statements come from this code base and hold no `$n` inside string literals.
+ */
+export function inlineParams(sql: string, params: readonly unknown[]): string | undefined {
+  const literals: string[] = [];
+  for (const value of params) {
+    const prepared = pg.utils.prepareValue(pgParam(value));
+    if (prepared === null || prepared === undefined) literals.push('NULL');
+    else if (typeof prepared === 'string') literals.push(pg.escapeLiteral(prepared));
+    else return undefined; // a Buffer: binary, keep the extended protocol
+  }
+  let unknownPlaceholder = false;
+  const text = sql.replace(PLACEHOLDER, (_m, n: string) => {
+    const literal = literals[Number(n) - 1];
+    if (literal === undefined) unknownPlaceholder = true;
+    return literal ?? '';
+  });
+  return unknownPlaceholder ? undefined : text;
 }

@@ -13,12 +13,11 @@ export class PgTenantConfig implements TenantConfigRepository {
   }
 
   async put(tenant: TenantId, section: string, data: Record<string, unknown>): Promise<void> {
-    await this.db.withTenant(tenant, (q) =>
-      q(
-        `INSERT INTO tenant_config (tenant_id, section, data, updated_at) VALUES ($1, $2, $3::jsonb, now())
+    await this.db.statement(
+      tenant,
+      `INSERT INTO tenant_config (tenant_id, section, data, updated_at) VALUES ($1, $2, $3::jsonb, now())
          ON CONFLICT (tenant_id, section) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
-        [tenant, section, json(data)],
-      ),
+      [tenant, section, json(data)],
     );
   }
 }

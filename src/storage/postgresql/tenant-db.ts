@@ -12,9 +12,9 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
-import pg, { type Pool, type PoolClient, type Queryable } from 'pg';
+import pg, { type Pool, type PoolClient, type QueryResult, type Queryable } from 'pg';
 import { isReadTimeout, storageError } from './errors.js';
-import { pgParam, statementSummary } from './sql.js';
+import { inlineParams, pgParam, statementSummary } from './sql.js';
 
 /** Where slow statements are reported (the service's pino logger fits). */
 export interface QueryLog {
@@ -60,6 +60,33 @@ export class TenantDb {
       return fn(outer.query);
     }
     return this.run(tenant, fn, false);
+  }
+
+  /**
+   * One statement bound to the tenant in one round trip: the binding and the statement go to the
+   * server as one simple-protocol query, which PostgreSQL runs as one implicit transaction, so the
+   * SET LOCAL ends with it exactly as in withTenant (and a write is committed before the answer).
+   * withTenant needs three round trips (BEGIN + binding, the statement, COMMIT), which on the user
+   * flows' reads cost more than the statement itself. The simple protocol takes no parameters, so
+   * they are inlined as escaped literals of unknown type, the way node-postgres sends them
+   * (sql.ts, inlineParams); a value that cannot be (a Buffer) takes withTenant's path. Inside a
+   * transaction() the statement joins it.
+   */
+  async statement<R = Record<string, unknown>>(tenant: string, sql: string, params: readonly unknown[] = []): Promise<Rows<R>> {
+    const text = inlineParams(sql, params);
+    if (text === undefined || this.scope.getStore()?.open) return this.withTenant(tenant, (q) => q<R>(sql, params));
+    if (!tenant) throw new Error('storage call without a tenant');
+    const started = performance.now();
+    try {
+      // Two results come back (the binding's, the statement's): the statement's is the last.
+      const results = (await this.pool.query(`${bindTenant(tenant)};\n${text}`)) as unknown as ReadonlyArray<QueryResult<R>>;
+      const last = results[results.length - 1]!;
+      return { rows: last.rows, rowCount: last.rowCount ?? 0 };
+    } catch (err) {
+      throw storageError(err);
+    } finally {
+      this.reportSlow(performance.now() - started, tenant, sql);
+    }
   }
 
   /**
@@ -138,19 +165,22 @@ export class TenantDb {
    * statements slower than slow_query_ms reported, without their parameters.
    */
   private timed(target: Queryable, tenant: string | undefined): Query {
-    const { slowQueryMs, log } = this;
     return async <R>(sql: string, params?: readonly unknown[]) => {
       const started = performance.now();
       try {
         const result = await target.query<R>(sql, params?.map(pgParam));
         return { rows: result.rows, rowCount: result.rowCount ?? 0 };
       } finally {
-        const ms = performance.now() - started;
-        if (log && slowQueryMs > 0 && ms >= slowQueryMs) {
-          log.warn({ duration_ms: Math.round(ms), tenant, statement: statementSummary(sql) }, 'slow PostgreSQL statement');
-        }
+        this.reportSlow(performance.now() - started, tenant, sql);
       }
     };
+  }
+
+  private reportSlow(ms: number, tenant: string | undefined, sql: string): void {
+    const { slowQueryMs, log } = this;
+    if (log && slowQueryMs > 0 && ms >= slowQueryMs) {
+      log.warn({ duration_ms: Math.round(ms), tenant, statement: statementSummary(sql) }, 'slow PostgreSQL statement');
+    }
   }
 }
 

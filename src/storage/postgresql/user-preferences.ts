@@ -11,11 +11,7 @@ export class PgUserPreferences implements UserPreferencesRepository {
   }
 
   async put(tenant: TenantId, userId: string, data: Record<string, unknown>, atIso: string): Promise<void> {
-    await this.db.withTenant(tenant, (q) =>
-      q(
-        'INSERT INTO user_preferences (tenant_id, user_id, data, updated_at) VALUES ($1, $2, $3, $4) ON CONFLICT (tenant_id, user_id) DO UPDATE SET data = EXCLUDED.data, updated_at = EXCLUDED.updated_at',
-        [tenant, userId, json(data), atIso],
-      ),
-    );
+    await this.db.statement(tenant, 'INSERT INTO user_preferences (tenant_id, user_id, data, updated_at) VALUES ($1, $2, $3, $4) ON CONFLICT (tenant_id, user_id) DO UPDATE SET data = EXCLUDED.data, updated_at = EXCLUDED.updated_at',
+        [tenant, userId, json(data), atIso]);
   }
 }

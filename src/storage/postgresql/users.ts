@@ -48,15 +48,13 @@ export class PgUsers implements UserRepository {
   }
 
   async get(tenant: TenantId, id: string): Promise<UserRecord | undefined> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2`, [tenant, id]));
+    const { rows } = await this.db.statement<UserRecord>(tenant, `SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2`, [tenant, id]);
     return rows[0];
   }
 
   async findByEmail(tenant: TenantId, email: string): Promise<UserRecord | undefined> {
     // Same expression and predicate as the users_email index, so the lookup is an index seek.
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND lower(email) = lower($2) AND deleted_at IS NULL AND email IS NOT NULL`, [tenant, email]),
-    );
+    const { rows } = await this.db.statement<UserRecord>(tenant, `SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND lower(email) = lower($2) AND deleted_at IS NULL AND email IS NOT NULL`, [tenant, email]);
     return rows[0];
   }
 
@@ -86,7 +84,7 @@ export class PgUsers implements UserRepository {
   }
 
   async count(tenant: TenantId): Promise<number> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<{ n: number }>('SELECT count(*) AS n FROM users WHERE tenant_id = $1 AND deleted_at IS NULL', [tenant]));
+    const { rows } = await this.db.statement<{ n: number }>(tenant, 'SELECT count(*) AS n FROM users WHERE tenant_id = $1 AND deleted_at IS NULL', [tenant]);
     return rows[0]!.n;
   }
 

@@ -47,34 +47,32 @@ export class PgWebauthn implements WebauthnRepository {
   }
 
   async getCredential(tenant: TenantId, id: string): Promise<WebauthnCredentialRecord | undefined> {
-    const { rows } = await this.db.withTenant(tenant, (q) => q<WebauthnCredentialRecord>(`SELECT ${COLUMNS} FROM webauthn_credentials WHERE tenant_id = $1 AND id = $2`, [tenant, id]));
+    const { rows } = await this.db.statement<WebauthnCredentialRecord>(tenant, `SELECT ${COLUMNS} FROM webauthn_credentials WHERE tenant_id = $1 AND id = $2`, [tenant, id]);
     return rows[0];
   }
 
   async listCredentials(tenant: TenantId, userId: string): Promise<WebauthnCredentialRecord[]> {
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<WebauthnCredentialRecord>(`SELECT ${COLUMNS} FROM webauthn_credentials WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at, id`, [tenant, userId]),
-    );
+    const { rows } = await this.db.statement<WebauthnCredentialRecord>(tenant, `SELECT ${COLUMNS} FROM webauthn_credentials WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at, id`, [tenant, userId]);
     return rows;
   }
 
   async renameCredential(tenant: TenantId, userId: string, id: string, name: string): Promise<boolean> {
-    const { rowCount } = await this.db.withTenant(tenant, (q) => q('UPDATE webauthn_credentials SET name = $4 WHERE tenant_id = $1 AND user_id = $2 AND id = $3', [tenant, userId, id, name]));
+    const { rowCount } = await this.db.statement(tenant, 'UPDATE webauthn_credentials SET name = $4 WHERE tenant_id = $1 AND user_id = $2 AND id = $3', [tenant, userId, id, name]);
     return rowCount > 0;
   }
 
   async deleteCredential(tenant: TenantId, userId: string, id: string): Promise<boolean> {
-    const { rowCount } = await this.db.withTenant(tenant, (q) => q('DELETE FROM webauthn_credentials WHERE tenant_id = $1 AND user_id = $2 AND id = $3', [tenant, userId, id]));
+    const { rowCount } = await this.db.statement(tenant, 'DELETE FROM webauthn_credentials WHERE tenant_id = $1 AND user_id = $2 AND id = $3', [tenant, userId, id]);
     return rowCount > 0;
   }
 
   async deleteUserCredentials(tenant: TenantId, userId: string): Promise<number> {
-    const { rowCount } = await this.db.withTenant(tenant, (q) => q('DELETE FROM webauthn_credentials WHERE tenant_id = $1 AND user_id = $2', [tenant, userId]));
+    const { rowCount } = await this.db.statement(tenant, 'DELETE FROM webauthn_credentials WHERE tenant_id = $1 AND user_id = $2', [tenant, userId]);
     return rowCount;
   }
 
   async recordUse(tenant: TenantId, id: string, use: { counter: number; backed_up: boolean; at: string }): Promise<boolean> {
-    const { rowCount } = await this.db.withTenant(tenant, (q) => q(USE_SQL, [tenant, id, use.counter, use.backed_up, use.at]));
+    const { rowCount } = await this.db.statement(tenant, USE_SQL, [tenant, id, use.counter, use.backed_up, use.at]);
     return rowCount === 1;
   }
 
@@ -86,9 +84,7 @@ export class PgWebauthn implements WebauthnRepository {
   }
 
   async takeChallenge(tenant: TenantId, challenge: string, nowIso: string): Promise<WebauthnChallengeRecord | undefined> {
-    const { rows } = await this.db.withTenant(tenant, (q) =>
-      q<WebauthnChallengeRecord>('DELETE FROM webauthn_challenges WHERE tenant_id = $1 AND challenge = $2 AND expires_at > $3 RETURNING challenge, binding, expires_at', [tenant, challenge, nowIso]),
-    );
+    const { rows } = await this.db.statement<WebauthnChallengeRecord>(tenant, 'DELETE FROM webauthn_challenges WHERE tenant_id = $1 AND challenge = $2 AND expires_at > $3 RETURNING challenge, binding, expires_at', [tenant, challenge, nowIso]);
     return rows[0];
   }
 }
