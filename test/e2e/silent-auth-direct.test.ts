@@ -182,11 +182,14 @@ describe('served directly, as oidc-provider answers', () => {
     expect(mine.sub).toBe(user.id);
   });
 
-  it('every granted scope, a nonce, in another order; without state; with response_mode=query; without Accept', async () => {
+  it('every granted scope, a nonce, in another order; a state and nonce of odd characters; without state; with response_mode=query; without Accept', async () => {
     const { product, stock } = await twin(basic, { scope: 'email openid roles profile', nonce: 'n-123' });
     const mine = await redeem(basic, product.location!, 'st-1', 'n-123');
     expect(mine).toMatchObject({ nonce: 'n-123', email: user.email });
     expect(withoutTimes(mine)).toEqual(withoutTimes(await redeem(basic, stock.location!, 'st-1', 'n-123')));
+    const odd = await twin(basic, { state: 'a b+c/d?e=f&g#h é\u{1F600}', nonce: 'n <&> "x"' });
+    expect(odd.product.location!.searchParams.get('state')).toBe('a b+c/d?e=f&g#h é\u{1F600}');
+    await redeem(basic, odd.product.location!, 'a b+c/d?e=f&g#h é\u{1F600}', 'n <&> "x"');
     const noState = await twin(basic, { state: undefined, response_mode: 'query' });
     expect(noState.product.location!.searchParams.has('state')).toBe(false);
     await redeem(basic, noState.product.location!, null);
@@ -194,6 +197,14 @@ describe('served directly, as oidc-provider answers', () => {
     const bare = await viaProduct({ ...authRequest(basic, {}, { cookie }), headers: { host: new URL(t.issuer).host, cookie } });
     const bareStock = await viaStock({ ...authRequest(basic, {}, { cookie }), headers: { host: new URL(t.issuer).host, cookie } });
     expectSameRedirect(bare, bareStock);
+  });
+
+  it('a redirect URI with a query of its own', async () => {
+    const query = await codeFlowClient(t, admin, 'http://127.0.0.1:65531/cb?from=rp');
+    // Signed in through the pages only (openid-client's exchange takes the redirect URI without its query).
+    await session.authorize(`${t.issuer}/auth?${authRequest(query, { prompt: undefined }).rawQuery}`, query.redirect_uri);
+    const { product } = await twin(query);
+    expect(product.location!.searchParams.get('from')).toBe('rp');
   });
 
   it('offline_access is dropped as oidc-provider drops it under prompt=none (no refresh token)', async () => {
