@@ -17,24 +17,33 @@ const SIG_VALUE = /(?:^|;) *_session\.sig=([^;]*)/;
 /** keygrip's sign with the default sha1/base64 and its URL-safe replacements (= base64url). */
 const sign = (data: string, key: string): string => createHmac('sha1', key).update(data).digest('base64url');
 
+/** A verified session cookie: the Session's id and its signature (the same when it is set again). */
+export interface SessionCookie {
+  id: string;
+  sig: string;
+}
+
 /**
- * The session id of a request's Cookie header when its signature verifies with the first of the
- * tenant's keys (oidc-provider would re-sign under a later key: not served), else undefined. Quoted
- * values (which the library unquotes) and empty values are not served either.
+ * The session cookie of a request's Cookie header when its signature verifies with the first of
+ * the tenant's keys (oidc-provider would re-sign under a later key: not served), else undefined.
+ * Quoted values (which the library unquotes) and empty values are not served either.
  */
-export function signedSessionId(header: string | undefined, keys: readonly string[]): string | undefined {
+export function signedSessionCookie(header: string | undefined, keys: readonly string[]): SessionCookie | undefined {
   if (!header || !keys.length) return undefined;
   const value = SESSION_VALUE.exec(header)?.[1];
   const remote = SIG_VALUE.exec(header)?.[1];
   if (!value || !remote || value.startsWith('"') || remote.startsWith('"')) return undefined;
-  const expected = Buffer.from(sign(`${SESSION_COOKIE}=${value}`, keys[0]!));
+  const sig = sign(`${SESSION_COOKIE}=${value}`, keys[0]!);
+  const expected = Buffer.from(sig);
   const given = Buffer.from(remote);
-  return expected.length === given.length && timingSafeEqual(expected, given) ? value : undefined;
+  return expected.length === given.length && timingSafeEqual(expected, given) ? { id: value, sig } : undefined;
 }
 
-/** The two Set-Cookie lines oidc-provider sends when it saves the session `id` expiring at `exp` (epoch seconds). */
-export function sessionSetCookies(id: string, key: string, exp: number, secure: boolean): string[] {
+/**
+ * The two Set-Cookie lines oidc-provider sends when it saves the session of `cookie` again,
+ * expiring at `exp` (epoch seconds): the same id, so the same signature.
+ */
+export function sessionSetCookies(cookie: SessionCookie, exp: number, secure: boolean): string[] {
   const attributes = `; path=/; samesite=lax${secure ? '; secure' : ''}; httponly; expires=${new Date(exp * 1000).toUTCString()}`;
-  const pair = `${SESSION_COOKIE}=${id}`;
-  return [pair + attributes, `${SIG_COOKIE}=${sign(pair, key)}${attributes}`];
+  return [`${SESSION_COOKIE}=${cookie.id}${attributes}`, `${SIG_COOKIE}=${cookie.sig}${attributes}`];
 }

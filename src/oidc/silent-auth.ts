@@ -27,7 +27,7 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, OidcPayloadRepository, UserRecord } from '../storage/types.js';
 import { canSignIn } from './accounts.js';
 import { expired, grantOidcScope, isObject, stored, type Payload } from './grant-claims.js';
-import { sessionSetCookies, signedSessionId } from './session-cookie.js';
+import { sessionSetCookies, signedSessionCookie } from './session-cookie.js';
 import { defined, tokenValue } from './user-tokens.js';
 
 /** What the tenant's oidc-provider build adds for this path (tenancy/actor.ts buildProvider). */
@@ -139,8 +139,9 @@ function resavedSession(found: Payload, exp: number): Payload {
 export async function silentAuthorization(host: SilentAuthHost, req: HttpRequest): Promise<HttpResponse | undefined> {
   const setup = host.silentAuthSetup();
   const a = setup && servedRequest(req);
-  const sessionId = a && signedSessionId(req.headers.cookie, setup.cookieKeys);
-  if (!setup || !a || !sessionId) return undefined;
+  const cookie = a && signedSessionCookie(req.headers.cookie, setup.cookieKeys);
+  if (!setup || !a || !cookie) return undefined;
+  const sessionId = cookie.id;
   const now = Math.floor(Date.now() / 1000);
   const { repo } = setup;
 
@@ -209,7 +210,7 @@ export async function silentAuthorization(host: SilentAuthHost, req: HttpRequest
       location: href,
       'content-type': 'text/html; charset=utf-8',
       'content-length': String(Buffer.byteLength(body)),
-      'set-cookie': sessionSetCookies(sessionId, setup.cookieKeys[0]!, sessionExp, host.issuer.startsWith('https:')),
+      'set-cookie': sessionSetCookies(cookie, sessionExp, host.issuer.startsWith('https:')),
     },
     body,
   };
