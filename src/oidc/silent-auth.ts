@@ -10,7 +10,7 @@
  * checkScope drops it without prompt=consent); an Accept header oidc-provider's redirect answers
  * with HTML (none, or text/html or *\/* listed); the signed session cookie (session-cookie.ts) of a
  * live, non-transient stored Session with an account and an authorization of this client (sid and
- * grant); an active web client allowed the code response type, with this exact redirect_uri, no
+ * grant); an active web client allowed the code response type and grant, with this exact redirect_uri, no
  * default_max_age, the scopes in its own scope list if it has one, and PKCE (S256) where
  * provider.ts requires it; a live grant of this client and account, nothing rejected, whose OIDC
  * scope holds every requested scope (so the consent prompt has nothing to ask); a user who may sign
@@ -111,7 +111,9 @@ function servedRequest(req: HttpRequest): AuthRequest | undefined {
 function clientServes(client: ClientRecord | undefined, a: AuthRequest): client is ClientRecord {
   if (!client?.active) return false;
   const m = client.metadata;
-  if (m.application_type === 'native' || m.default_max_age !== undefined || !m.response_types.includes('code') || !m.redirect_uris.includes(a.redirectUri)) return false;
+  // A code client without the authorization_code grant is metadata oidc-provider refuses to load.
+  if (m.application_type === 'native' || m.default_max_age !== undefined || !m.response_types.includes('code') || !m.grant_types.includes('authorization_code')) return false;
+  if (!m.redirect_uris.includes(a.redirectUri)) return false;
   if (m.scope !== undefined) {
     const allowed = new Set(m.scope.split(' '));
     if (a.scopes.some((s) => !allowed.has(s))) return false;
