@@ -37,6 +37,7 @@ import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scop
 import { claimsConfiguration, createProvider } from '../oidc/provider.js';
 import type { UserinfoSetup } from '../oidc/userinfo.js';
 import type { UserTokenSetup } from '../oidc/user-tokens.js';
+import type { SilentAuthSetup } from '../oidc/silent-auth.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
@@ -73,6 +74,8 @@ interface BuiltProvider {
   userinfo: UserinfoSetup;
   /** What the direct refresh and code grants need of this build (oidc/user-tokens.ts). */
   userTokens: UserTokenSetup;
+  /** What the direct silent re-authentication needs of this build (oidc/silent-auth.ts). */
+  silentAuth: SilentAuthSetup;
 }
 
 /**
@@ -226,6 +229,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     const pairwiseKey = sealer.derive(`pairwise:${this.tenant}`);
     // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
     const oidcRepo = protectBearerIds(storage.oidc, sealer);
+    const cookieKeys = [sealer.derive(`cookies:${this.tenant}`).toString('base64url')];
     const provider = createProvider({
       resources,
       customClaims,
@@ -235,7 +239,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       keys,
       oidcRepo,
       loadClient: (id) => this.loadProviderClient(id),
-      cookieKeys: [sealer.derive(`cookies:${this.tenant}`).toString('base64url')],
+      cookieKeys,
       extend: (conf) => {
         mergeConfiguration(
           conf,
@@ -254,7 +258,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
     const userinfo: UserinfoSetup = { claimsByScope: claimsConfiguration(customClaims), customClaims, pairwiseKey };
     const userTokens: UserTokenSetup = { ...userinfo, repo: oidcRepo, conformIdTokenClaims: config.oidc.id_token_claims === 'conform' };
-    return { provider, callback, discovery: { body, etag: etagOf(body) }, userinfo, userTokens };
+    return { provider, callback, discovery: { body, etag: etagOf(body) }, userinfo, userTokens, silentAuth: { repo: oidcRepo, cookieKeys } };
   }
 
   /** Audit and metrics from oidc-provider's events. */
@@ -450,6 +454,11 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   /** The direct refresh and code grants serve only once oidc-provider is built, with that build's settings. */
   userTokenSetup(): UserTokenSetup | undefined {
     return this.ready?.userTokens;
+  }
+
+  /** The direct silent re-authentication serves only once oidc-provider is built, with that build's cookie keys. */
+  silentAuthSetup(): SilentAuthSetup | undefined {
+    return this.ready?.silentAuth;
   }
 
   /** Access tokens and grants are stored as they are (only refresh tokens and sessions are keyed: bearer-at-rest.ts). */

@@ -16,6 +16,7 @@ import { userinfo, type UserinfoHost } from '../oidc/userinfo.js';
 import { refreshGrant } from '../oidc/refresh-grant.js';
 import { authorizationCodeGrant } from '../oidc/code-grant.js';
 import type { UserTokenHost } from '../oidc/user-tokens.js';
+import { silentAuthorization, type SilentAuthHost } from '../oidc/silent-auth.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG } from '../ui/passkey-script.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
@@ -26,7 +27,7 @@ const JWKS_TYPE = 'application/jwk-set+json; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** What the routes need of the actor. */
-export interface OidcRouteHost extends TokenContext, UserinfoHost, UserTokenHost {
+export interface OidcRouteHost extends TokenContext, UserinfoHost, UserTokenHost, SilentAuthHost {
   readonly tenant: string;
   discovery(): Promise<{ body: Buffer; etag: string }>;
   signInHost(): Promise<SignInHost>;
@@ -120,7 +121,8 @@ const ROUTES: readonly OidcRoute[] = [
   { path: '/token/introspection', methods: POST, run: (host, req) => introspect(host, req) },
   // Userinfo with a plain user access token (oidc/userinfo.ts); anything else to oidc-provider.
   { path: OIDC_ROUTES.userinfo, methods: GET_POST, run: (host, req) => userinfo(host, req) },
-  { path: '/auth', run: async (host, req) => secureHtml(await host.bridge(offlineAccessNeedsConsent(req))) },
+  // A silent re-authentication's common case (oidc/silent-auth.ts); anything else to oidc-provider.
+  { path: '/auth', run: async (host, req) => (await silentAuthorization(host, req)) ?? secureHtml(await host.bridge(offlineAccessNeedsConsent(req))) },
   { path: '/device/auth', methods: POST, run: async (host, req) => withDeviceInterval(await host.bridge(req), host.config.oidc.device_poll_interval) },
 ];
 

@@ -67,7 +67,7 @@ export class HttpSession {
   ) {}
 
   private async step(url: string, method = 'GET', body?: string): Promise<{ status: number; location?: string; html: string }> {
-    const headers: Record<string, string> = { accept: 'text/html', cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+    const headers: Record<string, string> = { accept: 'text/html', cookie: this.cookieHeader() };
     if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
     const res = await this.fetchImpl(url, { method, headers, body, redirect: 'manual' });
     for (const line of res.headers.getSetCookie()) {
@@ -77,6 +77,11 @@ export class HttpSession {
     }
     const location = res.headers.get('location');
     return { status: res.status, html: await res.text(), ...(location ? { location: new URL(location, url).href } : {}) };
+  }
+
+  /** The Cookie header this browser sends (its jar). */
+  cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
   /** Follows redirects (and fills the sign-in form when it comes) until the redirect URI. */
