@@ -2,7 +2,7 @@
  * The parts of each tenant's oidc-provider configuration that concern end users: accounts,
  * interaction URL, device flow pages, logout pages, error page, pairwise subjects.
  */
-import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import type { TenantId } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
@@ -30,6 +30,23 @@ function render(ctx: KoaContextWithOIDC, body: string, status?: number, formTarg
   ctx.body = body;
 }
 
+/**
+ * oidc-provider's default prompts, with one check first in `login`: a session whose account may no
+ * longer sign in (disabled, locked, deleted: findAccount answers undefined) means signing in again,
+ * as no session does (`login_required` under prompt=none, the sign-in page otherwise). Without it
+ * oidc-provider's login checks pass on the session's accountId alone, and its consent checks then
+ * fail on the missing account with a server_error.
+ */
+function interactionPrompts(): interactionPolicy.DefaultPolicy {
+  const { Check } = interactionPolicy;
+  const prompts = interactionPolicy.base();
+  const unavailable = new Check('account_unavailable', 'End-User authentication is required', 'login_required', (ctx) =>
+    ctx.oidc.session?.accountId && !ctx.oidc.account ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
+  );
+  prompts.get('login')!.checks.add(unavailable, 0);
+  return prompts;
+}
+
 export function signInConfiguration(host: SignInConfigHost): Partial<Configuration> {
   /** The page context of a page oidc-provider renders (device, logout, errors); the language cookie set on ctx. */
   const uiOf = (ctx: KoaContextWithOIDC): PageUi => {
@@ -48,6 +65,7 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
     findAccount: findAccountFor(host.ctx.storage, host.tenant),
     interactions: {
       url: (_ctx, interaction) => `${host.mountPath}/interaction/${interaction.uid}`,
+      policy: interactionPrompts(),
     },
     subjectTypes: ['public', 'pairwise'],
     pairwiseIdentifier: (_ctx, accountId, client) => pairwiseSubject(host.pairwiseKey, String(client.sectorIdentifier ?? client.clientId), accountId),

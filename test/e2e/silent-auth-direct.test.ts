@@ -282,13 +282,30 @@ describe('everything else is oidc-provider\'s answer', () => {
     const ds = new HttpSession(t.issuer, disabled);
     await ds.tokens(basic, { scope: 'openid' });
     expect((await api(t, 'PATCH', `/api/v1/users/${disabled.id}`, { token: admin, body: { account_enabled: false } })).status).toBe(200);
-    await expectDeclined(authRequest(basic, {}, { cookie: ds.cookieHeader() }));
+    // Signing in again, as without a session (sign-in-config.ts interactionPrompts), not a server_error.
+    await expectDeclined(authRequest(basic, {}, { cookie: ds.cookieHeader() }), { status: 303, error: 'login_required' });
 
     const locked = await createUser(t, { email_verified: true });
     const ls = new HttpSession(t.issuer, locked);
     await ls.tokens(basic, { scope: 'openid' });
     await t.app.ctx.storage.users.update('default', locked.id, { locked: true, locked_until: null });
-    await expectDeclined(authRequest(basic, {}, { cookie: ls.cookieHeader() }));
+    await expectDeclined(authRequest(basic, {}, { cookie: ls.cookieHeader() }), { status: 303, error: 'login_required' });
+  });
+
+  it('without prompt=none, a session of a locked user leads to the sign-in page, not to consent', async () => {
+    // Locked as the lockout after failed sign-ins locks (disabling through the API ends the sessions).
+    const user = await createUser(t, { email_verified: true });
+    const us = new HttpSession(t.issuer, user);
+    await us.tokens(basic, { scope: 'openid' });
+    await t.app.ctx.storage.users.update('default', user.id, { locked: true, locked_until: null });
+    // The interaction's location is relative, so the bridge is asked directly here.
+    const res = await (await actor()).bridge(authRequest(basic, { prompt: undefined }, { cookie: us.cookieHeader() }));
+    expect(res.status).toBe(303);
+    const uid = /^\/oidc\/v1\/interaction\/([\w-]+)$/.exec(String(res.headers?.location))?.[1];
+    expect(uid).toBeDefined();
+    // The sign-in prompt (not consent for an account that may not sign in).
+    const interaction = await t.app.ctx.storage.oidc.find('default', 'Interaction', uid!);
+    expect(interaction?.payload.prompt).toMatchObject({ name: 'login', reasons: expect.arrayContaining(['account_unavailable']) });
   });
 
   it('a client without a grant in the session; a scope not granted yet: consent_required', async () => {
