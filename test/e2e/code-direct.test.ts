@@ -9,12 +9,12 @@
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HttpRequest } from '../../src/http/types.js';
-import type { TenantActor } from '../../src/tenancy/actor.js';
-import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { HttpSession, codeFlowClient, type CodeFlowClient } from '../helpers/code-flow.js';
+import { api, type TestApp } from '../helpers/app.js';
+import { HttpSession, type CodeFlowClient } from '../helpers/code-flow.js';
 import { decodeJwt, expectAlike, storedRow, tokenRequest, viaProduct, viaStock } from '../helpers/token-parity.js';
 import { userinfoRequest } from '../helpers/userinfo-parity.js';
-import { createUser, type TestUser } from '../helpers/users.js';
+import type { TestUser } from '../helpers/users.js';
+import { startUserFlowFixture, type UserFlowFixture } from '../helpers/user-flow-fixture.js';
 
 const REDIRECT = 'http://127.0.0.1:65533/cb';
 
@@ -24,18 +24,14 @@ let user: TestUser;
 let session: HttpSession;
 let basic: CodeFlowClient;
 
-const newClient = (extra: Record<string, unknown> = {}): Promise<CodeFlowClient> => codeFlowClient(t, admin, REDIRECT, extra);
+let newClient: UserFlowFixture['newClient'];
+let actor: UserFlowFixture['actor'];
 
 beforeAll(async () => {
-  t = await startTestApp();
-  admin = await t.token('svc:clients:write svc:users:write');
-  user = await createUser(t, { email_verified: true, nickname: 'ada' });
-  session = new HttpSession(t.issuer, user);
-  basic = await newClient();
+  ({ t, admin, user, session, basic, newClient, actor } = await startUserFlowFixture(REDIRECT));
 });
 afterAll(async () => t?.close());
 
-const actor = (): Promise<TenantActor> => t.app.pool.get('default');
 
 interface Code {
   code: string;

@@ -12,10 +12,9 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HttpRequest } from '../../src/http/types.js';
 import { bearerProtector } from '../../src/oidc/bearer-at-rest.js';
-import type { TenantActor } from '../../src/tenancy/actor.js';
 import { configChangedChannel } from '../../src/events/bus.js';
-import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { HttpSession, codeFlowClient, type CodeFlowClient, type CodeFlowOptions } from '../helpers/code-flow.js';
+import { api, type TestApp } from '../helpers/app.js';
+import { HttpSession, type CodeFlowClient, type CodeFlowOptions } from '../helpers/code-flow.js';
 import { userinfoRequest } from '../helpers/userinfo-parity.js';
 import {
   decodeJwt,
@@ -26,6 +25,7 @@ import {
   viaStock as viaStockOf,
 } from '../helpers/token-parity.js';
 import { createUser, type TestUser } from '../helpers/users.js';
+import { startUserFlowFixture, type UserFlowFixture } from '../helpers/user-flow-fixture.js';
 
 const REDIRECT = 'http://127.0.0.1:65532/cb';
 
@@ -36,18 +36,14 @@ let session: HttpSession;
 let basic: CodeFlowClient;
 
 
-const newClient = (extra: Record<string, unknown> = {}): Promise<CodeFlowClient> => codeFlowClient(t, admin, REDIRECT, extra);
+let newClient: UserFlowFixture['newClient'];
+let actor: UserFlowFixture['actor'];
 
 beforeAll(async () => {
-  t = await startTestApp();
-  admin = await t.token('svc:clients:write svc:clients:delete svc:users:write svc:resources:write');
-  user = await createUser(t, { email_verified: true, nickname: 'ada' });
-  session = new HttpSession(t.issuer, user);
-  basic = await newClient();
+  ({ t, admin, user, session, basic, newClient, actor } = await startUserFlowFixture(REDIRECT, 'svc:clients:write svc:clients:delete svc:users:write svc:resources:write'));
 });
 afterAll(async () => t?.close());
 
-const actor = (): Promise<TenantActor> => t.app.pool.get('default');
 
 interface RefreshRequest {
   client: CodeFlowClient;

@@ -12,11 +12,11 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HttpRequest, HttpResponse } from '../../src/http/types.js';
 import { protectBearerIds } from '../../src/oidc/bearer-at-rest.js';
-import type { TenantActor } from '../../src/tenancy/actor.js';
-import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { api, type TestApp } from '../helpers/app.js';
 import { HttpSession, codeFlowClient, type CodeFlowClient } from '../helpers/code-flow.js';
 import { shape, type Json } from '../helpers/token-parity.js';
 import { createUser, type TestUser } from '../helpers/users.js';
+import { startUserFlowFixture, type UserFlowFixture } from '../helpers/user-flow-fixture.js';
 
 const REDIRECT = 'http://127.0.0.1:65531/cb';
 const FULL = 'openid profile email roles';
@@ -27,16 +27,12 @@ let user: TestUser;
 let session: HttpSession;
 let basic: CodeFlowClient;
 
-const newClient = (extra: Record<string, unknown> = {}): Promise<CodeFlowClient> => codeFlowClient(t, admin, REDIRECT, extra);
-const actor = (): Promise<TenantActor> => t.app.pool.get('default');
+let newClient: UserFlowFixture['newClient'];
+let actor: UserFlowFixture['actor'];
 const repo = () => protectBearerIds(t.app.ctx.storage.oidc, t.app.ctx.sealer);
 
 beforeAll(async () => {
-  t = await startTestApp();
-  admin = await t.token('svc:clients:write svc:users:write');
-  user = await createUser(t, { email_verified: true, nickname: 'ada' });
-  session = new HttpSession(t.issuer, user);
-  basic = await newClient();
+  ({ t, admin, user, session, basic, newClient, actor } = await startUserFlowFixture(REDIRECT));
   await session.tokens(basic, { scope: FULL });
 });
 afterAll(async () => t?.close());

@@ -58,6 +58,9 @@ export class SqliteStorage implements Storage {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    // Writes queued for the group commit (oidc.ts) go in before the file is closed.
+    this.oidc.flush();
+    this.db.close();
   }
 }

@@ -1,6 +1,7 @@
 import type { GrantIndexFilter, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
 import type Database from 'better-sqlite3';
 import type { Db } from './db.js';
+import { WriteBatch } from './write-batch.js';
 
 /**
  * A point read's row in better-sqlite3's raw mode (`payload, expires_at, consumed_at`): an array
@@ -16,6 +17,8 @@ function toRow(row: Row | undefined, now: number): OidcPayloadRow | undefined {
 }
 
 const nowSec = () => Math.floor(Date.now() / 1000);
+/** The row a write or point read concerns, for the group commit's read-your-writes (write-batch.ts). */
+const rowKey = (tenant: string, model: string, id: string) => `${tenant}\u0000${model}\u0000${id}`;
 
 type Lookup = Database.Statement<[string, string], Row>;
 
@@ -70,8 +73,11 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   private readonly countStmt;
   private readonly grantsByClientStmt;
   private readonly sweepStmt;
+  /** Writes are group-committed (write-batch.ts); every read first commits what is queued. */
+  private readonly batch: WriteBatch;
 
   constructor(db: Db) {
+    this.batch = new WriteBatch(db);
     this.upsertStmt = db.prepare(
       `INSERT INTO oidc_payloads (tenant_id, model, id, payload, grant_id, user_code, uid, expires_at, consumed_at)
        VALUES (@tenant, @model, @id, @payload, @grant_id, @user_code, @uid, @expires_at, NULL)
@@ -125,7 +131,8 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   }
 
   async upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
-    this.upsertStmt.run({
+    // Serialised now: the caller may change the object once this returns.
+    const row = {
       tenant,
       model,
       id,
@@ -134,38 +141,50 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
       user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
       uid: typeof payload.uid === 'string' ? payload.uid : null,
       expires_at: expiresAt,
-    });
+    };
+    return this.batch.write(rowKey(tenant, model, id), () => this.upsertStmt.run(row));
+  }
+
+  /** Commits the queued writes (SqliteStorage.close). */
+  flush(): void {
+    this.batch.flush();
   }
 
   async find(tenant: TenantId, model: string, id: string) {
+    this.batch.flushFor(rowKey(tenant, model, id));
     return toRow(this.findStmt.get(tenant, model, id), nowSec());
   }
 
   async findByUid(tenant: TenantId, model: string, uid: string) {
+    this.batch.flush();
     return toRow(this.uidStmt.get(tenant, model, uid), nowSec());
   }
 
   async findByUserCode(tenant: TenantId, model: string, userCode: string) {
+    this.batch.flush();
     return toRow(this.userCodeStmt.get(tenant, model, userCode), nowSec());
   }
 
   async consume(tenant: TenantId, model: string, id: string): Promise<void> {
-    this.consumeStmt.run(nowSec(), tenant, model, id);
+    const at = nowSec();
+    return this.batch.write(rowKey(tenant, model, id), () => this.consumeStmt.run(at, tenant, model, id));
   }
 
   async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
-    this.destroyStmt.run(tenant, model, id);
+    return this.batch.write(rowKey(tenant, model, id), () => this.destroyStmt.run(tenant, model, id));
   }
 
   async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {
-    this.revokeStmt.run(tenant, grantId);
+    return this.batch.write(undefined, () => this.revokeStmt.run(tenant, grantId));
   }
 
   async listByModel(tenant: TenantId, model: string) {
+    this.batch.flush();
     return this.listStmt.all(tenant, model, nowSec()).map((r) => ({ id: r.id, payload: JSON.parse(r.payload) as Record<string, unknown>, expires_at: r.expires_at }));
   }
 
   async listSessions(tenant: TenantId, filter: SessionIndexFilter) {
+    this.batch.flush();
     const stmt = filter.accountId !== undefined ? this.sessionsByAccountStmt : this.sessionsStmt;
     return stmt
       .all({ tenant, now: nowSec(), account: filter.accountId ?? null, client: filter.clientId ?? null })
@@ -173,15 +192,18 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   }
 
   async listGrantIds(tenant: TenantId, filter: GrantIndexFilter): Promise<string[]> {
+    this.batch.flush();
     const params = { tenant, now: nowSec(), account: filter.accountId ?? null, client: filter.clientId ?? null };
     return (params.account !== null ? this.grantsByAccountStmt : this.grantsByClientStmt).all(params);
   }
 
   async countLive(tenant: TenantId, model: string): Promise<number> {
+    this.batch.flush();
     return this.countStmt.get(tenant, model, nowSec()) ?? 0;
   }
 
   async sweepExpired(now: number): Promise<number> {
+    this.batch.flush();
     return this.sweepStmt.run(now).changes;
   }
 }

@@ -1,0 +1,97 @@
+/**
+ * Group commit of the OIDC artefacts on SQLite (src/storage/sqlite/write-batch.ts): the writes of
+ * one event-loop turn commit together, a caller's promise settles only after its commit, every read
+ * sees the writes queued before it, one failing write rejects only its own caller, and close()
+ * commits what is queued.
+ */
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WriteBatch } from '../../src/storage/sqlite/write-batch.js';
+import { openTempStorage, type TempStorage } from '../helpers/storage.js';
+
+let t: TempStorage;
+beforeEach(() => {
+  t = openTempStorage();
+});
+afterEach(async () => t.close());
+
+/** Rows as another connection sees them: only what is committed. */
+function committed(model: string): number {
+  const other = new Database(t.storage.db.name, { readonly: true });
+  try {
+    return (other.prepare('SELECT count(*) AS n FROM oidc_payloads WHERE model = ?').get(model) as { n: number }).n;
+  } finally {
+    other.close();
+  }
+}
+
+describe('the OIDC artefacts on SQLite, group-committed', () => {
+  it('commit the writes of one turn together, and settle each caller only once committed', async () => {
+    const oidc = t.storage.oidc;
+    let settled = 0;
+    const writes = Array.from({ length: 20 }, (_, i) => oidc.upsert('default', 'AccessToken', `at-${i}`, { jti: `at-${i}` }, null).then(() => settled++));
+    expect(committed('AccessToken')).toBe(0);
+    expect(settled).toBe(0);
+    await Promise.all(writes);
+    expect(settled).toBe(20);
+    expect(committed('AccessToken')).toBe(20);
+  });
+
+  it('let every read see the writes queued before it (find, consume, destroy, revoke, lists)', async () => {
+    const oidc = t.storage.oidc;
+    void oidc.upsert('default', 'Grant', 'g1', { jti: 'g1', accountId: 'u1', clientId: 'c1' }, null);
+    void oidc.upsert('default', 'RefreshToken', 'rt1', { jti: 'rt1', grantId: 'g1' }, null);
+    expect((await oidc.find('default', 'RefreshToken', 'rt1'))?.consumed).toBe(false);
+    void oidc.consume('default', 'RefreshToken', 'rt1');
+    expect((await oidc.find('default', 'RefreshToken', 'rt1'))?.consumed).toBe(true);
+    expect(await oidc.listGrantIds('default', { accountId: 'u1' })).toEqual(['g1']);
+    void oidc.revokeByGrantId('default', 'g1');
+    expect(await oidc.find('default', 'RefreshToken', 'rt1')).toBeUndefined();
+    void oidc.upsert('default', 'Session', 's1', { jti: 's1', uid: 'uid-1', accountId: 'u1' }, null);
+    expect((await oidc.findByUid('default', 'Session', 'uid-1'))?.payload.jti).toBe('s1');
+    void oidc.destroy('default', 'Session', 's1');
+    expect(await oidc.countLive('default', 'Session')).toBe(0);
+  });
+
+  it('leave the queue alone on a point read of another row, and commit it on a read of a queued row', async () => {
+    const oidc = t.storage.oidc;
+    const write = oidc.upsert('default', 'AccessToken', 'a1', { jti: 'a1' }, null);
+    expect(await oidc.find('default', 'AccessToken', 'other')).toBeUndefined();
+    expect(committed('AccessToken')).toBe(0);
+    expect((await oidc.find('default', 'AccessToken', 'a1'))?.payload).toEqual({ jti: 'a1' });
+    expect(committed('AccessToken')).toBe(1);
+    await write;
+  });
+
+  it('close() commits what is still queued', async () => {
+    const write = t.storage.oidc.upsert('default', 'AuthorizationCode', 'c1', { jti: 'c1' }, null);
+    await t.storage.close();
+    await write;
+    const again = await t.reopen();
+    expect((await again.oidc.find('default', 'AuthorizationCode', 'c1'))?.payload).toEqual({ jti: 'c1' });
+  });
+});
+
+describe('WriteBatch', () => {
+  it('rejects only the failing write; the others of its commit are written', async () => {
+    const db = t.storage.db;
+    db.exec('CREATE TABLE wb (k TEXT PRIMARY KEY)');
+    const batch = new WriteBatch(db);
+    const insert = db.prepare('INSERT INTO wb (k) VALUES (?)');
+    const results = await Promise.allSettled([batch.write(undefined, () => insert.run('a')), batch.write(undefined, () => insert.run('a')), batch.write(undefined, () => insert.run('b'))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
+    expect(db.prepare('SELECT k FROM wb ORDER BY k').pluck().all()).toEqual(['a', 'b']);
+  });
+
+  it('rejects every write of a commit that cannot happen (database closed)', async () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE wb (k TEXT)');
+    const batch = new WriteBatch(db);
+    const insert = db.prepare('INSERT INTO wb (k) VALUES (?)');
+    const writes = [batch.write(undefined, () => insert.run('a')), batch.write(undefined, () => insert.run('b'))];
+    db.close();
+    const results = await Promise.allSettled(writes);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+  });
+});
