@@ -63,6 +63,27 @@ describe('the OIDC artefacts on SQLite, group-committed', () => {
     await write;
   });
 
+  it('commit the queue before a lookup by uid only when a queued write concerns that uid or removes a row of that model', async () => {
+    const oidc = t.storage.oidc;
+    const first = oidc.upsert('default', 'Session', 's1', { jti: 's1', uid: 'uid-1', accountId: 'u1' }, null);
+    // Another session's uid: the queue stays, the committed state answers.
+    expect(await oidc.findByUid('default', 'Session', 'uid-2')).toBeUndefined();
+    expect(committed('Session')).toBe(0);
+    // The queued session's own uid: committed first, then found.
+    expect((await oidc.findByUid('default', 'Session', 'uid-1'))?.payload.jti).toBe('s1');
+    expect(committed('Session')).toBe(1);
+    await first;
+    // A queued destroy of a Session: a lookup by any uid of that model commits it first.
+    void oidc.destroy('default', 'Session', 's1');
+    expect(await oidc.findByUid('default', 'Session', 'uid-1')).toBeUndefined();
+    expect(committed('Session')).toBe(0);
+    // A queued write of another model or tenant leaves a Session lookup alone.
+    const other = oidc.upsert('default', 'Interaction', 'i1', { jti: 'i1', uid: 'uid-1' }, null);
+    expect(await oidc.findByUid('default', 'Session', 'uid-1')).toBeUndefined();
+    expect(committed('Interaction')).toBe(0);
+    await other;
+  });
+
   it('close() commits what is still queued', async () => {
     const write = t.storage.oidc.upsert('default', 'AuthorizationCode', 'c1', { jti: 'c1' }, null);
     await t.storage.close();
@@ -82,6 +103,18 @@ describe('WriteBatch', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
     expect(db.prepare('SELECT k FROM wb ORDER BY k').pluck().all()).toEqual(['a', 'b']);
+  });
+
+  it('commits the others of a turn whose failing write is in the middle, each with its caller settled once', async () => {
+    const db = t.storage.db;
+    db.exec('CREATE TABLE wb (k TEXT PRIMARY KEY)');
+    db.prepare("INSERT INTO wb (k) VALUES ('taken')").run();
+    const batch = new WriteBatch(db);
+    const insert = db.prepare('INSERT INTO wb (k) VALUES (?)');
+    const keys = ['x1', 'x2', 'taken', 'x3', 'x4'];
+    const results = await Promise.allSettled(keys.map((k) => batch.write([k], () => insert.run(k))));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(db.prepare('SELECT k FROM wb ORDER BY k').pluck().all()).toEqual(['taken', 'x1', 'x2', 'x3', 'x4']);
   });
 
   it('rejects every write of a commit that cannot happen (database closed)', async () => {

@@ -17,8 +17,14 @@ function toRow(row: Row | undefined, now: number): OidcPayloadRow | undefined {
 }
 
 const nowSec = () => Math.floor(Date.now() / 1000);
-/** The row a write or point read concerns, for the group commit's read-your-writes (write-batch.ts). */
+/*
+ * The keys a write or read concerns, for the group commit's read-your-writes (write-batch.ts): a
+ * row by id, a row by uid, and "some row of this model went away or changed state" (a consume or
+ * destroy, which a lookup by uid cannot tell apart by key).
+ */
 const rowKey = (tenant: string, model: string, id: string) => `${tenant}\u0000${model}\u0000${id}`;
+const uidKey = (tenant: string, model: string, uid: string) => `${tenant}\u0000${model}\u0001${uid}`;
+const removalKey = (tenant: string, model: string) => `${tenant}\u0000${model}\u0002`;
 
 type Lookup = Database.Statement<[string, string], Row>;
 
@@ -73,7 +79,7 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   private readonly countStmt;
   private readonly grantsByClientStmt;
   private readonly sweepStmt;
-  /** Writes are group-committed (write-batch.ts); every read first commits what is queued. */
+  /** Writes are group-committed (write-batch.ts); a read first commits the queued writes it could see. */
   private readonly batch: WriteBatch;
 
   constructor(db: Db) {
@@ -142,7 +148,10 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
       uid: typeof payload.uid === 'string' ? payload.uid : null,
       expires_at: expiresAt,
     };
-    return this.batch.write(rowKey(tenant, model, id), () => this.upsertStmt.run(row));
+    // A stored row's uid never changes (oidc-provider sets a Session's once, at creation), so the
+    // new uid is the only one a lookup by uid could find this row under.
+    const keys = row.uid === null ? [rowKey(tenant, model, id)] : [rowKey(tenant, model, id), uidKey(tenant, model, row.uid)];
+    return this.batch.write(keys, () => this.upsertStmt.run(row));
   }
 
   /** Commits the queued writes (SqliteStorage.close). */
@@ -156,7 +165,7 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   }
 
   async findByUid(tenant: TenantId, model: string, uid: string) {
-    this.batch.flush();
+    this.batch.flushFor(uidKey(tenant, model, uid), removalKey(tenant, model));
     return toRow(this.uidStmt.get(tenant, model, uid), nowSec());
   }
 
@@ -167,11 +176,11 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
 
   async consume(tenant: TenantId, model: string, id: string): Promise<void> {
     const at = nowSec();
-    return this.batch.write(rowKey(tenant, model, id), () => this.consumeStmt.run(at, tenant, model, id));
+    return this.batch.write([rowKey(tenant, model, id), removalKey(tenant, model)], () => this.consumeStmt.run(at, tenant, model, id));
   }
 
   async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
-    return this.batch.write(rowKey(tenant, model, id), () => this.destroyStmt.run(tenant, model, id));
+    return this.batch.write([rowKey(tenant, model, id), removalKey(tenant, model)], () => this.destroyStmt.run(tenant, model, id));
   }
 
   async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {
