@@ -60,13 +60,13 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     },
     async consume(tenant, model, id) {
       if (!protects(model)) return repo.consume(tenant, model, id);
-      await repo.consume(tenant, model, storedId(tenant, model, id));
-      await repo.consume(tenant, model, id);
+      // Both in one turn: on SQLite they share one group commit, on PostgreSQL and Redis they
+      // travel together (issued one after the other, the second waited a commit of its own).
+      await Promise.all([repo.consume(tenant, model, storedId(tenant, model, id)), repo.consume(tenant, model, id)]);
     },
     async destroy(tenant, model, id) {
       if (!protects(model)) return repo.destroy(tenant, model, id);
-      await repo.destroy(tenant, model, storedId(tenant, model, id));
-      await repo.destroy(tenant, model, id);
+      await Promise.all([repo.destroy(tenant, model, storedId(tenant, model, id)), repo.destroy(tenant, model, id)]);
     },
   };
 }
