@@ -5,7 +5,8 @@
  * - `postgresql`: the files that reach storage through the running service (test/smoke.test.ts and
  *   test/e2e/**) once more, now on PostgreSQL + Redis (SVC_TEST_BACKEND=postgresql: each app gets a
  *   migrated database of its own and its own Redis key prefix, test/helpers/app.ts), plus the
- *   production-backend-only files (PostgreSQL/Redis repositories, fault and two-instance tests).
+ *   production-backend-only files (PostgreSQL/Redis repositories, fault and two-instance tests),
+ *   except the few files that only check how pages render (RENDERING_ONLY).
  *
  * Backend-only files are named for their backend: `*postgresql*`, `*redis*`, `two-instances`
  * (PostgreSQL + Redis); `sqlite*` and the other files under test/storage, test/keys, ... use SQLite
@@ -17,6 +18,12 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 const PRODUCTION_BACKEND_ONLY = ['test/**/*postgresql*.test.ts', 'test/**/*redis*.test.ts', 'test/e2e/two-instances.test.ts'];
 const THROUGH_THE_SERVICE = ['test/smoke.test.ts', 'test/e2e/**/*.test.ts'];
+/**
+ * Browser files about how pages render (languages, provider marks, the walkthrough's polish), which
+ * read and write nothing the other e2e files do not already take through PostgreSQL + Redis: run
+ * once, on SQLite (CI time: ~100 s of a fork's time each run saved).
+ */
+const RENDERING_ONLY = ['test/e2e/languages.test.ts', 'test/e2e/social-marks.test.ts', 'test/e2e/pages-polish.test.ts'];
 
 export default defineConfig({
   test: {
@@ -35,7 +42,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'postgresql', include: [...THROUGH_THE_SERVICE, ...PRODUCTION_BACKEND_ONLY], env: { SVC_TEST_BACKEND: 'postgresql' } },
+        test: { name: 'postgresql', include: [...THROUGH_THE_SERVICE, ...PRODUCTION_BACKEND_ONLY], exclude: [...configDefaults.exclude, ...RENDERING_ONLY], env: { SVC_TEST_BACKEND: 'postgresql' } },
       },
     ],
   },
