@@ -60,8 +60,8 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     },
     async consume(tenant, model, id) {
       if (!protects(model)) return repo.consume(tenant, model, id);
-      // Both in one turn: on SQLite they share one group commit, on PostgreSQL and Redis they
-      // travel together (issued one after the other, the second waited a commit of its own).
+      // The hashed and the raw row together: on SQLite in one group commit, on PostgreSQL and
+      // Redis in one round trip's time (awaited in turn, the second waited for the first's commit).
       await Promise.all([repo.consume(tenant, model, storedId(tenant, model, id)), repo.consume(tenant, model, id)]);
     },
     async destroy(tenant, model, id) {

@@ -77,7 +77,7 @@ describe('the OIDC artefacts on SQLite, group-committed', () => {
     void oidc.destroy('default', 'Session', 's1');
     expect(await oidc.findByUid('default', 'Session', 'uid-1')).toBeUndefined();
     expect(committed('Session')).toBe(0);
-    // A queued write of another model or tenant leaves a Session lookup alone.
+    // A queued write of another model leaves a Session lookup alone.
     const other = oidc.upsert('default', 'Interaction', 'i1', { jti: 'i1', uid: 'uid-1' }, null);
     expect(await oidc.findByUid('default', 'Session', 'uid-1')).toBeUndefined();
     expect(committed('Interaction')).toBe(0);

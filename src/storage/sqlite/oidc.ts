@@ -25,6 +25,8 @@ const nowSec = () => Math.floor(Date.now() / 1000);
 const rowKey = (tenant: string, model: string, id: string) => `${tenant}\u0000${model}\u0000${id}`;
 const uidKey = (tenant: string, model: string, uid: string) => `${tenant}\u0000${model}\u0001${uid}`;
 const removalKey = (tenant: string, model: string) => `${tenant}\u0000${model}\u0002`;
+/** A consume or destroy concerns its row and every lookup by uid in its model. */
+const removalKeys = (tenant: string, model: string, id: string) => [rowKey(tenant, model, id), removalKey(tenant, model)];
 
 type Lookup = Database.Statement<[string, string], Row>;
 
@@ -176,11 +178,11 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
 
   async consume(tenant: TenantId, model: string, id: string): Promise<void> {
     const at = nowSec();
-    return this.batch.write([rowKey(tenant, model, id), removalKey(tenant, model)], () => this.consumeStmt.run(at, tenant, model, id));
+    return this.batch.write(removalKeys(tenant, model, id), () => this.consumeStmt.run(at, tenant, model, id));
   }
 
   async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
-    return this.batch.write([rowKey(tenant, model, id), removalKey(tenant, model)], () => this.destroyStmt.run(tenant, model, id));
+    return this.batch.write(removalKeys(tenant, model, id), () => this.destroyStmt.run(tenant, model, id));
   }
 
   async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {
