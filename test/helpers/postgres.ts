@@ -113,6 +113,17 @@ function run(bin: string, args: string[], user: { uid: number; gid: number } | u
   });
 }
 
+/** Signals each process; one that exited since it was listed (a backend ending) is skipped. */
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    }
+  }
+}
+
 /** The postmaster and its children (backends, checkpointer, ...). */
 function serverPids(dataDir: string): number[] {
   let postmaster: number;
@@ -178,10 +189,10 @@ export async function privatePostgres(port: number): Promise<PrivatePostgres> {
       running = false;
     },
     pause() {
-      for (const pid of serverPids(data)) process.kill(pid, 'SIGSTOP');
+      signalAll(serverPids(data), 'SIGSTOP');
     },
     resume() {
-      for (const pid of serverPids(data)) process.kill(pid, 'SIGCONT');
+      signalAll(serverPids(data), 'SIGCONT');
     },
     async destroy() {
       pg.resume();
