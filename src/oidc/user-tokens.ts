@@ -10,7 +10,7 @@ import type { SigningAlg } from '../config/schema.js';
 import type { HttpRequest } from '../http/types.js';
 import { signJwt } from '../keys/jwt.js';
 import { claimSourceFields, customClaimValues } from '../resources/custom-claims.js';
-import type { ClientRecord, OidcPayloadRepository, OidcPayloadRow, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRepository, OidcPayloadRow, Storage, UserRecord } from '../storage/types.js';
 import type { TokenContext } from './access-tokens.js';
 import { canSignIn } from './accounts.js';
 import { authenticateClient } from './client-auth.js';
@@ -45,6 +45,7 @@ export interface UserTokenHost extends TokenContext {
   /** The setup of the tenant's built oidc-provider; undefined while it is not built. */
   userTokenSetup(): UserTokenSetup | undefined;
   findTokenUser(sub: string): Promise<UserRecord | undefined>;
+  readTogether: Storage['readTogether'];
 }
 
 /** Client authentication's parameters (besides each grant's own). */
@@ -127,9 +128,13 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
   if (!key || origin === undefined || (client.metadata.subject_type === 'pairwise' && sector === undefined)) return undefined;
 
   const { repo } = setup;
-  const session = boundSession(source.payload, (uid) => repo.findByUid(host.tenant, 'Session', uid));
-  if (session === null) return undefined;
-  const [grantRow, user, sessionRow] = await Promise.all([repo.find(host.tenant, 'Grant', source.grantId), host.findTokenUser(source.accountId), session]);
+  // The session, grant and user are read at once, in one read of the storage where it can.
+  const reads = host.readTogether(() => {
+    const session = boundSession(source.payload, (uid) => repo.findByUid(host.tenant, 'Session', uid));
+    return session === null ? null : Promise.all([repo.find(host.tenant, 'Grant', source.grantId), host.findTokenUser(source.accountId), session]);
+  });
+  if (reads === null) return undefined;
+  const [grantRow, user, sessionRow] = await reads;
   const grant = stored(grantRow, 'Grant', now);
   if (!sessionHolds(source.payload, sessionRow, now) || !grant || expired(grant, now) || grant.clientId !== client.client_id || grant.accountId !== source.accountId) return undefined;
   if (!user || !canSignIn(user) || user.id !== source.accountId) return undefined;

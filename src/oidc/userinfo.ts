@@ -15,7 +15,7 @@
 import { parse as parseQuery } from 'node:querystring';
 import { bearerToken } from '../http/bearer.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, Storage, UserRecord } from '../storage/types.js';
 import { canSignIn } from './accounts.js';
 import {
   accountOffer,
@@ -44,6 +44,7 @@ export interface UserinfoHost {
   findSessionByUid(uid: string): Promise<OidcPayloadRow | undefined>;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
   findTokenUser(sub: string): Promise<UserRecord | undefined>;
+  readTogether: Storage['readTogether'];
 }
 
 
@@ -102,14 +103,13 @@ async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest
   const scopes = new Set(scope.split(' '));
   if (!scopes.has('openid')) return undefined;
 
-  const session = boundSession(token, (uid) => host.findSessionByUid(uid));
-  if (session === null) return undefined;
-  const [grantRow, client, user, sessionRow] = await Promise.all([
-    host.findArtefact('Grant', grantId),
-    host.loadClient(clientId),
-    host.findTokenUser(accountId),
-    session,
-  ]);
+  // The session, grant, client and user are read at once, in one read of the storage where it can.
+  const reads = host.readTogether(() => {
+    const session = boundSession(token, (uid) => host.findSessionByUid(uid));
+    return session === null ? null : Promise.all([host.findArtefact('Grant', grantId), host.loadClient(clientId), host.findTokenUser(accountId), session]);
+  });
+  if (reads === null) return undefined;
+  const [grantRow, client, user, sessionRow] = await reads;
   if (!sessionHolds(token, sessionRow, now) || !client?.active || !user || !canSignIn(user)) return undefined;
   const grant = stored(grantRow, 'Grant', now);
   // The grant must be live, and this token's client's and account's.

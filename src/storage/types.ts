@@ -94,6 +94,13 @@ export interface Storage {
   readonly webauthn: WebauthnRepository;
   /** API resources of each tenant (issue 19). */
   readonly resources: ResourceRepository;
+  /**
+   * Runs `reads`, a synchronous function that starts storage reads (and may return their
+   * promises), so that a backend able to do so answers them from one snapshot at the cost of one:
+   * SQLite takes its WAL read lock once for all of them instead of once per statement. `reads` must
+   * not write. PostgreSQL runs it as it is.
+   */
+  readTogether<T>(reads: () => T): T;
   /** Cheap round trip for readiness and health checks. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -446,6 +446,10 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     return this.ctx.storage.users.get(this.tenant, sub);
   }
 
+  readTogether<T>(reads: () => T): T {
+    return this.ctx.storage.readTogether(reads);
+  }
+
   /** The direct userinfo path serves only once oidc-provider is built: it answers with that build's settings. */
   userinfoSetup(): UserinfoSetup | undefined {
     return this.ready?.userinfo;

@@ -295,6 +295,15 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await s.oidc.find(ot, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc2' }, expires_at: null, consumed: false });
       });
 
+      it('reads together (readTogether) what it would read alone, and leaves no transaction behind', async () => {
+        await s.oidc.upsert(ot, 'Grant', 'g-together', { jti: 'g-together' }, nowSec() + 60);
+        const [grant, missing] = await s.readTogether(() => Promise.all([s.oidc.find(ot, 'Grant', 'g-together'), s.oidc.find(ot, 'Grant', 'g-none')]));
+        expect(grant?.payload).toEqual({ jti: 'g-together' });
+        expect(missing).toBeUndefined();
+        await s.oidc.upsert(ot, 'Grant', 'g-together', { jti: 'g-together', after: true }, nowSec() + 60);
+        expect((await s.oidc.find(ot, 'Grant', 'g-together'))?.payload).toEqual({ jti: 'g-together', after: true });
+      });
+
       it('keeps nested payloads and numbers exactly', async () => {
         const payload = { kind: 'Grant', exp: 1767225600, nested: { list: [1, 'two', null, { deep: true }] }, empty: {}, unicode: 'é✓' };
         await s.oidc.upsert(ot, 'Grant', 'g-shape', payload, nowSec() + 60);

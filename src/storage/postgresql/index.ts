@@ -86,6 +86,11 @@ export class PgStorage implements Storage {
     return new PgStorage(pool, new TenantDb(pool, settings.slow_query_ms, log));
   }
 
+  /** Each read goes to the pool as it is (a shared snapshot would cost a transaction of its own). */
+  readTogether<T>(reads: () => T): T {
+    return reads();
+  }
+
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1');
   }

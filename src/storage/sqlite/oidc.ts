@@ -161,6 +161,11 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     this.batch.flush();
   }
 
+  /** True while a write waits for the group commit (SqliteStorage.readTogether opens no transaction then). */
+  get writesQueued(): boolean {
+    return this.batch.pending;
+  }
+
   async find(tenant: TenantId, model: string, id: string) {
     this.batch.flushFor(rowKey(tenant, model, id));
     return toRow(this.findStmt.get(tenant, model, id), nowSec());

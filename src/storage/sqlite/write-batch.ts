@@ -73,6 +73,11 @@ export class WriteBatch {
     if (this.anyRow || keys.some((key) => this.keys.has(key))) this.flush();
   }
 
+  /** True while a write waits for its commit. */
+  get pending(): boolean {
+    return this.queue.length > 0;
+  }
+
   /** Commits what is queued now (before a read that cannot name its keys, at close). */
   flush(): void {
     if (!this.queue.length) return;
