@@ -53,17 +53,38 @@ describe('the OIDC artefacts on SQLite, group-committed', () => {
     expect(await oidc.countLive('default', 'Session')).toBe(0);
   });
 
-  it('leave the queue alone on a point read of another row, and commit it on a read of a queued row', async () => {
+  it('leave the queue alone on a point read of another row, and answer a read of a queued row after its group commit', async () => {
     const oidc = t.storage.oidc;
     const write = oidc.upsert('default', 'AccessToken', 'a1', { jti: 'a1' }, null);
     expect(await oidc.find('default', 'AccessToken', 'other')).toBeUndefined();
     expect(committed('AccessToken')).toBe(0);
-    expect((await oidc.find('default', 'AccessToken', 'a1'))?.payload).toEqual({ jti: 'a1' });
-    expect(committed('AccessToken')).toBe(1);
-    await write;
+    const read = oidc.find('default', 'AccessToken', 'a1');
+    // The read waits for the turn's commit instead of forcing one: a write queued after it in the
+    // same turn is committed with the first (one commit, not one per read).
+    const later = oidc.upsert('default', 'AccessToken', 'a2', { jti: 'a2' }, null);
+    expect(committed('AccessToken')).toBe(0);
+    expect((await read)?.payload).toEqual({ jti: 'a1' });
+    expect(committed('AccessToken')).toBe(2);
+    await Promise.all([write, later]);
   });
 
-  it('commit the queue before a lookup by uid only when a queued write concerns that uid or removes a row of that model', async () => {
+  it('answer every read of a hot row with a committed state (fifty renewals of one session in one turn)', async () => {
+    const oidc = t.storage.oidc;
+    await oidc.upsert('default', 'Session', 'hot', { jti: 'hot', uid: 'uid-hot', n: 0 }, null);
+    // Fifty requests of one session in one turn, each reading it and writing it again (a renewal).
+    const requests = Array.from({ length: 50 }, async (_, i) => {
+      const seen = await oidc.find('default', 'Session', 'hot');
+      await oidc.upsert('default', 'Session', 'hot', { jti: 'hot', uid: 'uid-hot', n: i + 1 }, null);
+      return seen?.payload.n;
+    });
+    const seen = await Promise.all(requests);
+    // The first read found nothing queued; each later read waited for the commit before it, so
+    // every answer is a committed state, and the last write wins.
+    expect(seen.every((n) => typeof n === 'number')).toBe(true);
+    expect((await oidc.find('default', 'Session', 'hot'))?.payload.n).toBeGreaterThan(0);
+  });
+
+  it('wait for the commit before a lookup by uid only when a queued write concerns that uid or removes a row of that model', async () => {
     const oidc = t.storage.oidc;
     const first = oidc.upsert('default', 'Session', 's1', { jti: 's1', uid: 'uid-1', accountId: 'u1' }, null);
     // Another session's uid: the queue stays, the committed state answers.
@@ -115,6 +136,21 @@ describe('WriteBatch', () => {
     const results = await Promise.allSettled(keys.map((k) => batch.write([k], () => insert.run(k))));
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(db.prepare('SELECT k FROM wb ORDER BY k').pluck().all()).toEqual(['taken', 'x1', 'x2', 'x3', 'x4']);
+  });
+
+  it('wakes a read waiting for a commit that failed, after the failing write was rejected', async () => {
+    const db = t.storage.db;
+    db.exec('CREATE TABLE wb (k TEXT PRIMARY KEY)');
+    db.prepare("INSERT INTO wb (k) VALUES ('taken')").run();
+    const batch = new WriteBatch(db);
+    const insert = db.prepare('INSERT INTO wb (k) VALUES (?)');
+    const order: string[] = [];
+    const write = batch.write(['taken'], () => insert.run('taken')).catch(() => order.push('write rejected'));
+    expect(batch.committedFor('other')).toBeUndefined();
+    const waiting = batch.committedFor('taken')!.then(() => order.push('read woken'));
+    await Promise.all([write, waiting]);
+    expect(order).toEqual(['write rejected', 'read woken']);
+    expect(batch.pending).toBe(false);
   });
 
   it('rejects every write of a commit that cannot happen (database closed)', async () => {

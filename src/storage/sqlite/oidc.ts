@@ -81,7 +81,7 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   private readonly countStmt;
   private readonly grantsByClientStmt;
   private readonly sweepStmt;
-  /** Writes are group-committed (write-batch.ts); a read first commits the queued writes it could see. */
+  /** Writes are group-committed (write-batch.ts); a read first waits for (or commits) the queued writes it could see. */
   private readonly batch: WriteBatch;
 
   constructor(db: Db) {
@@ -166,13 +166,17 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     return this.batch.pending;
   }
 
+  // A point read whose row has a write queued waits for that group commit; any other reads at once,
+  // before its first await (SqliteStorage.readTogether relies on that).
   async find(tenant: TenantId, model: string, id: string) {
-    this.batch.flushFor(rowKey(tenant, model, id));
+    const queued = this.batch.committedFor(rowKey(tenant, model, id));
+    if (queued) await queued;
     return toRow(this.findStmt.get(tenant, model, id), nowSec());
   }
 
   async findByUid(tenant: TenantId, model: string, uid: string) {
-    this.batch.flushFor(uidKey(tenant, model, uid), removalKey(tenant, model));
+    const queued = this.batch.committedFor(uidKey(tenant, model, uid), removalKey(tenant, model));
+    if (queued) await queued;
     return toRow(this.uidStmt.get(tenant, model, uid), nowSec());
   }
 

@@ -15,9 +15,14 @@
  * failing one rejects only its caller and the others commit.
  *
  * Reads must see every write queued before them. Each write names the keys it concerns (its row,
- * and whatever else a read may look it up by); a read names the keys it looks at and commits the
- * queue first only when a queued write shares one (flushFor), or always when it cannot say
- * (flush). A write that names no keys may touch any row (a revocation by grant).
+ * and whatever else a read may look it up by); a point read names the keys it looks at and, when a
+ * queued write shares one, waits for that group commit before reading (committedFor); a read that
+ * cannot name its keys commits the queue first (flush). A write that names no keys may touch any
+ * row (a revocation by grant).
+ *
+ * Why a point read waits rather than commits at once: a row many requests touch (one session
+ * renewed from several tabs or connections) would otherwise force a commit of whatever is queued on
+ * nearly every request, and the writes of a turn would stop being committed together.
  */
 import type { Db } from './db.js';
 
@@ -33,6 +38,8 @@ export class WriteBatch {
   /** Keys of the queued writes, and whether a queued write may touch any row. */
   private readonly keys = new Set<string>();
   private anyRow = false;
+  /** Reads waiting for the queued writes' commit (committedFor). */
+  private waiters: Array<() => void> = [];
   private readonly commitAll: (ops: Op[]) => void;
   private readonly commitOne: (op: Op) => void;
 
@@ -63,14 +70,15 @@ export class WriteBatch {
   }
 
   /**
-   * Before a read that looks at `keys`: commits the queue if a queued write concerns one of them. A
-   * read of other rows reads the committed state, which is then also the current one, and leaves
-   * the queue to grow (reads interleave with every request's writes: flushing on each would commit
-   * one request at a time).
+   * Before a point read that looks at `keys`: when a queued write concerns one of them, a promise
+   * that settles once the queue has been committed (whether or not every write succeeded: the read
+   * then sees what was committed); otherwise undefined, and the committed state is the current one.
+   * A read of other rows leaves the queue to grow (reads interleave with every request's writes).
    */
-  flushFor(...keys: string[]): void {
-    if (!this.queue.length) return;
-    if (this.anyRow || keys.some((key) => this.keys.has(key))) this.flush();
+  committedFor(...keys: string[]): Promise<void> | undefined {
+    if (!this.queue.length) return undefined;
+    if (!this.anyRow && !keys.some((key) => this.keys.has(key))) return undefined;
+    return new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
   /** True while a write waits for its commit. */
@@ -82,7 +90,9 @@ export class WriteBatch {
   flush(): void {
     if (!this.queue.length) return;
     const ops = this.queue;
+    const waiters = this.waiters;
     this.queue = [];
+    this.waiters = [];
     this.keys.clear();
     this.anyRow = false;
     try {
@@ -99,8 +109,10 @@ export class WriteBatch {
         }
         op.resolve();
       }
+      for (const wake of waiters) wake();
       return;
     }
     for (const op of ops) op.resolve();
+    for (const wake of waiters) wake();
   }
 }
