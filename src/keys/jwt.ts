@@ -1,11 +1,14 @@
 /**
- * Compact JWS signing and verification on node:crypto. Signing uses the callback form of
- * crypto.sign, which runs on libuv's threadpool (measured faster here than a Piscina pool, see
- * PERFORMANCE-NOTES); verification is synchronous and cheap.
+ * Compact JWS signing and verification on node:crypto. RS256 signs with the callback form of
+ * crypto.sign, on libuv's threadpool (measured faster here than a Piscina pool, see
+ * PERFORMANCE-NOTES); ES256 and EdDSA sign in batches on two worker threads (batch-signer.ts:
+ * their signature is cheap enough that the threadpool's per-token hand-off was a good part of the
+ * event loop's work). Verification is synchronous and cheap.
  */
-import { sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
+import { verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import type { SigningAlg } from '../config/schema.js';
 import { parseJson } from '../http/json.js';
+import { BatchSigner, SIGNER_WORKER_FILE, signOnPool } from './batch-signer.js';
 
 const HASH: Record<SigningAlg, string | null> = { RS256: 'sha256', ES256: 'sha256', EdDSA: null };
 
@@ -28,6 +31,9 @@ function encodedHeader(key: SignWith, typ: string | null): string {
   return header;
 }
 
+/** One per process: the threads serve every tenant's keys (each batch carries the keys it uses). */
+const batched = new BatchSigner(SIGNER_WORKER_FILE, 2);
+
 export function signJwt(
   payload: Record<string, unknown>,
   key: SignWith,
@@ -35,12 +41,8 @@ export function signJwt(
   typ: string | null = 'JWT',
 ): Promise<string> {
   const input = `${encodedHeader(key, typ)}.${b64(payload)}`;
-  return new Promise((resolve, reject) => {
-    cryptoSign(HASH[key.alg], Buffer.from(input, 'latin1'), { key: key.privateKey, dsaEncoding: 'ieee-p1363' }, (err, sig) => {
-      if (err) reject(err);
-      else resolve(`${input}.${sig.toString('base64url')}`);
-    });
-  });
+  const signing = key.alg === 'RS256' ? signOnPool(HASH.RS256, input, key.privateKey) : batched.sign(HASH[key.alg], input, key.privateKey);
+  return signing.then((signature) => `${input}.${signature}`);
 }
 
 export interface VerifyKey {
