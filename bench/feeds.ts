@@ -71,9 +71,11 @@ export class LoginFormFeed implements RequestFeed {
 }
 
 /**
- * Silent re-authentication, as an SPA renews: step 0 is `GET /auth?prompt=none` with the signed-in
+ * Silent re-authentication, as an SPA renews: step 0 is `GET /auth?prompt=none` with a signed-in
  * session's cookie (answered with a redirect carrying a code), step 1 exchanges that code with
- * PKCE. One iteration = two requests; the code rides in the connection's context between them. A
+ * PKCE. One iteration = two requests; the code rides in the connection's context between them.
+ * Each connection renews a session of its own (as many sessions as connections: the users of an
+ * SPA, each renewing in a browser of theirs), so one session is not renewed by fifty clients. A
  * redirect without a code (login_required, ...) or a step 1 without a code counts as starved (a
  * failure). Every authorization request uses the same PKCE pair and state: codes are single-use
  * whatever the verifier, and a fresh pair per request would only cost load-generator CPU.
@@ -83,12 +85,16 @@ export class SilentAuthFeed implements RequestFeed {
   private missing = 0;
   private readonly authPath: string;
   private readonly verifier: string;
+  /** Sessions handed to connections so far (each connection keeps the one it got). */
+  private assigned = 0;
 
   constructor(
     base: string,
     private readonly rp: RelyingParty,
-    private readonly cookie: () => string,
+    /** The signed-in browsers' cookie headers: connection n renews session n modulo their number. */
+    private readonly cookies: ReadonlyArray<() => string>,
   ) {
+    if (!cookies.length) throw new Error('SilentAuthFeed: no signed-in session');
     const { verifier, challenge } = pkce();
     this.verifier = verifier;
     const url = new URL(authUrl(base, rp, { scope: 'openid', params: { prompt: 'none' } }, challenge));
@@ -98,7 +104,10 @@ export class SilentAuthFeed implements RequestFeed {
   async prepare(): Promise<void> {}
 
   next(context: Record<string, unknown> = {}, step = 0): FedRequest {
-    if (step === 0) return { method: 'GET', path: this.authPath, headers: { cookie: this.cookie() } };
+    if (step === 0) {
+      if (typeof context.session !== 'number') context.session = this.assigned++ % this.cookies.length;
+      return { method: 'GET', path: this.authPath, headers: { cookie: this.cookies[context.session as number]!() } };
+    }
     const code = typeof context.code === 'string' ? context.code : undefined;
     context.code = undefined;
     if (code === undefined) this.missing++;

@@ -177,8 +177,9 @@ async function main(): Promise<number> {
 
     progress('bench: preparing clients, users, sign-in sessions and refresh tokens');
     const loginConnections = Math.min(LOGIN_CONNECTIONS, opts.connections);
-    const prepared = await prepareProduct(product, productDef, loginConnections);
-    const creds = { product: prepared.credentials, baseline: await prepareBaseline(baseline, baselineDef) };
+    // One signed-in session per connection for silent re-authentication (issue 17's setup).
+    const prepared = await prepareProduct(product, productDef, loginConnections, opts.connections);
+    const creds = { product: prepared.credentials, baseline: await prepareBaseline(baseline, baselineDef, opts.connections) };
     const scenarios = buildScenarios(creds, prepared.extras).filter((s) => opts.only.length === 0 || opts.only.includes(s.name));
 
     progress(`bench: ${scenarios.length} scenarios, ${opts.connections} connections, ${opts.warmup ? `${opts.warmup} s warm-up + ` : ''}${opts.duration} s measured each`);

@@ -234,7 +234,7 @@ export function buildScenarios(creds: Record<Target, TargetCredentials>, product
     {
       name: 'silent-auth',
       label: 'silent re-auth (2 requests)',
-      note: 'one iteration = GET /auth?prompt=none with the session cookie (a redirect with a code) + the code exchange with PKCE; req/s counts both requests, iterations/s is half',
+      note: 'one iteration = GET /auth?prompt=none with a session cookie (a redirect with a code; one signed-in session per connection) + the code exchange with PKCE; req/s counts both requests, iterations/s is half',
       request: both((t) => silentAuth(creds[t].silentAuth)),
     },
     {

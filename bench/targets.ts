@@ -133,7 +133,7 @@ const LIST_PAGE = 25;
  * Management API; the refresh tokens come from code flows on the sign-in pages, the login forms
  * from opened sign-in pages (one browser session per login connection).
  */
-export async function prepareProduct(server: ServerProcess, target: ProductTarget, loginConnections: number): Promise<ProductPreparation> {
+export async function prepareProduct(server: ServerProcess, target: ProductTarget, loginConnections: number, sessions: number): Promise<ProductPreparation> {
   const base = server.baseUrl;
   const admin = await fetchToken(base, target.bootstrap, 'svc:clients:read svc:clients:write svc:users:write', RESOURCE);
   const ccClient = (name: string, alg: string) => createProductClient(base, admin, { client_name: name, grant_types: ['client_credentials'], scope: SCOPE, id_token_signed_response_alg: alg });
@@ -158,7 +158,7 @@ export async function prepareProduct(server: ServerProcess, target: ProductTarge
   const feed = new RefreshTokenFeed((n) => refreshTokens(base, rp, user, n, session));
   const forms = await Promise.all(users.map((u) => openLoginForm(new BrowserSession(base), rp, { login: u.email, password: u.password }, { scope: 'openid' })));
 
-  const user2 = await signedInUser(base, rp, user);
+  const user2 = await signedInUsers(base, rp, users.map((u) => ({ login: u.email, password: u.password })), sessions);
   const jwt = await fetchToken(base, target.bootstrap, SCOPE, RESOURCE);
   if (!jwtHeader(jwt)) throw new Error('product: expected a JWT access token to introspect');
   const opaqueToken = await fetchToken(base, target.bootstrap);
@@ -184,12 +184,12 @@ export async function prepareProduct(server: ServerProcess, target: ProductTarge
 }
 
 /** Baseline: clients from its configuration; opaque tokens (no `resource`); refresh tokens through devInteractions. */
-export async function prepareBaseline(server: ServerProcess, target: BaselineTarget): Promise<TargetCredentials> {
+export async function prepareBaseline(server: ServerProcess, target: BaselineTarget, sessions: number): Promise<TargetCredentials> {
   const token = await fetchToken(server.baseUrl, target.rs256, SCOPE);
   if (jwtHeader(token)) throw new Error('baseline: expected an opaque access token to introspect');
   const session = new BrowserSession(server.baseUrl);
   const user = { login: 'bench-user', password: 'any' };
-  const signedIn = await signedInUser(server.baseUrl, target.rp, user);
+  const signedIn = await signedInUsers(server.baseUrl, target.rp, [user], sessions);
   const feed = new RefreshTokenFeed((n) => refreshTokens(server.baseUrl, target.rp, user, n, session));
   return {
     rs256: target.rs256,
@@ -205,12 +205,14 @@ export async function prepareBaseline(server: ServerProcess, target: BaselineTar
 }
 
 /**
- * A browser signed in once (code flow + PKCE, scope openid): its access token for userinfo, and its
- * session cookie for silent re-authentication.
+ * `sessions` browsers signed in (code flow + PKCE, scope openid), each as one of `users` in turn:
+ * the first one's access token for userinfo, and every session's cookie for silent
+ * re-authentication (one session per connection).
  */
-async function signedInUser(base: string, rp: RelyingParty, user: UserCredentials): Promise<Pick<TargetCredentials, 'userinfoToken' | 'silentAuth'>> {
-  const session = new BrowserSession(base);
-  const tokens = await codeFlow(session, rp, user, { scope: 'openid' });
-  if (typeof tokens.access_token !== 'string') throw new Error(`${base}: no access_token from the code flow`);
-  return { userinfoToken: tokens.access_token, silentAuth: new SilentAuthFeed(base, rp, () => session.jar.header()) };
+async function signedInUsers(base: string, rp: RelyingParty, users: readonly UserCredentials[], sessions: number): Promise<Pick<TargetCredentials, 'userinfoToken' | 'silentAuth'>> {
+  const browsers = Array.from({ length: Math.max(1, sessions) }, () => new BrowserSession(base));
+  const tokens = await Promise.all(browsers.map((b, i) => codeFlow(b, rp, users[i % users.length]!, { scope: 'openid' })));
+  const first = tokens[0]?.access_token;
+  if (typeof first !== 'string') throw new Error(`${base}: no access_token from the code flow`);
+  return { userinfoToken: first, silentAuth: new SilentAuthFeed(base, rp, browsers.map((b) => () => b.jar.header())) };
 }
