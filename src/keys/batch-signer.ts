@@ -12,6 +12,10 @@
  * small part of it, and four pool threads kept the cores busier than two batching threads did
  * (measured both ways; docs/decisions.md).
  *
+ * Two plain worker threads rather than a Piscina pool: a pool schedules one task per message (the
+ * `piscina` route of bench:signing paid ~90 µs of CPU per ES256 signature), while a batch per turn
+ * needs no scheduling, only a thread to send it to.
+ *
  * The threads start on first use and do not keep the process alive while idle. A thread that dies
  * fails the signatures it held and is replaced on the next batch. Without the compiled task file
  * (dist/workers/signer.js), signing falls back to libuv's threadpool, one token at a time.
