@@ -43,6 +43,10 @@ export function commandOptions(name: string): RedisOptions {
     commandTimeout: COMMAND_TIMEOUT_MS,
     connectTimeout: COMMAND_TIMEOUT_MS,
     retryStrategy: reconnectDelay,
+    // Commands issued while the event loop handles a burst of requests go out as one pipeline:
+    // one write and one read instead of one each per command (issue 17: Redis's CPU per userinfo
+    // request fell by about two thirds, the service's by ~10%; docs/decisions.md).
+    enableAutoPipelining: true,
   };
 }
 
