@@ -29,7 +29,7 @@ import {
   type Payload,
 } from './grant-claims.js';
 import { redirectSector } from './pairwise.js';
-import { pooledRandom } from './random-ids.js';
+import { pooledRandom, timeOrderedValue } from './random-ids.js';
 import { OIDC_ROUTES } from './provider.js';
 
 /** What the tenant's oidc-provider build adds for these paths (tenancy/actor.ts buildProvider). */
@@ -53,6 +53,13 @@ const AUTH_PARAMS = ['client_id', 'client_secret', 'client_assertion', 'client_a
 
 /** oidc-provider's opaque token values: 256 bits of randomness, base64url (formats/opaque.js). */
 export const tokenValue = pooledRandom(32, 128);
+
+/**
+ * Values stored as they are (access tokens, codes): ordered by issue time (random-ids.ts), so the
+ * rows a group commit writes share index pages. Refresh tokens are stored under a keyed hash
+ * (bearer-at-rest.ts), which no order of the value survives: they stay fully random.
+ */
+export const storedTokenValue = timeOrderedValue(pooledRandom(27, 128));
 
 /** The object without its undefined members (oidc-provider's payloads skip them the same way). */
 export function defined<T extends Payload>(obj: T): T {
@@ -152,7 +159,7 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
  */
 export function accessToken(host: UserTokenHost, setup: UserTokenSetup, source: Source, p: Parties, gty: unknown, now: number) {
   const ttl = host.config.oidc.ttl.access_token;
-  const value = tokenValue();
+  const value = storedTokenValue();
   const payload = defined({
     iat: now,
     exp: now + ttl,
