@@ -33,7 +33,7 @@ import { LoginGuard } from '../oidc/login-guard.js';
 import { relyingPartyOf } from '../users/passkeys.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
 import { protectBearerIds } from '../oidc/bearer-at-rest.js';
-import { inRequestScope, noteAudit, noteServerError } from '../oidc/request-scope.js';
+import { inRequestScope, insideProvider, noteAudit, noteServerError } from '../oidc/request-scope.js';
 import { claimsConfiguration, createProvider } from '../oidc/provider.js';
 import type { UserinfoSetup } from '../oidc/userinfo.js';
 import type { UserTokenSetup } from '../oidc/user-tokens.js';
@@ -253,7 +253,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     });
     this.observe(provider);
     const callback = provider.callback() as unknown as NodeCallback;
-    const discoveryResponse = await runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin });
+    const discoveryResponse = await insideProvider(() => runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin }));
     if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
     const userinfo: UserinfoSetup = { claimsByScope: claimsConfiguration(customClaims), customClaims, pairwiseKey };

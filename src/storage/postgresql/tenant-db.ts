@@ -43,6 +43,8 @@ const TENANT_LOCK = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
 
 export class TenantDb {
   private readonly scope = new AsyncLocalStorage<Scope>();
+  /** transaction() calls in flight (their scope is enabled only while there is one). */
+  private sharedScopes = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -140,7 +142,7 @@ export class TenantDb {
       // One round trip for both: a parameterless query goes over the simple protocol, which
       // runs several statements (the tenant is a validated slug, and escaped anyway).
       await scope.query(`BEGIN; ${bindTenant(tenant)}`);
-      const result = shareScope ? await this.scope.run(scope, () => fn(scope.query)) : await fn(scope.query);
+      const result = shareScope ? await this.shared(scope, fn) : await fn(scope.query);
       await scope.query('COMMIT');
       return result;
     } catch (err) {
@@ -149,6 +151,22 @@ export class TenantDb {
     } finally {
       scope.open = false;
       client.release(broken);
+    }
+  }
+
+  /**
+   * fn inside the shared scope. When the last shared transaction ends the scope is disabled: while
+   * an AsyncLocalStorage is enabled Node runs promise hooks on every promise of the process, and a
+   * key rotation at start would otherwise leave them on for good (issue 17; oidc/request-scope.ts
+   * does the same for oidc-provider's context). Work started inside fn that outlives it finds no
+   * scope either way (`open` is false by then), so it takes a connection of its own.
+   */
+  private async shared<T>(scope: Scope, fn: (query: Query) => Promise<T>): Promise<T> {
+    this.sharedScopes++;
+    try {
+      return await this.scope.run(scope, () => fn(scope.query));
+    } finally {
+      if (--this.sharedScopes === 0) this.scope.disable();
     }
   }
 
