@@ -32,11 +32,7 @@ interface Op {
   reject: (err: unknown) => void;
 }
 
-const COMMIT_SPACING_MS = Number(process.env.COMMIT_SPACING_MS ?? 1);
-
 export class WriteBatch {
-  /** When the last commit ended (performance.now()). */
-  private lastCommit = -Infinity;
   private queue: Op[] = [];
   private scheduled = false;
   /** Keys of the queued writes, and whether a queued write may touch any row. */
@@ -65,13 +61,10 @@ export class WriteBatch {
       this.queue.push({ run, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        const run = () => {
+        setImmediate(() => {
           this.scheduled = false;
           this.flush();
-        };
-        const since = performance.now() - this.lastCommit;
-        if (since >= COMMIT_SPACING_MS) setImmediate(run);
-        else setTimeout(run, COMMIT_SPACING_MS - since);
+        });
       }
     });
   }
@@ -116,11 +109,9 @@ export class WriteBatch {
         }
         op.resolve();
       }
-      this.lastCommit = performance.now();
       for (const wake of waiters) wake();
       return;
     }
-    this.lastCommit = performance.now();
     for (const op of ops) op.resolve();
     for (const wake of waiters) wake();
   }
