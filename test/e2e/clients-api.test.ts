@@ -142,7 +142,12 @@ describe('list', () => {
   it('pages through all results with next_cursor; total_count only with include_count', async () => {
     const m = marker();
     const created: string[] = [];
-    for (let i = 0; i < 7; i++) created.push((await createClient(t, admin, { client_name: `${m} page ${i}` })).client_id);
+    for (let i = 0; i < 7; i++) {
+      created.push((await createClient(t, admin, { client_name: `${m} page ${i}` })).client_id);
+      // Lists order by created_at (milliseconds), then by id: a fast machine creates two clients in
+      // one millisecond, and "creation order" is only defined across milliseconds.
+      await new Promise((r) => setTimeout(r, 2));
+    }
 
     const seen: string[] = [];
     const hasMore: boolean[] = [];

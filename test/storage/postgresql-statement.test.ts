@@ -6,7 +6,7 @@
  * connection, a failed statement changes nothing, and inside transaction() the statement joins it.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { poolConfig } from '../../src/storage/postgresql/pool.js';
 import { inlineParams } from '../../src/storage/postgresql/sql.js';
 import { TenantDb } from '../../src/storage/postgresql/tenant-db.js';
@@ -131,26 +131,33 @@ describe('TenantDb.statement', () => {
   });
 
   it('keeps the transaction() scope while one is open, and switches it off after the last (no promise hooks left on)', async () => {
-    // Node's own field of an AsyncLocalStorage: if it goes away this test fails instead of passing.
-    // Two connections here: the file's own pool has one, and two transactions overlap.
+    // Two connections: the file's own pool has one, and two transactions overlap here.
     const pool2 = new pg.Pool(poolConfig(pgSettings(login.urlFor(db.name), { pool_max: 2 })));
-    const tdb = new TenantDb(pool2, 0);
-    onTestFinished(() => pool2.end());
-    const scopeEnabled = () => (tdb as unknown as { scope: { enabled: boolean } }).scope.enabled;
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const first = tdb.transaction(A, 'first', async () => {
-      await held;
-      // Still inside after the second one ended: the statement joins this transaction.
-      await tdb.statement(A, "INSERT INTO users (tenant_id, id, email, created_at, updated_at) VALUES ($1, 'late', 'late@example.com', now(), now())", [A]);
-      throw new Error('roll back');
-    });
-    await tdb.transaction(A, 'second', async () => undefined);
-    expect(scopeEnabled()).toBe(true);
-    release();
-    await expect(first).rejects.toThrow('roll back');
-    const { rows } = await tdb.statement<{ n: string }>(A, "SELECT count(*) AS n FROM users WHERE id = 'late'");
-    expect(Number(rows[0]!.n)).toBe(0);
-    expect(scopeEnabled()).toBe(false);
+    try {
+      await scopeAcrossTransactions(new TenantDb(pool2, 0));
+    } finally {
+      // Ended here, before afterAll drops the database under its connections.
+      await pool2.end();
+    }
   });
 });
+
+/** Two overlapping transaction() calls; the scope is read through Node's own `enabled` field (gone: the test fails). */
+async function scopeAcrossTransactions(tdb: TenantDb): Promise<void> {
+  const scopeEnabled = () => (tdb as unknown as { scope: { enabled: boolean } }).scope.enabled;
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const first = tdb.transaction(A, 'first', async () => {
+    await held;
+    // Still inside after the second one ended: the statement joins this transaction.
+    await tdb.statement(A, "INSERT INTO users (tenant_id, id, email, created_at, updated_at) VALUES ($1, 'late', 'late@example.com', now(), now())", [A]);
+    throw new Error('roll back');
+  });
+  await tdb.transaction(A, 'second', async () => undefined);
+  expect(scopeEnabled()).toBe(true);
+  release();
+  await expect(first).rejects.toThrow('roll back');
+  const { rows } = await tdb.statement<{ n: string }>(A, "SELECT count(*) AS n FROM users WHERE id = 'late'");
+  expect(Number(rows[0]!.n)).toBe(0);
+  expect(scopeEnabled()).toBe(false);
+}
