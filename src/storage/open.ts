@@ -11,7 +11,7 @@ export async function openStorage(config: Config, log?: PgLog): Promise<Storage>
   if (config.storage.adapter === 'sqlite') {
     const path = config.storage.sqlite.path;
     try {
-      return SqliteStorage.open(path);
+      return SqliteStorage.open(path, log);
     } catch (err) {
       // Issue 18 item 11: name the file and the setting, not only "unable to open database file".
       throw sqliteOpenFailed(path, path === ':memory:' ? path : resolve(path), err);

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Storage } from '../types.js';
 import { SqliteAudit } from './audit.js';
+import { BackgroundCheckpointer } from './checkpointer.js';
 import { SqliteClients } from './clients.js';
 import { openSqlite, type Db } from './db.js';
 import { SqliteKeys } from './keys.js';
@@ -35,6 +36,8 @@ export class SqliteStorage implements Storage {
   /** readTogether's transaction. */
   private readonly beginRead: Database.Statement;
   private readonly endRead: Database.Statement;
+  /** WAL checkpoints on a worker thread once the service writes enough (checkpointer.ts); none for :memory:. */
+  private checkpointer: BackgroundCheckpointer | undefined;
 
   constructor(readonly db: Db) {
     this.audit = new SqliteAudit(db);
@@ -55,8 +58,13 @@ export class SqliteStorage implements Storage {
     this.endRead = db.prepare('COMMIT');
   }
 
-  static open(path: string): SqliteStorage {
-    return new SqliteStorage(openSqlite(path));
+  /** `log` receives a failure of the checkpoint thread (the service's own checkpoints carry on). */
+  static open(path: string, log?: { warn(obj: Record<string, unknown>, msg: string): void }): SqliteStorage {
+    const storage = new SqliteStorage(openSqlite(path));
+    if (path !== ':memory:' && path !== '') {
+      storage.checkpointer = new BackgroundCheckpointer(path, { db: storage.db, onError: (error) => log?.warn({ error }, 'SQLite checkpoint thread failed; checkpoints continue on the event loop') });
+    }
+    return storage;
   }
 
   /**
@@ -83,6 +91,8 @@ export class SqliteStorage implements Storage {
 
   async close(): Promise<void> {
     if (!this.db.open) return;
+    // The thread's connection closes first: the service's own close then checkpoints what is left.
+    await this.checkpointer?.close();
     // Writes queued for the group commit (oidc.ts) go in before the file is closed.
     this.oidc.flush();
     this.db.close();
