@@ -15,3 +15,5 @@ function findRoot(start: string): string {
 
 export const PROJECT_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 export const MIGRATIONS_DIR = join(PROJECT_ROOT, 'migrations');
+/** The compiled worker-thread task files (workers/*.ts); absent in a checkout that has not been built. */
+export const WORKERS_DIR = join(PROJECT_ROOT, 'dist', 'workers');

@@ -24,10 +24,10 @@ import { sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { PROJECT_ROOT } from '../paths.js';
+import { WORKERS_DIR } from '../paths.js';
 import type { SignBatch, SignResult } from '../../workers/signer.js';
 
-export const SIGNER_WORKER_FILE = join(PROJECT_ROOT, 'dist', 'workers', 'signer.js');
+export const SIGNER_WORKER_FILE = join(WORKERS_DIR, 'signer.js');
 
 /**
  * A batch leaves as soon as it holds this many signatures, without waiting for the end of the turn,
@@ -66,6 +66,8 @@ export class BatchSigner {
   private readonly live: Thread[] = [];
   private nextThread = 0;
   private nextBatch = 0;
+  /** Whether the task file exists, looked up on first use (not on every batch of the fallback). */
+  private present: boolean | undefined;
 
   constructor(
     /** Compiled task file (workers/signer.ts). */
@@ -127,7 +129,7 @@ export class BatchSigner {
 
   /** The running threads, started up to `threads`; none when the task file is missing. */
   private startThreads(): Thread[] {
-    if (this.live.length >= this.threads || !existsSync(this.filename)) return this.live;
+    if (this.live.length >= this.threads || !(this.present ??= existsSync(this.filename))) return this.live;
     while (this.live.length < this.threads) {
       const thread: Thread = { worker: new Worker(this.filename), waiting: new Map() };
       thread.worker.on('message', (result: SignResult) => this.answer(thread, result));

@@ -1,7 +1,7 @@
 /**
  * Argon2id off the event loop: a Piscina pool running workers/argon2.ts.
  *
- * The task file is always loaded compiled, from dist/workers/argon2.js (found through PROJECT_ROOT),
+ * The task file is always loaded compiled, from dist/workers/argon2.js (found through WORKERS_DIR),
  * both when the service runs from dist/ and when vitest runs the sources: worker threads cannot
  * load TypeScript by themselves. `npm test` builds first ("pretest"), so tests see a fresh copy.
  *
@@ -19,11 +19,11 @@ import type { Piscina } from 'piscina';
 import type { Config } from '../config/index.js';
 import { Unavailable } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { PROJECT_ROOT } from '../paths.js';
+import { WORKERS_DIR } from '../paths.js';
 import { FairAdmission } from './fair-admission.js';
 import type { Argon2Params, Argon2WorkerData, HashTask, VerifyTask } from '../../workers/argon2.js';
 
-export const ARGON2_WORKER_FILE = join(PROJECT_ROOT, 'dist', 'workers', 'argon2.js');
+export const ARGON2_WORKER_FILE = join(WORKERS_DIR, 'argon2.js');
 
 /**
  * Piscina itself is loaded with the pool, on the first hash (issue 17: an idle instance does not

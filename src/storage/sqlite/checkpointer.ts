@@ -23,10 +23,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { PROJECT_ROOT } from '../../paths.js';
+import { WORKERS_DIR } from '../../paths.js';
 import type { CheckpointWorkerData } from '../../../workers/sqlite-checkpoint.js';
 
-export const CHECKPOINT_WORKER_FILE = join(PROJECT_ROOT, 'dist', 'workers', 'sqlite-checkpoint.js');
+export const CHECKPOINT_WORKER_FILE = join(WORKERS_DIR, 'sqlite-checkpoint.js');
 /** The WAL size from which the worker starts (256 pages of 4 KiB). */
 export const START_BYTES = 1 << 20;
 /** How often the WAL size is looked at until the worker runs. */
@@ -58,6 +58,8 @@ export class BackgroundCheckpointer {
   private watch: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly workerFile: string;
+  /** Whether the compiled worker file exists (looked up once). */
+  private readonly available: boolean;
   private readonly startBytes: number;
   private readonly intervalMs: number;
 
@@ -69,7 +71,8 @@ export class BackgroundCheckpointer {
     this.workerFile = opts.workerFile ?? CHECKPOINT_WORKER_FILE;
     this.startBytes = opts.startBytes ?? START_BYTES;
     this.intervalMs = opts.intervalMs ?? INTERVAL_MS;
-    if (!existsSync(this.workerFile)) return;
+    this.available = existsSync(this.workerFile);
+    if (!this.available) return;
     this.watch = setInterval(() => this.look(), opts.watchMs ?? WATCH_MS);
     this.watch.unref();
   }
@@ -91,7 +94,7 @@ export class BackgroundCheckpointer {
 
   /** Starts the worker now (also what look() does once the WAL is large enough). */
   start(): void {
-    if (this.worker || this.closed || !existsSync(this.workerFile)) return;
+    if (this.worker || this.closed || !this.available) return;
     clearInterval(this.watch);
     const data: CheckpointWorkerData = { path: this.path, intervalMs: this.intervalMs };
     const worker = new Worker(this.workerFile, { workerData: data });
