@@ -147,15 +147,27 @@ async function scopeAcrossTransactions(tdb: TenantDb): Promise<void> {
   const scopeEnabled = () => (tdb as unknown as { scope: { enabled: boolean } }).scope.enabled;
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => (entered = r));
   const first = tdb.transaction(A, 'first', async () => {
+    entered();
     await held;
     // Still inside after the second one ended: the statement joins this transaction.
     await tdb.statement(A, "INSERT INTO users (tenant_id, id, email, created_at, updated_at) VALUES ($1, 'late', 'late@example.com', now(), now())", [A]);
     throw new Error('roll back');
   });
-  await tdb.transaction(A, 'second', async () => undefined);
-  expect(scopeEnabled()).toBe(true);
-  release();
+  // Awaited below; this keeps a failed assertion in between from turning its rejection into an unhandled one.
+  first.catch(() => undefined);
+  try {
+    // The second starts once the first is inside its body: on a loaded machine the first one's new
+    // connection could otherwise open after the second had begun and committed (both scopes closed).
+    await inside;
+    await tdb.transaction(A, 'second', async () => undefined);
+    expect(scopeEnabled()).toBe(true);
+  } finally {
+    // Never left holding its connection (the pool's end() would wait for it until the timeout).
+    release();
+  }
   await expect(first).rejects.toThrow('roll back');
   const { rows } = await tdb.statement<{ n: string }>(A, "SELECT count(*) AS n FROM users WHERE id = 'late'");
   expect(Number(rows[0]!.n)).toBe(0);

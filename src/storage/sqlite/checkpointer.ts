@@ -13,7 +13,10 @@
  * page copied lets the next write start the WAL over from its beginning. While the thread runs the
  * service's checkpoint comes every 4,000 pages instead of 1,000, and finds all but the last pages
  * copied and synced: it copies a few pages and its fsyncs are short (measured with strace under a
- * write loop: the event loop's fsync time fell from 41-55 ms to 19 ms per 3 s).
+ * write loop: the event loop's fsync time fell from 41-55 ms to 19 ms per 3 s). Only one checkpoint
+ * runs at a time, so once the WAL reaches that size the thread stays away for a moment and the
+ * service's checkpoint is sure to get its turn (otherwise a busy thread could starve it and the WAL
+ * would grow without bound).
  *
  * Nothing changes for durability: a commit is acknowledged as before (synchronous = NORMAL, WAL),
  * and a checkpoint, on whichever connection, only moves committed pages. Without the compiled
@@ -38,7 +41,8 @@ const INTERVAL_MS = 100;
 export const SERVICE_CHECKPOINT_PAGES = 1000;
 /**
  * The service's own automatic checkpoint while the thread runs: four times rarer, and each finds all
- * but the last ~0.1 s of commits copied (the WAL file then peaks at ~16 MB instead of ~4 MB).
+ * but the last ~0.1 s of commits copied (the WAL file then peaks at ~16 MB instead of ~4 MB, plus
+ * what is written during one of the thread's checkpoints).
  */
 export const SERVICE_CHECKPOINT_PAGES_WITH_THREAD = 4000;
 
@@ -96,7 +100,9 @@ export class BackgroundCheckpointer {
   start(): void {
     if (this.worker || this.closed || !this.available) return;
     clearInterval(this.watch);
-    const data: CheckpointWorkerData = { path: this.path, intervalMs: this.intervalMs };
+    // Without the service's connection at hand its checkpoint stays at SQLite's default.
+    const servicePages = this.opts.db ? SERVICE_CHECKPOINT_PAGES_WITH_THREAD : SERVICE_CHECKPOINT_PAGES;
+    const data: CheckpointWorkerData = { path: this.path, intervalMs: this.intervalMs, servicePages };
     const worker = new Worker(this.workerFile, { workerData: data });
     // It must not keep a process alive that is otherwise done (a CLI command, a test).
     worker.unref();
