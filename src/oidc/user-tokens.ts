@@ -45,6 +45,11 @@ export interface UserTokenHost extends TokenContext {
   /** The setup of the tenant's built oidc-provider; undefined while it is not built. */
   userTokenSetup(): UserTokenSetup | undefined;
   findTokenUser(sub: string): Promise<UserRecord | undefined>;
+  /**
+   * A stored session by its uid, as stored: only whether it is live and holds the grant matters
+   * here, so its `jti` is not unsealed (bearer-at-rest.ts; an AES-GCM decryption per request).
+   */
+  findSessionByUid(uid: string): Promise<OidcPayloadRow | undefined>;
   readTogether: Storage['readTogether'];
 }
 
@@ -137,7 +142,7 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
   const { repo } = setup;
   // The session, grant and user are read at once, in one read of the storage where it can.
   const reads = host.readTogether(() => {
-    const session = boundSession(source.payload, (uid) => repo.findByUid(host.tenant, 'Session', uid));
+    const session = boundSession(source.payload, (uid) => host.findSessionByUid(uid));
     return session === null ? null : Promise.all([repo.find(host.tenant, 'Grant', source.grantId), host.findTokenUser(source.accountId), session]);
   });
   if (reads === null) return undefined;

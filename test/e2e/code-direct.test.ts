@@ -9,6 +9,7 @@
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HttpRequest } from '../../src/http/types.js';
+import { Sealer } from '../../src/keys/sealer.js';
 import { api, type TestApp } from '../helpers/app.js';
 import { HttpSession, type CodeFlowClient } from '../helpers/code-flow.js';
 import { decodeJwt, expectAlike, storedRow, tokenRequest, viaProduct, viaStock } from '../helpers/token-parity.js';
@@ -95,6 +96,21 @@ describe('served directly, as oidc-provider answers', () => {
     const info = await (await actor()).bridge(userinfoRequest(new URL(t.issuer).host, product.json.access_token));
     expect(info.status).toBe(200);
     expect(JSON.parse(String(info.body))).toEqual({ sub: user.id });
+  });
+
+  it('the session the code is bound to is read as stored: its sealed id is not decrypted (issue 17)', async () => {
+    const code = await codeFor(basic, 'openid');
+    const a = await actor();
+    const unseal = vi.spyOn(Sealer.prototype, 'unseal');
+    try {
+      const product = await viaProduct(a, exchange({ client: basic, code }));
+      expect(product).toMatchObject({ direct: true, res: { status: 200 } });
+      // The code expires with its session, so the session was read (and had to hold the grant).
+      expect((await storedRow(t, 'AuthorizationCode', code.code))?.payload.expiresWithSession).toBe(true);
+      expect(unseal).not.toHaveBeenCalled();
+    } finally {
+      unseal.mockRestore();
+    }
   });
 
   it('offline_access with profile, email and roles: a refresh token too, which oidc-provider accepts', async () => {
