@@ -24,11 +24,9 @@ export interface CheckpointWorkerData {
   servicePages: number;
 }
 
-/** The result row of `PRAGMA wal_checkpoint`: pages in the WAL, and how many of them are copied. */
+/** The member of `PRAGMA wal_checkpoint`'s result row read here: pages in the WAL. */
 interface CheckpointResult {
-  busy: number;
   log: number;
-  checkpointed: number;
 }
 
 /** How long the thread stays away from a WAL that the service's own checkpoint is due to take. */

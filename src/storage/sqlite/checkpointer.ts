@@ -100,7 +100,8 @@ export class BackgroundCheckpointer {
   start(): void {
     if (this.worker || this.closed || !this.available) return;
     clearInterval(this.watch);
-    // Without the service's connection at hand its checkpoint stays at SQLite's default.
+    // The service's checkpoint while the thread runs; without its connection at hand it stays at
+    // SQLite's default. The thread gives way at exactly this size.
     const servicePages = this.opts.db ? SERVICE_CHECKPOINT_PAGES_WITH_THREAD : SERVICE_CHECKPOINT_PAGES;
     const data: CheckpointWorkerData = { path: this.path, intervalMs: this.intervalMs, servicePages };
     const worker = new Worker(this.workerFile, { workerData: data });
@@ -117,7 +118,7 @@ export class BackgroundCheckpointer {
       if (this.worker === worker) this.stopped();
     });
     this.worker = worker;
-    this.opts.db?.pragma(`wal_autocheckpoint = ${SERVICE_CHECKPOINT_PAGES_WITH_THREAD}`);
+    this.opts.db?.pragma(`wal_autocheckpoint = ${servicePages}`);
   }
 
   /** The thread is gone: the service's own checkpoints do all the work again. */
