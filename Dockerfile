@@ -2,9 +2,12 @@
 # Not exercised by the test suite on the development machines (no container engine there); see README.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 builds from source when its prebuilt binary cannot be fetched.
+# better-sqlite3 builds from source when its prebuilt binary cannot be fetched; native/argon2 (the
+# project's Argon2id addon) is always built, by the install script of npm ci.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
+COPY scripts ./scripts
+COPY native ./native
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
@@ -25,6 +28,8 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --from=build --chown=node:node /app/migrations ./migrations
+# Without it the workers fall back to @node-rs/argon2 (the same hashes, ~1.8x the CPU each).
+COPY --from=build --chown=node:node /app/native/argon2/build/Release/argon2_reuse.node ./native/argon2/build/Release/argon2_reuse.node
 COPY --from=build --chown=node:node /app/package.json ./package.json
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node

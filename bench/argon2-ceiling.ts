@@ -4,20 +4,44 @@
  * (os.availableParallelism()), with the contract's parameters. Printed next to the password-login
  * figure: on this VM the ceiling itself moves by ±30% during a day, and a login is ~85-90% Argon2,
  * so logins/s only means something next to the ceiling measured in the same run.
+ *
+ * Measured twice: with the product's own task functions (workers/argon2.ts, the native addon with
+ * its reused memory area when built) and with @node-rs/argon2 alone, the implementation it replaced.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../src/config/index.js';
+import { nativeArgon2 } from '../workers/argon2-native.js';
 
 export interface Argon2Ceiling {
+  /** "native (avx2)", "native (scalar)" or "@node-rs/argon2": what the product's workers use. */
+  implementation: string;
   threads: number;
   seconds: number;
   verifiesPerSecond: number;
   /** CPU (user + system, all threads of this process) per verification. */
   cpuMsEach: number;
+  /** The same measured with @node-rs/argon2 alone, right after. */
+  nodeRs: { verifiesPerSecond: number; cpuMsEach: number };
 }
 
 export async function argon2Ceiling(seconds = 3, threads = availableParallelism()): Promise<Argon2Ceiling> {
+  const native = nativeArgon2();
+  const product = await measure('product', seconds, threads);
+  const nodeRs = await measure('node-rs', seconds, threads);
+  return {
+    implementation: native ? `native (${native.simd})` : '@node-rs/argon2',
+    threads,
+    ...product,
+    nodeRs: { verifiesPerSecond: nodeRs.verifiesPerSecond, cpuMsEach: nodeRs.cpuMsEach },
+  };
+}
+
+async function measure(
+  implementation: 'product' | 'node-rs',
+  seconds: number,
+  threads: number,
+): Promise<{ seconds: number; verifiesPerSecond: number; cpuMsEach: number }> {
   const params = loadConfig({}).security.password.argon2;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -26,7 +50,7 @@ export async function argon2Ceiling(seconds = 3, threads = availableParallelism(
       { length: threads },
       () =>
         new Promise<number>((resolve, reject) => {
-          const worker = new Worker(new URL('./argon2-ceiling-worker.js', import.meta.url), { workerData: { seconds, params } });
+          const worker = new Worker(new URL('./argon2-ceiling-worker.js', import.meta.url), { workerData: { seconds, params, implementation } });
           worker.once('message', (n: number) => resolve(n));
           worker.once('error', reject);
         }),
@@ -36,7 +60,6 @@ export async function argon2Ceiling(seconds = 3, threads = availableParallelism(
   const cpu = process.cpuUsage(cpu0);
   const total = counts.reduce((a, b) => a + b, 0);
   return {
-    threads,
     seconds: Math.round(elapsed * 100) / 100,
     verifiesPerSecond: Math.round((total / elapsed) * 10) / 10,
     cpuMsEach: total ? Math.round(((cpu.user + cpu.system) / total / 1000) * 100) / 100 : 0,
