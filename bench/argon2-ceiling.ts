@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config/index.js';
 import { nativeArgon2 } from '../workers/argon2-native.js';
 
 export interface Argon2Ceiling {
-  /** "native (avx2)", "native (scalar)" or "@node-rs/argon2": what the product's workers use. */
+  /** "native (avx2)" or "@node-rs/argon2": what the product's workers use. */
   implementation: string;
   threads: number;
   seconds: number;
