@@ -18,8 +18,9 @@ static const uint64_t blake2b_iv[8] = {
     UINT64_C(0x1f83d9abfb41bd6b), UINT64_C(0x5be0cd19137e2179),
 };
 
-/* RFC 7693 section 2.7: message word schedule SIGMA. Rounds 10 and 11 reuse rows 0 and 1. */
-static const uint8_t blake2b_sigma[12][16] = {
+/* RFC 7693 section 2.7: message word schedule SIGMA. Rounds 10 and 11 reuse rows 0 and 1
+ * (the round number is taken modulo 10 where it is read). */
+static const uint8_t blake2b_sigma[10][16] = {
     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
     {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
     {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4},
@@ -30,8 +31,6 @@ static const uint8_t blake2b_sigma[12][16] = {
     {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
     {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5},
     {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
-    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
-    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
 };
 
 /* RFC 7693 uses little-endian byte order for all words (section 2.4). Byte-wise
@@ -87,7 +86,7 @@ static void blake2b_compress(blake2b_state *S, const uint8_t block[BLAKE2B_BLOCK
     if (last) v[14] = ~v[14];  /* final block flag */
 
     for (int r = 0; r < 12; r++) {
-        const uint8_t *s = blake2b_sigma[r];
+        const uint8_t *s = blake2b_sigma[r % 10];
         B2B_G(v[0], v[4], v[8], v[12], m[s[0]], m[s[1]]);
         B2B_G(v[1], v[5], v[9], v[13], m[s[2]], m[s[3]]);
         B2B_G(v[2], v[6], v[10], v[14], m[s[4]], m[s[5]]);
