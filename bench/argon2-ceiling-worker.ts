@@ -5,20 +5,26 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { Algorithm, hashSync, verifySync } from '@node-rs/argon2';
-import { hash as productHash, verify as productVerify } from '../workers/argon2.js';
+import { type Argon2Params, hash as productHash, verify as productVerify } from '../workers/argon2.js';
 
 const { seconds, params, implementation } = workerData as {
   seconds: number;
-  params: { memory_cost: number; time_cost: number; parallelism: number };
+  params: Argon2Params;
   implementation: 'product' | 'node-rs';
 };
 const password = 'correct horse battery staple';
-const verifyOnce =
-  implementation === 'product'
-    ? ((hash: string) => () => productVerify({ hash, password }))(productHash({ password, params }))
-    : ((hash: string) => () => verifySync(hash, password))(
-        hashSync(password, { algorithm: Algorithm.Argon2id, memoryCost: params.memory_cost, timeCost: params.time_cost, parallelism: params.parallelism }),
-      );
+
+/** One verification of `password` against a hash written by the same implementation. */
+function verifier(): () => boolean {
+  if (implementation === 'product') {
+    const hash = productHash({ password, params });
+    return () => productVerify({ hash, password });
+  }
+  const hash = hashSync(password, { algorithm: Algorithm.Argon2id, memoryCost: params.memory_cost, timeCost: params.time_cost, parallelism: params.parallelism });
+  return () => verifySync(hash, password);
+}
+
+const verifyOnce = verifier();
 let n = 0;
 for (const end = performance.now() + seconds * 1000; performance.now() < end; n++) {
   if (!verifyOnce()) throw new Error('the ceiling\'s own hash did not verify');

@@ -11,6 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../src/config/index.js';
+import type { Argon2Params } from '../workers/argon2.js';
 import { nativeArgon2 } from '../workers/argon2-native.js';
 
 export interface Argon2Ceiling {
@@ -27,8 +28,9 @@ export interface Argon2Ceiling {
 
 export async function argon2Ceiling(seconds = 3, threads = availableParallelism()): Promise<Argon2Ceiling> {
   const native = nativeArgon2();
-  const product = await measure('product', seconds, threads);
-  const nodeRs = await measure('node-rs', seconds, threads);
+  const params = loadConfig({}).security.password.argon2;
+  const product = await measure('product', params, seconds, threads);
+  const nodeRs = await measure('node-rs', params, seconds, threads);
   return {
     implementation: native ? `native (${native.simd})` : '@node-rs/argon2',
     threads,
@@ -39,10 +41,10 @@ export async function argon2Ceiling(seconds = 3, threads = availableParallelism(
 
 async function measure(
   implementation: 'product' | 'node-rs',
+  params: Argon2Params,
   seconds: number,
   threads: number,
 ): Promise<{ seconds: number; verifiesPerSecond: number; cpuMsEach: number }> {
-  const params = loadConfig({}).security.password.argon2;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const counts = await Promise.all(

@@ -3,7 +3,7 @@
  * Builds the project's native addon (native/argon2, Argon2id with a reused memory area) with
  * node-gyp. Runs from `npm ci` (the "install" script) and before every `npm run build` with
  * --if-missing. A machine without a C compiler still installs and runs: the service then verifies
- * passwords with @node-rs/argon2 alone (same hashes, ~17% more CPU each), and this says so.
+ * passwords with @node-rs/argon2 alone (same hashes, about twice the CPU each), and this says so.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

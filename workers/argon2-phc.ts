@@ -46,22 +46,32 @@ export function parseArgon2id(phc: string): Argon2idHash | undefined {
   const salt = unb64(m[4]!);
   const tag = unb64(m[5]!);
   if (!salt || !tag) return undefined;
-  const hash = { memoryKiB, passes, lanes, salt, tag };
-  return withinNativeLimits(hash) ? hash : undefined;
+  return withinNativeLimits({ memoryKiB, passes, lanes, saltBytes: salt.length, tagBytes: tag.length })
+    ? { memoryKiB, passes, lanes, salt, tag }
+    : undefined;
 }
 
-export function withinNativeLimits(hash: Argon2idHash): boolean {
+/** The shape of an Argon2id hash, without its salt and tag: what decides whether the native path takes it. */
+export interface Argon2idShape {
+  memoryKiB: number;
+  passes: number;
+  lanes: number;
+  saltBytes: number;
+  tagBytes: number;
+}
+
+export function withinNativeLimits(shape: Argon2idShape): boolean {
   const L = NATIVE_LIMITS;
   return (
-    hash.memoryKiB <= L.maxMemoryKiB &&
-    hash.passes <= L.maxPasses &&
-    hash.lanes <= L.maxLanes &&
+    shape.memoryKiB <= L.maxMemoryKiB &&
+    shape.passes <= L.maxPasses &&
+    shape.lanes <= L.maxLanes &&
     // RFC 9106 3.1: at least 8 KiB per lane.
-    hash.memoryKiB >= 8 * hash.lanes &&
-    hash.salt.length >= L.minSalt &&
-    hash.salt.length <= L.maxSalt &&
-    hash.tag.length >= L.minTag &&
-    hash.tag.length <= L.maxTag
+    shape.memoryKiB >= 8 * shape.lanes &&
+    shape.saltBytes >= L.minSalt &&
+    shape.saltBytes <= L.maxSalt &&
+    shape.tagBytes >= L.minTag &&
+    shape.tagBytes <= L.maxTag
   );
 }
 

@@ -58,14 +58,11 @@ const TAG_BYTES = 32;
 export function hash(task: HashTask): string {
   const { memory_cost: memoryKiB, time_cost: passes, parallelism: lanes } = task.params;
   const native = nativeArgon2();
-  if (native) {
+  // The parameters are the operator's; a shape the native path does not take goes to @node-rs.
+  if (native && withinNativeLimits({ memoryKiB, passes, lanes, saltBytes: SALT_BYTES, tagBytes: TAG_BYTES })) {
     const salt = randomBytes(SALT_BYTES);
-    const shape = { memoryKiB, passes, lanes, salt, tag: Buffer.alloc(TAG_BYTES) };
-    // The parameters are the operator's; a shape the native path does not take goes to @node-rs.
-    if (withinNativeLimits(shape)) {
-      const tag = nativeArgon2id(native, task.password, salt, passes, memoryKiB, lanes, TAG_BYTES);
-      return encodeArgon2id({ ...shape, tag });
-    }
+    const tag = nativeArgon2id(native, task.password, salt, passes, memoryKiB, lanes, TAG_BYTES);
+    return encodeArgon2id({ memoryKiB, passes, lanes, salt, tag });
   }
   return hashSync(task.password, {
     algorithm: ARGON2ID,
