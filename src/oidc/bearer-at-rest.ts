@@ -2,9 +2,11 @@
  * Bearer values at rest (issue 12 item 10): refresh tokens and session ids are stored under a keyed
  * hash of the value (HMAC-SHA-256 with a key derived from SVC_ENCRYPTION_KEY), never as the value,
  * in SQLite, PostgreSQL and Redis alike, so a dump of the database or of Redis yields no token or
- * session cookie that works. oidc-provider's payloads carry the value again as `jti`: it is
- * replaced by the sealed value (AES-GCM, the sealer), needed back only when a session is found by
- * its uid rather than by its id.
+ * session cookie that works. oidc-provider's payloads carry the value again as `jti`, which is
+ * never stored: a refresh token is only ever found by its value, so `jti` is put back from the
+ * value asked for; a session can also be found by its uid, so its value is kept sealed
+ * (`jti_sealed`, AES-GCM, the sealer) for that lookup alone. (Refresh tokens stored before this
+ * carry a `jti_sealed` too; it is dropped when they are read.)
  *
  * Rows written before this existed (stored under the raw value) are still found, consumed and
  * destroyed by the raw value, so existing sessions and refresh tokens survive the upgrade; each is
@@ -15,6 +17,8 @@ import type { Sealer } from '../keys/sealer.js';
 import type { OidcPayloadRepository, OidcPayloadRow, TenantId } from '../storage/types.js';
 
 export const PROTECTED_MODELS = new Set(['RefreshToken', 'Session']);
+/** The protected model also found by uid (findByUid), whose value must be recoverable. */
+const SEALED_MODEL = 'Session';
 const PREFIX = 'h1.';
 
 export interface BearerProtector {
@@ -32,7 +36,14 @@ export function bearerProtector(sealer: Sealer): BearerProtector {
 export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): OidcPayloadRepository {
   const { storedId } = bearerProtector(sealer);
   const aad = (tenant: TenantId, model: string) => `oidc-bearer:${tenant}:${model}`;
+  // A row from the storage is parsed afresh for each read (no cache hands it out twice), so a
+  // refresh token's is completed in place: a copy of the payload cost more than the rest of this
+  // wrapper (issue 17). A sealed value is taken out of the payload oidc-provider sees.
   const restore = (row: OidcPayloadRow, jti: string): OidcPayloadRow => {
+    if (row.payload.jti_sealed === undefined) {
+      row.payload.jti = jti;
+      return row;
+    }
     const { jti_sealed: _sealed, ...payload } = row.payload;
     return { ...row, payload: { ...payload, jti } };
   };
@@ -42,10 +53,11 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     ...bindAll(repo),
     async upsert(tenant, model, id, payload, expiresAt) {
       if (!protects(model)) return repo.upsert(tenant, model, id, payload, expiresAt);
-      const { jti: _raw, ...rest } = payload;
+      // `jti` (the value) is left out of the stored JSON: undefined members are not serialised.
       // A row from before, under the raw value, is left to expire (find prefers the hashed one;
       // consume and destroy act on both): deleting it on every save would cost a write each time.
-      await repo.upsert(tenant, model, storedId(tenant, model, id), { ...rest, jti_sealed: sealer.seal(id, aad(tenant, model)) }, expiresAt);
+      const stored = model === SEALED_MODEL ? { ...payload, jti: undefined, jti_sealed: sealer.seal(id, aad(tenant, model)) } : { ...payload, jti: undefined };
+      await repo.upsert(tenant, model, storedId(tenant, model, id), stored, expiresAt);
     },
     async find(tenant, model, id) {
       if (!protects(model)) return repo.find(tenant, model, id);

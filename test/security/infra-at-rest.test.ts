@@ -52,6 +52,13 @@ describe('bearer values and secrets at rest (SQLite)', () => {
     expect(dump).not.toContain(refreshToken);
     expect(dump).not.toContain(sessionId);
     for (const r of rows) expect(String(r.id)).toMatch(/^h1\./);
+    // A refresh token is only ever found by its value: its row keeps no copy of it, not even sealed.
+    // A session is also found by uid, so its value is kept, sealed.
+    const payloadOf = (model: string) => JSON.parse(String(rows.find((r) => r.model === model)!.payload)) as Record<string, unknown>;
+    expect(payloadOf('RefreshToken')).not.toHaveProperty('jti');
+    expect(payloadOf('RefreshToken')).not.toHaveProperty('jti_sealed');
+    expect(payloadOf('Session')).not.toHaveProperty('jti');
+    expect(payloadOf('Session').jti_sealed).toMatch(/^v1\./);
 
     // The service itself still finds them: the session signs in silently, the refresh token refreshes.
     const q = new URLSearchParams({ client_id: rp.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', prompt: 'none', state: 'x', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
@@ -62,6 +69,14 @@ describe('bearer values and secrets at rest (SQLite)', () => {
     // The stored hash is not a usable token.
     const stored = String(rows.find((r) => r.model === 'RefreshToken')!.id);
     expect((await refresh(stored)).body.error).toBe('invalid_grant');
+
+    // A refresh token stored by an earlier version, with its value sealed beside it, still refreshes.
+    const next = String(refreshed.body.refresh_token);
+    await t.sql("UPDATE oidc_payloads SET payload = json_set(payload, '$.jti_sealed', 'v1.AAAA.AAAA.AAAA') WHERE model = 'RefreshToken' AND consumed_at IS NULL");
+    const [legacyRow] = await t.sql("SELECT payload FROM oidc_payloads WHERE model = 'RefreshToken' AND consumed_at IS NULL");
+    expect(String(legacyRow!.payload)).toContain('jti_sealed');
+    const again = await refresh(next);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
   });
 
   it('hashes client secrets with HMAC-SHA-256 under a server key; old SHA-256 hashes still verify', async () => {
