@@ -261,8 +261,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
   }
 
-  // Label children cached per series: prom-client hashes the label set on every inc()/observe().
-  const series = new Map<string, { requests: { inc(): void }; duration: { observe(v: number): void } }>();
+  // Each series bound once (metrics/request-series.ts): a request adds to plain numbers.
+  const series = new Map<string, { request: () => void; duration: (seconds: number) => void }>();
   // Issue 17: at most one line per request, and only when security.logging.access_log asks for it.
   const accessLine = accessLogger(config, log, {
     quietPaths: ['/healthz', '/readyz', '/favicon.ico', GLOBAL_STYLESHEET_PATH, ...(metricsPath ? [metricsPath] : [])],
@@ -274,11 +274,11 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     const key = `${label} ${req.method} ${res.status}`;
     let s = series.get(key);
     if (!s) {
-      s = { requests: metrics.httpRequests.labels(label, req.method, String(res.status)), duration: metrics.httpDuration.labels(label, req.method) };
+      s = { request: metrics.httpRequests.series({ route: label, method: req.method, status: String(res.status) }), duration: metrics.httpDuration.bind({ route: label, method: req.method }) };
       series.set(key, s);
     }
-    s.requests.inc();
-    s.duration.observe(seconds);
+    s.request();
+    s.duration(seconds);
     accessLine?.({ req_id: req.id, method: req.method, path: req.path, status: res.status, ms: Math.round(seconds * 10000) / 10, ip, reason });
   }
 

@@ -1,11 +1,13 @@
 /** Prometheus metrics (CONTRACT.md names). Always collected; served only when features.metrics.enabled. */
 import client from 'prom-client';
 import type { Config } from '../config/index.js';
+import { BatchedCounter, SeriesHistogram } from './request-series.js';
 
 export class Metrics {
   readonly registry = new client.Registry();
-  readonly httpRequests: client.Counter<'route' | 'method' | 'status'>;
-  readonly httpDuration: client.Histogram<'route' | 'method'>;
+  /** Counted per request through series bound once (request-series.ts). */
+  readonly httpRequests: BatchedCounter<'route' | 'method' | 'status'>;
+  readonly httpDuration: SeriesHistogram<'route' | 'method'>;
   readonly tokensIssued: client.Counter<'grant_type'>;
   readonly poolSize: client.Gauge;
   readonly poolHits: client.Counter;
@@ -21,8 +23,8 @@ export class Metrics {
   constructor(config: Config) {
     const p = config.features.metrics.prefix;
     const registers = [this.registry];
-    this.httpRequests = new client.Counter({ name: `${p}http_requests_total`, help: 'HTTP requests', labelNames: ['route', 'method', 'status'], registers });
-    this.httpDuration = new client.Histogram({
+    this.httpRequests = new BatchedCounter({ name: `${p}http_requests_total`, help: 'HTTP requests', labelNames: ['route', 'method', 'status'], registers });
+    this.httpDuration = new SeriesHistogram({
       name: `${p}http_request_duration_seconds`,
       help: 'HTTP request duration',
       labelNames: ['route', 'method'],
