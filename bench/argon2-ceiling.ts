@@ -15,7 +15,7 @@ import type { Argon2Params } from '../workers/argon2.js';
 import { nativeArgon2 } from '../workers/argon2-native.js';
 
 export interface Argon2Ceiling {
-  /** "native (avx2)" or "@node-rs/argon2": what the product's workers use. */
+  /** "native (avx512)", "native (avx2)" or "@node-rs/argon2": what the product's workers use. */
   implementation: string;
   threads: number;
   seconds: number;

@@ -4,22 +4,32 @@
  * fresh 19 MiB block per hash, which the kernel zeroes, then wipes it on drop: ~17% of a verify's
  * CPU in a profile (docs/decisions.md, "Argon2id with a reused memory area").
  *
- * Loaded once per thread. Used only with its AVX2 compression function: the portable C one is
- * slower than @node-rs/argon2 (~19 against ~13 ms a hash here), so on a machine without AVX2, as
- * when the addon was not built (no compiler), callers fall back to @node-rs/argon2.
+ * Loaded once per thread. Used only with a SIMD compression function (AVX-512 where the CPU and OS
+ * support AVX-512F + AVX-512VL, else AVX2): the portable C one is slower than @node-rs/argon2 (~19
+ * against ~13 ms a hash here), so on a machine without AVX2, as when the addon was not built (no
+ * compiler), callers fall back to @node-rs/argon2.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../src/paths.js';
 
+/** The addon's compression functions, fastest first. */
+export type NativeArgon2Simd = 'avx512' | 'avx2' | 'scalar';
+
+/**
+ * hashRaw's optional last argument (tests, benchmarks): undefined or false the fastest compression
+ * function here, true or 'scalar' the portable one, 'avx2' / 'avx512' that one (an Error with code
+ * ERR_ARGON2_SIMD_UNAVAILABLE where the CPU or OS lacks it). Every choice computes the same tags.
+ */
+export type NativeArgon2Mode = boolean | NativeArgon2Simd;
+
 export interface NativeArgon2 {
-  /** `forceScalar` (tests) runs the portable compression function even where AVX2 is available. */
-  hashRaw(password: Buffer, salt: Buffer, passes: number, memoryKiB: number, lanes: number, tagLength: number, forceScalar?: boolean): Buffer;
+  hashRaw(password: Buffer, salt: Buffer, passes: number, memoryKiB: number, lanes: number, tagLength: number, mode?: NativeArgon2Mode): Buffer;
   /** Frees this thread's memory area (it is allocated again by the next call). */
   release(): void;
-  /** The compression function in use: "avx2" or "scalar". */
-  readonly simd: string;
+  /** The compression function hashRaw uses by default: the best this CPU and OS support. */
+  readonly simd: NativeArgon2Simd;
 }
 
 export const NATIVE_ARGON2_FILE = join(PROJECT_ROOT, 'native', 'argon2', 'build', 'Release', 'argon2_reuse.node');
@@ -49,7 +59,7 @@ export function loadNativeArgon2(): NativeArgon2 | undefined {
 /** The addon when it is the faster implementation here; undefined means @node-rs/argon2. */
 export function nativeArgon2(): NativeArgon2 | undefined {
   const native = loadNativeArgon2();
-  return native?.simd === 'avx2' ? native : undefined;
+  return native?.simd === 'avx512' || native?.simd === 'avx2' ? native : undefined;
 }
 
 let releaseTimer: NodeJS.Timeout | undefined;

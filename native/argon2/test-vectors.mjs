@@ -12,7 +12,10 @@
  *    section 5.3 vector uses a secret and associated data, which this API does not take, so
  *    the reference implementation is the one the addon replaces. Random passwords (0..100
  *    bytes, with zero bytes and multi-byte UTF-8), salts, costs and lanes, plus the
- *    production parameters m=19456 t=2 p=1 outLen=32; a subset also on the scalar path.
+ *    production parameters m=19456 t=2 p=1 outLen=32. The default path is the best compression
+ *    function of this CPU (AVX-512, AVX2 or scalar); every case also runs on each other SIMD
+ *    path this CPU has (forced with hashRaw's mode argument, e.g. AVX2 on an AVX-512 machine),
+ *    and a subset on the scalar path.
  *    Cases of different sizes run in sequence, so smaller hashes run over the stale blocks
  *    of bigger ones in the reused area, and release() is called in between.
  * 3. Argument validation (exceptions, never a crash) and loading in worker threads.
@@ -55,7 +58,19 @@ function nextU32() {
 const randInt = (lo, hi) => lo + (nextU32() % (hi - lo + 1)); // inclusive
 const randBytes = (n) => Buffer.from(Array.from({ length: n }, () => nextU32() & 0xff));
 
-console.log(`native/argon2: simd=${native.simd}, seed=${seed}`);
+// The SIMD paths this CPU and OS can run besides the default one: hashRaw refuses the others
+// with ERR_ARGON2_SIMD_UNAVAILABLE.
+const simdAvailable = ['avx512', 'avx2'].filter((mode) => {
+  try {
+    native.hashRaw(Buffer.alloc(0), Buffer.alloc(8), 1, 8, 1, 4, mode);
+    return true;
+  } catch (e) {
+    if (e?.code !== 'ERR_ARGON2_SIMD_UNAVAILABLE') throw e;
+    return false;
+  }
+});
+const otherSimd = simdAvailable.filter((mode) => mode !== native.simd);
+console.log(`native/argon2: simd=${native.simd} (available: ${[...simdAvailable, 'scalar'].join(', ')}), seed=${seed}`);
 
 // ---------------------------------------------------------------------------------------
 // 1. BLAKE2b
@@ -146,6 +161,7 @@ function randomPassword() {
 const CASES = Number(process.env.CASES ?? 320);
 let compared = 0;
 let scalarCompared = 0;
+const forcedCompared = Object.fromEntries(otherSimd.map((mode) => [mode, 0]));
 const started = Date.now();
 
 function runCase(label, password, salt, t, m, p, outLen, withScalar) {
@@ -154,8 +170,14 @@ function runCase(label, password, salt, t, m, p, outLen, withScalar) {
   compared++;
   const desc = `${label}: pwd=${password.toString('hex')} salt=${salt.toString('hex')} t=${t} m=${m} p=${p} outLen=${outLen}`;
   check(got.equals(want), `${desc}\n  ours ${got.toString('hex')}\n  ref  ${want.toString('hex')}`);
+  for (const mode of otherSimd) {
+    const forced = native.hashRaw(password, salt, t, m, p, outLen, mode);
+    forcedCompared[mode]++;
+    check(forced.equals(want), `${desc} (${mode})\n  ours ${forced.toString('hex')}\n  ref  ${want.toString('hex')}`);
+  }
   if (withScalar) {
-    const scalar = native.hashRaw(password, salt, t, m, p, outLen, true);
+    // `true` is the original forceScalar flag; 'scalar' names the same path.
+    const scalar = native.hashRaw(password, salt, t, m, p, outLen, scalarCompared % 2 ? 'scalar' : true);
     scalarCompared++;
     check(scalar.equals(want), `${desc} (scalar)\n  ours ${scalar.toString('hex')}\n  ref  ${want.toString('hex')}`);
   }
@@ -192,7 +214,9 @@ for (const [i, pwd] of ['correct horse battery staple', 'pässwörd ✓', '', '\
   runCase(`contract ${i} again`, password, salt, 2, 19456, 1, 32, false);
 }
 console.log(
-  `Argon2id: ${compared} cases vs @node-rs/argon2 (${native.simd}), ${scalarCompared} of them also on the scalar path, ` +
+  `Argon2id: ${compared} cases vs @node-rs/argon2 (${native.simd}), ` +
+    otherSimd.map((mode) => `${forcedCompared[mode]} also on the ${mode} path, `).join('') +
+    `${scalarCompared} also on the scalar path, ` +
     `${failures ? `${failures} FAILED` : 'all byte-identical'} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
 );
 
@@ -209,6 +233,10 @@ console.log(
     [TypeError, () => native.hashRaw(pwd, salt, 2, 64, 1)],
     [TypeError, () => native.hashRaw()],
     [TypeError, () => native.hashRaw(pwd, salt, 2, 64, 1, 32, 'yes')],
+    [TypeError, () => native.hashRaw(pwd, salt, 2, 64, 1, 32, 'AVX2')],
+    [TypeError, () => native.hashRaw(pwd, salt, 2, 64, 1, 32, 'avx512\u0000')],
+    [TypeError, () => native.hashRaw(pwd, salt, 2, 64, 1, 32, 1)],
+    [TypeError, () => native.hashRaw(pwd, salt, 2, 64, 1, 32, null)],
     [RangeError, () => native.hashRaw(pwd, salt, 0, 64, 1, 32)],
     [RangeError, () => native.hashRaw(pwd, salt, 1.5, 64, 1, 32)],
     [RangeError, () => native.hashRaw(pwd, salt, Number.NaN, 64, 1, 32)],
@@ -226,6 +254,18 @@ console.log(
     [RangeError, () => native._blake2b(pwd, 65)],
   ];
   let ok = 0;
+  // A SIMD path this CPU lacks: an Error with its own code, not a crash (SIGILL).
+  const missing = ['avx512', 'avx2'].filter((m) => !simdAvailable.includes(m));
+  for (const mode of missing) {
+    try {
+      native.hashRaw(pwd, salt, 2, 64, 1, 32, mode);
+      check(false, `no exception for the missing ${mode} path`);
+    } catch (e) {
+      const good = e?.code === 'ERR_ARGON2_SIMD_UNAVAILABLE' && !(e instanceof TypeError);
+      check(good, `missing ${mode} path: got ${e?.constructor?.name} ${e?.code}: ${e?.message}`);
+      if (good) ok++;
+    }
+  }
   for (const [cls, call] of bad) {
     try {
       call();
@@ -239,7 +279,7 @@ console.log(
   const big = Buffer.from('xxpasswordxx');
   const view = new Uint8Array(big.buffer, big.byteOffset + 2, 8);
   check(native.hashRaw(view, salt, 1, 64, 1, 32).equals(reference(Buffer.from('password'), salt, 1, 64, 1, 32)), 'Uint8Array view');
-  console.log(`validation: ${ok}/${bad.length} bad calls threw the expected error class`);
+  console.log(`validation: ${ok}/${bad.length + missing.length} bad calls threw the expected error class`);
 }
 
 // ---------------------------------------------------------------------------------------

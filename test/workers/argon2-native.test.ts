@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { type Algorithm, hashRawSync, hashSync, type Version, verifySync } from '@node-rs/argon2';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hash, verify } from '../../workers/argon2.js';
-import { loadNativeArgon2, nativeArgon2, type NativeArgon2 } from '../../workers/argon2-native.js';
+import { loadNativeArgon2, nativeArgon2, type NativeArgon2, type NativeArgon2Mode, type NativeArgon2Simd } from '../../workers/argon2-native.js';
 import { parseArgon2id } from '../../workers/argon2-phc.js';
 
 // @node-rs/argon2's enums are `declare const enum`s, which vitest's transpiler cannot inline.
@@ -28,7 +28,13 @@ function loaded(): NativeArgon2 {
   return native;
 }
 
-const AVX2 = /^flags\s*:.*\bavx2\b/m.test(readFileSync('/proc/cpuinfo', 'utf8'));
+// The CPU's instruction sets as Linux reports them. Linux lists avx512f / avx512vl only when it
+// also saves the ZMM registers on a context switch, i.e. when the OS supports them too, which
+// is what the addon checks itself (CPUID and XGETBV).
+const CPU_FLAGS = new Set(/^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim().split(/\s+/));
+const AVX2 = CPU_FLAGS.has('avx2');
+const AVX512 = AVX2 && CPU_FLAGS.has('avx512f') && CPU_FLAGS.has('avx512vl');
+const BEST: NativeArgon2Simd = AVX512 ? 'avx512' : AVX2 ? 'avx2' : 'scalar';
 
 function reference(password: Buffer | string, salt: Buffer, t: number, m: number, p: number, outputLen: number): Buffer {
   return hashRawSync(password, { algorithm: ARGON2ID, version: V0X13, timeCost: t, memoryCost: m, parallelism: p, outputLen, salt });
@@ -37,12 +43,12 @@ function reference(password: Buffer | string, salt: Buffer, t: number, m: number
 afterEach(() => vi.restoreAllMocks());
 
 describe('native Argon2id', () => {
-  it('is built and loads, and is the implementation in use where the CPU has AVX2', () => {
-    expect(loaded().simd).toBe(AVX2 ? 'avx2' : 'scalar');
+  it('is built and loads, and is the implementation in use with the best SIMD path of this CPU', () => {
+    expect(loaded().simd).toBe(BEST);
     expect(nativeArgon2()).toBe(AVX2 ? loaded() : undefined);
   });
 
-  it('computes the same tags as @node-rs/argon2 over random inputs, lanes and costs', () => {
+  it(`computes the same tags as @node-rs/argon2 over random inputs, lanes and costs (default path: ${BEST})`, () => {
     const native = loaded();
     for (let i = 0; i < 60; i++) {
       const password = randomBytes(i % 7 === 0 ? 0 : 1 + (i * 13) % 90);
@@ -57,14 +63,56 @@ describe('native Argon2id', () => {
     }
   });
 
-  it('computes the same tags with its portable compression function', () => {
+  // Each compression function on its own, forced through hashRaw's last argument: random
+  // passwords, salts, tag lengths, passes and lanes (1-6), memory sizes that are odd and not a
+  // multiple of 4p (m' = 4p * floor(m / 4p) then differs from m), from the 8p minimum up.
+  const paths: Array<[string, NativeArgon2Mode, boolean]> = [
+    ['AVX-512', 'avx512', AVX512],
+    ['AVX2', 'avx2', AVX2],
+    ['portable', 'scalar', true],
+  ];
+  for (const [name, mode, available] of paths) {
+    // Run on every CPU: where this one lacks the path, forcing it must be a clear error, not a crash.
+    it(`computes the same tags with its ${name} compression function (mode ${JSON.stringify(mode)}), or refuses it clearly where the CPU lacks it`, () => {
+      const native = loaded();
+      if (!available) {
+        expect(() => native.hashRaw(Buffer.from('pw'), randomBytes(16), 1, 64, 1, 32, mode)).toThrow(
+          expect.objectContaining({ code: 'ERR_ARGON2_SIMD_UNAVAILABLE', message: expect.stringContaining(`'${mode}'`) }),
+        );
+        return;
+      }
+      const cases: Array<[t: number, m: number, p: number]> = [
+        [1, 8, 1],
+        [2, 25, 3], // m' = 24
+        [3, 1001, 2], // m' = 1000
+        [1, 333, 5], // m' = 320
+        [2, 4099, 4], // m' = 4096
+        [1, 127, 6], // m' = 120
+      ];
+      for (let i = 0; i < 18; i++) {
+        const p = 1 + (i % 4);
+        cases.push([1 + (i % 3), 8 * p + 1 + 2 * ((i * 97) % 700), p]);
+      }
+      for (const [i, [t, m, p]] of cases.entries()) {
+        const password = randomBytes(i % 5 === 0 ? 0 : 1 + (i * 11) % 70);
+        const salt = randomBytes(8 + (i % 17));
+        const outLen = 4 + ((i * 29) % 80);
+        expect(native.hashRaw(password, salt, t, m, p, outLen, mode).toString('hex'), `case ${i}: t=${t} m=${m} p=${p} outLen=${outLen}`).toBe(
+          reference(password, salt, t, m, p, outLen).toString('hex'),
+        );
+      }
+    });
+  }
+
+  it('keeps `true` as the portable path and `false` as the default, and refuses unknown modes', () => {
     const native = loaded();
-    for (let i = 0; i < 12; i++) {
-      const password = randomBytes(i * 5);
-      const salt = randomBytes(16);
-      const p = 1 + (i % 4);
-      const m = 8 * p + i * 41;
-      expect(native.hashRaw(password, salt, 1 + (i % 3), m, p, 32, true).toString('hex')).toBe(reference(password, salt, 1 + (i % 3), m, p, 32).toString('hex'));
+    const salt = randomBytes(16);
+    const expected = reference('mode', salt, 2, 72, 2, 32).toString('hex');
+    for (const mode of [true, false, undefined] as const) {
+      expect(native.hashRaw(Buffer.from('mode'), salt, 2, 72, 2, 32, mode).toString('hex'), String(mode)).toBe(expected);
+    }
+    for (const mode of ['AVX2', 'sse', 'auto', '', 'scalar\u0000', 1, null, {}]) {
+      expect(() => native.hashRaw(Buffer.from('mode'), salt, 2, 72, 2, 32, mode as NativeArgon2Mode), JSON.stringify(mode)).toThrow(TypeError);
     }
   });
 

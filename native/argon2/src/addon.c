@@ -9,9 +9,11 @@
  *
  * exports:
  *   hashRaw(password: Buffer|Uint8Array, salt: Buffer|Uint8Array, t, mKiB, p, outLen,
- *           forceScalar?: boolean): Buffer
+ *           mode?: boolean | "scalar" | "avx2" | "avx512"): Buffer
+ *                     mode (tests, benchmarks): undefined/false the best compression
+ *                     function here, true/"scalar" the portable one, else that SIMD one
  *   release(): void   frees the area (an idle worker gives its memory back)
- *   simd: string      "avx2" or "scalar", the compression function hashRaw uses
+ *   simd: string      "avx512", "avx2" or "scalar", the compression function hashRaw uses
  *   _blake2b(data: Buffer|Uint8Array, outLen: number): Buffer
  *                     test hook for test-vectors.mjs (RFC 7693 vectors); not an API
  */
@@ -22,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -134,13 +137,61 @@ static int get_uint(napi_env env, napi_value v, const char *name, double min, do
     return 0;
 }
 
+/* Reads hashRaw's optional `mode` (tests and benchmarks): undefined or false is the best
+ * compression function available, true or "scalar" the portable one, "avx2" / "avx512" that
+ * SIMD one. Returns 0, or -1 after throwing: TypeError for an unknown mode, Error (code
+ * ERR_ARGON2_SIMD_UNAVAILABLE) when this CPU or OS cannot run the requested one. */
+static int get_mode(napi_env env, napi_value v, argon2id_impl *impl) {
+    napi_valuetype type;
+    if (napi_typeof(env, v, &type) != napi_ok) {
+        throw_napi_failure(env, "napi_typeof");
+        return -1;
+    }
+    *impl = ARGON2ID_IMPL_AUTO;
+    if (type == napi_undefined) return 0;
+    if (type == napi_boolean) {
+        bool force = false;
+        if (napi_get_value_bool(env, v, &force) != napi_ok) {
+            throw_napi_failure(env, "napi_get_value_bool");
+            return -1;
+        }
+        if (force) *impl = ARGON2ID_IMPL_SCALAR; /* the original `forceScalar` flag */
+        return 0;
+    }
+    char name[16] = "";
+    size_t len = 0;
+    bool known = false;
+    if (type == napi_string && napi_get_value_string_utf8(env, v, name, sizeof name, &len) == napi_ok &&
+        len == strlen(name)) { /* a NUL inside would fool strcmp */
+        known = true;
+        if (strcmp(name, "scalar") == 0) *impl = ARGON2ID_IMPL_SCALAR;
+        else if (strcmp(name, "avx2") == 0) *impl = ARGON2ID_IMPL_AVX2;
+        else if (strcmp(name, "avx512") == 0) *impl = ARGON2ID_IMPL_AVX512;
+        else known = false;
+    }
+    if (!known) {
+        napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE",
+                              "mode must be undefined, a boolean (true: scalar), 'scalar', 'avx2' or 'avx512'");
+        return -1;
+    }
+    if (!argon2id_impl_available(*impl)) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "hashRaw: the '%s' compression function needs %s, which this CPU or OS lacks (best here: '%s')",
+                 name, *impl == ARGON2ID_IMPL_AVX512 ? "AVX-512F and AVX-512VL" : "AVX2", argon2id_impl_name());
+        napi_throw_error(env, "ERR_ARGON2_SIMD_UNAVAILABLE", msg);
+        return -1;
+    }
+    return 0;
+}
+
 static napi_value hash_raw(napi_env env, napi_callback_info info) {
     size_t argc = 7;
     napi_value argv[7];
     NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
     if (argc < 6) {
         napi_throw_type_error(env, "ERR_MISSING_ARGS",
-                              "hashRaw(password, salt, t, mKiB, p, outLen[, forceScalar]) takes 6 arguments");
+                              "hashRaw(password, salt, t, mKiB, p, outLen[, mode]) takes 6 arguments");
         return NULL;
     }
 
@@ -168,19 +219,7 @@ static napi_value hash_raw(napi_env env, napi_callback_info info) {
     }
 
     argon2id_impl impl = ARGON2ID_IMPL_AUTO;
-    if (argc >= 7) {
-        napi_valuetype type;
-        NAPI_CALL(env, napi_typeof(env, argv[6], &type));
-        if (type != napi_undefined) {
-            bool force = false;
-            if (type != napi_boolean) {
-                napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "forceScalar must be a boolean");
-                return NULL;
-            }
-            NAPI_CALL(env, napi_get_value_bool(env, argv[6], &force));
-            if (force) impl = ARGON2ID_IMPL_SCALAR;
-        }
-    }
+    if (argc >= 7 && get_mode(env, argv[6], &impl) != 0) return NULL;
 
     instance *inst = NULL;
     NAPI_CALL(env, napi_get_instance_data(env, (void **)&inst));

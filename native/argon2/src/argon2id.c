@@ -10,12 +10,14 @@
  */
 #include "argon2id.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "blake2b.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define ARGON2ID_HAVE_AVX2_CODE 1
+#define ARGON2ID_HAVE_AVX2_CODE 1 /* and the AVX-512 code */
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define ARGON2ID_HAVE_AVX2_CODE 0
@@ -211,8 +213,8 @@ static size_t fill_block_scalar_xor(const uint64_t *x, const uint64_t *y, uint64
  * GB chains to work on: 8 rows = 2 x 4, then 8 columns = 2 x 4. The block is held in 16 ymm
  * registers at a time plus a 1 KiB stack copy between the row and the column pass.
  * Measured on this project's AMD EPYC (Zen 3) VM, 1 KiB in cache: ~185 ns per block with two
- * P at a time, ~148 ns with four, ~163 ns with eight (register spills). The CPU has no
- * AVX-512, so there is no AVX-512 path.
+ * P at a time, ~148 ns with four, ~163 ns with eight (register spills). Where the CPU has
+ * AVX-512F and AVX-512VL, the AVX-512 function below is used instead.
  */
 #if ARGON2ID_HAVE_AVX2_CODE
 
@@ -411,16 +413,292 @@ __attribute__((target("avx2"))) static size_t fill_block_avx2_xor(const uint64_t
     return fill_block_avx2_body(x, y, out, hint, 1);
 }
 
-static int cpu_has_avx2(void) {
-    /* libgcc's check includes the OS having enabled the YMM state (XGETBV). */
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
+#endif /* ARGON2ID_HAVE_AVX2_CODE */
+
+/* ---------------------------------------------------------------------------------------
+ * AVX-512 compression function (AVX-512F + AVX-512VL).
+ *
+ * A zmm register holds eight 64-bit words, so the whole block (128 words) fits in 16 of the
+ * 32 zmm registers and each pass of G (eight P) runs as four independent GB chains of zmm
+ * instructions, as the AVX2 path does with ymm, but each instruction does twice the work.
+ * Besides the width, AVX-512 brings:
+ *   - vprorq/vprolq, a 64-bit rotation by any count in one instruction (AVX2 needs a byte
+ *     shuffle for 24 and 16 and shift + add + xor for 63);
+ *   - vpternlogq, a three-input XOR in one instruction (Z ^ R ^ old block);
+ *   - vpermt2q, any choice of 64-bit words from two registers, which undoes the diagonal
+ *     arrangement and rebuilds memory order in one step;
+ *   - 32 registers: block, temporaries and constants need no spills.
+ *
+ * Memory order: zmm 2r + h of a block holds words 8h .. 8h+7 of row r of the 8x8 matrix of
+ * 16-byte registers of section 3.5 (row r = words 16r .. 16r+15).
+ *
+ * Row pass, "half layout": P's column step is GB(v0,v4,v8,v12) .. GB(v3,v7,v11,v15), i.e.
+ * GB on the four-word groups a = v0..v3, b = v4..v7, c = v8..v11, d = v12..v15 word by word.
+ * A zmm takes a group of row 2i in its low 256 bits and the same group of row 2i+1 in its
+ * high 256 bits (one vshufi64x2 of two memory zmm each), so rows 2i and 2i+1 are one set
+ * (a, b, c, d) of four zmm and the four row pairs are the four chains. The diagonal step
+ * GB(v0,v5,v10,v15) .. GB(v3,v4,v9,v14) rotates b, c and d by one, two and three words
+ * within each 256-bit half (vpermq, vshufi64x2). The way back to memory order, which has
+ * to recombine 256-bit halves anyway, undoes that rotation in the same vpermt2q.
+ *
+ * Column pass, "quad layout" (the AVX2 pair layout with four P instead of two): zmm k holds
+ * the words (v[2k], v[2k+1]) of four P inputs, one per 128-bit lane. P on column c takes
+ * as its register k the register (k, c) of the matrix, which is lane c mod 4 of zmm
+ * 2k + c / 4: memory order already is quad layout, columns 0-3 in the even zmm and 4-7 in
+ * the odd ones. The column step is GB on zmm (0,2,4,6) and (1,3,5,7) as they are; the
+ * diagonal step needs (v5,v6), (v7,v4), (v15,v12), (v13,v14), each one in-lane vshufpd of
+ * two registers (vpalignr on zmm would need AVX-512BW). Columns 0-3 are done first, on
+ * their own: word 0 of the new block is then final and the next reference block is
+ * prefetched (see fill_block_avx2_body) while columns 4-7 are computed. Doing all eight
+ * columns at once (four chains instead of two) is as fast in cache but ~10% slower at
+ * m = 19456, where the prefetch then comes too late.
+ *
+ * Measured on this project's 2-vCPU Intel Xeon (AVX-512) VM, per block, alternated runs in
+ * one process: ~105-125 ns in cache against ~185-190 ns for the AVX2 path, ~140-165 ns
+ * against ~210 ns at m = 19456 (see README.md). Variants that measured no better and were dropped:
+ * the row pass in quad layout too (a 4x4 transpose of 128-bit lanes on the way in and out,
+ * ~4% slower), the 32-bit rotation as vpshufd (balances ports 0 and 5; no difference),
+ * prefetching the next output block, prefetching into L2 only (slower) and prefetching two
+ * or four blocks ahead in the data-independent slices.
+ */
+#if ARGON2ID_HAVE_AVX2_CODE
+
+#define AVX512_FN __attribute__((target("avx512f,avx512vl"), always_inline)) static inline
+
+AVX512_FN __m512i fblamka_avx512(__m512i a, __m512i b) {
+    __m512i ml = _mm512_mul_epu32(a, b); /* trunc(a) * trunc(b), vpmuludq */
+    return _mm512_add_epi64(_mm512_add_epi64(a, b), _mm512_add_epi64(ml, ml));
+}
+
+/* Half of GB: a = BlaMka(a, b); d = (d ^ a) >>> n, on four independent groups at once. */
+#define GB_HALF_AVX512(a0, b0, d0, a1, b1, d1, a2, b2, d2, a3, b3, d3, n) \
+    do {                                                                 \
+        a0 = fblamka_avx512(a0, b0);                                     \
+        a1 = fblamka_avx512(a1, b1);                                     \
+        a2 = fblamka_avx512(a2, b2);                                     \
+        a3 = fblamka_avx512(a3, b3);                                     \
+        d0 = _mm512_ror_epi64(_mm512_xor_si512(d0, a0), n);              \
+        d1 = _mm512_ror_epi64(_mm512_xor_si512(d1, a1), n);              \
+        d2 = _mm512_ror_epi64(_mm512_xor_si512(d2, a2), n);              \
+        d3 = _mm512_ror_epi64(_mm512_xor_si512(d3, a3), n);              \
+    } while (0)
+
+/* GB (RFC 9106 section 3.6) on four groups (a, b, c, d) of registers. */
+#define GB4_AVX512(a0, b0, c0, d0, a1, b1, c1, d1, a2, b2, c2, d2, a3, b3, c3, d3) \
+    do {                                                                       \
+        GB_HALF_AVX512(a0, b0, d0, a1, b1, d1, a2, b2, d2, a3, b3, d3, 32);    \
+        GB_HALF_AVX512(c0, d0, b0, c1, d1, b1, c2, d2, b2, c3, d3, b3, 24);    \
+        GB_HALF_AVX512(a0, b0, d0, a1, b1, d1, a2, b2, d2, a3, b3, d3, 16);    \
+        GB_HALF_AVX512(c0, d0, b0, c1, d1, b1, c2, d2, b2, c3, d3, b3, 63);    \
+    } while (0)
+
+/* The same on two groups. */
+#define GB2_AVX512(a0, b0, c0, d0, a1, b1, c1, d1)                        \
+    do {                                                                  \
+        a0 = fblamka_avx512(a0, b0);                                      \
+        a1 = fblamka_avx512(a1, b1);                                      \
+        d0 = _mm512_ror_epi64(_mm512_xor_si512(d0, a0), 32);              \
+        d1 = _mm512_ror_epi64(_mm512_xor_si512(d1, a1), 32);              \
+        c0 = fblamka_avx512(c0, d0);                                      \
+        c1 = fblamka_avx512(c1, d1);                                      \
+        b0 = _mm512_ror_epi64(_mm512_xor_si512(b0, c0), 24);              \
+        b1 = _mm512_ror_epi64(_mm512_xor_si512(b1, c1), 24);              \
+        a0 = fblamka_avx512(a0, b0);                                      \
+        a1 = fblamka_avx512(a1, b1);                                      \
+        d0 = _mm512_ror_epi64(_mm512_xor_si512(d0, a0), 16);              \
+        d1 = _mm512_ror_epi64(_mm512_xor_si512(d1, a1), 16);              \
+        c0 = fblamka_avx512(c0, d0);                                      \
+        c1 = fblamka_avx512(c1, d1);                                      \
+        b0 = _mm512_ror_epi64(_mm512_xor_si512(b0, c0), 63);              \
+        b1 = _mm512_ror_epi64(_mm512_xor_si512(b1, c1), 63);              \
+    } while (0)
+
+/* Row pass: P on all eight rows, in half layout (set i = rows 2i and 2i + 1). Leaves b, c
+ * and d in the diagonal arrangement; rows_to_memory_avx512 puts them back. */
+AVX512_FN void p8_rows_avx512(__m512i a[4], __m512i b[4], __m512i c[4], __m512i d[4]) {
+    GB4_AVX512(a[0], b[0], c[0], d[0], a[1], b[1], c[1], d[1], a[2], b[2], c[2], d[2], a[3], b[3], c[3], d[3]);
+    for (int i = 0; i < 4; i++) {
+        b[i] = _mm512_permutex_epi64(b[i], _MM_SHUFFLE(0, 3, 2, 1)); /* v5 v6 v7 v4 */
+        c[i] = _mm512_permutex_epi64(c[i], _MM_SHUFFLE(1, 0, 3, 2)); /* v10 v11 v8 v9 */
+        d[i] = _mm512_permutex_epi64(d[i], _MM_SHUFFLE(2, 1, 0, 3)); /* v15 v12 v13 v14 */
+    }
+    GB4_AVX512(a[0], b[0], c[0], d[0], a[1], b[1], c[1], d[1], a[2], b[2], c[2], d[2], a[3], b[3], c[3], d[3]);
+}
+
+/* After p8_rows_avx512: memory order for rows 2i (zmm 4i, 4i + 1) and 2i + 1 (4i + 2, 4i + 3).
+ * vpermt2q index: 0-7 pick a word of the first register, 8-15 of the second. Row 2i's
+ * words 0-7 are a.0-3 then b.3, b.0, b.1, b.2 (b holds v5 v6 v7 v4); words 8-15 are
+ * c.2, c.3, c.0, c.1 (c holds v10 v11 v8 v9) then d.1, d.2, d.3, d.0 (v15 v12 v13 v14).
+ * Row 2i + 1 likewise from the high halves (+4). */
+AVX512_FN void rows_to_memory_avx512(const __m512i a[4], const __m512i b[4], const __m512i c[4],
+                                     const __m512i d[4], __m512i t[16]) {
+    const __m512i ab_lo = _mm512_setr_epi64(0, 1, 2, 3, 11, 8, 9, 10);
+    const __m512i ab_hi = _mm512_setr_epi64(4, 5, 6, 7, 15, 12, 13, 14);
+    const __m512i cd_lo = _mm512_setr_epi64(2, 3, 0, 1, 9, 10, 11, 8);
+    const __m512i cd_hi = _mm512_setr_epi64(6, 7, 4, 5, 13, 14, 15, 12);
+    for (int i = 0; i < 4; i++) {
+        t[4 * i] = _mm512_permutex2var_epi64(a[i], ab_lo, b[i]);
+        t[4 * i + 1] = _mm512_permutex2var_epi64(c[i], cd_lo, d[i]);
+        t[4 * i + 2] = _mm512_permutex2var_epi64(a[i], ab_hi, b[i]);
+        t[4 * i + 3] = _mm512_permutex2var_epi64(c[i], cd_hi, d[i]);
+    }
+}
+
+/* (a.word1, b.word0) in each 128-bit lane: vshufpd with immediate 0b01010101. */
+AVX512_FN __m512i cross_avx512(__m512i a, __m512i b) {
+    return _mm512_castpd_si512(_mm512_shuffle_pd(_mm512_castsi512_pd(a), _mm512_castsi512_pd(b), 0x55));
+}
+
+/* Column pass: P on four columns in quad layout (y[k] = register k of each), as p4_avx2's
+ * pair layout: column step, then the diagonal step on re-paired registers. */
+AVX512_FN void p4_columns_avx512(__m512i y[8]) {
+    GB2_AVX512(y[0], y[2], y[4], y[6], y[1], y[3], y[5], y[7]);
+    __m512i b0 = cross_avx512(y[2], y[3]); /* (v5, v6)   */
+    __m512i b1 = cross_avx512(y[3], y[2]); /* (v7, v4)   */
+    __m512i d0 = cross_avx512(y[7], y[6]); /* (v15, v12) */
+    __m512i d1 = cross_avx512(y[6], y[7]); /* (v13, v14) */
+    /* a = (v0,v1), (v2,v3) as they are; c = (v10,v11), (v8,v9) are registers 5 and 4. */
+    GB2_AVX512(y[0], b0, y[5], d0, y[1], b1, y[4], d1);
+    y[2] = cross_avx512(b1, b0); /* (v4, v5)   */
+    y[3] = cross_avx512(b0, b1); /* (v6, v7)   */
+    y[6] = cross_avx512(d0, d1); /* (v12, v13) */
+    y[7] = cross_avx512(d1, d0); /* (v14, v15) */
+}
+
+/* Output zmm i: Z ^ R (pass 0) or Z ^ R ^ the old block (later passes, one vpternlogq,
+ * 0x96 = a ^ b ^ c). Returns what it stored. */
+AVX512_FN __m512i store_out_avx512(__m512i *O, const __m512i *R, int i, __m512i z, int xor_into) {
+    const __m512i o = xor_into ? _mm512_ternarylogic_epi64(z, R[i], _mm512_loadu_si512(O + i), 0x96)
+                               : _mm512_xor_si512(z, R[i]);
+    _mm512_storeu_si512(O + i, o);
+    return o;
+}
+
+AVX512_FN size_t fill_block_avx512_body(const uint64_t *x, const uint64_t *y, uint64_t *out,
+                                        const next_ref_hint *hint, int xor_into) {
+    const __m512i *X = (const __m512i *)x;
+    const __m512i *Y = (const __m512i *)y;
+    __m512i *O = (__m512i *)out;
+    /* R = X ^ Y and the block after the row pass, both in memory order, on the stack (L1).
+     * Keeping R costs 16 stores but saves reloading X and Y and one XOR per zmm at the end
+     * (measured ~4% in cache). */
+    _Alignas(64) __m512i r[16], t[16];
+    size_t next_ref = NO_REF;
+
+    /* Row pass. */
+    __m512i a[4], b[4], c[4], d[4];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_xor_si512(_mm512_loadu_si512(X + i), _mm512_loadu_si512(Y + i));
+    for (int i = 0; i < 4; i++) {
+        /* Rows 2i (zmm 4i, 4i + 1) and 2i + 1 (zmm 4i + 2, 4i + 3) into half layout. */
+        a[i] = _mm512_shuffle_i64x2(r[4 * i], r[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        b[i] = _mm512_shuffle_i64x2(r[4 * i], r[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        c[i] = _mm512_shuffle_i64x2(r[4 * i + 1], r[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        d[i] = _mm512_shuffle_i64x2(r[4 * i + 1], r[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    p8_rows_avx512(a, b, c, d);
+    rows_to_memory_avx512(a, b, c, d, t);
+
+    /* Column pass: columns 0-3 (even zmm), then 4-7 (odd zmm). */
+    __m512i v[8];
+    for (int k = 0; k < 8; k++) v[k] = t[2 * k];
+    p4_columns_avx512(v);
+    const __m512i first = store_out_avx512(O, r, 0, v[0], xor_into);
+    for (int k = 1; k < 8; k++) store_out_avx512(O, r, 2 * k, v[k], xor_into);
+    if (hint != NULL) {
+        /* Word 0 of the new block is final: ask for the next block's reference block now
+         * (data-dependent addressing), while columns 4-7 are computed. */
+        const uint64_t rnd = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(first));
+        next_ref = ref_block_index(rnd, hint->lanes, hint->lane, 0, hint->lane_len, hint->w_same,
+                                   hint->w_other, hint->w_start);
+        prefetch_block(hint->mem + next_ref * QWORDS_IN_BLOCK);
+    }
+    for (int k = 0; k < 8; k++) v[k] = t[2 * k + 1];
+    p4_columns_avx512(v);
+    for (int k = 0; k < 8; k++) store_out_avx512(O, r, 2 * k + 1, v[k], xor_into);
+    return next_ref;
+}
+
+__attribute__((target("avx512f,avx512vl"))) static size_t fill_block_avx512(const uint64_t *x, const uint64_t *y,
+                                                                           uint64_t *out, const next_ref_hint *hint) {
+    return fill_block_avx512_body(x, y, out, hint, 0);
+}
+
+__attribute__((target("avx512f,avx512vl"))) static size_t fill_block_avx512_xor(const uint64_t *x, const uint64_t *y,
+                                                                               uint64_t *out, const next_ref_hint *hint) {
+    return fill_block_avx512_body(x, y, out, hint, 1);
+}
+#endif /* ARGON2ID_HAVE_AVX2_CODE */
+
+/* ---------------------------------------------------------------------------------------
+ * Run-time choice of the compression function.
+ *
+ * CPUID says what the CPU implements, XGETBV (register XCR0) what state the OS saves on a
+ * context switch: an instruction set whose registers the OS does not save cannot be used
+ * even if the CPU has it (YMM upper halves for AVX2; opmask registers, ZMM upper halves and
+ * ZMM16-31 for AVX-512).
+ */
+#define SIMD_AVX2 1u
+#define SIMD_AVX512 2u
+
+#if ARGON2ID_HAVE_AVX2_CODE
+static unsigned detect_simd(void) {
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
+    /* CPUID.1:ECX bit 27 OSXSAVE (XGETBV is usable), bit 28 AVX. */
+    if (!(ecx & (1u << 27)) || !(ecx & (1u << 28))) return 0;
+    unsigned xcr0_lo, xcr0_hi;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    /* XCR0 bit 1 SSE state, bit 2 YMM upper halves. */
+    if ((xcr0_lo & 0x6u) != 0x6u) return 0;
+    /* CPUID.(7,0):EBX bit 5 AVX2, bit 16 AVX-512F, bit 31 AVX-512VL. */
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return 0;
+    unsigned simd = 0;
+    if (ebx & (1u << 5)) simd |= SIMD_AVX2;
+    /* XCR0 bits 5-7: opmask registers, ZMM0-15 upper halves, ZMM16-31. (macOS enables the
+     * AVX-512 state only on first use, so there this check errs on the side of AVX2.) */
+    if ((simd & SIMD_AVX2) && (ebx & (1u << 16)) && (ebx & (1u << 31)) && (xcr0_lo & 0xE6u) == 0xE6u)
+        simd |= SIMD_AVX512;
+    return simd;
 }
 #else
-static int cpu_has_avx2(void) { return 0; }
+static unsigned detect_simd(void) { return 0; }
 #endif
 
-const char *argon2id_impl_name(void) { return cpu_has_avx2() ? "avx2" : "scalar"; }
+/* CPUID is slow under a hypervisor (it traps), so it runs once; threads that race here
+ * compute and store the same value. */
+static unsigned cpu_simd(void) {
+    static _Atomic int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (v < 0) {
+        v = (int)detect_simd();
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
+    }
+    return (unsigned)v;
+}
+
+int argon2id_impl_available(argon2id_impl impl) {
+    switch (impl) {
+        case ARGON2ID_IMPL_AUTO:
+        case ARGON2ID_IMPL_SCALAR: return 1;
+        case ARGON2ID_IMPL_AVX2: return (cpu_simd() & SIMD_AVX2) != 0;
+        case ARGON2ID_IMPL_AVX512: return (cpu_simd() & SIMD_AVX512) != 0;
+        default: return 0;
+    }
+}
+
+static argon2id_impl best_impl(void) {
+    const unsigned simd = cpu_simd();
+    return (simd & SIMD_AVX512) ? ARGON2ID_IMPL_AVX512 : (simd & SIMD_AVX2) ? ARGON2ID_IMPL_AVX2 : ARGON2ID_IMPL_SCALAR;
+}
+
+const char *argon2id_impl_name(void) {
+    switch (best_impl()) {
+        case ARGON2ID_IMPL_AVX512: return "avx512";
+        case ARGON2ID_IMPL_AVX2: return "avx2";
+        default: return "scalar";
+    }
+}
 
 /* ---------------------------------------------------------------------------------------
  * H' (RFC 9106 section 3.3): variable-length hash built from BLAKE2b.
@@ -613,18 +891,19 @@ int argon2id_raw_impl(const uint8_t *pwd, size_t pwdlen, const uint8_t *salt, si
     c.seg_len = c.lane_len / SYNC_POINTS;
     c.passes = t;
 
-    if (impl == ARGON2ID_IMPL_AUTO) impl = cpu_has_avx2() ? ARGON2ID_IMPL_AVX2 : ARGON2ID_IMPL_SCALAR;
-    if (impl == ARGON2ID_IMPL_AVX2) {
-#if ARGON2ID_HAVE_AVX2_CODE
-        if (!cpu_has_avx2()) return ARGON2ID_ERR_IMPL;
-        c.fill = fill_block_avx2;
-        c.fill_xor = fill_block_avx2_xor;
-#else
-        return ARGON2ID_ERR_IMPL;
-#endif
-    } else if (impl == ARGON2ID_IMPL_SCALAR) {
+    if (impl == ARGON2ID_IMPL_AUTO) impl = best_impl();
+    if (!argon2id_impl_available(impl)) return ARGON2ID_ERR_IMPL;
+    if (impl == ARGON2ID_IMPL_SCALAR) {
         c.fill = fill_block_scalar;
         c.fill_xor = fill_block_scalar_xor;
+#if ARGON2ID_HAVE_AVX2_CODE
+    } else if (impl == ARGON2ID_IMPL_AVX2) {
+        c.fill = fill_block_avx2;
+        c.fill_xor = fill_block_avx2_xor;
+    } else if (impl == ARGON2ID_IMPL_AVX512) {
+        c.fill = fill_block_avx512;
+        c.fill_xor = fill_block_avx512_xor;
+#endif
     } else {
         return ARGON2ID_ERR_IMPL;
     }

@@ -39,9 +39,10 @@ enum {
 };
 
 typedef enum {
-    ARGON2ID_IMPL_AUTO = 0,   /* fastest available (AVX2 when the CPU has it) */
-    ARGON2ID_IMPL_SCALAR = 1, /* portable C, for testing the SIMD path against */
+    ARGON2ID_IMPL_AUTO = 0,   /* fastest available: AVX-512, else AVX2, else portable C */
+    ARGON2ID_IMPL_SCALAR = 1, /* portable C, for testing the SIMD paths against */
     ARGON2ID_IMPL_AVX2 = 2,
+    ARGON2ID_IMPL_AVX512 = 3, /* AVX-512F + AVX-512VL */
 } argon2id_impl;
 
 /*
@@ -50,8 +51,11 @@ typedef enum {
  */
 size_t argon2id_area_bytes(uint32_t m_kib, uint32_t p);
 
-/* The compression function ARGON2ID_IMPL_AUTO picks on this CPU: "avx2" or "scalar". */
+/* The compression function ARGON2ID_IMPL_AUTO picks on this CPU: "avx512", "avx2" or "scalar". */
 const char *argon2id_impl_name(void);
+
+/* 1 when this CPU and OS can run the compression function `impl` (AUTO and SCALAR: always). */
+int argon2id_impl_available(argon2id_impl impl);
 
 /* A short English description of an error code. */
 const char *argon2id_error_message(int code);
