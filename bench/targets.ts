@@ -64,7 +64,12 @@ export function productTarget(env: NodeJS.ProcessEnv, backend: Pick<ProductBacke
       name: 'product',
       script: fileURLToPath(new URL('../src/main.js', import.meta.url)),
       // BENCH_CPU_PROF_DIR=<dir>: V8 CPU profiles of the product (one per start) for flame graphs.
-      ...(env.BENCH_CPU_PROF_DIR ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_CPU_PROF_DIR}`] } : {}),
+      // BENCH_PRODUCT_NODE_ARGS: more flags before the script, space-separated (--perf-basic-prof
+      // for `perf`, --log-deopt --logfile=<file>: the flags NODE_OPTIONS refuses).
+      nodeArgs: [
+        ...(env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_CPU_PROF_DIR}`] : []),
+        ...(env.BENCH_PRODUCT_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      ],
       readyPath: '/readyz',
       eventLoop: { kind: 'metrics', path: '/metrics', prefix: 'svc_' },
       env: (port, dir) => ({
