@@ -109,6 +109,15 @@ static inline void prefetch_block(const uint64_t *b) {
     for (int i = 0; i < QWORDS_IN_BLOCK; i += 8) __builtin_prefetch(b + i, 0, 3);
 }
 
+/* The next block's reference, from word 0 of the block being computed (its J1 and J2), prefetched
+ * at once; used by the SIMD compression functions in data-dependent slices. */
+static inline size_t prefetch_next_ref(const next_ref_hint *hint, uint64_t rnd) {
+    const size_t next_ref = ref_block_index(rnd, hint->lanes, hint->lane, 0, hint->lane_len, hint->w_same,
+                                            hint->w_other, hint->w_start);
+    prefetch_block(hint->mem + next_ref * QWORDS_IN_BLOCK);
+    return next_ref;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Portable compression function G (RFC 9106 section 3.5 and 3.6).
  */
@@ -395,9 +404,7 @@ AVX2_FN size_t fill_block_avx2_body(const uint64_t *x, const uint64_t *y, uint64
              * the second half runs: it is a random read anywhere in the area, usually a
              * cache miss, which would otherwise stall the start of the next block. */
             const uint64_t rnd = (uint64_t)_mm_cvtsi128_si64(_mm256_castsi256_si128(_mm256_loadu_si256(O)));
-            next_ref = ref_block_index(rnd, hint->lanes, hint->lane, 0, hint->lane_len, hint->w_same,
-                                       hint->w_other, hint->w_start);
-            prefetch_block(hint->mem + next_ref * QWORDS_IN_BLOCK);
+            next_ref = prefetch_next_ref(hint, rnd);
         }
     }
     return next_ref;
@@ -608,9 +615,7 @@ AVX512_FN size_t fill_block_avx512_body(const uint64_t *x, const uint64_t *y, ui
         /* Word 0 of the new block is final: ask for the next block's reference block now
          * (data-dependent addressing), while columns 4-7 are computed. */
         const uint64_t rnd = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(first));
-        next_ref = ref_block_index(rnd, hint->lanes, hint->lane, 0, hint->lane_len, hint->w_same,
-                                   hint->w_other, hint->w_start);
-        prefetch_block(hint->mem + next_ref * QWORDS_IN_BLOCK);
+        next_ref = prefetch_next_ref(hint, rnd);
     }
     for (int k = 0; k < 8; k++) v[k] = t[2 * k + 1];
     p4_columns_avx512(v);
