@@ -20,7 +20,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { pkceChallenge } from '../social/upstream.js';
 import { corsJsonHeaders } from './grant-claims.js';
-import { accessToken, defined, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
+import { accessToken, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'authorization_code';
 const PARAMS = new Set(['code', 'redirect_uri', 'code_verifier']);
@@ -64,7 +64,7 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
     const ttl = host.config.oidc.ttl.refresh_token;
     const rtValue = tokenValue();
     // grant_common.js issueTokens' RefreshToken, members in its order (iiat last: the model sets it).
-    const payload = defined({
+    const payload = {
       iat: now,
       exp: now + ttl,
       accountId: source.accountId,
@@ -83,7 +83,7 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
       jti: rtValue,
       clientId: source.clientId,
       iiat: now,
-    });
+    };
     refresh = { value: rtValue, payload, ttl };
   }
   // Issued together (see refresh-grant.ts): answered only once all succeeded.
@@ -95,6 +95,6 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
   const id = await signing;
   host.tokenIssued(source.clientId, GTY);
 
-  const body = defined({ access_token: at.value, expires_in: at.ttl, id_token: id, refresh_token: refresh?.value, scope: p.atScope, token_type: 'Bearer' });
+  const body = { access_token: at.value, expires_in: at.ttl, id_token: id, refresh_token: refresh?.value, scope: p.atScope, token_type: 'Bearer' };
   return { status: 200, headers: corsJsonHeaders(p.origin), body: JSON.stringify(body) };
 }

@@ -26,7 +26,7 @@
  */
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { corsJsonHeaders } from './grant-claims.js';
-import { accessToken, defined, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
+import { accessToken, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'refresh_token';
 const PARAMS = new Set(['refresh_token']);
@@ -56,7 +56,7 @@ export async function refreshGrant(host: UserTokenHost, req: HttpRequest): Promi
   const gty = typeof token.gty === 'string' && !token.gty.endsWith(GTY) ? `${token.gty} ${GTY}` : token.gty;
   const rtTtl = host.config.oidc.ttl.refresh_token;
   const rtValue = tokenValue();
-  const successor = defined({
+  const successor = {
     iat: now,
     exp: now + rtTtl,
     accountId: source.accountId,
@@ -75,7 +75,7 @@ export async function refreshGrant(host: UserTokenHost, req: HttpRequest): Promi
     kind: 'RefreshToken',
     jti: rtValue,
     clientId: source.clientId,
-  });
+  };
   const at = accessToken(host, setup, source, p, gty, now);
   // Issued together (one round trip on Redis): nothing is answered unless all three succeed, and
   // tokens written beside a failed consume were never handed out.
@@ -87,6 +87,6 @@ export async function refreshGrant(host: UserTokenHost, req: HttpRequest): Promi
   const id = await signing;
   host.tokenIssued(source.clientId, GTY);
 
-  const body = defined({ access_token: at.value, expires_in: at.ttl, id_token: id, refresh_token: rtValue, scope: p.atScope, token_type: 'Bearer' });
+  const body = { access_token: at.value, expires_in: at.ttl, id_token: id, refresh_token: rtValue, scope: p.atScope, token_type: 'Bearer' };
   return { status: 200, headers: corsJsonHeaders(p.origin), body: JSON.stringify(body) };
 }
