@@ -1,4 +1,5 @@
 /** Prometheus metrics (CONTRACT.md names) when features.metrics.enabled; absent otherwise. */
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -49,6 +50,27 @@ describe('metrics endpoint', () => {
     expect(text).not.toContain(probe);
     expect(text).not.toContain('abcdefgh12345678');
   });
+  it('made-up HTTP methods are refused by the front door and leave no series behind (the method label stays bounded)', async () => {
+    const probe = `XYZZY${Date.now()}`;
+    const url = new URL('/oidc/v1/jwks', t.url);
+    for (let i = 0; i < 5; i++) {
+      // uWS parses only the standard methods: anything else closes the connection unanswered.
+      const outcome = await new Promise<number | 'closed'>((resolve) => {
+        const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: `${probe}${i}` }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', () => resolve('closed'));
+        req.end();
+      });
+      expect(outcome === 'closed' || outcome >= 400, String(outcome)).toBe(true);
+    }
+    expect((await api(t, 'GET', '/oidc/v1/jwks')).status).toBe(200);
+    const text = (await api(t, 'GET', '/metrics')).text;
+    expect(text).not.toContain(probe);
+    expect(text).toMatch(/svc_http_requests_total\{route="oidc\/jwks",method="GET",status="200"\} [1-9]/);
+  });
+
   it('labels userinfo as oidc/userinfo, not oidc:other (the label list follows the provider routes)', async () => {
     // No token: oidc-provider answers 401, which is still a request to the userinfo endpoint.
     const res = await api(t, 'GET', '/oidc/v1/userinfo');
