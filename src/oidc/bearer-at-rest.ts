@@ -56,7 +56,8 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
       // `jti` (the value) is left out of the stored JSON: undefined members are not serialised.
       // A row from before, under the raw value, is left to expire (find prefers the hashed one;
       // consume and destroy act on both): deleting it on every save would cost a write each time.
-      const stored = model === SEALED_MODEL ? { ...payload, jti: undefined, jti_sealed: sealer.seal(id, aad(tenant, model)) } : { ...payload, jti: undefined };
+      const stored: Record<string, unknown> = { ...payload, jti: undefined };
+      if (model === SEALED_MODEL) stored.jti_sealed = sealer.seal(id, aad(tenant, model));
       await repo.upsert(tenant, model, storedId(tenant, model, id), stored, expiresAt);
     },
     async find(tenant, model, id) {
