@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { opensslNote } from '../src/keys/openssl-dispatch.js';
 import { clockTicksPerSecond } from './cpu.js';
 import { argon2Ceiling } from './argon2-ceiling.js';
 import { openBackend, type ProductBackend } from './backend.js';
@@ -163,6 +164,10 @@ async function main(): Promise<number> {
   const productDef = productTarget(process.env, storage);
   const baselineDef = baselineTarget();
   if (Object.keys(productDef.overrides).length) environment.productOverrides = productDef.overrides;
+  // OpenSSL's RSA routine (README, Tuning): only BENCH_PRODUCT_OPENSSL_ia32cap reaches the product;
+  // the baseline runs with OpenSSL's default.
+  const productOpenssl = opensslNote({ OPENSSL_ia32cap: productDef.overrides.OPENSSL_ia32cap }) ?? 'default';
+  environment.productOpenssl = productOpenssl;
 
   const servers: Partial<Record<Target, ServerProcess>> = {};
   try {
@@ -239,7 +244,7 @@ async function main(): Promise<number> {
     process.stdout.write(
       `\n${renderBackend(storage.info)}\n\n${renderTable(results)}\n\n${renderResources(results)}\n\n${renderServers(report.servers)}\n\n${renderGoals(report.goals)}\n\n` +
         `${opts.connections} connections (password logins ${loginConnections}), ${opts.duration} s measured after ${opts.warmup} s warm-up; ` +
-        `${cpus().length} CPUs, Node ${process.version}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}; ` +
+        `${cpus().length} CPUs, Node ${process.version}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}; product OpenSSL RSA: ${productOpenssl}; ` +
         `latency of the expected answers (2xx; 303 for the sign-in form); CPU µs/req = server user+system CPU (all threads) / completed requests; ` +
         `ratio = product/baseline req/s; CPU ratio = baseline/product CPU µs/req; errors = failed requests (connection errors + unexpected statuses + failed checks), product/baseline.\n`,
     );

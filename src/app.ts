@@ -18,6 +18,7 @@ import { RedisEventBus } from './events/redis-bus.js';
 import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse, toProblem } from './http/problem.js';
 import { HttpServer, uwsTransport, type RequestHead } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
+import { opensslNote } from './keys/openssl-dispatch.js';
 import { RotationScheduler } from './keys/scheduler.js';
 import { Sealer, loadEncryptionKey } from './keys/sealer.js';
 import { createLogger, type Logger } from './log.js';
@@ -352,7 +353,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   let port = 0;
   if (opts.listen !== false) {
     port = await server.listen();
-    log.info(startLine(config, { port, transport: uwsTransport(), storage: ctx.storage.kind, redis: ctx.redis !== undefined, issuerOf: (t) => ctx.resolver.issuerOf(t), startupMs: Math.round(performance.now() - started) }), 'listening');
+    log.info(startLine(config, { port, transport: uwsTransport(), storage: ctx.storage.kind, redis: ctx.redis !== undefined, issuerOf: (t) => ctx.resolver.issuerOf(t), startupMs: Math.round(performance.now() - started), openssl: opensslNote() }), 'listening');
   }
   ready = true;
   const keyScheduler = new RotationScheduler(ctx, () => pool.tenants());

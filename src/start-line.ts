@@ -14,6 +14,8 @@ export interface StartFacts {
   redis: boolean;
   issuerOf: (tenant: string) => string;
   startupMs: number;
+  /** OpenSSL's RSA routine, where it matters (keys/openssl-dispatch.ts dispatchNote). */
+  openssl?: string | undefined;
 }
 
 export function startLine(config: Config, facts: StartFacts): Record<string, unknown> {
@@ -26,6 +28,7 @@ export function startLine(config: Config, facts: StartFacts): Record<string, unk
     redis: facts.redis ? 'on' : 'off',
     access_log: accessLogMode(config),
     startup_ms: facts.startupMs,
+    ...(facts.openssl !== undefined ? { openssl_rsa: facts.openssl } : {}),
   };
   const mt = config.multi_tenancy;
   if (!mt.enabled) return { ...common, multi_tenancy: false, issuer: facts.issuerOf('default') };

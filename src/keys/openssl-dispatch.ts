@@ -1,0 +1,60 @@
+/**
+ * Which of OpenSSL's RSA routines signs fastest on this CPU (issue 17), as advice to the operator.
+ *
+ * Every RS256 signature (client_credentials, refresh, the code exchange, silent re-authentication,
+ * a password sign-in's ID token) is an RSA-2048 private-key operation: two 1024-bit modular
+ * exponentiations. OpenSSL 3.0 (the one Node 20 bundles) picks its routine from the CPU's feature
+ * bits: on a CPU with BMI2 and ADX it takes the MULX/ADCX code and never its AVX2 one (RSAZ), a
+ * choice made for Intel cores. On AMD Zen 3 the AVX2 routine is the faster one: measured on this
+ * project's AMD EPYC (family 25) machine, RSA-2048 signatures took 643-658 µs instead of 741-796 µs
+ * from Node, 675-746 µs instead of 793-877 µs in `openssl speed rsa2048` (docs/decisions.md).
+ *
+ * OpenSSL reads its feature bits once, when the binary is loaded, from the `OPENSSL_ia32cap`
+ * environment variable: it cannot be changed from JavaScript (Node's `--env-file` is read too late),
+ * only where the process is started. So the service says what it sees at start-up, and the operator
+ * sets the variable (README, "Tuning"). Clearing ADX (`:~0x80000`) is what makes the AVX2 routine
+ * eligible; the same signatures come out (RSASSA-PKCS1-v1_5 is deterministic), only the routine
+ * changes. It also moves P-256 and RSA verification off their MULX code: ~3 µs more per ES256
+ * signature and ~9 µs more per RS256 verification there, far less than the ~100 µs a signature saves.
+ *
+ * Only CPUs where it was measured get the advice: AMD family 25 (Zen 3) without AVX-512 IFMA. Zen 4
+ * has IFMA, for which OpenSSL has a faster routine still; Zen 2 and older were not measured.
+ */
+import { readFileSync } from 'node:fs';
+
+/** The value that makes OpenSSL's AVX2 RSA routine eligible (clears the ADX bit, CPUID 7.0 EBX bit 19). */
+export const AVX2_RSA_CAP = ':~0x80000';
+
+export interface DispatchFacts {
+  /** The advised `OPENSSL_ia32cap`, or undefined when this CPU is not one it was measured on. */
+  advice: string | undefined;
+  /** `OPENSSL_ia32cap` as the process was started with it. */
+  current: string | undefined;
+}
+
+/** The advice for the CPU that /proc/cpuinfo describes (its first processor). */
+export function rsaDispatchAdvice(cpuinfo: string): string | undefined {
+  const first = cpuinfo.split(/\n\s*\n/, 1)[0] ?? '';
+  const field = (name: string) => new RegExp(`^${name}\\s*:\\s*(.*)$`, 'm').exec(first)?.[1]?.trim();
+  const flags = new Set((field('flags') ?? '').split(/\s+/));
+  const zen3 = field('vendor_id') === 'AuthenticAMD' && field('cpu family') === '25';
+  return zen3 && flags.has('avx2') && flags.has('adx') && flags.has('bmi2') && !flags.has('avx512ifma') ? AVX2_RSA_CAP : undefined;
+}
+
+/** What the start-up line reports: nothing on other CPUs, otherwise whether the advice is followed. */
+export function dispatchNote(facts: DispatchFacts): string | undefined {
+  if (facts.current !== undefined) return `OPENSSL_ia32cap=${facts.current}`;
+  if (facts.advice === undefined) return undefined;
+  return `default; on this CPU OPENSSL_ia32cap=${facts.advice} signs RSA ~14% faster (README, Tuning)`;
+}
+
+/** dispatchNote for this process and machine (no advice where /proc/cpuinfo cannot be read). */
+export function opensslNote(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  let cpuinfo = '';
+  try {
+    cpuinfo = readFileSync('/proc/cpuinfo', 'latin1');
+  } catch {
+    // Not Linux, or no procfs: nothing to advise.
+  }
+  return dispatchNote({ advice: rsaDispatchAdvice(cpuinfo), current: env.OPENSSL_ia32cap });
+}
