@@ -16,13 +16,28 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
   });
 }
 
+/**
+ * The headers of one version of a public document, built once per body (the body Buffer is
+ * replaced when the document changes, and its entry goes with it). JWKS and discovery are the
+ * cheapest answers the service gives, so a per-request spread into a new object showed in their
+ * profile (issue 17). Frozen: responses share it, and code that adds a header builds a new object
+ * (`res.headers = { ...res.headers, ... }`); an assignment into it would throw rather than leak
+ * into other answers.
+ */
+const documentHeaders = new WeakMap<Buffer, Readonly<Record<string, string>>>();
+
 /** A cacheable public document (GET/HEAD), 304 when the client holds this version. */
 export function publicDocument(
   req: Pick<HttpRequest, 'method' | 'headers'>,
   doc: { body: Buffer; etag: string },
-  headers: Record<string, string>,
+  /** The document's headers but its ETag: the same for every version of the document. */
+  headers: Readonly<Record<string, string>>,
 ): HttpResponse {
-  const all = { ...headers, etag: doc.etag };
+  let all = documentHeaders.get(doc.body);
+  if (!all) {
+    all = Object.freeze({ ...headers, etag: doc.etag });
+    documentHeaders.set(doc.body, all);
+  }
   if (etagMatches(req.headers['if-none-match'], doc.etag)) return { status: 304, headers: all };
   return { status: 200, headers: all, body: req.method === 'HEAD' ? '' : doc.body };
 }

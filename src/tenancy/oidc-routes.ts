@@ -56,9 +56,13 @@ const GET = new Set(['GET', 'HEAD']);
 const POST = new Set(['POST']);
 const GET_POST = new Set(['GET', 'POST']);
 
-/** JWKS and discovery headers: public, cacheable, readable from any origin. */
+/** JWKS and discovery headers: public, cacheable, readable from any origin; one object per content type. */
+const documentHeaders = new Map<string, Readonly<Record<string, string>>>();
+
 export function documentResponse(req: Pick<HttpRequest, 'method' | 'headers'>, doc: { body: Buffer; etag: string }, type = JSON_TYPE): HttpResponse {
-  return publicDocument(req, doc, { 'content-type': type, 'cache-control': PUBLIC_CACHE, 'access-control-allow-origin': '*' });
+  let headers = documentHeaders.get(type);
+  if (!headers) documentHeaders.set(type, (headers = { 'content-type': type, 'cache-control': PUBLIC_CACHE, 'access-control-allow-origin': '*' }));
+  return publicDocument(req, doc, headers);
 }
 
 export function jwksResponse(host: Pick<TokenContext, 'keys'>, req: Pick<HttpRequest, 'method' | 'headers'>): HttpResponse {
