@@ -6,7 +6,7 @@
  * exponentiations. OpenSSL 3.0 (the one Node 20 bundles) picks its routine from the CPU's feature
  * bits: on a CPU with BMI2 and ADX it takes the MULX/ADCX code and never its AVX2 one (RSAZ), a
  * choice made for Intel cores. On AMD Zen 3 the AVX2 routine is the faster one: measured on this
- * project's AMD EPYC (family 25) machine, RSA-2048 signatures took 643-658 µs instead of 741-796 µs
+ * project's AMD EPYC (family 25) machine, RSA-2048 signatures took 643-658 µs instead of 741-868 µs
  * from Node, 675-746 µs instead of 793-877 µs in `openssl speed rsa2048` (docs/decisions.md).
  *
  * OpenSSL reads its feature bits once, when the binary is loaded, from the `OPENSSL_ia32cap`
