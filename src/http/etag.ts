@@ -24,20 +24,22 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
  * (`res.headers = { ...res.headers, ... }`); an assignment into it would throw rather than leak
  * into other answers.
  */
-const documentHeaders = new WeakMap<Buffer, Readonly<Record<string, string>>>();
+const documentHeaders = new WeakMap<Buffer, { from: Readonly<Record<string, string>>; all: Readonly<Record<string, string>> }>();
 
 /** A cacheable public document (GET/HEAD), 304 when the client holds this version. */
 export function publicDocument(
   req: Pick<HttpRequest, 'method' | 'headers'>,
   doc: { body: Buffer; etag: string },
-  /** The document's headers but its ETag: the same for every version of the document. */
+  /** The document's headers but its ETag: one object for every version of the document, so the built headers are reused. */
   headers: Readonly<Record<string, string>>,
 ): HttpResponse {
-  let all = documentHeaders.get(doc.body);
-  if (!all) {
-    all = Object.freeze({ ...headers, etag: doc.etag });
-    documentHeaders.set(doc.body, all);
+  // Built again when the same body comes with other headers (the caller passes one object per kind of document).
+  let cached = documentHeaders.get(doc.body);
+  if (cached?.from !== headers) {
+    cached = { from: headers, all: Object.freeze({ ...headers, etag: doc.etag }) };
+    documentHeaders.set(doc.body, cached);
   }
+  const all = cached.all;
   if (etagMatches(req.headers['if-none-match'], doc.etag)) return { status: 304, headers: all };
   return { status: 200, headers: all, body: req.method === 'HEAD' ? '' : doc.body };
 }

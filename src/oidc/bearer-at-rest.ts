@@ -57,13 +57,13 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
   };
   const protects = (model: string) => PROTECTED_MODELS.has(model);
   const sealedIds = new Map<string, string>();
-  const sealedId = (tenant: TenantId, model: string, id: string, stored: string): string => {
-    let sealed = sealedIds.get(stored);
+  const sealedId = (tenant: TenantId, model: string, id: string, key: string): string => {
+    let sealed = sealedIds.get(key);
     if (sealed === undefined) {
       sealed = sealer.seal(id, aad(tenant, model));
       // Oldest first out (a Map iterates in insertion order); a live session is sealed again at most once per eviction.
       if (sealedIds.size >= SEALED_CACHE_SIZE) sealedIds.delete(sealedIds.keys().next().value!);
-      sealedIds.set(stored, sealed);
+      sealedIds.set(key, sealed);
     }
     return sealed;
   };

@@ -57,11 +57,11 @@ const POST = new Set(['POST']);
 const GET_POST = new Set(['GET', 'POST']);
 
 /** JWKS and discovery headers: public, cacheable, readable from any origin; one object per content type. */
-const documentHeaders = new Map<string, Readonly<Record<string, string>>>();
+const headersByType = new Map<string, Readonly<Record<string, string>>>();
 
 export function documentResponse(req: Pick<HttpRequest, 'method' | 'headers'>, doc: { body: Buffer; etag: string }, type = JSON_TYPE): HttpResponse {
-  let headers = documentHeaders.get(type);
-  if (!headers) documentHeaders.set(type, (headers = { 'content-type': type, 'cache-control': PUBLIC_CACHE, 'access-control-allow-origin': '*' }));
+  let headers = headersByType.get(type);
+  if (!headers) headersByType.set(type, (headers = { 'content-type': type, 'cache-control': PUBLIC_CACHE, 'access-control-allow-origin': '*' }));
   return publicDocument(req, doc, headers);
 }
 

@@ -54,6 +54,14 @@ describe('publicDocument', () => {
     expect(a.etag).toBe(v1.etag);
   });
 
+  it('one body served with other headers gets those headers, not the first ones', () => {
+    const d = doc('{"same":true}');
+    const json = publicDocument(get(), d, HEADERS).headers!;
+    const other = { ...HEADERS, 'content-type': 'application/jwk-set+json' };
+    expect(publicDocument(get(), d, other).headers).toMatchObject({ 'content-type': 'application/jwk-set+json', etag: d.etag });
+    expect(json['content-type']).toBe('application/json');
+  });
+
   it('documentResponse: JWKS and discovery keep their own content types and CORS', () => {
     const jwks = documentResponse(get(), doc('{"keys":[]}'), 'application/jwk-set+json; charset=utf-8');
     const disco = documentResponse(get(), doc('{"issuer":"x"}'));
