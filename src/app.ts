@@ -262,8 +262,11 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     return req.path === '/healthz' || req.path === '/readyz' || req.path === metricsPath ? req.path : 'other';
   }
 
-  // Each series bound once (metrics/request-series.ts): a request adds to plain numbers.
-  const series = new Map<string, { request: () => void; duration: (seconds: number) => void }>();
+  // Each series bound once (metrics/request-series.ts): a request adds to plain numbers. Found by
+  // route label, then method and status, each a map of its own: a key string joined per request
+  // (and hashed afresh each time) was half of this function's cost on the JWKS path (issue 17).
+  type Series = { request: () => void; duration: (seconds: number) => void };
+  const series = new Map<string, Map<string, Map<number, Series>>>();
   // Issue 17: at most one line per request, and only when security.logging.access_log asks for it.
   const accessLine = accessLogger(config, log, {
     quietPaths: ['/healthz', '/readyz', '/favicon.ico', GLOBAL_STYLESHEET_PATH, ...(metricsPath ? [metricsPath] : [])],
@@ -272,11 +275,14 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   function record(req: Pick<HttpRequest, 'id' | 'method' | 'path'>, res: HttpResponse, t0: number, ip: () => string, reason?: string): void {
     const seconds = (performance.now() - t0) / 1000;
     const label = routeLabel(req);
-    const key = `${label} ${req.method} ${res.status}`;
-    let s = series.get(key);
+    let byMethod = series.get(label);
+    if (!byMethod) series.set(label, (byMethod = new Map()));
+    let byStatus = byMethod.get(req.method);
+    if (!byStatus) byMethod.set(req.method, (byStatus = new Map()));
+    let s = byStatus.get(res.status);
     if (!s) {
       s = { request: metrics.httpRequests.series({ route: label, method: req.method, status: String(res.status) }), duration: metrics.httpDuration.bind({ route: label, method: req.method }) };
-      series.set(key, s);
+      byStatus.set(res.status, s);
     }
     s.request();
     s.duration(seconds);

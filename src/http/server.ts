@@ -68,8 +68,37 @@ const STATUS_TEXT: Record<number, string> = {
   500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
-function statusLine(status: number): string {
-  return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
+/** The status line's text per status, encoded once: uWS copies bytes without a UTF-8 pass (issue 17). */
+const statusLines = new Map<number, Buffer>();
+function statusLine(status: number): Buffer {
+  let line = statusLines.get(status);
+  if (line === undefined) statusLines.set(status, (line = Buffer.from(`${status} ${STATUS_TEXT[status] ?? 'Status'}`, 'latin1')));
+  return line;
+}
+
+type HeaderLines = ReadonlyArray<readonly [name: Buffer, value: Buffer]>;
+const REQUEST_ID = Buffer.from('x-request-id', 'latin1');
+
+/**
+ * The header lines of a frozen headers object, lower-cased, filtered and encoded once. The public
+ * documents answer every request with one frozen object per version (http/etag.ts), and writing
+ * its members as strings was a tenth of a JWKS answer's CPU (a UTF-8 conversion, an allocation and
+ * a free per name and value, plus the lower-casing; issue 17). Frozen, so the lines cannot go
+ * stale; an object with an array value (shallowly frozen only) is not cached.
+ */
+const encodedHeaders = new WeakMap<object, HeaderLines>();
+function headerLines(headers: Readonly<Record<string, string | string[]>>): HeaderLines | undefined {
+  let lines = encodedHeaders.get(headers);
+  if (lines !== undefined || !Object.isFrozen(headers)) return lines;
+  const built: Array<readonly [Buffer, Buffer]> = [];
+  for (const name in headers) {
+    const value = headers[name]!;
+    if (typeof value !== 'string') return undefined;
+    const lower = name.toLowerCase();
+    if (!SKIP_HEADERS.has(lower)) built.push([Buffer.from(lower, 'latin1'), Buffer.from(value)]);
+  }
+  encodedHeaders.set(headers, (lines = built));
+  return lines;
 }
 
 function requestId(header: string): string {
@@ -314,8 +343,13 @@ export class HttpServer {
 
   private writeHead(res: uWS.HttpResponse, response: HttpResponse, id: string): void {
     res.writeStatus(statusLine(response.status));
-    res.writeHeader('x-request-id', id);
+    res.writeHeader(REQUEST_ID, id);
     const headers = response.headers ?? {};
+    const lines = headerLines(headers);
+    if (lines !== undefined) {
+      for (const [name, value] of lines) res.writeHeader(name, value);
+      return;
+    }
     for (const name in headers) {
       const lower = name.toLowerCase();
       if (SKIP_HEADERS.has(lower)) continue;
@@ -326,17 +360,8 @@ export class HttpServer {
   }
 
   private write(res: uWS.HttpResponse, response: HttpResponse, id: string): void {
-    res.writeStatus(statusLine(response.status));
-    res.writeHeader('x-request-id', id);
-    const headers = response.headers ?? {};
-    for (const name in headers) {
-      const lower = name.toLowerCase();
-      if (SKIP_HEADERS.has(lower)) continue;
-      const value = headers[name]!;
-      if (Array.isArray(value)) for (const v of value) res.writeHeader(lower, v);
-      else res.writeHeader(lower, value);
-    }
-    const close = headers.connection === 'close';
+    this.writeHead(res, response, id);
+    const close = response.headers?.connection === 'close';
     if (response.status === 204 || response.status === 304) {
       // No arguments when the connection stays open: an explicit `undefined` length reaches the
       // native binding as Content-Length 2^63, and the client's next request on that kept-alive

@@ -135,18 +135,22 @@ const ROUTES: readonly OidcRoute[] = [
  * list it is configured with, so a renamed endpoint cannot drift from its label), its sub-pages,
  * and the routes of the table above.
  */
-const LABELLED = new Set<string>([
-  ...Object.values(OIDC_ROUTES),
-  '/session/end/confirm', '/session/end/success', '/device/confirm',
-  ...ROUTES.flatMap((r) => (typeof r.path === 'string' ? [r.path] : [])),
-]);
+const LABELLED = new Map<string, string>(
+  [
+    ...Object.values(OIDC_ROUTES),
+    '/session/end/confirm', '/session/end/success', '/device/confirm',
+    ...ROUTES.flatMap((r) => (typeof r.path === 'string' ? [r.path] : [])),
+    // Each label made once: the metrics look it up by value on every request (app.ts record).
+  ].map((sub) => [sub, `oidc${sub}`]),
+);
 
 /**
  * The route label of an OIDC path (below the mount path): the endpoint, with interaction ids and
  * anything unknown folded, so a client cannot grow the metrics' label sets without bound.
  */
 export function oidcRouteLabel(sub: string): string {
-  if (LABELLED.has(sub)) return `oidc${sub}`;
+  const labelled = LABELLED.get(sub);
+  if (labelled !== undefined) return labelled;
   const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);
   if (interaction) return `oidc/interaction/:uid${interaction[1] ?? ''}`;
   if (sub.startsWith('/reg/')) return 'oidc/reg/:client_id';

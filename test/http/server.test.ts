@@ -49,6 +49,32 @@ describe('HttpServer', () => {
     expect(req.id).toBe(res.headers.get('x-request-id'));
   });
 
+  it('writes a frozen headers object (encoded once) as it would any other: lower-cased, hop-by-hop names left out, per answer', async () => {
+    // One frozen object for every answer, as the public documents have (http/etag.ts); its lines
+    // are encoded on first use and reused. A frozen object with an array value is written as given.
+    const shared = Object.freeze({ 'Content-Type': 'application/json', ETag: '"v1"', 'X-Greeting': 'grüße', 'Keep-Alive': 'timeout=5', Date: 'never' });
+    const withArray = Object.freeze({ 'x-list': ['a', 'b'] });
+    const { port } = await serve(async (req) => ({ status: req.path === '/list' ? 201 : 200, headers: req.path === '/list' ? withArray : shared, body: req.path }));
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/doc`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(res.headers.get('etag')).toBe('"v1"');
+      expect(res.headers.get('keep-alive')).toBeNull();
+      expect(res.headers.get('date')).not.toBe('never');
+      expect(await res.text()).toBe('/doc');
+      const raw = await openRaw(port);
+      await raw.write(head('GET', '/doc', port, {}));
+      const answer = await raw.response;
+      // The raw bytes carry the UTF-8 value (fetch would show them as latin1).
+      expect(Buffer.from(answer.headers['x-greeting'] ?? '', 'latin1').toString()).toBe('grüße');
+      raw.end();
+    }
+    const list = await fetch(`http://127.0.0.1:${port}/list`);
+    expect(list.status).toBe(201);
+    expect(list.headers.get('x-list')).toBe('a, b');
+  });
+
   it('answers 413 to a body declared over 1 MiB that never comes (after the linger time), closing the connection', async () => {
     const { port, seen } = await serve(async () => ({ status: 200 }));
     const conn = await openRaw(port);
