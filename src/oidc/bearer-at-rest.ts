@@ -10,7 +10,8 @@
  *
  * Rows written before this existed (stored under the raw value) are still found, consumed and
  * destroyed by the raw value, so existing sessions and refresh tokens survive the upgrade; each is
- * written under its hash the next time oidc-provider saves it, and the old row expires.
+ * written under its hash the next time oidc-provider saves it, and the old row expires. (A value
+ * just found under its hash is consumed under it alone: the raw row cannot be reached meanwhile.)
  */
 import { createHmac } from 'node:crypto';
 import type { Sealer } from '../keys/sealer.js';
@@ -28,6 +29,20 @@ const PREFIX = 'h1.';
  * ever reused for the value it seals; filled only by this process's own seals, never from storage.
  */
 export const SEALED_CACHE_SIZE = 1024;
+/**
+ * Stored ids of the values recently found under them, per repository: a refresh token is found and
+ * then consumed by the same request, and the keyed hash made twice was ~1.3% of a refresh's event
+ * loop (issue 17). Keyed by the value; an entry is used only for the tenant and model it was made
+ * for, and only values whose row exists get one (a presented value that finds nothing, of whatever
+ * length, is not kept). Its consume also skips the legacy raw id: no row from before hashing can be
+ * reached while the hashed one lives (find prefers it).
+ */
+export const FOUND_CACHE_SIZE = 1024;
+interface Found {
+  tenant: TenantId;
+  model: string;
+  stored: string;
+}
 
 export interface BearerProtector {
   /** The id a value is stored under. */
@@ -68,6 +83,19 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     return sealed;
   };
 
+  const found = new Map<string, Found>();
+  const remember = (tenant: TenantId, model: string, id: string, stored: string) => {
+    if (found.size >= FOUND_CACHE_SIZE) found.delete(found.keys().next().value!);
+    found.set(id, { tenant, model, stored });
+  };
+  /** The stored id of a value found in this tenant and model, taken out (a value is consumed or destroyed once). */
+  const takeFound = (tenant: TenantId, model: string, id: string): string | undefined => {
+    const entry = found.get(id);
+    if (entry === undefined || entry.tenant !== tenant || entry.model !== model) return undefined;
+    found.delete(id);
+    return entry.stored;
+  };
+
   return {
     ...bindAll(repo),
     async upsert(tenant, model, id, payload, expiresAt) {
@@ -82,8 +110,13 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     },
     async find(tenant, model, id) {
       if (!protects(model)) return repo.find(tenant, model, id);
-      const row = await repo.find(tenant, model, storedId(tenant, model, id));
-      if (row) return restore(row, id);
+      const stored = storedId(tenant, model, id);
+      const row = await repo.find(tenant, model, stored);
+      if (row) {
+        // Sessions are saved, not consumed: only the consumable model is worth remembering.
+        if (model !== SEALED_MODEL) remember(tenant, model, id, stored);
+        return restore(row, id);
+      }
       return id.startsWith(PREFIX) ? undefined : repo.find(tenant, model, id);
     },
     async findByUid(tenant, model, uid) {
@@ -93,13 +126,16 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     },
     async consume(tenant, model, id) {
       if (!protects(model)) return repo.consume(tenant, model, id);
+      const seen = takeFound(tenant, model, id);
+      if (seen !== undefined) return repo.consume(tenant, model, seen);
+      const stored = storedId(tenant, model, id);
       // The hashed and the raw row together: on SQLite in one group commit, on PostgreSQL and
       // Redis in one round trip's time (awaited in turn, the second waited for the first's commit).
-      await Promise.all([repo.consume(tenant, model, storedId(tenant, model, id)), repo.consume(tenant, model, id)]);
+      await Promise.all([repo.consume(tenant, model, stored), repo.consume(tenant, model, id)]);
     },
     async destroy(tenant, model, id) {
       if (!protects(model)) return repo.destroy(tenant, model, id);
-      const key = storedId(tenant, model, id);
+      const key = takeFound(tenant, model, id) ?? storedId(tenant, model, id);
       sealedIds.delete(key);
       await Promise.all([repo.destroy(tenant, model, key), repo.destroy(tenant, model, id)]);
     },

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/keys/sealer.js';
-import { bearerProtector, protectBearerIds, SEALED_CACHE_SIZE } from '../../src/oidc/bearer-at-rest.js';
+import { bearerProtector, FOUND_CACHE_SIZE, protectBearerIds, SEALED_CACHE_SIZE } from '../../src/oidc/bearer-at-rest.js';
 import { openSqlite, type Db } from '../../src/storage/sqlite/db.js';
 import { SqliteOidcPayloads } from '../../src/storage/sqlite/oidc.js';
 import type { OidcPayloadRepository } from '../../src/storage/types.js';
@@ -82,5 +82,65 @@ describe('sealed session values', () => {
     const seal = await storedSeal('uid-c');
     expect(seal).not.toBe(foreign);
     expect(sealer.unseal(seal, AAD)).toBe('sess-c');
+  });
+});
+
+describe('refresh tokens found, then consumed (the stored id made once)', () => {
+  let db: Db;
+  let raw: SqliteOidcPayloads;
+  let repo: OidcPayloadRepository;
+  const sealer = new Sealer(randomBytes(32));
+  const storedId = bearerProtector(sealer).storedId;
+  const token = (id: string) => ({ iat: 1, exp: exp(), jti: id, kind: 'RefreshToken', grantId: 'g-1', accountId: 'user-1', clientId: 'c-1' });
+
+  beforeEach(() => {
+    db = openSqlite(':memory:');
+    raw = new SqliteOidcPayloads(db);
+    repo = protectBearerIds(raw, sealer);
+  });
+  afterEach(() => db.close());
+
+  it('consumes the found row under its hash, and a second presentation sees it consumed', async () => {
+    await repo.upsert(TENANT, 'RefreshToken', 'rt-1', token('rt-1'), exp());
+    expect((await repo.find(TENANT, 'RefreshToken', 'rt-1'))?.consumed).toBe(false);
+    await repo.consume(TENANT, 'RefreshToken', 'rt-1');
+    expect((await raw.find(TENANT, 'RefreshToken', storedId(TENANT, 'RefreshToken', 'rt-1')))?.consumed).toBe(true);
+    const again = await repo.find(TENANT, 'RefreshToken', 'rt-1');
+    expect(again?.consumed).toBe(true);
+    expect(again?.payload.jti).toBe('rt-1');
+  });
+
+  it('a row from before hashing (under the raw value) is still found and consumed under the raw value', async () => {
+    await raw.upsert(TENANT, 'RefreshToken', 'rt-old', token('rt-old'), exp());
+    expect((await repo.find(TENANT, 'RefreshToken', 'rt-old'))?.consumed).toBe(false);
+    await repo.consume(TENANT, 'RefreshToken', 'rt-old');
+    expect((await raw.find(TENANT, 'RefreshToken', 'rt-old'))?.consumed).toBe(true);
+    expect((await repo.find(TENANT, 'RefreshToken', 'rt-old'))?.consumed).toBe(true);
+  });
+
+  it('a value found in one tenant and consumed in another consumes the other tenant\'s row only', async () => {
+    await repo.upsert('tenant-a', 'RefreshToken', 'same', token('same'), exp());
+    await repo.upsert('tenant-b', 'RefreshToken', 'same', token('same'), exp());
+    await repo.find('tenant-a', 'RefreshToken', 'same');
+    await repo.consume('tenant-b', 'RefreshToken', 'same');
+    expect((await repo.find('tenant-b', 'RefreshToken', 'same'))?.consumed).toBe(true);
+    expect((await repo.find('tenant-a', 'RefreshToken', 'same'))?.consumed).toBe(false);
+    // And the tenant's own entry still serves it afterwards.
+    await repo.consume('tenant-a', 'RefreshToken', 'same');
+    expect((await repo.find('tenant-a', 'RefreshToken', 'same'))?.consumed).toBe(true);
+  });
+
+  it('consume and destroy still reach the row when its entry was evicted or never made', async () => {
+    const values = Array.from({ length: FOUND_CACHE_SIZE + 2 }, (_, i) => `rt-${i}`);
+    for (const v of values) await repo.upsert(TENANT, 'RefreshToken', v, token(v), exp());
+    for (const v of values) await repo.find(TENANT, 'RefreshToken', v); // the first two are evicted
+    await repo.consume(TENANT, 'RefreshToken', values[0]!);
+    expect((await repo.find(TENANT, 'RefreshToken', values[0]!))?.consumed).toBe(true);
+    await repo.destroy(TENANT, 'RefreshToken', values[1]!);
+    expect(await repo.find(TENANT, 'RefreshToken', values[1]!)).toBeUndefined();
+    // Never looked up in this process (another process found it): consumed all the same.
+    const other = protectBearerIds(raw, sealer);
+    await other.consume(TENANT, 'RefreshToken', values[5]!);
+    expect((await repo.find(TENANT, 'RefreshToken', values[5]!))?.consumed).toBe(true);
   });
 });
