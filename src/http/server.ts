@@ -29,6 +29,12 @@ export function uwsTransport(): 'native' | 'node-fallback' {
   return existsSync(binary) ? 'native' : 'node-fallback';
 }
 
+/**
+ * Whether the module loaded is uWS's native binding (which exports getParts) and not the package's
+ * Node.js fallback: read from the module itself, since a binary that exists can still fail to load.
+ */
+const NATIVE_TRANSPORT = typeof (uWS as unknown as { getParts?: unknown }).getParts === 'function';
+
 export interface ServerOptions {
   host: string;
   port: number;
@@ -76,29 +82,51 @@ function statusLine(status: number): Buffer {
   return line;
 }
 
-type HeaderLines = ReadonlyArray<readonly [name: Buffer, value: Buffer]>;
 const REQUEST_ID = Buffer.from('x-request-id', 'latin1');
+const INTERNAL_BODY = '{"type":"urn:svc:error:internal","title":"Internal Server Error","status":500}';
+
+/** A frozen headers object's lines as one native call: the first name, then its value and the other lines. */
+interface HeaderBlock {
+  name: Buffer;
+  rest: Buffer;
+}
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+const UNSAFE_VALUE = /[\r\n\0]/;
 
 /**
- * The header lines of a frozen headers object, lower-cased, filtered and encoded once. The public
- * documents answer every request with one frozen object per version (http/etag.ts), and writing
- * its members as strings was a tenth of a JWKS answer's CPU (a UTF-8 conversion, an allocation and
- * a free per name and value, plus the lower-casing; issue 17). Frozen, so the lines cannot go
- * stale; an object with an array value (shallowly frozen only) is not cached.
+ * The header lines of a frozen headers object, lower-cased, filtered and encoded once, as one
+ * block. The public documents answer every request with one frozen object per version
+ * (http/etag.ts), and writing its members one by one was a tenth of a JWKS answer's CPU: per name
+ * and value a UTF-8 conversion, an allocation and a free, plus the lower-casing, and per line a
+ * call into uWS (issue 17). uWS writes `name: value\r\n` as given, so the lines after the first
+ * ride in the first one's value; that is only done for names that are HTTP tokens and values
+ * without CR, LF or NUL (anything else is not cached and goes member by member). Frozen, so the
+ * block cannot go stale; an object with an array value (shallowly frozen only) is not cached.
  */
-const encodedHeaders = new WeakMap<object, HeaderLines>();
-function headerLines(headers: Readonly<Record<string, string | string[]>>): HeaderLines | undefined {
-  let lines = encodedHeaders.get(headers);
-  if (lines !== undefined || !Object.isFrozen(headers)) return lines;
-  const built: Array<readonly [Buffer, Buffer]> = [];
+const headerBlocks = new WeakMap<object, HeaderBlock | null | false>();
+/** The block of `headers`, null when it writes no line, undefined when it is to be written member by member. */
+function headerBlock(headers: Readonly<Record<string, string | string[]>>): HeaderBlock | null | undefined {
+  let block = headerBlocks.get(headers);
+  if (block === undefined) {
+    // Not frozen: written member by member, and not remembered (such objects are made per answer).
+    if (!Object.isFrozen(headers)) return undefined;
+    headerBlocks.set(headers, (block = buildBlock(headers)));
+  }
+  return block === false ? undefined : block;
+}
+function buildBlock(headers: Readonly<Record<string, string | string[]>>): HeaderBlock | null | false {
+  // Node's http (the transport's fallback) refuses CR and LF in a value: blocks are for uWS's own.
+  if (!NATIVE_TRANSPORT) return false;
+  const lines: Array<[string, string]> = [];
   for (const name in headers) {
     const value = headers[name]!;
-    if (typeof value !== 'string') return undefined;
     const lower = name.toLowerCase();
-    if (!SKIP_HEADERS.has(lower)) built.push([Buffer.from(lower, 'latin1'), Buffer.from(value)]);
+    if (typeof value !== 'string' || !TOKEN.test(lower) || UNSAFE_VALUE.test(value)) return false;
+    if (!SKIP_HEADERS.has(lower)) lines.push([lower, value]);
   }
-  encodedHeaders.set(headers, (lines = built));
-  return lines;
+  const [first, ...others] = lines;
+  if (first === undefined) return null;
+  return { name: Buffer.from(first[0], 'latin1'), rest: Buffer.from(first[1] + others.map(([n, v]) => `\r\n${n}: ${v}`).join('')) };
 }
 
 function requestId(header: string): string {
@@ -234,7 +262,7 @@ export class HttpServer {
       const req: HttpRequest = { id, method, path, rawQuery, headers, ip, body, params: {} };
       this.opts.handle(req).then(finish, (err: unknown) => {
         this.opts.log.error({ err, req_id: id }, 'unhandled error escaped the application handler');
-        finish({ status: 500, headers: { 'content-type': 'application/problem+json' }, body: '{"type":"urn:svc:error:internal","title":"Internal Server Error","status":500}' });
+        finish({ status: 500, headers: { 'content-type': 'application/problem+json' }, body: INTERNAL_BODY });
       });
     };
 
@@ -307,6 +335,12 @@ export class HttpServer {
       await iterator.return?.();
       return;
     }
+    const head = this.checked(response, id);
+    if (head !== response) {
+      await iterator.return?.();
+      res.cork(() => this.write(res, head, id));
+      return;
+    }
     res.cork(() => this.writeHead(res, response, id));
     try {
       for (;;) {
@@ -341,13 +375,32 @@ export class HttpServer {
     }
   }
 
+  /**
+   * The response as it may be written: uWS writes header lines as given, so a name that is not an
+   * HTTP token or a value with CR, LF or NUL would split the answer (response splitting). Such a
+   * response becomes a 500 problem, and the error is logged without the value; node:http refuses
+   * the same headers by throwing.
+   */
+  private checked(response: HttpResponse, id: string): HttpResponse {
+    const headers = response.headers ?? {};
+    if (headerBlock(headers) !== undefined) return response; // checked when its block was built
+    for (const name in headers) {
+      const value = headers[name]!;
+      const bad = !TOKEN.test(name.toLowerCase()) || (Array.isArray(value) ? value.some((v) => UNSAFE_VALUE.test(v)) : UNSAFE_VALUE.test(value));
+      if (!bad) continue;
+      this.opts.log.error({ req_id: id, header: name.slice(0, 64) }, 'a response header has a name or value HTTP does not allow: answered 500 instead');
+      return { status: 500, headers: { 'content-type': 'application/problem+json', ...(headers.connection === 'close' ? { connection: 'close' } : {}) }, body: INTERNAL_BODY };
+    }
+    return response;
+  }
+
   private writeHead(res: uWS.HttpResponse, response: HttpResponse, id: string): void {
     res.writeStatus(statusLine(response.status));
     res.writeHeader(REQUEST_ID, id);
     const headers = response.headers ?? {};
-    const lines = headerLines(headers);
-    if (lines !== undefined) {
-      for (const [name, value] of lines) res.writeHeader(name, value);
+    const block = headerBlock(headers);
+    if (block !== undefined) {
+      if (block !== null) res.writeHeader(block.name, block.rest);
       return;
     }
     for (const name in headers) {
@@ -359,7 +412,8 @@ export class HttpServer {
     }
   }
 
-  private write(res: uWS.HttpResponse, response: HttpResponse, id: string): void {
+  private write(res: uWS.HttpResponse, unchecked: HttpResponse, id: string): void {
+    const response = this.checked(unchecked, id);
     this.writeHead(res, response, id);
     const close = response.headers?.connection === 'close';
     if (response.status === 204 || response.status === 304) {

@@ -75,6 +75,30 @@ describe('HttpServer', () => {
     expect(list.headers.get('x-list')).toBe('a, b');
   });
 
+  it('answers 500 instead of writing a header line that would split the response (CR, LF, NUL, a name that is no token)', async () => {
+    const cases: Record<string, Record<string, string | string[]>> = {
+      '/crlf': { 'x-a': 'v\r\nx-injected: 1' },
+      '/lf-array': { 'set-cookie': ['a=1', 'b=2\nx-injected: 1'] },
+      '/nul': { 'x-a': 'v\u0000' },
+      '/name': { 'x-injected: 1\r\nx-b': 'v' },
+      '/frozen': Object.freeze({ 'content-type': 'text/plain', 'x-a': 'v\r\nx-injected: 1' }),
+    };
+    const { port } = await serve(async (req) => ({ status: 200, headers: cases[req.path] ?? { 'x-fine': 'grüße ok' }, body: 'secret-body' }));
+    for (const path of Object.keys(cases)) {
+      const raw = await openRaw(port);
+      await raw.write(head('GET', path, port, {}));
+      const res = await raw.response;
+      expect(res.status, path).toBe(500);
+      expect(res.headers['x-injected'], path).toBeUndefined();
+      expect(res.headers['content-type']).toBe('application/problem+json');
+      expect(res.body).not.toContain('secret-body');
+      raw.end();
+    }
+    const fine = await fetch(`http://127.0.0.1:${port}/fine`);
+    expect(fine.status).toBe(200);
+    expect(Buffer.from(fine.headers.get('x-fine')!, 'latin1').toString()).toBe('grüße ok');
+  });
+
   it('answers 413 to a body declared over 1 MiB that never comes (after the linger time), closing the connection', async () => {
     const { port, seen } = await serve(async () => ({ status: 200 }));
     const conn = await openRaw(port);
