@@ -272,9 +272,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     quietPaths: ['/healthz', '/readyz', '/favicon.ico', GLOBAL_STYLESHEET_PATH, ...(metricsPath ? [metricsPath] : [])],
     assetPrefixes: ['/assets/', `${CONSOLE_PATH}/assets/`],
   });
-  function record(req: Pick<HttpRequest, 'id' | 'method' | 'path'>, res: HttpResponse, t0: number, ip: () => string, reason?: string): void {
+  function record(req: Pick<HttpRequest, 'id' | 'method' | 'path'>, res: HttpResponse, t0: number, ip: () => string, reason?: string, knownLabel?: string): void {
     const seconds = (performance.now() - t0) / 1000;
-    const label = routeLabel(req);
+    const label = knownLabel ?? routeLabel(req);
     let byMethod = series.get(label);
     if (!byMethod) series.set(label, (byMethod = new Map()));
     let byStatus = byMethod.get(req.method);
@@ -290,9 +290,11 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   }
 
   /** The front door's synchronous path: a live tenant's JWKS or rendered discovery document. */
-  const publicPaths = new Set([`${oidcPath}/jwks`, `${oidcPath}/.well-known/openid-configuration`]);
+  // Each with its route label, found once here instead of per request.
+  const publicPaths = new Map([`${oidcPath}/jwks`, `${oidcPath}/.well-known/openid-configuration`].map((path) => [path, routeLabel({ method: 'GET', path })]));
   function fast(head: RequestHead): HttpResponse | undefined {
-    if ((head.method !== 'GET' && head.method !== 'HEAD') || !publicPaths.has(head.path)) return undefined;
+    const label = head.method === 'GET' || head.method === 'HEAD' ? publicPaths.get(head.path) : undefined;
+    if (label === undefined) return undefined;
     const t0 = performance.now();
     let tenant: string;
     try {
@@ -305,7 +307,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     }
     if (!ctx.registry.activeNow(tenant)) return undefined;
     const res = pool.getLive(tenant)?.publicDocumentNow(head);
-    if (res) record(head, res, t0, head.ip);
+    if (res) record(head, res, t0, head.ip, undefined, label);
     return res;
   }
 
