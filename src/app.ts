@@ -272,9 +272,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     quietPaths: ['/healthz', '/readyz', '/favicon.ico', GLOBAL_STYLESHEET_PATH, ...(metricsPath ? [metricsPath] : [])],
     assetPrefixes: ['/assets/', `${CONSOLE_PATH}/assets/`],
   });
-  function record(req: Pick<HttpRequest, 'id' | 'method' | 'path'>, res: HttpResponse, t0: number, ip: () => string, reason?: string, knownLabel?: string): void {
+  function record(req: Pick<HttpRequest, 'id' | 'method' | 'path'>, label: string, res: HttpResponse, t0: number, ip: () => string, reason?: string): void {
     const seconds = (performance.now() - t0) / 1000;
-    const label = knownLabel ?? routeLabel(req);
     let byMethod = series.get(label);
     if (!byMethod) series.set(label, (byMethod = new Map()));
     let byStatus = byMethod.get(req.method);
@@ -307,7 +306,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     }
     if (!ctx.registry.activeNow(tenant)) return undefined;
     const res = pool.getLive(tenant)?.publicDocumentNow(head);
-    if (res) record(head, res, t0, head.ip, undefined, label);
+    if (res) record(head, label, res, t0, head.ip);
     return res;
   }
 
@@ -339,7 +338,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       if (res.status < 500) reason = toProblem(err)?.detail ?? (err instanceof OAuthError ? err.description : undefined);
       if (reason !== undefined && log.isLevelEnabled('debug')) log.debug({ req_id: req.id, status: res.status, reason }, 'request refused');
     }
-    record(req, res, t0, () => req.ip, reason);
+    record(req, routeLabel(req), res, t0, () => req.ip, reason);
     return res;
   }
 

@@ -8,9 +8,6 @@
  * in one place.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import uWS from 'uWebSockets.js';
 import type { ClientIpOf } from './client-ip.js';
@@ -20,20 +17,17 @@ import type { HttpRequest, HttpResponse } from './types.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Which transport the trufflesuite package loaded: its native binary or the Node.js fallback. */
-export function uwsTransport(): 'native' | 'node-fallback' {
-  const require = createRequire(import.meta.url);
-  const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'));
-  const binary = join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
-  if (process.env.UWS_USE_FALLBACK && /^(true|1)$/i.test(process.env.UWS_USE_FALLBACK)) return 'node-fallback';
-  return existsSync(binary) ? 'native' : 'node-fallback';
-}
-
 /**
  * Whether the module loaded is uWS's native binding (which exports getParts) and not the package's
- * Node.js fallback: read from the module itself, since a binary that exists can still fail to load.
+ * Node.js fallback (UWS_USE_FALLBACK, or a binary that is missing or fails to load): read from the
+ * module itself, so the answer is what runs.
  */
 const NATIVE_TRANSPORT = typeof (uWS as unknown as { getParts?: unknown }).getParts === 'function';
+
+/** Which transport the trufflesuite package loaded: its native binary or the Node.js fallback. */
+export function uwsTransport(): 'native' | 'node-fallback' {
+  return NATIVE_TRANSPORT ? 'native' : 'node-fallback';
+}
 
 export interface ServerOptions {
   host: string;
