@@ -357,9 +357,31 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     },
   });
 
+  /** Everything below the front door, in the order close() releases it. */
+  async function release(): Promise<void> {
+    await pool.close();
+    // Audit entries of the last requests (some are written after their answer went out).
+    await ctx.audit.drain();
+    await ctx.usage.close();
+    stopEvents();
+    await ctx.events.close();
+    await ctx.mailer.close();
+    await ctx.passwords.close();
+    await ctx.storage.close();
+    await ctx.redis?.close();
+  }
+
   let port = 0;
   if (opts.listen !== false) {
-    port = await server.listen();
+    try {
+      port = await server.listen();
+    } catch (err) {
+      // The caller gets the error and no app: leave no worker, connection or timer behind (a test
+      // that retries on another port, an embedding that reports and goes on).
+      await server.close();
+      await release();
+      throw err;
+    }
     log.info(startLine(config, { port, transport: uwsTransport(), storage: ctx.storage.kind, redis: ctx.redis !== undefined, issuerOf: (t) => ctx.resolver.issuerOf(t), startupMs: Math.round(performance.now() - started), openssl: opensslNote() }), 'listening');
   }
   ready = true;
@@ -384,16 +406,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await keyScheduler.stop();
         await sweeper.stop();
         await server.close();
-        await pool.close();
-        // Audit entries of the last requests (some are written after their answer went out).
-        await ctx.audit.drain();
-        await ctx.usage.close();
-        stopEvents();
-        await ctx.events.close();
-        await ctx.mailer.close();
-        await ctx.passwords.close();
-        await ctx.storage.close();
-        await ctx.redis?.close();
+        await release();
         log.info('stopped');
         log.flush?.();
       })();

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { freePort } from '../../bench/processes.js';
 import { purgeRedisPrefix } from '../../bench/services.js';
 import { startApp, type App } from '../../src/app.js';
+import { ListenError } from '../../src/http/server.js';
 import { loadConfig } from '../../src/config/index.js';
 import { PgStorage } from '../../src/storage/postgresql/index.js';
 import { SqliteStorage } from '../../src/storage/sqlite/index.js';
@@ -59,6 +60,22 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * Starts the app on a port learnt by binding and releasing it, so BASE_URL can name it. Another
+ * test worker may take that port in between: then the app (which releases everything on a failed
+ * listen) is started again on a new port, a few times.
+ */
+async function listenOnFreePort(configFor: (port: number) => ReturnType<typeof loadConfig>): Promise<{ app: App; config: ReturnType<typeof loadConfig> }> {
+  for (let attempt = 1; ; attempt++) {
+    const config = configFor(await freePort());
+    try {
+      return { app: await startApp(config), config };
+    } catch (err) {
+      if (!(err instanceof ListenError) || attempt >= 5) throw err;
+    }
+  }
+}
+
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const backend: TestBackend = env.STORAGE_ADAPTER === 'postgresql' || (env.STORAGE_ADAPTER === undefined && TEST_BACKEND === 'postgresql') ? 'postgresql' : 'sqlite';
@@ -76,12 +93,10 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     backendEnv.REDIS_URL = TEST_REDIS_URL;
     backendEnv.REDIS_KEY_PREFIX = redisPrefix;
   }
-  // Bind first to learn a free port, so BASE_URL can name it.
-  const port = await freePort();
   let app: App;
   let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig({
+    ({ app, config } = await listenOnFreePort((port) => loadConfig({
       NODE_ENV: 'test',
       HOST: '127.0.0.1',
       PORT: String(port),
@@ -94,8 +109,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       SVC_BOOTSTRAP_CLIENT_SECRET: BOOTSTRAP_SECRET,
       ...backendEnv,
       ...env,
-    });
-    app = await startApp(config);
+    })));
   } catch (err) {
     await db?.drop();
     rmSync(dir, { recursive: true, force: true });
