@@ -25,7 +25,7 @@ export interface AppContext {
   readonly registry: TenantRegistry;
   /** Loaded tenant state (config, keys, clients) that actors are built from; see tenancy/state-cache.ts. */
   readonly tenantStates: TenantStateCache;
-  /** Client usage counters, written behind every few seconds for every tenant at once (tenancy/usage.ts). */
+  /** Client usage counters, written behind once a second for every tenant at once. */
   readonly usage: UsageRecorder;
   readonly metrics: Metrics;
   /** In-process, or Redis pub/sub across instances (key rotation events). */

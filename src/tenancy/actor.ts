@@ -415,7 +415,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.ctx.metrics.tokensIssued.inc({ grant_type: grantType });
   }
 
-  /** Writes the counted token usage now (it is written every USAGE_FLUSH_MS anyway; see tenancy/usage.ts). */
+  /** Writes the counted token usage now (it is written every second anyway; see tenancy/usage.ts). */
   flushUsage(): Promise<void> {
     return this.ctx.usage.flush();
   }

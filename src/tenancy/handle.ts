@@ -28,7 +28,7 @@ export interface TenantHandle extends ClientCache {
   accessTokenOwner(token: string, need: { scopes: readonly string[]; firstParty: boolean }): Promise<AccessTokenOwner>;
   /** A client record through the tenant's cache. */
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
-  /** Writes the counted token usage now (it is written every few seconds anyway: tenancy/usage.ts). */
+  /** Writes the counted token usage now (it is written every second anyway). */
   flushUsage(): Promise<void>;
   /** Tokens a client was issued that are not written yet. */
   pendingUsage(clientId: string): number;

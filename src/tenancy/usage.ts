@@ -1,26 +1,22 @@
 /**
  * Client usage counters (tokens issued, last use), written behind: counted in memory per
- * (tenant, client) and written every USAGE_FLUSH_MS for every tenant at once (one transaction, one
- * round trip on PostgreSQL: ClientRepository.recordUsageBatch). Process-wide rather than per
- * actor, so an actor's eviction writes nothing and a busy pool churning through tenants does not
- * turn into an UPDATE per token.
+ * (tenant, client) and written once a second for every tenant at once (one transaction, one round
+ * trip on PostgreSQL: ClientRepository.recordUsageBatch). Process-wide rather than per actor, so
+ * an actor's eviction writes nothing and a busy pool churning through tenants does not turn into
+ * an UPDATE per token.
  */
 import type { Logger } from '../log.js';
 import type { ClientRepository, UsageEntry } from '../storage/types.js';
 
-/** Rows per write: bounds one statement batch when very many clients were used in one interval. */
+/** Rows per write: bounds one statement batch when very many clients were used in a second. */
 const CHUNK = 500;
 
 /**
- * How long counts gather before they are written. A write is one UPDATE per client used in the
- * interval, so its cost follows the number of distinct clients, not of tokens: with many tenants
- * (10,000, Zipf traffic) a 1 s interval wrote an UPDATE for every third token, and those writes
- * were most of what the multi-tenant row lost against single-tenant (issue 17: 78-79% of
- * single-tenant req/s at 1 s, 99% at 5 s). The price is what a crash loses (counts of at most the
- * last interval; a graceful stop writes them) and how late another instance's statistics see
- * them; this instance's statistics add the unwritten counts (pending) and are exact.
+ * How long counts gather before they are written: what a crash loses at most, and how late another
+ * instance's statistics see them. 5 s was tried on 10,000 tenants (docs/decisions.md, "Client usage
+ * counters"): a third fewer UPDATEs, no throughput the bench could tell apart from noise.
  */
-export const USAGE_FLUSH_MS = 5000;
+export const USAGE_FLUSH_MS = 1000;
 
 export class UsageRecorder {
   /** Counted per (tenant, client); the last use as epoch ms, made an ISO string only when written (issue 17). */
