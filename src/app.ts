@@ -378,8 +378,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     } catch (err) {
       // The caller gets the error and no app: leave no worker, connection or timer behind (a test
       // that retries on another port, an embedding that reports and goes on).
+      // The listen error is the one the caller needs: a failure while releasing is only logged.
       await server.close();
-      await release();
+      await release().catch((closeErr: unknown) => log.warn({ err: closeErr }, 'releasing after a failed listen failed'));
       throw err;
     }
     log.info(startLine(config, { port, transport: uwsTransport(), storage: ctx.storage.kind, redis: ctx.redis !== undefined, issuerOf: (t) => ctx.resolver.issuerOf(t), startupMs: Math.round(performance.now() - started), openssl: opensslNote() }), 'listening');
