@@ -377,8 +377,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       port = await server.listen();
     } catch (err) {
       // The caller gets the error and no app: leave no worker, connection or timer behind (a test
-      // that retries on another port, an embedding that reports and goes on).
-      // The listen error is the one the caller needs: a failure while releasing is only logged.
+      // that retries on another port, an embedding that reports and goes on). The listen error is
+      // the one the caller needs, so a failure while releasing is only logged.
       await server.close();
       await release().catch((closeErr: unknown) => log.warn({ err: closeErr }, 'releasing after a failed listen failed'));
       throw err;

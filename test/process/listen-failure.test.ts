@@ -67,9 +67,9 @@ describe('a failed listen', () => {
     const before = await settledHandles();
     for (let i = 0; i < 3; i++) await expect(startApp(config(port))).rejects.toBeInstanceOf(ListenError);
     expect(await settledHandles()).toEqual(before);
-    // The database (and its -wal/-shm) was closed, not left open once per attempt.
+    // The database (and its -wal/-shm) was closed, not left open once per attempt, and a new
+    // start on it works.
     expect(openFilesInDir()).toEqual([]);
-    // The database was closed too: a new start on it works.
     const again = await startApp(config(0));
     await again.close();
   });

@@ -61,7 +61,8 @@ describe('client usage counters', () => {
     ]);
     expect(await issued('t1', 'a')).toBe(40);
     expect(await issued('t2', 'a')).toBe(1);
-    expect((await t.storage.clients.get('t1', 'b'))!.last_used_at).toBe(new Date(Date.now() - USAGE_FLUSH_MS).toISOString()) // the last use, not the write;
+    // The time of the last use, not of the write.
+    expect((await t.storage.clients.get('t1', 'b'))!.last_used_at).toBe(new Date(Date.now() - USAGE_FLUSH_MS).toISOString());
   });
 
   it('count the unwritten tokens in pending, per tenant and client, until they are written', async () => {
