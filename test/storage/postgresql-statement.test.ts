@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { poolConfig } from '../../src/storage/postgresql/pool.js';
+import { createPool } from '../../src/storage/postgresql/pool.js';
 import { inlineParams } from '../../src/storage/postgresql/sql.js';
 import { TenantDb } from '../../src/storage/postgresql/tenant-db.js';
 import { createLoginRole, migratedDatabase, pgSettings, type TestDatabase } from '../helpers/postgres.js';
@@ -26,7 +26,9 @@ beforeAll(async () => {
   db = await migratedDatabase();
   login = await createLoginRole();
   // One connection: a binding left behind by one statement would be seen by the next.
-  pool = new pg.Pool(poolConfig(pgSettings(login.urlFor(db.name), { pool_max: 1 })));
+  // createPool, as the product does: an idle connection the server ends (57P01 "terminating
+  // connection due to administrator command", once in CI) is dropped, not an uncaught error.
+  pool = createPool(pgSettings(login.urlFor(db.name), { pool_max: 1 }), () => undefined);
   queries = [];
   const query = pool.query.bind(pool);
   pool.query = ((text: string, values?: readonly unknown[]) => {
@@ -132,7 +134,7 @@ describe('TenantDb.statement', () => {
 
   it('keeps the transaction() scope while one is open, and switches it off after the last (no promise hooks left on)', async () => {
     // Two connections: the file's own pool has one, and two transactions overlap here.
-    const pool2 = new pg.Pool(poolConfig(pgSettings(login.urlFor(db.name), { pool_max: 2 })));
+    const pool2 = createPool(pgSettings(login.urlFor(db.name), { pool_max: 2 }), () => undefined);
     try {
       await scopeAcrossTransactions(new TenantDb(pool2, 0));
     } finally {
