@@ -144,6 +144,26 @@ export function renderCompanions(scenarios: readonly ScenarioResult[]): string {
 }
 
 /** Lines under the tables: database CPU, scenario notes, failures in detail, interference, server error logs. */
+/**
+ * From this share of a core on, autocannon (one thread, in this process) is the limit of a window:
+ * the server answers faster than it asks.
+ */
+export const LOADGEN_SATURATED_PERCENT = 90;
+
+/** `jwks / product 102%` for every window whose load generator was the limit. */
+export function loadgenLimited(scenarios: readonly ScenarioResult[]): string[] {
+  const out: string[] = [];
+  for (const r of scenarios) {
+    for (const target of ['product', 'baseline'] as const) {
+      const m = r[target]?.measured;
+      if (!m || !(m.seconds > 0)) continue;
+      const percent = Math.round((m.loadgenCpuMicros / (m.seconds * 1e6)) * 100);
+      if (percent >= LOADGEN_SATURATED_PERCENT) out.push(`${r.label} / ${target} ${percent}%`);
+    }
+  }
+  return out;
+}
+
 export function renderNotes(report: RunReport): string {
   const out: string[] = [];
   const companions = renderCompanions(report.scenarios);
@@ -165,6 +185,13 @@ export function renderNotes(report: RunReport): string {
         out.push(`- ${r.label} / ${target}: warm-up had ${side.warmup.errors} errors, ${side.warmup.unexpected} unexpected statuses, ${side.warmup.starved} starved (not counted)`);
       }
     }
+  }
+  const starvedBy = loadgenLimited(report.scenarios);
+  if (starvedBy.length) {
+    out.push(
+      `- load generator at its limit (the share of a core it used) in ${starvedBy.join(', ')}: it, not the server, set the pace there; the server went idle between requests, ` +
+        'so its CPU µs/req includes waking up for each (bench/README.md, "When the load generator is the limit")',
+    );
   }
   const windows = report.scenarios.flatMap((r) => [r.product.measured, ...(r.baseline ? [r.baseline.measured] : [])]);
   const busy = windows.filter((m) => m.otherCpuPercentOfCore > OTHER_CPU_WARNING);
