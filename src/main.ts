@@ -1,6 +1,10 @@
 /** Service entry point: parse config (stop with the setting's name on error), start, drain on signals. */
 import { startApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
+import { limitHeapGrowth } from './heap-growth.js';
+
+// The old generation's growth between full collections (V8 reads the flag at each one).
+limitHeapGrowth();
 
 async function main(): Promise<void> {
   let config: Config;
