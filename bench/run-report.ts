@@ -143,7 +143,6 @@ export function renderCompanions(scenarios: readonly ScenarioResult[]): string {
   return `${first.label} of the product's database, CPU µs/req (not in the product's CPU µs/req): ${figures.join(', ')}`;
 }
 
-/** Lines under the tables: database CPU, scenario notes, failures in detail, interference, server error logs. */
 /**
  * From this share of a core on, autocannon (one thread, in this process) is the limit of a window:
  * the server answers faster than it asks.
@@ -164,6 +163,7 @@ export function loadgenLimited(scenarios: readonly ScenarioResult[]): string[] {
   return out;
 }
 
+/** Lines under the tables: database CPU, scenario notes, failures in detail, a load generator at its limit, interference, server error logs. */
 export function renderNotes(report: RunReport): string {
   const out: string[] = [];
   const companions = renderCompanions(report.scenarios);
