@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluateGoals } from '../../bench/goals.js';
 import type { Measurement } from '../../bench/load.js';
 import { rsaCeiling, rsaCeilingNote } from '../../bench/rsa-ceiling.js';
-import type { RunReport, ScenarioResult, SideResult } from '../../bench/run-report.js';
+import { loadgenLimited, type RunReport, type ScenarioResult, type SideResult } from '../../bench/run-report.js';
 
 const side = (rps: number, cpu: number): SideResult =>
   ({ measured: { rps, cpuMicrosPerRequest: cpu, latency: { p99: 10 } } as unknown as Measurement, checkProblems: [] }) as unknown as SideResult;
@@ -58,8 +58,7 @@ describe('the RSA signature floor of the bench', () => {
 });
 
 describe('the load-generator note of the bench', () => {
-  it('names the windows whose load generator used 90% of a core or more, and only those', async () => {
-    const { loadgenLimited } = await import('../../bench/run-report.js');
+  it('names the windows whose load generator used 90% of a core or more, and only those', () => {
     const window = (loadgenCpuMicros: number) => ({ measured: { seconds: 10, loadgenCpuMicros } }) as unknown as SideResult;
     const scenarios = [
       { name: 'jwks', label: 'jwks', product: window(10_200_000), baseline: window(4_300_000) },

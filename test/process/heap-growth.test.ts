@@ -34,9 +34,10 @@ await new Promise((r) => setTimeout(r, 50));
 console.log(JSON.stringify({ set: set ?? null, major, live: live.length }));
 `;
 
+const script = join(dir, 'churn.mjs');
+writeFileSync(script, CHURN);
+
 async function churn(nodeArgs: string[]): Promise<{ set: string | null; major: number }> {
-  const script = join(dir, 'churn.mjs');
-  writeFileSync(script, CHURN);
   const { stdout } = await promisify(execFile)(process.execPath, [...nodeArgs, script, MODULE], { timeout: 60_000 });
   return JSON.parse(stdout) as { set: string | null; major: number };
 }
