@@ -76,6 +76,11 @@ export const configSchema = z.object({
           statement_timeout_ms: nonNegInt.default(5000),
           /** Statements slower than this are logged at warn (without parameters); 0 = off. */
           slow_query_ms: nonNegInt.default(200),
+          /**
+           * Statements used often are prepared on each connection (SQL PREPARE/EXECUTE); false
+           * behind a pooler in transaction mode, which does not keep them per client.
+           */
+          prepared_statements: bool.default(true),
         })
         .prefault({}),
     })

@@ -46,7 +46,7 @@ export async function migratedDatabase(): Promise<TestDatabase> {
   return db;
 }
 
-export const pgSettings = (url: string, over: Partial<{ pool_max: number; statement_timeout_ms: number; slow_query_ms: number; connect_timeout_ms: number }> = {}) => ({
+export const pgSettings = (url: string, over: Partial<{ pool_max: number; statement_timeout_ms: number; slow_query_ms: number; connect_timeout_ms: number; prepared_statements: boolean }> = {}) => ({
   url,
   pool_max: 10,
   statement_timeout_ms: 5000,

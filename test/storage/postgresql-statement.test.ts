@@ -8,9 +8,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/storage/postgresql/pool.js';
+import { PREPARE_AFTER_USES } from '../../src/storage/postgresql/prepared.js';
 import { inlineParams } from '../../src/storage/postgresql/sql.js';
 import { TenantDb } from '../../src/storage/postgresql/tenant-db.js';
-import { createLoginRole, migratedDatabase, pgSettings, type TestDatabase } from '../helpers/postgres.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLoginRole, migratedDatabase, openPg, pgSettings, type TestDatabase } from '../helpers/postgres.js';
 
 const A = 'tenant-a';
 const B = 'tenant-b';
@@ -21,6 +23,8 @@ let login: Awaited<ReturnType<typeof createLoginRole>>;
 let pool: pg.Pool;
 let tdb: TenantDb;
 let queries: string[];
+/** Every text sent on the pool's connection (pool.query's and checked-out clients' alike). */
+let sent: string[];
 
 beforeAll(async () => {
   db = await migratedDatabase();
@@ -30,6 +34,14 @@ beforeAll(async () => {
   // connection due to administrator command", once in CI) is dropped, not an uncaught error.
   pool = createPool(pgSettings(login.urlFor(db.name), { pool_max: 1 }), () => undefined);
   queries = [];
+  sent = [];
+  pool.on('connect', (client: pg.PoolClient) => {
+    const clientQuery = client.query.bind(client);
+    client.query = ((text: string | { text: string }, ...rest: unknown[]) => {
+      sent.push(typeof text === 'string' ? text : text.text);
+      return (clientQuery as (...a: unknown[]) => unknown)(text, ...rest);
+    }) as typeof client.query;
+  });
   const query = pool.query.bind(pool);
   pool.query = ((text: string, values?: readonly unknown[]) => {
     queries.push(text);
@@ -141,6 +153,129 @@ describe('TenantDb.statement', () => {
       // Ended here, before afterAll drops the database under its connections.
       await pool2.end();
     }
+  });
+});
+
+describe('TenantDb.statement, prepared (a text used often is prepared once per connection and run with EXECUTE)', () => {
+  /** Whether `sql` is prepared on the pool's only connection (the view holds the whole PREPARE). */
+  const isPrepared = async (sql: string) => (await pool.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.some((r) => r.statement.endsWith(` AS ${sql}`));
+
+  it(`prepares a text at its ${PREPARE_AFTER_USES}th use, then sends only the binding and EXECUTE, one round trip each`, async () => {
+    const sql = 'SELECT id, email FROM users WHERE tenant_id = $1 AND id = $2';
+    sent.length = 0;
+    for (let i = 0; i < PREPARE_AFTER_USES + 2; i++) {
+      const { rows } = await tdb.statement(A, sql, [A, `${A}-2`]);
+      expect(rows).toEqual([{ id: `${A}-2`, email: `${A}-2@example.com` }]);
+    }
+    const prepares = sent.filter((t) => t.startsWith('PREPARE'));
+    expect(prepares).toHaveLength(1);
+    expect(prepares[0]).toContain(sql);
+    // Before: the statement inlined; from the PREPARE on: EXECUTE with the values as literals.
+    expect(sent.filter((t) => t.includes("'tenant-a-2'") && t.includes('FROM users'))).toHaveLength(PREPARE_AFTER_USES - 1);
+    const executes = sent.filter((t) => /EXECUTE svc_\d+\('tenant-a', 'tenant-a-2'\)/.test(t));
+    expect(executes).toHaveLength(3);
+    for (const text of executes) expect(text).toContain("set_config('app.tenant_id', 'tenant-a', true)");
+    expect(sent).toHaveLength(PREPARE_AFTER_USES + 2 + 1);
+    expect(await isPrepared(sql)).toBe(true);
+  });
+
+  it.each(HOSTILE)('hands %j to a prepared statement unchanged, as a value', async (value) => {
+    const sql = 'SELECT $1::text AS hostile, length($1) AS len';
+    for (let i = 0; i < PREPARE_AFTER_USES + 1; i++) {
+      const { rows } = await tdb.statement<{ hostile: string; len: number }>(A, sql, [value]);
+      expect(rows).toEqual([{ hostile: value, len: [...value].length }]);
+    }
+    expect(await isPrepared(sql)).toBe(true);
+  });
+
+  it('keeps row-level security per execution: one prepared text, tenants alternating past the generic plan, sees only its own', async () => {
+    const sql = "SELECT id FROM users WHERE id LIKE $1 ORDER BY id";
+    // PostgreSQL switches to a generic plan after five executions; twelve alternate here.
+    for (let i = 0; i < 12; i++) {
+      const tenant = i % 2 ? B : A;
+      const { rows } = await tdb.statement<{ id: string }>(tenant, sql, ['tenant-%']);
+      expect(rows.map((r) => r.id)).toEqual([`${tenant}-1`, `${tenant}-2`]);
+    }
+    expect(await isPrepared(sql)).toBe(true);
+    const { rows } = await pool.query<{ t: string | null }>("SELECT current_setting('app.tenant_id', true) AS t");
+    expect(rows[0]!.t ?? '').toBe('');
+  });
+
+  it('reports the rowCount of a prepared write', async () => {
+    const sql = 'UPDATE users SET updated_at = now() WHERE tenant_id = $1 AND id LIKE $2';
+    const counts: number[] = [];
+    for (let i = 0; i < PREPARE_AFTER_USES + 1; i++) counts.push((await tdb.statement(B, sql, [B, `${B}-%`])).rowCount);
+    expect(counts).toEqual(Array(PREPARE_AFTER_USES + 1).fill(2));
+    expect(await isPrepared(sql)).toBe(true);
+  });
+
+  it('a prepared write refused by row-level security changes nothing, and the next statement is served', async () => {
+    const sql = 'INSERT INTO users (tenant_id, id, email, created_at, updated_at) VALUES ($1, $2, $3, now(), now())';
+    // Prepared by the tenant's own writes first (removed again below).
+    for (let i = 0; i < PREPARE_AFTER_USES; i++) await tdb.statement(A, sql, [A, `prep-${i}`, `prep-${i}@example.com`]);
+    expect(await isPrepared(sql)).toBe(true);
+    await expect(tdb.statement(A, sql, [B, 'planted', 'planted@example.com'])).rejects.toMatchObject({ code: '42501' });
+    await expect(tdb.statement(A, sql, [A, 'prep-0', 'dup@example.com'])).rejects.toMatchObject({ code: '23505' });
+    const { rows } = await tdb.statement<{ n: string }>(B, "SELECT count(*) AS n FROM users WHERE id = 'planted'");
+    expect(Number(rows[0]!.n)).toBe(0);
+    await tdb.statement(A, "DELETE FROM users WHERE tenant_id = $1 AND id LIKE 'prep-%'", [A]);
+    const left = await tdb.statement<{ n: string }>(A, 'SELECT count(*) AS n FROM users');
+    expect(Number(left.rows[0]!.n)).toBe(2);
+  });
+
+  it('keeps the inlined path for a text the server will not prepare, without asking again', async () => {
+    // `$1 IS NULL` gives the server no type to infer; an inlined literal of unknown type is text.
+    const sql = 'SELECT $1 IS NULL AS v';
+    sent.length = 0;
+    for (let i = 0; i < PREPARE_AFTER_USES + 3; i++) {
+      const { rows } = await tdb.statement<{ v: boolean }>(A, sql, ['x']);
+      expect(rows).toEqual([{ v: false }]);
+    }
+    expect(sent.filter((t) => t.startsWith('PREPARE'))).toHaveLength(1);
+    expect(sent.filter((t) => t.includes('EXECUTE'))).toHaveLength(0);
+    expect(await isPrepared(sql)).toBe(false);
+  });
+
+  it('answers when the connection lost its statements behind its back (DEALLOCATE ALL), and prepares again', async () => {
+    const sql = 'SELECT email FROM users WHERE tenant_id = $1 AND id = $2';
+    for (let i = 0; i < PREPARE_AFTER_USES; i++) await tdb.statement(B, sql, [B, `${B}-1`]);
+    expect(await isPrepared(sql)).toBe(true);
+    await pool.query('DEALLOCATE ALL');
+    sent.length = 0;
+    for (let i = 0; i < 2; i++) {
+      const { rows } = await tdb.statement(B, sql, [B, `${B}-1`]);
+      expect(rows).toEqual([{ email: `${B}-1@example.com` }]);
+    }
+    // The failed EXECUTE, the statement inlined, then PREPARE and EXECUTE again.
+    expect(sent.map((t) => (t.startsWith('PREPARE') ? 'prepare' : t.includes('EXECUTE') ? 'execute' : 'inlined'))).toEqual(['execute', 'inlined', 'prepare', 'execute']);
+    expect(await isPrepared(sql)).toBe(true);
+  });
+
+  it('prepares nothing when switched off (STORAGE_POSTGRESQL_PREPARED_STATEMENTS=false: a pooler in transaction mode)', async () => {
+    expect(loadConfig({ STORAGE_POSTGRESQL_PREPARED_STATEMENTS: 'false' }).storage.postgresql.prepared_statements).toBe(false);
+    expect(loadConfig({}).storage.postgresql.prepared_statements).toBe(true);
+    for (const prepared_statements of [false, true]) {
+      // The storage as the service opens it, on one connection, with the setting as loaded.
+      const storage = await openPg(login.urlFor(db.name), { pool_max: 1, prepared_statements });
+      try {
+        for (let i = 0; i < PREPARE_AFTER_USES + 2; i++) expect((await storage.users.get(A, `${A}-1`))?.email).toBe(`${A}-1@example.com`);
+        const own = (storage as unknown as { pool: pg.Pool }).pool;
+        const { rows } = await own.query<{ n: string }>('SELECT count(*) AS n FROM pg_prepared_statements');
+        expect(Number(rows[0]!.n) > 0).toBe(prepared_statements);
+      } finally {
+        await storage.close();
+      }
+    }
+  });
+
+  it('does not prepare a text whose placeholders do not match its values', async () => {
+    const sql = "SELECT id FROM users WHERE id = $1";
+    sent.length = 0;
+    for (let i = 0; i < PREPARE_AFTER_USES + 1; i++) {
+      const { rows } = await tdb.statement<{ id: string }>(A, sql, [`${A}-1`, 'unused']);
+      expect(rows).toEqual([{ id: `${A}-1` }]);
+    }
+    expect(sent.filter((t) => t.startsWith('PREPARE'))).toHaveLength(0);
   });
 });
 

@@ -83,7 +83,7 @@ export class PgStorage implements Storage {
       await pool.end();
       throw err;
     }
-    return new PgStorage(pool, new TenantDb(pool, settings.slow_query_ms, log));
+    return new PgStorage(pool, new TenantDb(pool, settings.slow_query_ms, log, { preparedStatements: settings.prepared_statements ?? true }));
   }
 
   /** Each read goes to the pool as it is (a shared snapshot would cost a transaction of its own). */

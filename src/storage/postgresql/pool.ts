@@ -13,6 +13,8 @@ export interface PgSettings {
   pool_max: number;
   statement_timeout_ms: number;
   slow_query_ms: number;
+  /** TenantDb.statement prepares the texts it runs often (prepared.ts); default true. */
+  prepared_statements?: boolean;
   /** Longest wait for a connection (pool exhausted, server unreachable); default 5000. */
   connect_timeout_ms?: number;
 }

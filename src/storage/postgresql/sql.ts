@@ -95,6 +95,12 @@ const PLACEHOLDER = /\$(\d+)/g;
  * Statements come from this code base and hold no `$n` inside string literals.
  */
 export function inlineParams(sql: string, params: readonly unknown[]): string | undefined {
+  const literals = paramLiterals(params);
+  return literals && inlineLiterals(sql, literals);
+}
+
+/** Each parameter as the literal inlineParams writes for it; undefined when one cannot be (a Buffer). */
+export function paramLiterals(params: readonly unknown[]): string[] | undefined {
   const literals: string[] = [];
   for (const value of params) {
     const prepared = pg.utils.prepareValue(pgParam(value));
@@ -102,6 +108,11 @@ export function inlineParams(sql: string, params: readonly unknown[]): string | 
     else if (typeof prepared === 'string') literals.push(pg.escapeLiteral(prepared));
     else return undefined; // a Buffer: binary, keep the extended protocol
   }
+  return literals;
+}
+
+/** The statement with each $n replaced by its literal; undefined for a placeholder without one. */
+export function inlineLiterals(sql: string, literals: readonly string[]): string | undefined {
   let unknownPlaceholder = false;
   const text = sql.replace(PLACEHOLDER, (_m, n: string) => {
     const literal = literals[Number(n) - 1];

@@ -14,7 +14,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import pg, { type Pool, type PoolClient, type QueryResult, type Queryable } from 'pg';
 import { isReadTimeout, storageError } from './errors.js';
-import { inlineParams, pgParam, statementSummary } from './sql.js';
+import { executeStatement, prepareStatement, PreparedStatements } from './prepared.js';
+import { inlineLiterals, paramLiterals, pgParam, statementSummary } from './sql.js';
 
 /** Where slow statements are reported (the service's pino logger fits). */
 export interface QueryLog {
@@ -45,12 +46,17 @@ export class TenantDb {
   private readonly scope = new AsyncLocalStorage<Scope>();
   /** transaction() calls in flight (their scope is enabled only while there is one). */
   private sharedScopes = 0;
+  /** statement()'s texts prepared on the server, per connection; undefined when switched off. */
+  private readonly prepared: PreparedStatements | undefined;
 
   constructor(
     private readonly pool: Pool,
     private readonly slowQueryMs: number,
     private readonly log?: QueryLog,
-  ) {}
+    opts: { preparedStatements?: boolean } = {},
+  ) {
+    this.prepared = opts.preparedStatements === false ? undefined : new PreparedStatements();
+  }
 
   /** Runs fn in a transaction bound to the tenant, or inside the caller's transaction() if any. */
   withTenant<T>(tenant: string, fn: (query: Query) => Promise<T>): Promise<T> {
@@ -70,24 +76,70 @@ export class TenantDb {
    * SET LOCAL ends with it exactly as in withTenant (and a write is committed before the answer).
    * withTenant needs three round trips (BEGIN + binding, the statement, COMMIT), which on the user
    * flows' reads cost more than the statement itself. The simple protocol takes no parameters, so
-   * they are inlined as escaped literals of unknown type, the way node-postgres sends them
-   * (sql.ts, inlineParams); a value that cannot be (a Buffer) takes withTenant's path. Inside a
-   * transaction() the statement joins it.
+   * they are written as escaped literals of unknown type, the way node-postgres sends them (sql.ts,
+   * paramLiterals): into the text, or, for a text used often, as the arguments of an `EXECUTE` of
+   * the text prepared on that connection (prepared.ts). A value that cannot be written (a Buffer)
+   * takes withTenant's path. Inside a transaction() the statement joins it.
    */
   async statement<R = Record<string, unknown>>(tenant: string, sql: string, params: readonly unknown[] = []): Promise<Rows<R>> {
-    const text = inlineParams(sql, params);
-    if (text === undefined || this.scope.getStore()?.open) return this.withTenant(tenant, (q) => q<R>(sql, params));
+    const literals = paramLiterals(params);
+    const name = literals && this.prepared?.nameFor(sql, literals.length);
+    const text = literals && name === undefined ? inlineLiterals(sql, literals) : undefined;
+    if (!literals || (name === undefined && text === undefined) || this.scope.getStore()?.open) return this.withTenant(tenant, (q) => q<R>(sql, params));
     if (!tenant) throw new Error('storage call without a tenant');
     const started = performance.now();
     try {
+      const bound = name === undefined ? this.pool.query(`${bindTenant(tenant)};\n${text!}`) : this.executePrepared(tenant, sql, name, literals);
       // Two results come back (the binding's, the statement's): the statement's is the last.
-      const results = (await this.pool.query(`${bindTenant(tenant)};\n${text}`)) as unknown as ReadonlyArray<QueryResult<R>>;
+      const results = (await bound) as unknown as ReadonlyArray<QueryResult<R>>;
       const last = results[results.length - 1]!;
       return { rows: last.rows, rowCount: last.rowCount ?? 0 };
     } catch (err) {
       throw storageError(err);
     } finally {
       this.reportSlow(performance.now() - started, tenant, sql);
+    }
+  }
+
+  /**
+   * statement()'s query for a prepared text: the binding and `EXECUTE`, on a connection where the
+   * text is prepared (a PREPARE first, once per connection). As with pool.query, a connection on
+   * which a statement failed is not pooled again.
+   */
+  private async executePrepared(tenant: string, sql: string, name: string, literals: readonly string[]): Promise<unknown> {
+    const prepared = this.prepared!;
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    const inlined = () => client.query(`${bindTenant(tenant)};\n${inlineLiterals(sql, literals)!}`);
+    try {
+      if (!prepared.isPrepared(client, name)) {
+        try {
+          await client.query(prepareStatement(name, sql));
+          prepared.prepared(client, name);
+        } catch (err) {
+          // The server will not prepare it (a parameter whose type it cannot infer): inlined
+          // literals, whose unknown type the context settles, from now on. Anything else fails.
+          if (!(err instanceof pg.DatabaseError && err.code?.startsWith('42'))) throw err;
+          prepared.refuse(sql);
+          return await inlined();
+        }
+      }
+      try {
+        return await client.query(`${bindTenant(tenant)};\n${executeStatement(name, literals)}`);
+      } catch (err) {
+        // 26000: the connection lost its prepared statements (a DISCARD ALL, a pooler in transaction
+        // mode that passed the PREPARE to another server connection). Nothing ran (the binding is
+        // rolled back with the failed EXECUTE): the statement is sent inlined, and prepared again
+        // on its next use.
+        if (!(err instanceof pg.DatabaseError && err.code === '26000')) throw err;
+        prepared.forget(client);
+        return await inlined();
+      }
+    } catch (err) {
+      broken = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      client.release(broken);
     }
   }
 
