@@ -36,7 +36,8 @@ function placeholderCount(sql: string): number {
 
 export class PreparedStatements {
   private readonly uses = new Map<string, number>();
-  private readonly names = new Map<string, string>();
+  /** Prepared texts: their name and how many parameters the server counts. */
+  private readonly names = new Map<string, { name: string; params: number }>();
   private readonly refused = new Set<string>();
   /** Names are never reused: a refused text's name may still exist on a connection. */
   private lastName = 0;
@@ -49,7 +50,7 @@ export class PreparedStatements {
    */
   nameFor(sql: string, paramCount: number): string | undefined {
     const named = this.names.get(sql);
-    if (named !== undefined) return named;
+    if (named !== undefined) return named.params === paramCount ? named.name : undefined;
     if (this.refused.has(sql) || this.names.size >= MAX_NAMED) return undefined;
     const n = (this.uses.get(sql) ?? 0) + 1;
     if (n < PREPARE_AFTER_USES) {
@@ -58,12 +59,10 @@ export class PreparedStatements {
       return undefined;
     }
     this.uses.delete(sql);
-    if (placeholderCount(sql) !== paramCount) {
-      this.refused.add(sql);
-      return undefined;
-    }
+    const params = placeholderCount(sql);
+    if (params !== paramCount) return undefined;
     const name = `svc_${++this.lastName}`;
-    this.names.set(sql, name);
+    this.names.set(sql, { name, params });
     return name;
   }
 
