@@ -7,7 +7,6 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
@@ -20,7 +19,7 @@ import { Sealer } from '../../src/keys/sealer.js';
 import { openStorage } from '../../src/storage/open.js';
 import { PgStorage } from '../../src/storage/postgresql/index.js';
 import { PG_MIGRATIONS_DIR, knownMigrations, migratePostgres } from '../../src/storage/postgresql/migrate.js';
-import { poolConfig } from '../../src/storage/postgresql/pool.js';
+import { createPool } from '../../src/storage/postgresql/pool.js';
 import { clientRecord, keyRecord } from '../helpers/storage.js';
 import { createTestDatabase, migratedDatabase, openPg, pgSettings, type TestDatabase } from '../helpers/postgres.js';
 import { describeStorageContract } from './contract.js';
@@ -175,11 +174,11 @@ describe('connections', () => {
 
   it('runs as svc_app with the configured pool size and statement_timeout, whatever the URL options say', async () => {
     const url = `${db.url}?options=${encodeURIComponent('-c role=postgres')}`;
-    const pool = new pg.Pool(poolConfig(pgSettings(url, { pool_max: 3, statement_timeout_ms: 1234 })));
+    const pool = createPool(pgSettings(url, { pool_max: 3, statement_timeout_ms: 1234 }), () => undefined);
     try {
       const { rows } = await pool.query('SELECT current_user AS role, current_setting($1) AS timeout', ['statement_timeout']);
       expect(rows[0]).toEqual({ role: 'svc_app', timeout: '1234ms' });
-      const none = new pg.Pool(poolConfig(pgSettings(db.url, { statement_timeout_ms: 0 })));
+      const none = createPool(pgSettings(db.url, { statement_timeout_ms: 0 }), () => undefined);
       expect((await none.query('SHOW statement_timeout')).rows[0].statement_timeout).toBe('0');
       await none.end();
       const clients = await Promise.all([pool.connect(), pool.connect(), pool.connect()]);
