@@ -88,7 +88,7 @@ describe('TenantDb.statement', () => {
     queries.length = 0;
     await tdb.statement(A, 'SELECT id FROM users WHERE tenant_id = $1 AND id = $2', [A, `${A}-1`]);
     expect(queries).toHaveLength(1);
-    expect(queries[0]).toContain("set_config('app.tenant_id', 'tenant-a', true)");
+    expect(queries[0]).toMatch(/^SET LOCAL app\.tenant_id = 'tenant-a';\n/);
   });
 
   it.each(HOSTILE)('hands %j to the server unchanged', async (value) => {
@@ -174,7 +174,7 @@ describe('TenantDb.statement, prepared (a text used often is prepared once per c
     expect(sent.filter((t) => t.includes("'tenant-a-2'") && t.includes('FROM users'))).toHaveLength(PREPARE_AFTER_USES - 1);
     const executes = sent.filter((t) => /EXECUTE svc_\d+\('tenant-a', 'tenant-a-2'\)/.test(t));
     expect(executes).toHaveLength(3);
-    for (const text of executes) expect(text).toContain("set_config('app.tenant_id', 'tenant-a', true)");
+    for (const text of executes) expect(text).toMatch(/^SET LOCAL app\.tenant_id = 'tenant-a';\n/);
     expect(sent).toHaveLength(PREPARE_AFTER_USES + 2 + 1);
     expect(await isPrepared(sql)).toBe(true);
   });
