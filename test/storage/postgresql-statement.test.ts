@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/storage/postgresql/pool.js';
 import { PREPARE_AFTER_USES } from '../../src/storage/postgresql/prepared.js';
-import { inlineParams } from '../../src/storage/postgresql/sql.js';
+import { inlineLiterals, paramLiterals } from '../../src/storage/postgresql/sql.js';
 import { TenantDb } from '../../src/storage/postgresql/tenant-db.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLoginRole, migratedDatabase, openPg, pgSettings, type TestDatabase } from '../helpers/postgres.js';
@@ -17,6 +17,12 @@ import { createLoginRole, migratedDatabase, openPg, pgSettings, type TestDatabas
 const A = 'tenant-a';
 const B = 'tenant-b';
 const HOSTILE = ["o'brien", "x'); DELETE FROM users; --", 'back\\slash \\x00 \\\\', '$1 $2 ${x}', 'é ü 漢字 🙂', "E'\\''", ''];
+
+/** A statement with its parameters written in, as TenantDb.statement's inlined path builds it. */
+function inlineParams(sql: string, params: readonly unknown[]): string | undefined {
+  const literals = paramLiterals(params);
+  return literals && inlineLiterals(sql, literals);
+}
 
 let db: TestDatabase;
 let login: Awaited<ReturnType<typeof createLoginRole>>;

@@ -17,6 +17,7 @@
  * it cannot infer, which a literal of unknown type in place would still have worked for) is not
  * tried again and keeps the inlined path.
  */
+import { placeholderCount } from './sql.js';
 
 /** Uses of a statement text before it is prepared. */
 export const PREPARE_AFTER_USES = 3;
@@ -24,15 +25,6 @@ export const PREPARE_AFTER_USES = 3;
 const MAX_COUNTED = 2000;
 /** Texts given a name at most (a bound on the server's memory per connection as well). */
 export const MAX_NAMED = 200;
-
-const PLACEHOLDER = /\$(\d+)/g;
-
-/** The highest $n of a statement, or 0. */
-function placeholderCount(sql: string): number {
-  let max = 0;
-  for (const m of sql.matchAll(PLACEHOLDER)) max = Math.max(max, Number(m[1]));
-  return max;
-}
 
 export class PreparedStatements {
   private readonly uses = new Map<string, number>();

@@ -86,20 +86,14 @@ export function statementSummary(sql: string): string {
 const PLACEHOLDER = /\$(\d+)/g;
 
 /**
- * The statement with its parameters written in as literals, for the simple query protocol
- * (TenantDb.statement), or undefined when one cannot be. Each value becomes what node-postgres
- * would have sent as a parameter: its text form (pg.prepareValue: numbers, booleans, Dates, arrays,
- * JSON) as an escaped literal of unknown type, NULL for null, so the server infers its type from
- * the context as it does for a parameter. pg.escapeLiteral doubles quotes and, when there are
- * backslashes, doubles them too and uses E'' syntax: safe whatever standard_conforming_strings is.
- * Statements come from this code base and hold no `$n` inside string literals.
+ * Each parameter as a literal for the simple query protocol (TenantDb.statement: written into the
+ * statement, inlineLiterals, or as the arguments of an EXECUTE), or undefined when one cannot be (a
+ * Buffer). Each value becomes what node-postgres would have sent as a parameter: its text form
+ * (pg.prepareValue: numbers, booleans, Dates, arrays, JSON) as an escaped literal of unknown type,
+ * NULL for null, so the server infers its type from the context as it does for a parameter.
+ * pg.escapeLiteral doubles quotes and, when there are backslashes, doubles them too and uses E''
+ * syntax: safe whatever standard_conforming_strings is.
  */
-export function inlineParams(sql: string, params: readonly unknown[]): string | undefined {
-  const literals = paramLiterals(params);
-  return literals && inlineLiterals(sql, literals);
-}
-
-/** Each parameter as the literal inlineParams writes for it; undefined when one cannot be (a Buffer). */
 export function paramLiterals(params: readonly unknown[]): string[] | undefined {
   const literals: string[] = [];
   for (const value of params) {
@@ -111,7 +105,10 @@ export function paramLiterals(params: readonly unknown[]): string[] | undefined 
   return literals;
 }
 
-/** The statement with each $n replaced by its literal; undefined for a placeholder without one. */
+/**
+ * The statement with each $n replaced by its literal; undefined for a placeholder without one.
+ * Statements come from this code base and hold no `$n` inside string literals.
+ */
 export function inlineLiterals(sql: string, literals: readonly string[]): string | undefined {
   let unknownPlaceholder = false;
   const text = sql.replace(PLACEHOLDER, (_m, n: string) => {
@@ -120,4 +117,11 @@ export function inlineLiterals(sql: string, literals: readonly string[]): string
     return literal ?? '';
   });
   return unknownPlaceholder ? undefined : text;
+}
+
+/** The highest $n of a statement (the parameters PostgreSQL counts when preparing it), or 0. */
+export function placeholderCount(sql: string): number {
+  let max = 0;
+  for (const m of sql.matchAll(PLACEHOLDER)) max = Math.max(max, Number(m[1]));
+  return max;
 }

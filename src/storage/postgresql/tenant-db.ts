@@ -46,6 +46,9 @@ interface Scope {
  */
 const bindTenant = (tenant: string) => `SET LOCAL app.tenant_id = ${pg.escapeLiteral(tenant)}`;
 
+/** statement()'s message: the binding and one statement, run as one implicit transaction. */
+const boundMessage = (tenant: string, statement: string) => `${bindTenant(tenant)};\n${statement}`;
+
 /** Two-key form: the first key names what is locked, so unrelated advisory locks never collide. */
 const TENANT_LOCK = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
 
@@ -96,7 +99,7 @@ export class TenantDb {
     if (!tenant) throw new Error('storage call without a tenant');
     const started = performance.now();
     try {
-      const bound = name === undefined ? this.pool.query(`${bindTenant(tenant)};\n${text!}`) : this.executePrepared(tenant, sql, name, literals);
+      const bound = name === undefined ? this.pool.query(boundMessage(tenant, text!)) : this.executePrepared(tenant, sql, name, literals);
       // Two results come back (the binding's, without rows, and the statement's): the statement's is the last.
       const results = (await bound) as unknown as ReadonlyArray<QueryResult<R>>;
       const last = results[results.length - 1]!;
@@ -117,7 +120,7 @@ export class TenantDb {
     const prepared = this.prepared!;
     const client = await this.pool.connect();
     let broken: Error | undefined;
-    const inlined = () => client.query(`${bindTenant(tenant)};\n${inlineLiterals(sql, literals)!}`);
+    const inlined = () => client.query(boundMessage(tenant, inlineLiterals(sql, literals)!));
     try {
       if (!prepared.isPrepared(client, name)) {
         try {
@@ -132,7 +135,7 @@ export class TenantDb {
         }
       }
       try {
-        return await client.query(`${bindTenant(tenant)};\n${executeStatement(name, literals)}`);
+        return await client.query(boundMessage(tenant, executeStatement(name, literals)));
       } catch (err) {
         // 26000: the connection lost its prepared statements (a DISCARD ALL, a pooler in transaction
         // mode that passed the PREPARE to another server connection). Nothing ran (the binding is
