@@ -22,6 +22,17 @@ export const PROTECTED_MODELS = new Set(['RefreshToken', 'Session']);
 const SEALED_MODEL = 'Session';
 const PREFIX = 'h1.';
 /**
+ * Refresh tokens' stored ids since issue 17: the value's first 8 characters, then the keyed hash.
+ * The values this service issues begin with their issue time (random-ids.ts timeOrderedValue), so
+ * rows issued close together sit next to each other in the primary-key index and a group commit
+ * writes a few of its pages instead of one per token; those 8 characters are a millisecond clock,
+ * which the payload's `iat` tells anyway, and the 210 random bits after them stay behind the hash.
+ * A value without that shape (oidc-provider's own, fully random) is stored the same way, only
+ * without the locality.
+ */
+const ORDERED_PREFIX = 'h2.';
+const ORDERED_MODEL = 'RefreshToken';
+/**
  * Sealed session values kept for re-saves, per repository (one per tenant build): a session is
  * saved again on every sign-in step and silent re-authentication, and sealing its unchanged value
  * again (a random IV and an AES-GCM pass) was ~3.5% of a silent re-authentication's event loop
@@ -47,17 +58,31 @@ interface Found {
 export interface BearerProtector {
   /** The id a value is stored under. */
   storedId(tenant: TenantId, model: string, id: string): string;
+  /**
+   * The ids rows written by earlier versions may hold the same value under, newest scheme first:
+   * the plain keyed hash (refresh tokens before their ordered ids), then the raw value (rows from
+   * before hashing; never for a value that is itself one of our hashed ids).
+   */
+  legacyIds(model: string, id: string, stored: string): string[];
 }
 
 export function bearerProtector(sealer: Sealer): BearerProtector {
   const key = sealer.derive('oidc-bearer-ids');
   return {
-    storedId: (tenant, model, id) => `${PREFIX}${createHmac('sha256', key).update(`${tenant}\u0000${model}\u0000${id}`).digest('base64url')}`,
+    storedId: (tenant, model, id) => {
+      const mac = createHmac('sha256', key).update(`${tenant}\u0000${model}\u0000${id}`).digest('base64url');
+      return model === ORDERED_MODEL ? `${ORDERED_PREFIX}${id.slice(0, 8)}${mac}` : `${PREFIX}${mac}`;
+    },
+    legacyIds: (model, id, stored) => {
+      const raw = id.startsWith(PREFIX) || id.startsWith(ORDERED_PREFIX) ? [] : [id];
+      // The ordered id ends with the same keyed hash the plain one is made of.
+      return stored.startsWith(ORDERED_PREFIX) ? [`${PREFIX}${stored.slice(ORDERED_PREFIX.length + Math.min(8, id.length))}`, ...raw] : raw;
+    },
   };
 }
 
 export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): OidcPayloadRepository {
-  const { storedId } = bearerProtector(sealer);
+  const { storedId, legacyIds } = bearerProtector(sealer);
   const aad = (tenant: TenantId, model: string) => `oidc-bearer:${tenant}:${model}`;
   // A row from the storage is parsed afresh for each read (no cache hands it out twice), so a
   // refresh token's is completed in place: a copy of the payload cost more than the rest of this
@@ -117,7 +142,11 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
         if (model !== SEALED_MODEL) remember(tenant, model, id, stored);
         return restore(row, id);
       }
-      return id.startsWith(PREFIX) ? undefined : repo.find(tenant, model, id);
+      for (const legacy of legacyIds(model, id, stored)) {
+        const old = await repo.find(tenant, model, legacy);
+        if (old) return restore(old, id);
+      }
+      return undefined;
     },
     async findByUid(tenant, model, uid) {
       const row = await repo.findByUid(tenant, model, uid);
@@ -129,15 +158,15 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
       const seen = takeFound(tenant, model, id);
       if (seen !== undefined) return repo.consume(tenant, model, seen);
       const stored = storedId(tenant, model, id);
-      // The hashed and the raw row together: on SQLite in one group commit, on PostgreSQL and
-      // Redis in one round trip's time (awaited in turn, the second waited for the first's commit).
-      await Promise.all([repo.consume(tenant, model, stored), repo.consume(tenant, model, id)]);
+      // Every id the value may be stored under together: on SQLite in one group commit, on
+      // PostgreSQL and Redis in one round trip's time (awaited in turn, each waited for the last's commit).
+      await Promise.all([stored, ...legacyIds(model, id, stored)].map((each) => repo.consume(tenant, model, each)));
     },
     async destroy(tenant, model, id) {
       if (!protects(model)) return repo.destroy(tenant, model, id);
       const key = takeFound(tenant, model, id) ?? storedId(tenant, model, id);
       sealedIds.delete(key);
-      await Promise.all([repo.destroy(tenant, model, key), repo.destroy(tenant, model, id)]);
+      await Promise.all([key, ...legacyIds(model, id, key)].map((each) => repo.destroy(tenant, model, each)));
     },
   };
 }

@@ -28,7 +28,7 @@ import type { ClientRecord, OidcPayloadRepository, UserRecord } from '../storage
 import { canSignIn } from './accounts.js';
 import { expired, grantOidcScope, isObject, stored, type Payload } from './grant-claims.js';
 import { sessionSetCookies, signedSessionCookie } from './session-cookie.js';
-import { defined, storedTokenValue } from './user-tokens.js';
+import { defined, tokenValue } from './user-tokens.js';
 
 /** What the tenant's oidc-provider build adds for this path (tenancy/actor.ts buildProvider). */
 export interface SilentAuthSetup {
@@ -165,7 +165,7 @@ export async function silentAuthorization(host: SilentAuthHost, req: HttpRequest
   // combinedScope: the grant's OIDC scope (in its order) filtered by the requested ones.
   const scope = granted.filter((s) => a.scopes.includes(s)).join(' ');
 
-  const code = storedTokenValue();
+  const code = tokenValue();
   const location = new URL(a.redirectUri);
   location.searchParams.set('code', code);
   if (a.state !== undefined) location.searchParams.set('state', a.state);

@@ -56,15 +56,13 @@ export interface UserTokenHost extends TokenContext {
 /** Client authentication's parameters (besides each grant's own). */
 const AUTH_PARAMS = ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'];
 
-/** oidc-provider's opaque token values: 256 bits of randomness, base64url (formats/opaque.js). */
-export const tokenValue = pooledRandom(32, 128);
-
 /**
- * Values stored as they are (access tokens, codes): ordered by issue time (random-ids.ts), so the
- * rows a group commit writes share index pages. Refresh tokens are stored under a keyed hash
- * (bearer-at-rest.ts), which no order of the value survives: they stay fully random.
+ * The opaque values these paths issue (access and refresh tokens, codes): 43 base64url characters
+ * like oidc-provider's (formats/opaque.js), ordered by issue time (random-ids.ts), so the rows a
+ * group commit writes share index pages. Access tokens and codes are stored under the value;
+ * refresh tokens under a keyed hash that keeps the value's time prefix (bearer-at-rest.ts).
  */
-export const storedTokenValue = timeOrderedValue(pooledRandom(27, 128));
+export const tokenValue = timeOrderedValue(pooledRandom(27, 128));
 
 /**
  * The object without its undefined members (oidc-provider's payloads skip them the same way). Not
@@ -169,7 +167,7 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
  */
 export function accessToken(host: UserTokenHost, setup: UserTokenSetup, source: Source, p: Parties, gty: unknown, now: number) {
   const ttl = host.config.oidc.ttl.access_token;
-  const value = storedTokenValue();
+  const value = tokenValue();
   const payload = {
     iat: now,
     exp: now + ttl,

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/keys/sealer.js';
 import { bearerProtector, FOUND_CACHE_SIZE, protectBearerIds, SEALED_CACHE_SIZE } from '../../src/oidc/bearer-at-rest.js';
+import { tokenValue } from '../../src/oidc/user-tokens.js';
 import { openSqlite, type Db } from '../../src/storage/sqlite/db.js';
 import { SqliteOidcPayloads } from '../../src/storage/sqlite/oidc.js';
 import type { OidcPayloadRepository } from '../../src/storage/types.js';
@@ -142,5 +143,45 @@ describe('refresh tokens found, then consumed (the stored id made once)', () => 
     const other = protectBearerIds(raw, sealer);
     await other.consume(TENANT, 'RefreshToken', values[5]!);
     expect((await repo.find(TENANT, 'RefreshToken', values[5]!))?.consumed).toBe(true);
+  });
+
+  it('a refresh token is stored under its time prefix and the keyed hash: ids sort as the values were issued', async () => {
+    const values: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      values.push(tokenValue());
+      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 2)); // across milliseconds too
+    }
+    const ids = values.map((v) => storedId(TENANT, 'RefreshToken', v));
+    for (const [i, id] of ids.entries()) {
+      expect(id).toMatch(/^h2\.[A-Za-z0-9_-]{8}[A-Za-z0-9_-]{43}$/);
+      expect(id.slice(3, 11)).toBe(values[i]!.slice(0, 8));
+      expect(id).not.toContain(values[i]!.slice(8, 20));
+    }
+    // Issued later, stored later in the index: the group commit appends instead of scattering.
+    expect([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((id) => id.slice(3, 11))).toEqual(ids.map((id) => id.slice(3, 11)));
+    // The hash still binds the whole value: a value sharing the prefix gets another id.
+    const twin = values[0]!.slice(0, 8) + values[1]!.slice(8);
+    expect(storedId(TENANT, 'RefreshToken', twin)).not.toBe(ids[0]);
+    expect(storedId(TENANT, 'RefreshToken', twin).slice(0, 11)).toBe(ids[0]!.slice(0, 11));
+  });
+
+  it('a row stored under the plain keyed hash (before ordered ids) is still found, consumed and destroyed', async () => {
+    const plain = (v: string) => `h1.${storedId(TENANT, 'RefreshToken', v).slice(11)}`;
+    const a = tokenValue();
+    const b = tokenValue();
+    await raw.upsert(TENANT, 'RefreshToken', plain(a), { ...token(a), jti: undefined }, exp());
+    await raw.upsert(TENANT, 'RefreshToken', plain(b), { ...token(b), jti: undefined }, exp());
+    const found = await repo.find(TENANT, 'RefreshToken', a);
+    expect(found?.consumed).toBe(false);
+    expect(found?.payload.jti).toBe(a);
+    await repo.consume(TENANT, 'RefreshToken', a);
+    expect((await raw.find(TENANT, 'RefreshToken', plain(a)))?.consumed).toBe(true);
+    expect((await repo.find(TENANT, 'RefreshToken', a))?.consumed).toBe(true);
+    await repo.destroy(TENANT, 'RefreshToken', b);
+    expect(await raw.find(TENANT, 'RefreshToken', plain(b))).toBeUndefined();
+    expect(await repo.find(TENANT, 'RefreshToken', b)).toBeUndefined();
+    // Our own ids are never taken for raw values: a stored id presented as a token finds nothing.
+    await repo.upsert(TENANT, 'RefreshToken', a, token(a), exp());
+    expect(await repo.find(TENANT, 'RefreshToken', storedId(TENANT, 'RefreshToken', a))).toBeUndefined();
   });
 });

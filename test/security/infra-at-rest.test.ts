@@ -51,7 +51,11 @@ describe('bearer values and secrets at rest (SQLite)', () => {
     const dump = JSON.stringify(await t.sql('SELECT * FROM oidc_payloads'));
     expect(dump).not.toContain(refreshToken);
     expect(dump).not.toContain(sessionId);
-    for (const r of rows) expect(String(r.id)).toMatch(/^h1\./);
+    // A session under the keyed hash alone; a refresh token under its value's time prefix (8
+    // characters of a millisecond clock) and the keyed hash, none of the 210 random bits after it.
+    for (const r of rows) expect(String(r.id)).toMatch(r.model === 'Session' ? /^h1\./ : /^h2\./);
+    expect(String(rows.find((r) => r.model === 'RefreshToken')!.id).slice(3, 11)).toBe(refreshToken.slice(0, 8));
+    expect(dump).not.toContain(refreshToken.slice(8));
     // A refresh token is only ever found by its value: its row keeps no copy of it, not even sealed.
     // A session is also found by uid, so its value is kept, sealed.
     const payloadOf = (model: string) => JSON.parse(String(rows.find((r) => r.model === model)!.payload)) as Record<string, unknown>;
