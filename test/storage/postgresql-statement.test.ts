@@ -316,3 +316,62 @@ async function scopeAcrossTransactions(tdb: TenantDb): Promise<void> {
   expect(Number(rows[0]!.n)).toBe(0);
   expect(scopeEnabled()).toBe(false);
 }
+
+describe('TenantDb.statement, prepared: answers parsed by its own query object (simple-query.ts) as node-postgres would', () => {
+  it('reads every type the repositories read exactly as the inlined path does: several rows, none, NULL', async () => {
+    await tdb.withTenant(A, (q) =>
+      q(
+        `UPDATE users SET email_verified = true, mfa_methods = '["totp", {"k": [1, 2.5, null]}]', locked_until = '2026-01-02T03:04:05.678Z', given_name = 'Zoë'
+         WHERE tenant_id = $1 AND id = $2`,
+        [A, `${A}-1`],
+      ),
+    );
+    const sql = `SELECT id, email, email_verified, mfa_methods, locked_until, given_name, created_at, (SELECT count(*) FROM users WHERE id LIKE $2) AS n, 1.5::float8 AS f, 7::int4 AS i
+                 FROM users WHERE tenant_id = $1 AND id LIKE $2 ORDER BY id`;
+    const answers: unknown[] = [];
+    sent.length = 0;
+    for (let i = 0; i < PREPARE_AFTER_USES + 2; i++) answers.push(await tdb.statement(A, sql, [A, `${A}-%`]));
+    // The first answers came through node-postgres's Query (inlined), the last through EXECUTE.
+    expect(sent.filter((t) => t.includes('EXECUTE'))).toHaveLength(3);
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
+    const { rows, rowCount } = answers[0] as { rows: Array<Record<string, unknown>>; rowCount: number };
+    expect(rowCount).toBe(2);
+    expect(rows[0]).toMatchObject({ id: `${A}-1`, email_verified: true, mfa_methods: ['totp', { k: [1, 2.5, null] }], locked_until: '2026-01-02T03:04:05.678Z', given_name: 'Zoë', n: 2, f: 1.5, i: 7 });
+    expect(rows[1]).toMatchObject({ id: `${A}-2`, email_verified: false, mfa_methods: [], locked_until: null, given_name: null });
+    expect(rows[0]!.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Object.keys(rows[0]!)).toEqual(['id', 'email', 'email_verified', 'mfa_methods', 'locked_until', 'given_name', 'created_at', 'n', 'f', 'i']);
+    // And no row at all.
+    const none = await tdb.statement(A, sql, [A, 'nobody-%']);
+    expect(none).toEqual({ rows: [], rowCount: 0 });
+  });
+
+  it('a prepared read past statement_timeout fails with the server\'s error (57014), once, and the pool serves the next', async () => {
+    const slowPool = createPool(pgSettings(login.urlFor(db.name), { pool_max: 1, statement_timeout_ms: 300 }), () => undefined);
+    const slow = new TenantDb(slowPool, 0);
+    const admin = await db.admin();
+    try {
+      const sql = 'SELECT email FROM users WHERE tenant_id = $1 AND id = $2';
+      for (let i = 0; i < PREPARE_AFTER_USES + 1; i++) expect((await slow.statement(B, sql, [B, `${B}-1`])).rows).toEqual([{ email: `${B}-1@example.com` }]);
+      await admin.query('BEGIN');
+      await admin.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      const started = Date.now();
+      let settled = 0;
+      const err = await slow.statement(B, sql, [B, `${B}-1`]).then(
+        () => undefined,
+        (e: unknown) => {
+          settled++;
+          return e;
+        },
+      );
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect((err as Error).cause ?? err).toMatchObject({ code: '57014' });
+      await admin.query('ROLLBACK');
+      expect((await slow.statement(B, sql, [B, `${B}-1`])).rows).toEqual([{ email: `${B}-1@example.com` }]);
+      expect(settled).toBe(1);
+    } finally {
+      await admin.query('ROLLBACK').catch(() => undefined);
+      await admin.end();
+      await slowPool.end();
+    }
+  });
+});

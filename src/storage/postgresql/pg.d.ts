@@ -51,7 +51,34 @@ declare module 'pg' {
     on(event: 'error', listener: (err: Error) => void): this;
   }
 
+  /** The connection a Submittable writes to (pg/lib/connection.js). */
+  export interface Connection {
+    /** Sends a simple-protocol Query message. */
+    query(text: string): void;
+    sendCopyFail(message: string): void;
+  }
+
+  /** pg-protocol's row description: one field per column. */
+  export interface RowDescriptionMessage {
+    fields: Array<{ name: string; dataTypeID: number; format: 'text' | 'binary' }>;
+  }
+
+  /** pg-protocol's data row: the columns' texts (null for SQL NULL). */
+  export interface DataRowMessage {
+    fields: unknown[];
+  }
+
+  /**
+   * A query object of one's own (client.query(submittable) returns it): node-postgres calls its
+   * handlers with the backend's messages; pg-cursor and pg-query-stream are built on it.
+   */
+  export interface Submittable {
+    submit(connection: Connection): void;
+  }
+
   export interface PoolClient extends Queryable {
+    query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
+    query<S extends Submittable>(submittable: S): S;
     /** Returns the client to the pool; with an error (or true) the connection is destroyed instead. */
     release(destroy?: Error | boolean): void;
   }

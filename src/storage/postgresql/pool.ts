@@ -44,7 +44,7 @@ const TIMESTAMPTZ = 1184;
  * below 2^53) and timestamptz as the ISO 8601 UTC strings the SQLite backend stores
  * (Date.toISOString(): millisecond precision, which is what the service writes).
  */
-const TYPES: CustomTypes = {
+export const TYPES: CustomTypes = {
   getTypeParser(oid, format) {
     if (oid === INT8) return (v: string) => Number(v);
     if (oid === TIMESTAMPTZ) {

@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import pg, { type Pool, type PoolClient, type QueryResult, type Queryable } from 'pg';
 import { isReadTimeout, storageError } from './errors.js';
 import { executeStatement, prepareStatement, PreparedStatements } from './prepared.js';
+import { runSimple } from './simple-query.js';
 import { inlineLiterals, paramLiterals, pgParam, statementSummary } from './sql.js';
 
 /** Where slow statements are reported (the service's pino logger fits). */
@@ -135,7 +136,8 @@ export class TenantDb {
         }
       }
       try {
-        return await client.query(boundMessage(tenant, executeStatement(name, literals)));
+        // Its answers parsed by our own query object (simple-query.ts): the hot reads' path.
+        return await runSimple(client, boundMessage(tenant, executeStatement(name, literals)));
       } catch (err) {
         // 26000: the connection lost its prepared statements (a DISCARD ALL, a pooler in transaction
         // mode that passed the PREPARE to another server connection). Nothing ran (the binding is
