@@ -20,7 +20,7 @@
 import type { Redis } from 'ioredis';
 import type { GrantIndexFilter, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
 import { redisCall, tenantKeyPrefix } from './client.js';
-import { consumeScript, destroyScript, indexOldGrantsScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
+import { consumeScript, destroyScript, findByPointerScript, indexOldGrantsScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -101,13 +101,12 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
     return this.findByPointer(tenant, model, `${this.index(tenant)}code:${model}:${userCode}`, 'uc', userCode);
   }
 
-  /** Follows a secondary key, and checks the record still carries the value (it may have changed). */
+  /** Follows a secondary key, and checks the record still carries the value (it may have changed): one script. */
   private async findByPointer(tenant: TenantId, model: string, pointer: string, field: 'u' | 'uc', value: string): Promise<OidcPayloadRow | undefined> {
-    const id = await redisCall(() => this.redis.get(pointer));
-    if (id === null) return undefined;
-    const key = this.record(tenant, model, id);
-    const [p, e, c, current] = await redisCall(() => this.redis.hmget(key, 'p', 'e', 'c', field));
-    if (!p || current !== value) return undefined;
+    const recordOfModel = this.record(tenant, model, '');
+    const found = (await redisCall(() => findByPointerScript.run(this.redis, [pointer], [recordOfModel, field, value]))) as Array<string | null> | null;
+    const [p, e, c] = found ?? [];
+    if (!p) return undefined;
     return { payload: JSON.parse(p) as Record<string, unknown>, expires_at: e ? Number(e) : null, consumed: Boolean(c) };
   }
 

@@ -97,6 +97,22 @@ return 0
 `);
 
 /**
+ * KEYS[1] a secondary key (uid or user code); ARGV: the model's record prefix
+ * ("<prefix>:<tenant>:oidc:<model>:"), the record field holding the looked-up value, the value.
+ * Follows the pointer and reads the record in one round trip (two commands' worth of client work
+ * and a round trip less on every userinfo and refresh, which find the session by uid: issue 17),
+ * and checks the record still carries the value (it may have changed): {payload, expiry, consumed}
+ * or nil.
+ */
+export const findByPointerScript = new LuaScript(`
+local id = redis.call('GET', KEYS[1])
+if not id then return nil end
+local r = redis.call('HMGET', ARGV[1] .. id, 'p', 'e', 'c', ARGV[2])
+if not r[1] or r[4] ~= ARGV[3] then return nil end
+return {r[1], r[2], r[3]}
+`);
+
+/**
  * KEYS[1] grant set; ARGV: idx, record prefix ("<prefix>:<tenant>:oidc:"), grant id. Deletes every
  * artefact still carrying the grant (members are "<model>:<id>"), then the set.
  */
