@@ -15,6 +15,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Sealer } from '../keys/sealer.js';
+import { TIME_PREFIX_LENGTH } from './random-ids.js';
 import type { OidcPayloadRepository, OidcPayloadRow, TenantId } from '../storage/types.js';
 
 export const PROTECTED_MODELS = new Set(['RefreshToken', 'Session']);
@@ -59,30 +60,31 @@ export interface BearerProtector {
   /** The id a value is stored under. */
   storedId(tenant: TenantId, model: string, id: string): string;
   /**
-   * The ids rows written by earlier versions may hold the same value under, newest scheme first:
-   * the plain keyed hash (refresh tokens before their ordered ids), then the raw value (rows from
-   * before hashing; never for a value that is itself one of our hashed ids).
+   * Every id a row holding the value may be under, the current one first: then, for a refresh
+   * token, the plain keyed hash it was stored under before ordered ids, and last the raw value
+   * (rows from before hashing; never for a value that is itself one of our hashed ids). One HMAC.
    */
-  legacyIds(model: string, id: string, stored: string): string[];
+  storedIds(tenant: TenantId, model: string, id: string): string[];
 }
 
 export function bearerProtector(sealer: Sealer): BearerProtector {
   const key = sealer.derive('oidc-bearer-ids');
+  const mac = (tenant: TenantId, model: string, id: string) => createHmac('sha256', key).update(`${tenant}\u0000${model}\u0000${id}`).digest('base64url');
+  const ordered = (model: string, id: string, hash: string) => (model === ORDERED_MODEL ? `${ORDERED_PREFIX}${id.slice(0, TIME_PREFIX_LENGTH)}${hash}` : `${PREFIX}${hash}`);
   return {
-    storedId: (tenant, model, id) => {
-      const mac = createHmac('sha256', key).update(`${tenant}\u0000${model}\u0000${id}`).digest('base64url');
-      return model === ORDERED_MODEL ? `${ORDERED_PREFIX}${id.slice(0, 8)}${mac}` : `${PREFIX}${mac}`;
-    },
-    legacyIds: (model, id, stored) => {
-      const raw = id.startsWith(PREFIX) || id.startsWith(ORDERED_PREFIX) ? [] : [id];
-      // The ordered id ends with the same keyed hash the plain one is made of.
-      return stored.startsWith(ORDERED_PREFIX) ? [`${PREFIX}${stored.slice(ORDERED_PREFIX.length + Math.min(8, id.length))}`, ...raw] : raw;
+    storedId: (tenant, model, id) => ordered(model, id, mac(tenant, model, id)),
+    storedIds: (tenant, model, id) => {
+      const hash = mac(tenant, model, id);
+      const ids = [ordered(model, id, hash)];
+      if (model === ORDERED_MODEL) ids.push(`${PREFIX}${hash}`);
+      if (!id.startsWith(PREFIX) && !id.startsWith(ORDERED_PREFIX)) ids.push(id);
+      return ids;
     },
   };
 }
 
 export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): OidcPayloadRepository {
-  const { storedId, legacyIds } = bearerProtector(sealer);
+  const { storedId, storedIds } = bearerProtector(sealer);
   const aad = (tenant: TenantId, model: string) => `oidc-bearer:${tenant}:${model}`;
   // A row from the storage is parsed afresh for each read (no cache hands it out twice), so a
   // refresh token's is completed in place: a copy of the payload cost more than the rest of this
@@ -135,15 +137,15 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     },
     async find(tenant, model, id) {
       if (!protects(model)) return repo.find(tenant, model, id);
-      const stored = storedId(tenant, model, id);
-      const row = await repo.find(tenant, model, stored);
+      const [stored, ...legacy] = storedIds(tenant, model, id);
+      const row = await repo.find(tenant, model, stored!);
       if (row) {
         // Sessions are saved, not consumed: only the consumable model is worth remembering.
-        if (model !== SEALED_MODEL) remember(tenant, model, id, stored);
+        if (model !== SEALED_MODEL) remember(tenant, model, id, stored!);
         return restore(row, id);
       }
-      for (const legacy of legacyIds(model, id, stored)) {
-        const old = await repo.find(tenant, model, legacy);
+      for (const each of legacy) {
+        const old = await repo.find(tenant, model, each);
         if (old) return restore(old, id);
       }
       return undefined;
@@ -157,16 +159,17 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
       if (!protects(model)) return repo.consume(tenant, model, id);
       const seen = takeFound(tenant, model, id);
       if (seen !== undefined) return repo.consume(tenant, model, seen);
-      const stored = storedId(tenant, model, id);
       // Every id the value may be stored under together: on SQLite in one group commit, on
       // PostgreSQL and Redis in one round trip's time (awaited in turn, each waited for the last's commit).
-      await Promise.all([stored, ...legacyIds(model, id, stored)].map((each) => repo.consume(tenant, model, each)));
+      await Promise.all(storedIds(tenant, model, id).map((each) => repo.consume(tenant, model, each)));
     },
     async destroy(tenant, model, id) {
       if (!protects(model)) return repo.destroy(tenant, model, id);
-      const key = takeFound(tenant, model, id) ?? storedId(tenant, model, id);
-      sealedIds.delete(key);
-      await Promise.all([key, ...legacyIds(model, id, key)].map((each) => repo.destroy(tenant, model, each)));
+      // Not a hot path: the found entry only has to go (a destroyed value is never consumed again).
+      takeFound(tenant, model, id);
+      const ids = storedIds(tenant, model, id);
+      sealedIds.delete(ids[0]!);
+      await Promise.all(ids.map((each) => repo.destroy(tenant, model, each)));
     },
   };
 }

@@ -22,6 +22,9 @@ export function pooledRandom(bytes: number, perFill: number): () => string {
 /** base64url's 64 characters in ASCII order: a prefix written with them sorts as its number does. */
 const ORDERED = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
 
+/** How many leading characters of a time-ordered value are its clock. */
+export const TIME_PREFIX_LENGTH = 8;
+
 /**
  * Token values that sort by issue time: 8 characters of the millisecond clock (ORDERED radix 64),
  * then 35 random characters (210 bits), 43 base64url characters in all like oidc-provider's
@@ -33,7 +36,7 @@ export function timeOrderedValue(random: () => string): () => string {
   return () => {
     let ms = Date.now();
     let prefix = '';
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < TIME_PREFIX_LENGTH; i++) {
       prefix = ORDERED[ms % 64]! + prefix;
       ms = Math.floor(ms / 64);
     }

@@ -224,6 +224,29 @@ describe('refusals are oidc-provider\'s own', () => {
     expect(old).toMatchObject({ direct: false, res: { status: 400 }, json: { error: 'invalid_grant', error_description: 'grant request is invalid' } });
   });
 
+  it('hostile values whose first characters go into the stored id: invalid_grant, no 500, the real token untouched', async () => {
+    const tokens = await session.tokens(basic, { scope: 'openid offline_access' });
+    const rt = tokens.refresh_token!;
+    const stored = bearerProtector(t.app.ctx.sealer).storedId('default', 'RefreshToken', rt);
+    const hostile = [
+      rt.slice(0, 8) + randomBytes(26).toString('base64url'), // the real token's time prefix, another tail
+      `${rt.slice(0, 7)}\u{1F642}${rt.slice(9)}`, // a surrogate pair cut by the prefix
+      `${rt.slice(0, 4)}\u0000${rt.slice(5)}`,
+      "x'); DELETE FROM oidc_payloads; --",
+      stored, // the stored id itself
+      `h1.${stored.slice(11)}`, // the plain keyed hash it would have had before
+      rt.slice(0, 8),
+    ];
+    for (const value of hostile) {
+      const out = await viaProduct(tokenRequest({ client: basic, refreshToken: value }));
+      expect(out, value.slice(0, 40)).toMatchObject({ res: { status: 400 }, json: { error: 'invalid_grant' } });
+    }
+    // Oversized: oidc-provider refuses the parameter before any look-up.
+    const long = await viaProduct(tokenRequest({ client: basic, refreshToken: 'h'.repeat(100_000) }));
+    expect(long).toMatchObject({ direct: false, res: { status: 400 }, json: { error: 'invalid_request' } });
+    expect((await storedRow('RefreshToken', rt))?.consumed).toBe(false);
+  });
+
   it('a wrong secret: the same 401 invalid_client (and challenge) as oidc-provider, the token left unused', async () => {
     const tokens = await session.tokens(basic, { scope: 'openid offline_access' });
     for (const post of [false, true]) {

@@ -55,7 +55,6 @@ class SimpleQuery<R> implements Submittable {
     // Binary columns never come back here: the simple protocol answers in text.
     this.names = msg.fields.map((f) => f.name);
     this.columnParsers = msg.fields.map((f) => parserOf(f.dataTypeID));
-    this.rows = [];
   }
 
   handleDataRow(msg: DataRowMessage): void {
@@ -69,10 +68,9 @@ class SimpleQuery<R> implements Submittable {
   }
 
   handleCommandComplete(msg: { text: string }): void {
+    // A statement without rows (SET) sends no row description: its result is empty.
     this.results.push({ rows: this.rows, rowCount: tagCount(msg.text) });
     this.rows = [];
-    this.names = [];
-    this.columnParsers = [];
   }
 
   handleEmptyQuery(): void {}
