@@ -16,7 +16,7 @@
 import { createHmac } from 'node:crypto';
 import type { Sealer } from '../keys/sealer.js';
 import { TIME_PREFIX_LENGTH } from './random-ids.js';
-import type { OidcPayloadRepository, OidcPayloadRow, TenantId } from '../storage/types.js';
+import type { OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, TenantId } from '../storage/types.js';
 
 export const PROTECTED_MODELS = new Set(['RefreshToken', 'Session']);
 /** The protected model also found by uid (findByUid), whose value must be recoverable. */
@@ -123,8 +123,35 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     return entry.stored;
   };
 
+  /** A row found under the current stored id: remembered for its consume, its value put back. */
+  const foundNow = (tenant: TenantId, model: string, id: string, stored: string, row: OidcPayloadRow): OidcPayloadRow => {
+    // Sessions are saved, not consumed: only the consumable model is worth remembering.
+    if (model !== SEALED_MODEL) remember(tenant, model, id, stored);
+    return restore(row, id);
+  };
+  /** A row under one of the older ids of the value (legacy: storedIds after the first). */
+  const findLegacy = async (tenant: TenantId, model: string, id: string, legacy: string[]): Promise<OidcPayloadRow | undefined> => {
+    for (const each of legacy) {
+      const old = await repo.find(tenant, model, each);
+      if (old) return restore(old, id);
+    }
+    return undefined;
+  };
+  const withGrant = repo.findWithGrant?.bind(repo);
+
   return {
     ...bindAll(repo),
+    ...(withGrant && {
+      async findWithGrant(tenant: TenantId, model: string, id: string): Promise<OidcRowWithGrant | undefined> {
+        if (!protects(model)) return withGrant(tenant, model, id);
+        const [stored, ...legacy] = storedIds(tenant, model, id);
+        const both = await withGrant(tenant, model, stored!);
+        if (both) return { row: foundNow(tenant, model, id, stored!, both.row), grant: both.grant };
+        // A row from before the current ids: its grant is read by the caller.
+        const old = await findLegacy(tenant, model, id, legacy);
+        return old && { row: old };
+      },
+    }),
     async upsert(tenant, model, id, payload, expiresAt) {
       if (!protects(model)) return repo.upsert(tenant, model, id, payload, expiresAt);
       // `jti` (the value) is left out of the stored JSON: undefined members are not serialised.
@@ -139,16 +166,8 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
       if (!protects(model)) return repo.find(tenant, model, id);
       const [stored, ...legacy] = storedIds(tenant, model, id);
       const row = await repo.find(tenant, model, stored!);
-      if (row) {
-        // Sessions are saved, not consumed: only the consumable model is worth remembering.
-        if (model !== SEALED_MODEL) remember(tenant, model, id, stored!);
-        return restore(row, id);
-      }
-      for (const each of legacy) {
-        const old = await repo.find(tenant, model, each);
-        if (old) return restore(old, id);
-      }
-      return undefined;
+      if (row) return foundNow(tenant, model, id, stored!, row);
+      return findLegacy(tenant, model, id, legacy);
     },
     async findByUid(tenant, model, uid) {
       const row = await repo.findByUid(tenant, model, uid);

@@ -20,6 +20,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { pkceChallenge } from '../social/upstream.js';
 import { corsJsonHeaders } from './grant-claims.js';
+import { findWithGrant } from './grant-reads.js';
 import { accessToken, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'authorization_code';
@@ -47,7 +48,7 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
   const now = Math.floor(Date.now() / 1000);
   const { repo } = setup;
 
-  const source = servedSource(await repo.find(host.tenant, 'AuthorizationCode', value), 'AuthorizationCode', now);
+  const source = servedSource(await findWithGrant(repo, host.tenant, 'AuthorizationCode', value), 'AuthorizationCode', now);
   if (!source || source.payload.redirectUri !== redirectUri || !pkceHolds(verifier, source.payload.codeChallenge, source.payload.codeChallengeMethod)) return undefined;
   const p = await parties(host, setup, req, form, source, GTY, now);
   if (!p) return undefined;

@@ -26,6 +26,7 @@
  */
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { corsJsonHeaders } from './grant-claims.js';
+import { findWithGrant } from './grant-reads.js';
 import { accessToken, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'refresh_token';
@@ -40,7 +41,7 @@ export async function refreshGrant(host: UserTokenHost, req: HttpRequest): Promi
   const now = Math.floor(Date.now() / 1000);
   const { repo } = setup;
 
-  const source = servedSource(await repo.find(host.tenant, 'RefreshToken', value), 'RefreshToken', now);
+  const source = servedSource(await findWithGrant(repo, host.tenant, 'RefreshToken', value), 'RefreshToken', now);
   const p = source && (await parties(host, setup, req, form, source, GTY, now));
   if (!source || !p) return undefined;
   const token = source.payload;

@@ -10,7 +10,7 @@ import type { SigningAlg } from '../config/schema.js';
 import type { HttpRequest } from '../http/types.js';
 import { signJwt } from '../keys/jwt.js';
 import { claimSourceFields, customClaimValues } from '../resources/custom-claims.js';
-import type { ClientRecord, OidcPayloadRepository, OidcPayloadRow, Storage, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, Storage, UserRecord } from '../storage/types.js';
 import type { TokenContext } from './access-tokens.js';
 import { canSignIn } from './accounts.js';
 import { authenticateClient } from './client-auth.js';
@@ -28,6 +28,7 @@ import {
   type ClaimSettings,
   type Payload,
 } from './grant-claims.js';
+import { grantFor } from './grant-reads.js';
 import { redirectSector } from './pairwise.js';
 import { pooledRandom, timeOrderedValue } from './random-ids.js';
 import { OIDC_ROUTES } from './provider.js';
@@ -94,19 +95,21 @@ export interface Source {
   accountId: string;
   grantId: string;
   scope: string;
+  /** The source as read, with the grant when the store read it in the same round trip (grant-reads.ts). */
+  found: OidcRowWithGrant;
 }
 
 /**
  * A stored grant source (refresh token, authorization code) this path may serve: live, of its
  * kind, bound to no key, without a resource, authorization details or `claims` request.
  */
-export function servedSource(row: OidcPayloadRow | undefined, kind: string, now: number): Source | undefined {
-  const payload = stored(row, kind, now);
-  if (!payload || expired(payload, now)) return undefined;
+export function servedSource(found: OidcRowWithGrant | undefined, kind: string, now: number): Source | undefined {
+  const payload = stored(found?.row, kind, now);
+  if (!found || !payload || expired(payload, now)) return undefined;
   for (const bound of ['jkt', 'x5t#S256', 'attestationJkt', 'dpopJkt', 'resource', 'rar', 'claims']) if (payload[bound] !== undefined) return undefined;
   const { clientId, accountId, grantId, scope } = payload;
   if (typeof clientId !== 'string' || typeof accountId !== 'string' || typeof grantId !== 'string' || typeof scope !== 'string') return undefined;
-  return { payload, clientId, accountId, grantId, scope };
+  return { payload, clientId, accountId, grantId, scope, found };
 }
 
 /** Everything behind a served grant request, checked. */
@@ -146,7 +149,8 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
   // The session, grant and user are read at once, in one read of the storage where it can.
   const reads = host.readTogether(() => {
     const session = boundSession(source.payload, (uid) => host.findSessionByUid(uid));
-    return session === null ? null : Promise.all([repo.find(host.tenant, 'Grant', source.grantId), host.findTokenUser(source.accountId), session]);
+    if (session === null) return null;
+    return Promise.all([grantFor(source.found, source.grantId, () => repo.find(host.tenant, 'Grant', source.grantId)), host.findTokenUser(source.accountId), session]);
   });
   if (reads === null) return undefined;
   const [grantRow, user, sessionRow] = await reads;

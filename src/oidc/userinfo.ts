@@ -15,7 +15,7 @@
 import { parse as parseQuery } from 'node:querystring';
 import { bearerToken } from '../http/bearer.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { ClientRecord, OidcPayloadRow, Storage, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, OidcRowWithGrant, Storage, UserRecord } from '../storage/types.js';
 import { canSignIn } from './accounts.js';
 import {
   accountOffer,
@@ -30,6 +30,7 @@ import {
   stored,
   type ClaimSettings,
 } from './grant-claims.js';
+import { grantFor } from './grant-reads.js';
 import { redirectSector } from './pairwise.js';
 
 /** What the direct userinfo path needs of the tenant's oidc-provider build: its claim settings. */
@@ -40,6 +41,8 @@ export interface UserinfoHost {
   userinfoSetup(): UserinfoSetup | undefined;
   /** A stored oidc-provider artefact by id (the adapter's find, adapter.ts). */
   findArtefact(model: 'AccessToken' | 'Grant', id: string): Promise<OidcPayloadRow | undefined>;
+  /** An access token, with its grant where the store reads both at once (grant-reads.ts). */
+  findAccessToken(id: string): Promise<OidcRowWithGrant | undefined>;
   /** A stored session by its uid (the adapter's findByUid; its `jti` is not needed here). */
   findSessionByUid(uid: string): Promise<OidcPayloadRow | undefined>;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
@@ -95,7 +98,8 @@ export async function userinfo(host: UserinfoHost, req: HttpRequest): Promise<Ht
 
 async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest, value: string): Promise<HttpResponse | undefined> {
   const now = Math.floor(Date.now() / 1000);
-  const token = stored(await host.findArtefact('AccessToken', value), 'AccessToken', now);
+  const found = await host.findAccessToken(value);
+  const token = stored(found?.row, 'AccessToken', now);
   // A user token for userinfo: no audience (a resource server's), no sender binding, no claims request.
   if (!token || expired(token, now) || token.aud !== undefined || token.jkt !== undefined || token['x5t#S256'] !== undefined || token.claims !== undefined) return undefined;
   const { clientId, accountId, grantId, scope } = token;
@@ -106,7 +110,8 @@ async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest
   // The session, grant, client and user are read at once, in one read of the storage where it can.
   const reads = host.readTogether(() => {
     const session = boundSession(token, (uid) => host.findSessionByUid(uid));
-    return session === null ? null : Promise.all([host.findArtefact('Grant', grantId), host.loadClient(clientId), host.findTokenUser(accountId), session]);
+    if (session === null) return null;
+    return Promise.all([grantFor(found!, grantId, () => host.findArtefact('Grant', grantId)), host.loadClient(clientId), host.findTokenUser(accountId), session]);
   });
   if (reads === null) return undefined;
   const [grantRow, client, user, sessionRow] = await reads;

@@ -28,6 +28,16 @@ export interface OidcPayloadRow {
   consumed: boolean;
 }
 
+/**
+ * A row found with the Grant it names (OidcPayloadRepository.findWithGrant). `grant` is what was
+ * read under `grant.id` (the row's `grantId` as stored): undefined when the row names no grant;
+ * `grant.row` undefined when no live Grant is under that id.
+ */
+export interface OidcRowWithGrant {
+  row: OidcPayloadRow;
+  grant?: { id: string; row: OidcPayloadRow | undefined };
+}
+
 /** A listed artefact: its id besides the row. */
 export interface OidcListedRow {
   id: string;
@@ -51,6 +61,12 @@ export interface OidcPayloadRepository {
   find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined>;
   findByUid(tenant: TenantId, model: string, uid: string): Promise<OidcPayloadRow | undefined>;
   findByUserCode(tenant: TenantId, model: string, userCode: string): Promise<OidcPayloadRow | undefined>;
+  /**
+   * find, and the Grant the row's `grantId` names, read together (issue 17): on Redis one script,
+   * so a token path's grant costs no round trip of its own. Optional: a store without it is read
+   * with find, then the grant. Undefined when the row is not found.
+   */
+  findWithGrant?(tenant: TenantId, model: string, id: string): Promise<OidcRowWithGrant | undefined>;
   consume(tenant: TenantId, model: string, id: string): Promise<void>;
   destroy(tenant: TenantId, model: string, id: string): Promise<void>;
   revokeByGrantId(tenant: TenantId, grantId: string): Promise<void>;

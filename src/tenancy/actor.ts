@@ -28,6 +28,7 @@ import { BackchannelLogout } from '../oidc/backchannel.js';
 import { assertionServices } from '../oidc/assertion-services.js';
 import type { AssertionServices } from '../oidc/client-assertion.js';
 import { devicePollGuard } from '../oidc/device-and-auth.js';
+import { findWithGrant } from '../oidc/grant-reads.js';
 import type { SignInHost } from '../oidc/interactions.js';
 import { LoginGuard } from '../oidc/login-guard.js';
 import { relyingPartyOf } from '../users/passkeys.js';
@@ -53,7 +54,7 @@ import { socialSettings } from '../social/providers.js';
 import { StateCodec } from '../social/state.js';
 import { RelayState } from './ops.js';
 import { OPS_TENANT } from './resolver.js';
-import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, OidcRowWithGrant, UserRecord } from '../storage/types.js';
 import { ResourceIndex } from '../resources/index-cache.js';
 import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { loadCustomClaims } from '../resources/custom-claims.js';
@@ -468,6 +469,10 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   /** Access tokens and grants are stored as they are (only refresh tokens and sessions are keyed: bearer-at-rest.ts). */
   findArtefact(model: 'AccessToken' | 'Grant', id: string): Promise<OidcPayloadRow | undefined> {
     return this.ctx.storage.oidc.find(this.tenant, model, id);
+  }
+
+  findAccessToken(id: string): Promise<OidcRowWithGrant | undefined> {
+    return findWithGrant(this.ctx.storage.oidc, this.tenant, 'AccessToken', id);
   }
 
   findSessionByUid(uid: string): Promise<OidcPayloadRow | undefined> {

@@ -20,8 +20,9 @@ export interface UserFlowFixture {
   actor(): Promise<TenantActor>;
 }
 
-export async function startUserFlowFixture(redirect: string, adminScope = 'svc:clients:write svc:users:write'): Promise<UserFlowFixture> {
-  const t = await startTestApp();
+/** `env`: the service's settings (startTestApp), e.g. another storage. */
+export async function startUserFlowFixture(redirect: string, adminScope = 'svc:clients:write svc:users:write', env: Record<string, string> = {}): Promise<UserFlowFixture> {
+  const t = await startTestApp(env);
   const admin = await t.token(adminScope);
   const user = await createUser(t, { email_verified: true, nickname: 'ada' });
   const session = new HttpSession(t.issuer, user);

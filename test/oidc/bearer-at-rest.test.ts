@@ -3,7 +3,8 @@
  * again keeps the sealed copy of its value this process made (no new AES-GCM pass per re-save,
  * issue 17), and that reuse never crosses values: another session, a destroyed one, an evicted one
  * and a sealed copy read back from storage (which could have been altered there) all get a seal of
- * their own value.
+ * their own value. Refresh tokens: found and consumed under the ids of each generation
+ * (bearer-at-rest-redis.test.ts: read with their grant).
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../src/storage/errors.js';
 import type { AccountTokenRecord, ClientRecord, PageRequest, RegistrationTokenRecord, ResourceRecord, Storage, UserRecord, WebauthnCredentialRecord } from '../../src/storage/types.js';
 import { at, auditEntry, clientRecord, keyRecord } from '../helpers/storage.js';
+import { checkFindWithGrant } from '../helpers/with-grant.js';
 
 export interface ContractBackend {
   storage: Storage;
@@ -345,6 +346,10 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await s.oidc.find(ot, 'RefreshToken', 'rt1')).toBeUndefined();
         expect(await s.oidc.find(ot, 'AccessToken', 'at2')).toBeDefined();
         expect(await s.oidc.find('oidc-u', 'AccessToken', 'at1')).toBeDefined();
+      });
+
+      it('finds a token with the grant it names (findWithGrant): in one read on PostgreSQL, after it on SQLite', async () => {
+        await checkFindWithGrant(s.oidc, 'oidc-with-grant', 'oidc-with-grant-2', s.kind === 'postgresql');
       });
 
       it('destroys one row', async () => {

@@ -13,6 +13,7 @@ import type { OidcPayloadRepository } from '../../src/storage/types.js';
 import { freePort } from '../helpers/app.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { openTempStorage, type TempStorage } from '../helpers/storage.js';
+import { checkFindWithGrant } from '../helpers/with-grant.js';
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -59,6 +60,10 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
     expect(await repo.find(t, 'Grant', 's1')).toBeUndefined();
     await repo.upsert(t, 'Session', 's1', { uid: 'u1', accountId: 'acc2' }, null);
     expect(await repo.find(t, 'Session', 's1')).toEqual({ payload: { uid: 'u1', accountId: 'acc2' }, expires_at: null, consumed: false });
+  });
+
+  it('finds a token with the grant it names (findWithGrant: the grant read after the token on both)', async () => {
+    await checkFindWithGrant(repo, `${t}-wg`, `${t}-wg2`, false);
   });
 
   it('hides expired rows from every reader', async () => {

@@ -1,4 +1,4 @@
-import type { GrantIndexFilter, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, SessionIndexFilter, TenantId } from '../types.js';
 import { json } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 
@@ -15,6 +15,14 @@ function toRow(row: Row | undefined, now: number): OidcPayloadRow | undefined {
   if (!row) return undefined;
   if (row.expires_at !== null && row.expires_at <= now) return undefined;
   return { payload: row.payload, expires_at: row.expires_at, consumed: row.consumed_at !== null };
+}
+
+/** A row with the columns of the Grant its grant_id names (null when there is none). */
+interface RowWithGrant extends Row {
+  grant_id: string | null;
+  g_payload: Record<string, unknown> | null;
+  g_expires_at: number | null;
+  g_consumed_at: number | null;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -38,6 +46,26 @@ export class PgOidcPayloads implements OidcPayloadRepository {
 
   find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined> {
     return this.findOne(tenant, `${SELECT} WHERE tenant_id = $1 AND model = $2 AND id = $3`, [tenant, model, id]);
+  }
+
+  /** The row and its Grant in one statement: one round trip for both (issue 17). */
+  async findWithGrant(tenant: TenantId, model: string, id: string): Promise<OidcRowWithGrant | undefined> {
+    const { rows } = await this.db.statement<RowWithGrant>(
+      tenant,
+      `SELECT t.payload, t.expires_at, t.consumed_at, t.grant_id,
+              g.payload AS g_payload, g.expires_at AS g_expires_at, g.consumed_at AS g_consumed_at
+         FROM oidc_payloads t
+         LEFT JOIN oidc_payloads g ON g.tenant_id = t.tenant_id AND g.model = 'Grant' AND g.id = t.grant_id
+        WHERE t.tenant_id = $1 AND t.model = $2 AND t.id = $3`,
+      [tenant, model, id],
+    );
+    const now = nowSec();
+    const found = rows[0];
+    const row = toRow(found, now);
+    if (!found || !row) return undefined;
+    if (found.grant_id === null) return { row };
+    const grant = found.g_payload === null ? undefined : toRow({ payload: found.g_payload, expires_at: found.g_expires_at, consumed_at: found.g_consumed_at }, now);
+    return { row, grant: { id: found.grant_id, row: grant } };
   }
 
   findByUid(tenant: TenantId, model: string, uid: string): Promise<OidcPayloadRow | undefined> {
