@@ -23,6 +23,18 @@ const CLIENT_WINDOW_SECONDS = 60;
 export const USER_CODE_FAILURES_PER_SOURCE = 10;
 const USER_CODE_WINDOW_SECONDS = 600;
 
+/**
+ * With the counters in Redis, a client and address found under both limits is taken to stay so for
+ * CLEAR_MS, unless this instance answers it a 401 first: its token requests within that time skip
+ * the count's round trip (issue 17: an MGET before every client_credentials, refresh and
+ * introspection request). A failure drops the entry, so every failing attempt but a concurrent
+ * burst's is checked against the shared count, as before; failures counted by other instances are
+ * seen here once the entry lapses (at most CLEAR_MS later) or at this instance's next failure.
+ */
+const CLEAR_MS = 1000;
+/** Entries kept per tenant (oldest dropped first): one per client and address seen in CLEAR_MS. */
+const CLEAR_ENTRIES = 10_000;
+
 const CLIENT_AUTH_PATHS = new Set(['/token', '/token/introspection', '/token/revocation', '/device/auth', '/request']);
 const DEVICE_PAGE = '/device';
 
@@ -69,6 +81,8 @@ function tooManyUserCodes(): HttpResponse {
 export class AuthThrottle {
   /** The app's counter behind its fail-open guard, made once (the app keeps one counter for good). */
   private guarded: Pick<AttemptCounter, 'peek' | 'peekMany' | 'hit'> | undefined;
+  /** Client and address pairs found under both limits in Redis, until when (ms; see CLEAR_MS). */
+  private readonly clear = new Map<string, number>();
 
   constructor(
     private readonly ctx: AppContext,
@@ -91,16 +105,22 @@ export class AuthThrottle {
       if (clientId === undefined) return next();
       const perSource = `${clientId}\u0000${req.ip}`;
       // The in-process counter answers at once (every token request passes here: issue 17);
-      // Redis gets both counts in one round trip.
-      const [mine = 0, all = 0] = store.peekNow
-        ? [store.peekNow(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS), store.peekNow(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS)]
-        : await counter.peekMany(this.tenant, [
-            { kind: 'client-auth-ip', subject: perSource, windowSeconds: CLIENT_WINDOW_SECONDS },
-            { kind: 'client-auth', subject: clientId, windowSeconds: CLIENT_WINDOW_SECONDS },
-          ]);
-      if (mine >= CLIENT_FAILURES_PER_SOURCE || all >= CLIENT_FAILURES_PER_CLIENT) return tooManyClientFailures();
+      // Redis gets both counts in one round trip, unless they were under the limits just now.
+      if (store.peekNow) {
+        const mine = store.peekNow(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS);
+        const all = store.peekNow(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS);
+        if (overLimits(mine, all)) return tooManyClientFailures();
+      } else if (!this.knownClear(perSource)) {
+        const [mine = 0, all = 0] = await counter.peekMany(this.tenant, [
+          { kind: 'client-auth-ip', subject: perSource, windowSeconds: CLIENT_WINDOW_SECONDS },
+          { kind: 'client-auth', subject: clientId, windowSeconds: CLIENT_WINDOW_SECONDS },
+        ]);
+        if (overLimits(mine, all)) return tooManyClientFailures();
+        this.markClear(perSource);
+      }
       const res = await next();
       if (res.status === 401) {
+        this.clear.delete(perSource);
         await Promise.all([
           counter.hit(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
           counter.hit(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),
@@ -119,7 +139,24 @@ export class AuthThrottle {
     }
     return next();
   }
+
+  private knownClear(key: string): boolean {
+    const until = this.clear.get(key);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.clear.delete(key);
+    return false;
+  }
+
+  private markClear(key: string): void {
+    // Deleted first, so a refreshed entry moves to the end of the Map's order (oldest first out).
+    this.clear.delete(key);
+    if (this.clear.size >= CLEAR_ENTRIES) this.clear.delete(this.clear.keys().next().value!);
+    this.clear.set(key, Date.now() + CLEAR_MS);
+  }
 }
+
+const overLimits = (mine: number, all: number) => mine >= CLIENT_FAILURES_PER_SOURCE || all >= CLIENT_FAILURES_PER_CLIENT;
 
 /**
  * The counters as the throttle uses them, failing open: while Redis is down a client with a valid

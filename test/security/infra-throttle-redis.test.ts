@@ -1,0 +1,86 @@
+/**
+ * The client-authentication throttle (src/oidc/auth-throttle.ts) with its counters in Redis, as
+ * several instances share them: 429 past the limit, whatever instance counted the failures; and a
+ * client under both limits is not counted again on every request (issue 17: an MGET before every
+ * token request), for at most CLEAR_MS, and never past this instance's own next failure.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { attemptCounter } from '../../src/oidc/attempt-counter.js';
+import { CLIENT_FAILURES_PER_SOURCE } from '../../src/oidc/auth-throttle.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { createClient } from '../helpers/users.js';
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+describe('client authentication throttle on Redis', () => {
+  let t: TestApp;
+  let client: Record<string, any>;
+  beforeAll(async () => {
+    // Behind a trusted proxy on loopback, so the tests can speak for several client addresses.
+    t = await startTestApp({ STORAGE_ADAPTER: 'postgresql', REDIS_URL: SHARED_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix('throttle'), HTTP_TRUSTED_PROXIES: '127.0.0.0/8' });
+    client = await createClient(t, { client_name: 'svc', grant_types: ['client_credentials'], scope: 'openid' });
+  });
+  afterAll(async () => t?.close());
+  afterEach(() => vi.restoreAllMocks());
+
+  const token = async (secret: string, ip: string) => {
+    const res = await fetch(`${t.url}/oidc/v1/token`, {
+      method: 'POST',
+      headers: { authorization: basic(client.client_id, secret), 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
+      body: 'grant_type=client_credentials&scope=openid',
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, string> };
+  };
+  const counter = () => attemptCounter(t.app.ctx);
+  /** Failures another instance counted for this client and address (the shared counts, not this instance's). */
+  const failuresElsewhere = async (ip: string, n: number) => {
+    for (let i = 0; i < n; i++) await counter().hit('default', 'client-auth-ip', `${client.client_id}\u0000${ip}`, 60);
+  };
+
+  it('runs with its counters in Redis', () => {
+    expect(t.redis).toBe(true);
+    expect(counter().peekNow).toBeUndefined();
+  });
+
+  it('answers 429 to an address that keeps failing, and then even to the right secret', async () => {
+    for (let i = 0; i < CLIENT_FAILURES_PER_SOURCE; i++) expect((await token(`wrong-${i}`, '6.6.6.1')).status).toBe(401);
+    expect((await token('wrong-x', '6.6.6.1')).status).toBe(429);
+    expect((await token(client.client_secret, '6.6.6.1')).status).toBe(429);
+    expect((await token(client.client_secret, '203.0.113.1')).status).toBe(200);
+  });
+
+  it('a client under the limits is counted once, not on every request, while it keeps succeeding', async () => {
+    const peek = vi.spyOn(counter(), 'peekMany');
+    for (let i = 0; i < 5; i++) expect((await token(client.client_secret, '203.0.113.2')).status).toBe(200);
+    expect(peek).toHaveBeenCalledTimes(1);
+    // Another address is its own pair: counted.
+    expect((await token(client.client_secret, '203.0.113.3')).status).toBe(200);
+    expect(peek).toHaveBeenCalledTimes(2);
+  });
+
+  it('failures counted elsewhere stop an address at its first failure here, or when the entry lapses', async () => {
+    expect((await token(client.client_secret, '6.6.6.2')).status).toBe(200);
+    await failuresElsewhere('6.6.6.2', CLIENT_FAILURES_PER_SOURCE);
+    // Known under the limits a moment ago: one more attempt is answered, and its failure is counted.
+    expect((await token('wrong', '6.6.6.2')).status).toBe(401);
+    // That failure made this instance count again: the shared count is over the limit.
+    expect((await token('wrong', '6.6.6.2')).status).toBe(429);
+    expect((await token(client.client_secret, '6.6.6.2')).status).toBe(429);
+
+    // An address that only succeeds here is stopped once its entry lapses (CLEAR_MS, one second).
+    expect((await token(client.client_secret, '6.6.6.3')).status).toBe(200);
+    await failuresElsewhere('6.6.6.3', CLIENT_FAILURES_PER_SOURCE);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await token(client.client_secret, '6.6.6.3')).status).toBe(429);
+  });
+
+  it('a concurrent burst of wrong secrets from one address is stopped at the limit plus what was in flight', async () => {
+    const statuses = await Promise.all(Array.from({ length: 3 * CLIENT_FAILURES_PER_SOURCE }, (_, i) => token(`burst-${i}`, '6.6.6.4').then((r) => r.status)));
+    expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(CLIENT_FAILURES_PER_SOURCE);
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+    // Once the burst has landed, nothing more gets through from there.
+    expect((await token('after', '6.6.6.4')).status).toBe(429);
+    expect((await token(client.client_secret, '6.6.6.4')).status).toBe(429);
+  });
+});
