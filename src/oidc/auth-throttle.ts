@@ -32,8 +32,18 @@ const USER_CODE_WINDOW_SECONDS = 600;
  * seen here once the entry lapses (at most CLEAR_MS later) or at this instance's next failure.
  */
 const CLEAR_MS = 1000;
-/** Entries kept per tenant (oldest dropped first): one per client and address seen in CLEAR_MS. */
-const CLEAR_ENTRIES = 10_000;
+/** Entries kept per app (oldest dropped first): one per tenant, client and address seen in CLEAR_MS. */
+const CLEAR_ENTRIES = 20_000;
+/**
+ * The entries of each app, by tenant, client and address: held by the app, not by a tenant's actor,
+ * so they outlive an actor's eviction from the pool (a fleet of tenants evicts actors all the time).
+ */
+const clearPairs = new WeakMap<AppContext, Map<string, number>>();
+function clearPairsOf(ctx: AppContext): Map<string, number> {
+  let pairs = clearPairs.get(ctx);
+  if (!pairs) clearPairs.set(ctx, (pairs = new Map()));
+  return pairs;
+}
 
 const CLIENT_AUTH_PATHS = new Set(['/token', '/token/introspection', '/token/revocation', '/device/auth', '/request']);
 const DEVICE_PAGE = '/device';
@@ -82,12 +92,14 @@ export class AuthThrottle {
   /** The app's counter behind its fail-open guard, made once (the app keeps one counter for good). */
   private guarded: Pick<AttemptCounter, 'peek' | 'peekMany' | 'hit'> | undefined;
   /** Client and address pairs found under both limits in Redis, until when (ms; see CLEAR_MS). */
-  private readonly clear = new Map<string, number>();
+  private readonly clear: Map<string, number>;
 
   constructor(
     private readonly ctx: AppContext,
     private readonly tenant: string,
-  ) {}
+  ) {
+    this.clear = clearPairsOf(ctx);
+  }
 
   /**
    * Runs `next` unless the caller is over a limit; counts the failures it answers. Only POSTs are
@@ -104,23 +116,24 @@ export class AuthThrottle {
       const clientId = claimedClientId(req, formOf(req));
       if (clientId === undefined) return next();
       const perSource = `${clientId}\u0000${req.ip}`;
+      const pair = `${this.tenant}\u0000${perSource}`;
       // The in-process counter answers at once (every token request passes here: issue 17);
       // Redis gets both counts in one round trip, unless they were under the limits just now.
       if (store.peekNow) {
         const mine = store.peekNow(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS);
         const all = store.peekNow(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS);
         if (overLimits(mine, all)) return tooManyClientFailures();
-      } else if (!this.knownClear(perSource)) {
+      } else if (!this.knownClear(pair)) {
         const [mine = 0, all = 0] = await counter.peekMany(this.tenant, [
           { kind: 'client-auth-ip', subject: perSource, windowSeconds: CLIENT_WINDOW_SECONDS },
           { kind: 'client-auth', subject: clientId, windowSeconds: CLIENT_WINDOW_SECONDS },
         ]);
         if (overLimits(mine, all)) return tooManyClientFailures();
-        this.markClear(perSource);
+        this.markClear(pair);
       }
       const res = await next();
       if (res.status === 401) {
-        this.clear.delete(perSource);
+        this.clear.delete(pair);
         await Promise.all([
           counter.hit(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
           counter.hit(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),

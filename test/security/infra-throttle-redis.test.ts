@@ -2,11 +2,13 @@
  * The client-authentication throttle (src/oidc/auth-throttle.ts) with its counters in Redis, as
  * several instances share them: 429 past the limit, whatever instance counted the failures; and a
  * client under both limits is not counted again on every request (issue 17: an MGET before every
- * token request), for at most CLEAR_MS, and never past this instance's own next failure.
+ * token request), for at most CLEAR_MS, and never past this instance's own next failure; that
+ * knowledge is per tenant, and the app's (an evicted actor's successor keeps it).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { attemptCounter } from '../../src/oidc/attempt-counter.js';
-import { CLIENT_FAILURES_PER_SOURCE } from '../../src/oidc/auth-throttle.js';
+import type { HttpRequest, HttpResponse } from '../../src/http/types.js';
+import { AuthThrottle, CLIENT_FAILURES_PER_SOURCE } from '../../src/oidc/auth-throttle.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { createClient } from '../helpers/users.js';
@@ -73,6 +75,30 @@ describe('client authentication throttle on Redis', () => {
     await failuresElsewhere('6.6.6.3', CLIENT_FAILURES_PER_SOURCE);
     await new Promise((r) => setTimeout(r, 1100));
     expect((await token(client.client_secret, '6.6.6.3')).status).toBe(429);
+  });
+
+  it('a pair known clear is the tenant\'s own, and is held by the app (it outlives a tenant actor)', async () => {
+    const ctx = t.app.ctx;
+    const peek = vi.spyOn(counter(), 'peekMany');
+    const body = Buffer.from('grant_type=client_credentials');
+    const req: HttpRequest = {
+      id: 'throttle', method: 'POST', path: '/oidc/v1/token', rawQuery: '', ip: '198.51.100.9', body, params: {},
+      headers: { authorization: basic('shared-id', 'secret'), 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(body.length) },
+    };
+    const answer = (status: number) => async (): Promise<HttpResponse> => ({ status, headers: {}, body: '{}' });
+    expect((await new AuthThrottle(ctx, 'tenant-a').around(req, '/token', answer(200))).status).toBe(200);
+    expect(peek).toHaveBeenCalledTimes(1);
+    // Another actor of the same tenant (the first evicted): still known clear.
+    expect((await new AuthThrottle(ctx, 'tenant-a').around(req, '/token', answer(200))).status).toBe(200);
+    expect(peek).toHaveBeenCalledTimes(1);
+    // The same client id and address at another tenant: counted there.
+    expect((await new AuthThrottle(ctx, 'tenant-b').around(req, '/token', answer(200))).status).toBe(200);
+    expect(peek).toHaveBeenCalledTimes(2);
+    // Tenant a's pair over the limit (counted elsewhere): its next failure stops it, tenant b's pair is untouched.
+    for (let i = 0; i < CLIENT_FAILURES_PER_SOURCE; i++) await counter().hit('tenant-a', 'client-auth-ip', `shared-id\u0000${req.ip}`, 60);
+    expect((await new AuthThrottle(ctx, 'tenant-a').around(req, '/token', answer(401))).status).toBe(401);
+    expect((await new AuthThrottle(ctx, 'tenant-a').around(req, '/token', answer(200))).status).toBe(429);
+    expect((await new AuthThrottle(ctx, 'tenant-b').around(req, '/token', answer(200))).status).toBe(200);
   });
 
   it('a concurrent burst of wrong secrets from one address is stopped at the limit plus what was in flight', async () => {
