@@ -1,9 +1,10 @@
 /**
  * A token and the Grant behind it, read together where the store can (issue 17). The direct token
- * paths (userinfo, the refresh and code grants) read a token, then its grant: on Redis that was a
- * round trip of its own, and a round trip costs the service, Redis and the loopback more than the
- * read. OidcPayloadRepository.findWithGrant answers both in one script there; on the SQL stores
- * the grant is read after the token, as before (SQLite in the same read as the session and user).
+ * paths (userinfo, the refresh and code grants) read a token, then its grant. On PostgreSQL
+ * OidcPayloadRepository.findWithGrant answers both in one statement, a statement less per request
+ * (each costs the database more than the read itself). SQLite reads the grant after the token, in
+ * the same read transaction as the session and user; Redis after it too (as one script it saved
+ * nothing and cost Redis more: docs/decisions.md).
  */
 import type { OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, TenantId } from '../storage/types.js';
 

@@ -62,9 +62,9 @@ export interface OidcPayloadRepository {
   findByUid(tenant: TenantId, model: string, uid: string): Promise<OidcPayloadRow | undefined>;
   findByUserCode(tenant: TenantId, model: string, userCode: string): Promise<OidcPayloadRow | undefined>;
   /**
-   * find, and the Grant the row's `grantId` names, read together (issue 17): on Redis one script,
-   * so a token path's grant costs no round trip of its own. Optional: a store without it is read
-   * with find, then the grant. Undefined when the row is not found.
+   * find, and the Grant the row's `grantId` names, read together (issue 17): on PostgreSQL one
+   * statement, so a token path's grant costs no statement of its own. Optional: a store without it
+   * (SQLite, Redis) is read with find, then the grant. Undefined when the row is not found.
    */
   findWithGrant?(tenant: TenantId, model: string, id: string): Promise<OidcRowWithGrant | undefined>;
   consume(tenant: TenantId, model: string, id: string): Promise<void>;
