@@ -116,24 +116,23 @@ export class AuthThrottle {
       const clientId = claimedClientId(req, formOf(req));
       if (clientId === undefined) return next();
       const perSource = `${clientId}\u0000${req.ip}`;
-      const pair = `${this.tenant}\u0000${perSource}`;
       // The in-process counter answers at once (every token request passes here: issue 17);
       // Redis gets both counts in one round trip, unless they were under the limits just now.
       if (store.peekNow) {
         const mine = store.peekNow(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS);
         const all = store.peekNow(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS);
         if (overLimits(mine, all)) return tooManyClientFailures();
-      } else if (!this.knownClear(pair)) {
+      } else if (!this.knownClear(perSource)) {
         const [mine = 0, all = 0] = await counter.peekMany(this.tenant, [
           { kind: 'client-auth-ip', subject: perSource, windowSeconds: CLIENT_WINDOW_SECONDS },
           { kind: 'client-auth', subject: clientId, windowSeconds: CLIENT_WINDOW_SECONDS },
         ]);
         if (overLimits(mine, all)) return tooManyClientFailures();
-        this.markClear(pair);
+        this.markClear(perSource);
       }
       const res = await next();
       if (res.status === 401) {
-        this.clear.delete(pair);
+        if (!store.peekNow) this.clear.delete(this.pairKey(perSource));
         await Promise.all([
           counter.hit(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
           counter.hit(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),
@@ -153,7 +152,13 @@ export class AuthThrottle {
     return next();
   }
 
-  private knownClear(key: string): boolean {
+  /** The app-wide key of this tenant's client and address (`perSource`). */
+  private pairKey(perSource: string): string {
+    return `${this.tenant}\u0000${perSource}`;
+  }
+
+  private knownClear(perSource: string): boolean {
+    const key = this.pairKey(perSource);
     const until = this.clear.get(key);
     if (until === undefined) return false;
     if (until > Date.now()) return true;
@@ -161,7 +166,8 @@ export class AuthThrottle {
     return false;
   }
 
-  private markClear(key: string): void {
+  private markClear(perSource: string): void {
+    const key = this.pairKey(perSource);
     // Deleted first, so a refreshed entry moves to the end of the Map's order (oldest first out).
     this.clear.delete(key);
     if (this.clear.size >= CLEAR_ENTRIES) this.clear.delete(this.clear.keys().next().value!);

@@ -16,10 +16,10 @@ export async function findWithGrant(repo: OidcPayloadRepository, tenant: TenantI
 }
 
 /**
- * The Grant `grantId`: the one read with the token when it is that grant (the store indexed the
- * token under the payload's grantId, so it is, unless the payload changed between two reads of a
- * hostile writer), otherwise `read()`.
+ * The Grant `grantId`: the one read with the token (`readWith`, OidcRowWithGrant.grant) when it is
+ * that grant (the store read it under the row's indexed grant id, which is the payload's unless the
+ * row was altered), otherwise `read()`.
  */
-export function grantFor(found: OidcRowWithGrant, grantId: string, read: () => Promise<OidcPayloadRow | undefined>): OidcPayloadRow | undefined | Promise<OidcPayloadRow | undefined> {
-  return found.grant?.id === grantId ? found.grant.row : read();
+export function grantFor(readWith: OidcRowWithGrant['grant'], grantId: string, read: () => Promise<OidcPayloadRow | undefined>): OidcPayloadRow | undefined | Promise<OidcPayloadRow | undefined> {
+  return readWith?.id === grantId ? readWith.row : read();
 }

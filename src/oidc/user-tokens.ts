@@ -95,8 +95,8 @@ export interface Source {
   accountId: string;
   grantId: string;
   scope: string;
-  /** The source as read, with the grant when the store read it in the same round trip (grant-reads.ts). */
-  found: OidcRowWithGrant;
+  /** The grant the store read with the source, if it did (grant-reads.ts). */
+  grantReadWith: OidcRowWithGrant['grant'];
 }
 
 /**
@@ -105,11 +105,11 @@ export interface Source {
  */
 export function servedSource(found: OidcRowWithGrant | undefined, kind: string, now: number): Source | undefined {
   const payload = stored(found?.row, kind, now);
-  if (!found || !payload || expired(payload, now)) return undefined;
+  if (!payload || expired(payload, now)) return undefined;
   for (const bound of ['jkt', 'x5t#S256', 'attestationJkt', 'dpopJkt', 'resource', 'rar', 'claims']) if (payload[bound] !== undefined) return undefined;
   const { clientId, accountId, grantId, scope } = payload;
   if (typeof clientId !== 'string' || typeof accountId !== 'string' || typeof grantId !== 'string' || typeof scope !== 'string') return undefined;
-  return { payload, clientId, accountId, grantId, scope, found };
+  return { payload, clientId, accountId, grantId, scope, grantReadWith: found?.grant };
 }
 
 /** Everything behind a served grant request, checked. */
@@ -150,7 +150,7 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
   const reads = host.readTogether(() => {
     const session = boundSession(source.payload, (uid) => host.findSessionByUid(uid));
     if (session === null) return null;
-    return Promise.all([grantFor(source.found, source.grantId, () => repo.find(host.tenant, 'Grant', source.grantId)), host.findTokenUser(source.accountId), session]);
+    return Promise.all([grantFor(source.grantReadWith, source.grantId, () => repo.find(host.tenant, 'Grant', source.grantId)), host.findTokenUser(source.accountId), session]);
   });
   if (reads === null) return undefined;
   const [grantRow, user, sessionRow] = await reads;

@@ -100,6 +100,7 @@ async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest
   const now = Math.floor(Date.now() / 1000);
   const found = await host.findAccessToken(value);
   const token = stored(found?.row, 'AccessToken', now);
+  const grantReadWith = found?.grant;
   // A user token for userinfo: no audience (a resource server's), no sender binding, no claims request.
   if (!token || expired(token, now) || token.aud !== undefined || token.jkt !== undefined || token['x5t#S256'] !== undefined || token.claims !== undefined) return undefined;
   const { clientId, accountId, grantId, scope } = token;
@@ -111,7 +112,7 @@ async function answer(host: UserinfoHost, setup: UserinfoSetup, req: HttpRequest
   const reads = host.readTogether(() => {
     const session = boundSession(token, (uid) => host.findSessionByUid(uid));
     if (session === null) return null;
-    return Promise.all([grantFor(found!, grantId, () => host.findArtefact('Grant', grantId)), host.loadClient(clientId), host.findTokenUser(accountId), session]);
+    return Promise.all([grantFor(grantReadWith, grantId, () => host.findArtefact('Grant', grantId)), host.loadClient(clientId), host.findTokenUser(accountId), session]);
   });
   if (reads === null) return undefined;
   const [grantRow, client, user, sessionRow] = await reads;
