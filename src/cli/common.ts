@@ -20,7 +20,10 @@ export function config(): Config {
 
 export async function withContext<T>(fn: (ctx: Awaited<ReturnType<typeof buildContext>>) => Promise<T>): Promise<T> {
   const cfg = config();
-  const ctx = await buildContext(cfg, { log: createCliLogger(cfg) });
+  // A command serves no token, so it keeps no users in memory and opens no listening connection;
+  // its writes still reach the running instances' memory through the database's notices.
+  const storage = { ...cfg.storage, postgresql: { ...cfg.storage.postgresql, user_cache: false } };
+  const ctx = await buildContext({ ...cfg, storage }, { log: createCliLogger(cfg) });
   try {
     return await fn(ctx);
   } finally {

@@ -81,6 +81,11 @@ export const configSchema = z.object({
            * behind a pooler in transaction mode, which does not keep them per client.
            */
           prepared_statements: bool.default(true),
+          /**
+           * Users read by the token paths are kept in memory, evicted by the database's change
+           * notices (LISTEN on a connection of its own; storage/postgresql/user-cache.ts).
+           */
+          user_cache: bool.default(true),
         })
         .prefault({}),
     })

@@ -1,17 +1,17 @@
 /** oidc-provider accounts backed by the users repository; `sub` is the user's id (CONTRACT.md). */
 import type { Account, FindAccount } from 'oidc-provider';
 import { claimSourceFields } from '../resources/custom-claims.js';
-import type { Storage, TenantId, UserRecord } from '../storage/types.js';
+import type { Storage, TenantId, UserWithoutSecrets } from '../storage/types.js';
 
 /** Whether a user may hold a session and tokens at all. */
-export function canSignIn(user: UserRecord | undefined, now = Date.now()): boolean {
+export function canSignIn(user: UserWithoutSecrets | undefined, now = Date.now()): boolean {
   if (!user || user.deleted_at || !user.account_enabled) return false;
   if (user.locked && !(user.locked_until && Date.parse(user.locked_until) <= now)) return false;
   return true;
 }
 
 /** The standard claims of a user, absent ones left out (built directly: it runs on every userinfo request). */
-export function userClaims(u: UserRecord): Record<string, unknown> {
+export function userClaims(u: UserWithoutSecrets): Record<string, unknown> {
   const claims: Record<string, unknown> = { sub: u.id };
   if (u.name != null) claims.name = u.name;
   if (u.given_name != null) claims.given_name = u.given_name;
@@ -25,7 +25,7 @@ export function userClaims(u: UserRecord): Record<string, unknown> {
 }
 
 /** The claims an account offers for `scope` (oidc-provider then keeps those the scope releases). */
-export function accountClaims(user: UserRecord, scope: string | undefined): { sub: string; roles?: string[] } & Record<string, unknown> {
+export function accountClaims(user: UserWithoutSecrets, scope: string | undefined): { sub: string; roles?: string[] } & Record<string, unknown> {
   const claims = userClaims(user) as { sub: string; roles?: string[] };
   if ((scope ?? '').split(' ').includes('roles')) claims.roles = [user.role];
   return claims;

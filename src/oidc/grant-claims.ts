@@ -10,7 +10,7 @@
  */
 import type { HttpRequest } from '../http/types.js';
 import { claimSourceFields, customClaimValues, type CustomClaim } from '../resources/custom-claims.js';
-import type { ClientRecord, OidcPayloadRow, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, UserWithoutSecrets } from '../storage/types.js';
 import { accountClaims } from './accounts.js';
 import { opaquePayloadValid } from './opaque-introspection.js';
 import { pairwiseSubject } from './pairwise.js';
@@ -135,7 +135,7 @@ export function sessionHolds(token: Payload, row: OidcPayloadRow | undefined, no
 }
 
 /** What the account offers for `scope` (accounts.ts findAccount's claims, with the tenant's custom claims): the claims mask then picks. */
-export function accountOffer(settings: ClaimSettings, user: UserRecord, scope: string): Payload {
+export function accountOffer(settings: ClaimSettings, user: UserWithoutSecrets, scope: string): Payload {
   return {
     ...(settings.customClaims.length ? customClaimValues(settings.customClaims, claimSourceFields(user)) : {}),
     ...accountClaims(user, scope),

@@ -24,7 +24,7 @@
  */
 import type { Config } from '../config/index.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { ClientRecord, OidcPayloadRepository, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRepository, UserWithoutSecrets } from '../storage/types.js';
 import { canSignIn } from './accounts.js';
 import { expired, grantOidcScope, isObject, stored, type Payload } from './grant-claims.js';
 import { sessionSetCookies, signedSessionCookie } from './session-cookie.js';
@@ -45,7 +45,7 @@ export interface SilentAuthHost {
   /** The setup of the tenant's built oidc-provider; undefined while it is not built. */
   silentAuthSetup(): SilentAuthSetup | undefined;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
-  findTokenUser(sub: string): Promise<UserRecord | undefined>;
+  findTokenUser(sub: string): Promise<UserWithoutSecrets | undefined>;
 }
 
 const PARAMS = new Set(['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'prompt', 'code_challenge', 'code_challenge_method', 'response_mode']);

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { JwtError, decodeJwt, verifyJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import type { ClientRecord, UserRecord } from '../storage/types.js';
+import type { ClientRecord, UserWithoutSecrets } from '../storage/types.js';
 import { narrowToRole } from '../users/roles.js';
 import { canSignIn } from './accounts.js';
 import { MANAGEMENT_RESOURCE } from './scopes.js';
@@ -47,7 +47,7 @@ export interface VerifierHost {
   readonly keys: KeySet;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
   /** The user a user token's `sub` names in this tenant (any state; checked here). */
-  findTokenUser(sub: string): Promise<UserRecord | undefined>;
+  findTokenUser(sub: string): Promise<UserWithoutSecrets | undefined>;
   /** True for the `_platforms` tenant, whose platform roles grant the tenant and cross-tenant scopes. */
   readonly platformTenant: boolean;
 }

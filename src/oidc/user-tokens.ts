@@ -10,7 +10,7 @@ import type { SigningAlg } from '../config/schema.js';
 import type { HttpRequest } from '../http/types.js';
 import { signJwt } from '../keys/jwt.js';
 import { claimSourceFields, customClaimValues } from '../resources/custom-claims.js';
-import type { ClientRecord, OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, Storage, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, Storage, UserWithoutSecrets } from '../storage/types.js';
 import type { TokenContext } from './access-tokens.js';
 import { canSignIn } from './accounts.js';
 import { authenticateClient } from './client-auth.js';
@@ -45,7 +45,7 @@ export interface UserTokenHost extends TokenContext {
   readonly tenant: string;
   /** The setup of the tenant's built oidc-provider; undefined while it is not built. */
   userTokenSetup(): UserTokenSetup | undefined;
-  findTokenUser(sub: string): Promise<UserRecord | undefined>;
+  findTokenUser(sub: string): Promise<UserWithoutSecrets | undefined>;
   /**
    * A stored session by its uid, as stored: only whether it is live and holds the grant matters
    * here, so its `jti` is not unsealed (bearer-at-rest.ts; an AES-GCM decryption per request).
@@ -115,7 +115,7 @@ export function servedSource(found: OidcRowWithGrant | undefined, kind: string, 
 /** Everything behind a served grant request, checked. */
 export interface Parties {
   client: ClientRecord;
-  user: UserRecord;
+  user: UserWithoutSecrets;
   /** The grant's OIDC scope (Grant#getOIDCScope). */
   granted: string;
   rejected: string[];

@@ -15,7 +15,7 @@
 import { parse as parseQuery } from 'node:querystring';
 import { bearerToken } from '../http/bearer.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import type { ClientRecord, OidcPayloadRow, OidcRowWithGrant, Storage, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, OidcRowWithGrant, Storage, UserWithoutSecrets } from '../storage/types.js';
 import { canSignIn } from './accounts.js';
 import {
   accountOffer,
@@ -46,7 +46,7 @@ export interface UserinfoHost {
   /** A stored session by its uid (the adapter's findByUid; its `jti` is not needed here). */
   findSessionByUid(uid: string): Promise<OidcPayloadRow | undefined>;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
-  findTokenUser(sub: string): Promise<UserRecord | undefined>;
+  findTokenUser(sub: string): Promise<UserWithoutSecrets | undefined>;
   readTogether: Storage['readTogether'];
 }
 

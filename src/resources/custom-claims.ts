@@ -67,7 +67,7 @@ export async function loadCustomClaims(repo: TenantConfigRepository, tenant: Ten
 /** The user fields a claim may copy, without anything else of the record. */
 export type ClaimSourceFields = Pick<UserRecord, ClaimSource>;
 
-export function claimSourceFields(user: UserRecord): ClaimSourceFields {
+export function claimSourceFields(user: ClaimSourceFields): ClaimSourceFields {
   return Object.fromEntries(CLAIM_SOURCES.map((k) => [k, user[k]])) as ClaimSourceFields;
 }
 

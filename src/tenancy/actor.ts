@@ -54,7 +54,7 @@ import { socialSettings } from '../social/providers.js';
 import { StateCodec } from '../social/state.js';
 import { RelayState } from './ops.js';
 import { OPS_TENANT } from './resolver.js';
-import type { ClientRecord, OidcPayloadRow, OidcRowWithGrant, UserRecord } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, OidcRowWithGrant, UserWithoutSecrets } from '../storage/types.js';
 import { ResourceIndex } from '../resources/index-cache.js';
 import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { loadCustomClaims } from '../resources/custom-claims.js';
@@ -443,8 +443,9 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.ctx.log.info({ tenant: this.tenant, client_id: clientId, reason }, 'client authentication failed');
   }
 
-  findTokenUser(sub: string): Promise<UserRecord | undefined> {
-    return this.ctx.storage.users.get(this.tenant, sub);
+  findTokenUser(sub: string): Promise<UserWithoutSecrets | undefined> {
+    const users = this.ctx.storage.users;
+    return users.getForToken ? users.getForToken(this.tenant, sub) : users.get(this.tenant, sub);
   }
 
   readTogether<T>(reads: () => T): T {

@@ -12,7 +12,7 @@ import { PgKeys } from './keys.js';
 import { PgLoginAttempts } from './login-attempts.js';
 import { SchemaNotCurrentError, assertSchemaCurrent } from './migrate.js';
 import { PgOidcPayloads } from './oidc.js';
-import { SERVICE_ROLE, createPool, type PgSettings } from './pool.js';
+import { SERVICE_ROLE, createPool, poolConfig, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
 import { PgAccountTokens } from './account-tokens.js';
 import { PgUserPreferences } from './user-preferences.js';
@@ -21,6 +21,7 @@ import { PgResources } from './resources.js';
 import { TenantDb, type QueryLog } from './tenant-db.js';
 import { PgTenantConfig } from './tenant-config.js';
 import { PgTenants } from './tenants.js';
+import { PgUserCache } from './user-cache.js';
 import { PgUsers } from './users.js';
 import { PgWebauthn } from './webauthn.js';
 
@@ -49,10 +50,14 @@ export class PgStorage implements Storage {
   readonly webauthn: PgWebauthn;
   readonly resources: PgResources;
   private closed = false;
+  /** The token paths' users in memory (user-cache.ts), unless the settings turn it off. */
+  readonly userCache: PgUserCache | undefined;
 
   private constructor(
     private readonly pool: Pool,
     db: TenantDb,
+    settings: PgSettings,
+    log?: PgLog,
   ) {
     this.audit = new PgAudit(db);
     this.clients = new PgClients(db, this.audit);
@@ -68,6 +73,16 @@ export class PgStorage implements Storage {
     this.socialIdentities = new PgSocialIdentities(db);
     this.webauthn = new PgWebauthn(db, this.audit);
     this.resources = new PgResources(db);
+    if (settings.user_cache ?? true) {
+      const users = this.users;
+      this.userCache = new PgUserCache({
+        client: poolConfig(settings),
+        read: (tenant, id) => users.readForToken(tenant, id),
+        onError: (err) => log?.warn({ err }, 'PostgreSQL user-change listener failed; users are read from the database until it is back'),
+      });
+      users.useCache(this.userCache);
+      this.userCache.start();
+    }
   }
 
   /**
@@ -83,7 +98,7 @@ export class PgStorage implements Storage {
       await pool.end();
       throw err;
     }
-    return new PgStorage(pool, new TenantDb(pool, settings.slow_query_ms, log, { preparedStatements: settings.prepared_statements ?? true }));
+    return new PgStorage(pool, new TenantDb(pool, settings.slow_query_ms, log, { preparedStatements: settings.prepared_statements ?? true }), settings, log);
   }
 
   /** Each read goes to the pool as it is (a shared snapshot would cost a transaction of its own). */
@@ -98,6 +113,7 @@ export class PgStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.userCache?.close();
     await this.pool.end();
   }
 }

@@ -49,6 +49,9 @@ declare module 'pg' {
     query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
     end(): Promise<void>;
     on(event: 'error', listener: (err: Error) => void): this;
+    on(event: 'end', listener: () => void): this;
+    /** A NOTIFY on a channel this connection LISTENs to. */
+    on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): this;
   }
 
   /** The connection a Submittable writes to (pg/lib/connection.js). */

@@ -15,6 +15,8 @@ export interface PgSettings {
   slow_query_ms: number;
   /** TenantDb.statement prepares the texts it runs often (prepared.ts); default true. */
   prepared_statements?: boolean;
+  /** The token paths' users kept in memory, evicted by change notices (user-cache.ts); default true. */
+  user_cache?: boolean;
   /** Longest wait for a connection (pool exhausted, server unreachable); default 5000. */
   connect_timeout_ms?: number;
 }

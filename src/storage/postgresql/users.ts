@@ -1,9 +1,10 @@
 import { UniqueViolation } from '../errors.js';
-import type { AuditEntry, Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
+import type { AuditEntry, Page, PageRequest, TenantId, UserWithoutSecrets, UserFilter, UserRecord, UserRepository } from '../types.js';
 import type { PgAudit } from './audit.js';
 import { sqlState } from './errors.js';
 import { Params, json, likePattern } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
+import type { PgUserCache } from './user-cache.js';
 
 type Column = keyof UserRecord;
 const COLUMN_LIST: Column[] = [
@@ -12,6 +13,8 @@ const COLUMN_LIST: Column[] = [
   'mfa_secret_sealed', 'mfa_recovery_sealed', 'deleted_at', 'created_at', 'updated_at', 'last_login_at',
 ];
 const COLUMNS = COLUMN_LIST.join(', ');
+/** What the token paths read: no password hash, no sealed MFA secrets (UserWithoutSecrets). */
+const TOKEN_COLUMNS = COLUMN_LIST.filter((c) => c !== 'password_hash' && c !== 'mfa_secret_sealed' && c !== 'mfa_recovery_sealed').join(', ');
 /** Columns update() may set; `id` and `created_at` are fixed at creation. */
 const UPDATABLE = new Set<string>(COLUMN_LIST.filter((c) => c !== 'id' && c !== 'created_at'));
 
@@ -33,6 +36,24 @@ export class PgUsers implements UserRepository {
     /** Audit entries of a write go in the write's own transaction. */
     private readonly audit: PgAudit,
   ) {}
+
+  /** The token paths' users in memory (user-cache.ts); unset: every read goes to the database. */
+  private cache: PgUserCache | undefined;
+
+  /** Serves getForToken from `cache`, which this repository's own writes evict at once. */
+  useCache(cache: PgUserCache): void {
+    this.cache = cache;
+  }
+
+  getForToken(tenant: TenantId, id: string): Promise<UserWithoutSecrets | undefined> {
+    return this.cache ? this.cache.get(tenant, id) : this.readForToken(tenant, id);
+  }
+
+  /** The uncached read behind getForToken. */
+  async readForToken(tenant: TenantId, id: string): Promise<UserWithoutSecrets | undefined> {
+    const { rows } = await this.db.statement<UserWithoutSecrets>(tenant, `SELECT ${TOKEN_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2`, [tenant, id]);
+    return rows[0];
+  }
 
   async create(tenant: TenantId, user: UserRecord, audit?: AuditEntry): Promise<void> {
     const p = new Params();
@@ -107,6 +128,10 @@ export class PgUsers implements UserRepository {
       });
     } catch (err) {
       throw translate(err);
+    } finally {
+      // Committed or not, this instance forgets the row before its caller hears of the write (the
+      // database's notice reaches the other instances; user-cache.ts).
+      this.cache?.evict(tenant, id);
     }
   }
 }

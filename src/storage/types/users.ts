@@ -34,6 +34,13 @@ export interface UserRecord {
   last_login_at: string | null;
 }
 
+/**
+ * A user as the token paths need it (userinfo, the refresh and code grants, silent
+ * re-authentication, Management API tokens): everything but the password hash and the sealed MFA
+ * secrets, so a backend may keep it in memory (PostgreSQL: postgresql/user-cache.ts).
+ */
+export type UserWithoutSecrets = Omit<UserRecord, 'password_hash' | 'mfa_secret_sealed' | 'mfa_recovery_sealed'>;
+
 export interface UserFilter {
   account_enabled?: boolean;
   role?: string;
@@ -45,6 +52,11 @@ export interface UserFilter {
 export interface UserRepository {
   create(tenant: TenantId, user: UserRecord, audit?: AuditEntry): Promise<void>;
   get(tenant: TenantId, id: string): Promise<UserRecord | undefined>;
+  /**
+   * The user for a token path. A backend may answer from memory it keeps current (PostgreSQL does,
+   * evicted by the database's change notices: postgresql/user-cache.ts); without it, `get` is used.
+   */
+  getForToken?(tenant: TenantId, id: string): Promise<UserWithoutSecrets | undefined>;
   /** Case-insensitive e-mail lookup (sign-in); anonymised users are never found. */
   findByEmail(tenant: TenantId, email: string): Promise<UserRecord | undefined>;
   list(tenant: TenantId, filter: UserFilter, page: PageRequest): Promise<Page<UserRecord>>;

@@ -1,0 +1,100 @@
+/**
+ * The token paths read users from memory on PostgreSQL (src/storage/postgresql/user-cache.ts), and
+ * still answer exactly as oidc-provider does, which reads the database every time: each userinfo
+ * below is compared with oidc-provider's answer to the same request (compareUserinfo). A change
+ * made in the database by another writer (psql here; another instance or a CLI command alike)
+ * reaches the answers once its notice has arrived; a change made through this instance (the
+ * brute-force lock, a profile edit) reaches the very next request.
+ */
+import * as oidc from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HttpRequest } from '../../src/http/types.js';
+import type { PgUserCache } from '../../src/storage/postgresql/user-cache.js';
+import type { TestApp } from '../helpers/app.js';
+import type { CodeFlowClient, HttpSession } from '../helpers/code-flow.js';
+import { tokenRequest, viaProduct } from '../helpers/token-parity.js';
+import { compareUserinfo, userinfoRequest } from '../helpers/userinfo-parity.js';
+import type { TestUser } from '../helpers/users.js';
+import { startUserFlowFixture, type UserFlowFixture } from '../helpers/user-flow-fixture.js';
+
+const REDIRECT = 'http://127.0.0.1:65528/cb';
+
+let t: TestApp;
+let user: TestUser;
+let session: HttpSession;
+let basic: CodeFlowClient;
+let actor: UserFlowFixture['actor'];
+
+beforeAll(async () => {
+  ({ t, user, session, basic, actor } = await startUserFlowFixture(REDIRECT, undefined, { STORAGE_ADAPTER: 'postgresql' }));
+});
+afterAll(async () => t?.close());
+
+const host = () => new URL(t.issuer).host;
+const cache = () => (t.app.ctx.storage.users as unknown as { cache?: PgUserCache }).cache;
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 3000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Tokens for `basic` through the sign-in pages (code + PKCE). */
+async function signIn(): Promise<{ access_token: string; refresh_token: string }> {
+  const config = new oidc.Configuration({ issuer: t.issuer, authorization_endpoint: `${t.issuer}/auth` }, basic.client_id, basic.client_secret);
+  oidc.allowInsecureRequests(config);
+  const verifier = oidc.randomPKCECodeVerifier();
+  const url = oidc.buildAuthorizationUrl(config, { redirect_uri: basic.redirect_uri, scope: 'openid profile email offline_access', state: oidc.randomState(), code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+  const code = (await session.authorize(url.href, basic.redirect_uri)).searchParams.get('code')!;
+  const req: HttpRequest = tokenRequest(t, { client: basic, form: { grant_type: 'authorization_code', code, redirect_uri: basic.redirect_uri, code_verifier: verifier } });
+  const answer = await viaProduct(await actor(), req);
+  expect(answer).toMatchObject({ direct: true, res: { status: 200 } });
+  return answer.json as { access_token: string; refresh_token: string };
+}
+
+const userinfo = async (token: string) => compareUserinfo(await actor(), userinfoRequest(host(), token));
+const refresh = async (token: string) => viaProduct(await actor(), tokenRequest(t, { client: basic, form: { grant_type: 'refresh_token', refresh_token: token } }));
+
+describe('users from memory on the token paths, answering as oidc-provider does', () => {
+  it('serves the user from memory once the listener is live', async () => {
+    await until(() => cache()?.serving === true);
+    const tokens = await signIn();
+    const info = await userinfo(tokens.access_token);
+    expect(info).toMatchObject({ direct: true, status: 200, json: { sub: user.id, email: user.email } });
+    expect(cache()!.size).toBeGreaterThan(0);
+  });
+
+  it('a profile change and a lock written by another writer reach userinfo and refresh once notified', async () => {
+    const tokens = await signIn();
+    expect((await userinfo(tokens.access_token)).json.name).not.toBe('Renamed In SQL');
+    await t.sql("UPDATE users SET name = 'Renamed In SQL' WHERE id = ?", [user.id]);
+    await until(async () => (await userinfo(tokens.access_token)).json?.name === 'Renamed In SQL');
+
+    await t.sql('UPDATE users SET account_enabled = false WHERE id = ?', [user.id]);
+    await until(async () => (await userinfo(tokens.access_token)).status === 401);
+    expect(await refresh(tokens.refresh_token)).toMatchObject({ res: { status: 400 }, json: { error: 'invalid_grant' } });
+    await t.sql('UPDATE users SET account_enabled = true WHERE id = ?', [user.id]);
+    await until(async () => (await userinfo(tokens.access_token)).status === 200);
+  });
+
+  it('a lock and a profile edit made through this instance reach the very next request', async () => {
+    const tokens = await signIn();
+    expect((await userinfo(tokens.access_token)).status).toBe(200);
+    const storage = t.app.ctx.storage;
+    // What the brute-force guard writes: the account locked for a while (its sessions stay).
+    await storage.users.update('default', user.id, { locked: true, locked_until: new Date(Date.now() + 600_000).toISOString() });
+    expect(await userinfo(tokens.access_token)).toMatchObject({ status: 401 });
+    expect(await refresh(tokens.refresh_token)).toMatchObject({ res: { status: 400 }, json: { error: 'invalid_grant' } });
+
+    const again = await signInAfterUnlock();
+    await storage.users.update('default', user.id, { given_name: 'Edited' });
+    expect(await userinfo(again.access_token)).toMatchObject({ direct: true, status: 200, json: { given_name: 'Edited' } });
+  });
+});
+
+async function signInAfterUnlock() {
+  await t.app.ctx.storage.users.update('default', user.id, { locked: false, locked_until: null });
+  return signIn();
+}
