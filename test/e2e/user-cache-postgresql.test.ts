@@ -15,6 +15,7 @@ import type { CodeFlowClient, HttpSession } from '../helpers/code-flow.js';
 import { tokenRequest, viaProduct } from '../helpers/token-parity.js';
 import { compareUserinfo, userinfoRequest } from '../helpers/userinfo-parity.js';
 import type { TestUser } from '../helpers/users.js';
+import { until } from '../helpers/until.js';
 import { startUserFlowFixture, type UserFlowFixture } from '../helpers/user-flow-fixture.js';
 
 const REDIRECT = 'http://127.0.0.1:65528/cb';
@@ -33,13 +34,6 @@ afterAll(async () => t?.close());
 const host = () => new URL(t.issuer).host;
 const cache = () => (t.app.ctx.storage.users as unknown as { cache?: PgUserCache }).cache;
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** Tokens for `basic` through the sign-in pages (code + PKCE). */
 async function signIn(): Promise<{ access_token: string; refresh_token: string }> {
@@ -59,7 +53,7 @@ const refresh = async (token: string) => viaProduct(await actor(), tokenRequest(
 
 describe('users from memory on the token paths, answering as oidc-provider does', () => {
   it('serves the user from memory once the listener is live', async () => {
-    await until(() => cache()?.serving === true);
+    await until(() => cache()?.serving === true, 3000);
     const tokens = await signIn();
     const info = await userinfo(tokens.access_token);
     expect(info).toMatchObject({ direct: true, status: 200, json: { sub: user.id, email: user.email } });

@@ -11,6 +11,7 @@ import { poolConfig } from '../../src/storage/postgresql/pool.js';
 import { PgUserCache, USER_CHANNEL } from '../../src/storage/postgresql/user-cache.js';
 import type { UserRecord, UserWithoutSecrets } from '../../src/storage/types.js';
 import { migratedDatabase, openPg, pgSettings, type TestDatabase } from '../helpers/postgres.js';
+import { until } from '../helpers/until.js';
 
 const T = 'cache-t';
 const OTHER = 'cache-other';
@@ -33,13 +34,6 @@ function user(over: Partial<UserRecord> = {}): UserRecord {
   };
 }
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** A cache on its own connection whose reads the test counts (and may hold back). */
 function countingCache(over: Partial<ConstructorParameters<typeof PgUserCache>[0]> = {}) {
