@@ -98,6 +98,7 @@ describe('the token paths\' users on PostgreSQL', () => {
     expect(() => {
       (again as { role: string }).role = 'admin';
     }).toThrow(TypeError);
+    expect(() => again!.mfa_methods.push('webauthn')).toThrow(TypeError);
   });
 
   it('a change committed by another writer (psql, the CLI, another instance) evicts the user', async () => {

@@ -170,7 +170,9 @@ export class PgUserCache {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
-    this.entries.set(key, { user: Object.freeze({ ...user }), expires: Date.now() + this.ttlMs });
+    // Frozen, its one array too: every request that reads it gets the same object.
+    const kept = { ...user, mfa_methods: Object.freeze([...user.mfa_methods]) as string[] };
+    this.entries.set(key, { user: Object.freeze(kept), expires: Date.now() + this.ttlMs });
   }
 
   private setLive(live: boolean): void {
