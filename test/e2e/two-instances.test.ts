@@ -7,6 +7,8 @@
  * - a key rotation through instance 1 is served by instance 2's JWKS within 1 s (jwks:rotated);
  * - a session signed in through instance 1 and revoked through its Management API is refused by
  *   instance 2 (refresh token -> invalid_grant, prompt=none -> login_required);
+ * - a user renamed through instance 1 reaches instance 2's userinfo, which holds users in memory,
+ *   once the database's change notice arrives (storage/postgresql/user-cache.ts);
  * - Management API rate limits are one count across both;
  * - a client created on one is usable on the other at once; a secret regenerated or a client
  *   deactivated on one is refused by the other at once, although actors cache clients for 30 s
@@ -243,6 +245,43 @@ describe('two instances on one PostgreSQL and one Redis', () => {
     expect(refused.json.error).toBe('invalid_grant');
     const loggedOut = await browser.authorize(two, `/oidc/v1/auth?${new URLSearchParams({ ...authParams, prompt: 'none', scope: 'openid' })}`, redirectUri);
     expect(loggedOut.searchParams.get('error')).toBe('login_required');
+  });
+
+  it("a user renamed through instance 1 reaches instance 2's userinfo, which had the user in memory", async () => {
+    const redirectUri = 'http://127.0.0.1:9/profile-callback';
+    const web = await createClient({ client_name: 'Profile app', application_type: 'web', redirect_uris: [redirectUri], grant_types: ['authorization_code'], scope: 'openid profile' });
+    const rp = { id: web.client_id, secret: web.client_secret };
+    const password = 'Correct-Horse-Battery-Two';
+    const email = `renamed-${randomBytes(3).toString('hex')}@example.com`;
+    const user = await call(one, 'POST', '/api/v1/users', { token: admin, body: { email, password, email_verified: true, name: 'Before Rename' } });
+    expect(user.status).toBe(201);
+    const verifier = randomBytes(32).toString('base64url');
+    const authParams = {
+      client_id: rp.id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid profile', prompt: 'consent',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: randomBytes(8).toString('hex'),
+    };
+    const callback = await new CookieBrowser().authorize(one, `/oidc/v1/auth?${new URLSearchParams(authParams)}`, redirectUri, { email, password });
+    const tokens = await form(two, '/token', { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: verifier }, rp);
+    expect(tokens.status, JSON.stringify(tokens.json)).toBe(200);
+    const userinfo = async () => {
+      const res = await fetch(`${two.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${tokens.json.access_token}` } });
+      return { status: res.status, json: (await res.json()) as { name?: string } };
+    };
+    // Served twice by instance 2 (the second from its memory, once its listener is live).
+    expect(await userinfo()).toMatchObject({ status: 200, json: { name: 'Before Rename' } });
+    expect(await userinfo()).toMatchObject({ status: 200, json: { name: 'Before Rename' } });
+
+    const renamed = await call(one, 'PATCH', `/api/v1/users/${user.json.data.id}`, { token: admin, body: { name: 'After Rename' } });
+    expect(renamed.status).toBe(200);
+    // The database's notice reaches instance 2 within moments (its memory would otherwise hold the
+    // old name for minutes).
+    const deadline = Date.now() + 2000;
+    let seen = await userinfo();
+    while (seen.json.name !== 'After Rename' && Date.now() < deadline) {
+      await sleep(20);
+      seen = await userinfo();
+    }
+    expect(seen).toMatchObject({ status: 200, json: { name: 'After Rename' } });
   });
 
   it(`rate limits are one count across both instances (limit ${RATE_LIMIT_READ} reads)`, async () => {
