@@ -81,6 +81,8 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   const sealer = new Sealer(loadEncryptionKey(config, log));
   setSecretHashKey(sealer.derive('client-secret-hash'));
   const metrics = new Metrics(config);
+  const userCacheStats = baseStorage.userCacheStats;
+  if (userCacheStats) metrics.watchUserCache(() => userCacheStats.call(baseStorage));
   const onBusError = (err: unknown, channel: string) => log.error({ err, channel }, 'event subscriber failed');
   // With REDIS_URL: the event bus and oidc-provider's short-lived artefacts live in Redis.
   const url = config.redis.url;

@@ -1,6 +1,7 @@
 /** Prometheus metrics (CONTRACT.md names). Always collected; served only when features.metrics.enabled. */
 import client from 'prom-client';
 import type { Config } from '../config/index.js';
+import type { UserCacheStats } from '../storage/types.js';
 import { BatchedCounter, SeriesHistogram } from './request-series.js';
 
 export class Metrics {
@@ -19,6 +20,7 @@ export class Metrics {
   readonly workerTaskDuration: client.Histogram<'task'>;
   readonly loginAttempts: client.Counter<'result'>;
   readonly socialLogins: client.Counter<'provider' | 'result'>;
+  private readonly prefix: string;
 
   constructor(config: Config) {
     const p = config.features.metrics.prefix;
@@ -53,8 +55,32 @@ export class Metrics {
     this.loginAttempts = new client.Counter({ name: `${p}login_attempts_total`, help: 'Password login attempts', labelNames: ['result'], registers });
     // provider: the preset name or `oidc` (bounded); result: src/oidc/social-signin.ts SocialResult.
     this.socialLogins = new client.Counter({ name: `${p}social_logins_total`, help: 'Social sign-ins by provider and result', labelNames: ['provider', 'result'], registers });
+    this.prefix = p;
     if (config.features.metrics.enabled && config.features.metrics.include_default_metrics) {
       client.collectDefaultMetrics({ register: this.registry, prefix: p });
     }
+  }
+
+  /**
+   * The storage's user memory (PostgreSQL: storage/postgresql/user-cache.ts), read when scraped:
+   * whether it serves (0 while its listener is not known to hear the change notices, e.g. behind a
+   * pooler in transaction mode), how many users it holds, and its hits and misses since start.
+   */
+  watchUserCache(stats: () => UserCacheStats): void {
+    const p = this.prefix;
+    const registers = [this.registry];
+    new client.Gauge({ name: `${p}user_cache_serving`, help: 'Whether the token paths read users from memory (1) or from the database (0)', registers, collect() { this.set(stats().serving ? 1 : 0); } });
+    new client.Gauge({ name: `${p}user_cache_entries`, help: 'Users held in memory for the token paths', registers, collect() { this.set(stats().entries); } });
+    // Counters whose totals live in the cache: each scrape adds what accrued since the last.
+    const counter = (name: string, help: string, read: (s: UserCacheStats) => number) => {
+      let reported = 0;
+      new client.Counter({ name, help, registers, collect() {
+        const total = read(stats());
+        if (total > reported) this.inc(total - reported);
+        reported = total;
+      } });
+    };
+    counter(`${p}user_cache_hits_total`, 'Token-path user reads answered from memory', (s) => s.hits);
+    counter(`${p}user_cache_misses_total`, 'Token-path user reads that went to the database while the memory served', (s) => s.misses);
   }
 }

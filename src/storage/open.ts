@@ -55,5 +55,6 @@ export function withOidcRepository(storage: Storage, oidc: OidcPayloadRepository
     readTogether: (reads) => reads(),
     ping: () => storage.ping(),
     close: () => storage.close(),
+    ...(storage.userCacheStats ? { userCacheStats: () => storage.userCacheStats!() } : {}),
   };
 }

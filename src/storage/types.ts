@@ -120,6 +120,17 @@ export interface Storage {
   /** Cheap round trip for readiness and health checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** The token paths' users in memory, for the metrics (PostgreSQL's user-cache.ts); absent without one. */
+  userCacheStats?(): UserCacheStats;
+}
+
+/** What a backend's user memory reports (metrics.ts): counters since start. */
+export interface UserCacheStats {
+  /** Whether users are served from memory now (the change notices are known to arrive). */
+  serving: boolean;
+  entries: number;
+  hits: number;
+  misses: number;
 }
 
 /** An upstream account (provider + its subject) that signs in a user (src/social). */

@@ -10,7 +10,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../../src/http/types.js';
 import type { PgUserCache } from '../../src/storage/postgresql/user-cache.js';
-import type { TestApp } from '../helpers/app.js';
+import { api, type TestApp } from '../helpers/app.js';
 import type { CodeFlowClient, HttpSession } from '../helpers/code-flow.js';
 import { tokenRequest, viaProduct } from '../helpers/token-parity.js';
 import { compareUserinfo, userinfoRequest } from '../helpers/userinfo-parity.js';
@@ -27,7 +27,7 @@ let basic: CodeFlowClient;
 let actor: UserFlowFixture['actor'];
 
 beforeAll(async () => {
-  ({ t, user, session, basic, actor } = await startUserFlowFixture(REDIRECT, undefined, { STORAGE_ADAPTER: 'postgresql' }));
+  ({ t, user, session, basic, actor } = await startUserFlowFixture(REDIRECT, undefined, { STORAGE_ADAPTER: 'postgresql', FEATURES_METRICS_ENABLED: 'true' }));
 });
 afterAll(async () => t?.close());
 
@@ -58,6 +58,23 @@ describe('users from memory on the token paths, answering as oidc-provider does'
     const info = await userinfo(tokens.access_token);
     expect(info).toMatchObject({ direct: true, status: 200, json: { sub: user.id, email: user.email } });
     expect(cache()!.size).toBeGreaterThan(0);
+  });
+
+  it('reports in the metrics whether it serves, what it holds, its hits and its misses', async () => {
+    const metric = async (name: string) => {
+      const text = (await api(t, 'GET', '/metrics')).text;
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+      return line === undefined ? undefined : Number(line.split(' ')[1]);
+    };
+    await until(() => cache()?.serving === true);
+    const tokens = await signIn();
+    const [hits, misses] = [await metric('svc_user_cache_hits_total'), await metric('svc_user_cache_misses_total')];
+    expect(await metric('svc_user_cache_serving')).toBe(1);
+    await userinfo(tokens.access_token);
+    await userinfo(tokens.access_token);
+    expect(await metric('svc_user_cache_hits_total')).toBeGreaterThanOrEqual(hits! + 2);
+    expect(await metric('svc_user_cache_misses_total')).toBeGreaterThanOrEqual(misses!);
+    expect(await metric('svc_user_cache_entries')).toBeGreaterThan(0);
   });
 
   it('a profile change and a lock written by another writer reach userinfo and refresh once notified', async () => {

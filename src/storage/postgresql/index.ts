@@ -4,7 +4,7 @@
  * migrations/postgresql, docs/postgresql.md).
  */
 import type { Pool } from 'pg';
-import type { Storage } from '../types.js';
+import type { Storage, UserCacheStats } from '../types.js';
 import { PgAudit } from './audit.js';
 import { PgClients } from './clients.js';
 import { sqlState } from './errors.js';
@@ -99,6 +99,10 @@ export class PgStorage implements Storage {
       throw err;
     }
     return new PgStorage(pool, new TenantDb(pool, settings.slow_query_ms, log, { preparedStatements: settings.prepared_statements ?? true }), settings, log);
+  }
+
+  userCacheStats(): UserCacheStats {
+    return this.userCache?.stats() ?? { serving: false, entries: 0, hits: 0, misses: 0 };
   }
 
   /** Each read goes to the pool as it is (a shared snapshot would cost a transaction of its own). */

@@ -29,7 +29,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { TenantId, UserWithoutSecrets } from '../types.js';
+import type { TenantId, UserCacheStats, UserWithoutSecrets } from '../types.js';
 
 /** The channel of migrations/postgresql/100_user_change_notices.sql. */
 export const USER_CHANNEL = 'svc_users';
@@ -85,6 +85,9 @@ export class PgUserCache {
   private readonly heartbeatMs: number;
   private readonly ttlMs: number;
   private readonly maxEntries: number;
+  /** Reads answered from memory, and reads that went to the database while serving (metrics). */
+  hits = 0;
+  misses = 0;
   /** Names this instance's heartbeats (instances share the channel; process ids repeat across hosts). */
   private readonly instance = randomUUID();
 
@@ -109,14 +112,23 @@ export class PgUserCache {
     return this.entries.size;
   }
 
+  /** What the metrics report (metrics.ts watchUserCache). */
+  stats(): UserCacheStats {
+    return { serving: this.live, entries: this.entries.size, hits: this.hits, misses: this.misses };
+  }
+
   get(tenant: TenantId, id: string): Promise<UserWithoutSecrets | undefined> {
     if (!this.live) return this.opts.read(tenant, id);
     const key = keyOf(tenant, id);
     const hit = this.entries.get(key);
     if (hit) {
-      if (hit.expires > Date.now()) return Promise.resolve(hit.user);
+      if (hit.expires > Date.now()) {
+        this.hits++;
+        return Promise.resolve(hit.user);
+      }
       this.entries.delete(key);
     }
+    this.misses++;
     const pending = this.inFlight.get(key);
     if (pending) return pending.promise;
     const epoch = this.epoch;
