@@ -23,9 +23,13 @@
  *   answered, so a disable or a lock acted on by this instance never waits for the notice.
  * - Misses are not cached; an entry lives at most TTL_MS and the cache holds at most MAX_ENTRIES.
  * - What is kept leaves out the password hash and the sealed MFA secrets (UserWithoutSecrets).
- * What remains is the time between another writer's commit and the notice's arrival here (a
- * loopback or LAN round trip): a request that reads the row in that time without a cache also gets
- * the old row, so the cache widens no window a user or an administrator could observe.
+ * What remains, for changes made elsewhere (another instance, the CLI, psql), is the time between
+ * the writer's commit and its notice's arrival here, one network hop: a request served in that
+ * time may still get the old row, where without the memory it would have read the new one. The
+ * e2e tests therefore poll for such a change before they compare with oidc-provider's answer. For
+ * this instance's own writes there is no such time. A listener that goes deaf while its connection
+ * seems up (a half-open socket) is found out within two heartbeats: a change made in those two
+ * seconds may be served stale until then.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
