@@ -90,8 +90,8 @@ export class PgUserCache {
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   /** Reads answered from memory, and reads that went to the database while serving (metrics). */
-  hits = 0;
-  misses = 0;
+  private hits = 0;
+  private misses = 0;
   /** Names this instance's heartbeats (instances share the channel; process ids repeat across hosts). */
   private readonly instance = randomUUID();
 
