@@ -78,7 +78,8 @@ export class PgStorage implements Storage {
       this.userCache = new PgUserCache({
         client: poolConfig(settings),
         read: (tenant, id) => users.readForToken(tenant, id),
-        onError: (err) => log?.warn({ err }, 'PostgreSQL user-change listener failed; users are read from the database until it is back'),
+        // The message and code only: pg's errors carry their whole client object.
+        onError: (err) => log?.warn({ error: err.message, code: (err as { code?: string }).code }, 'PostgreSQL user-change listener failed; users are read from the database until it is back'),
       });
       users.useCache(this.userCache);
       this.userCache.start();
