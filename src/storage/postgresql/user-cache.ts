@@ -132,9 +132,10 @@ export class PgUserCache {
       }
       this.entries.delete(key);
     }
-    this.misses++;
+    // A request for a row already being read joins that read (no second statement, no miss counted).
     const pending = this.inFlight.get(key);
     if (pending) return pending.promise;
+    this.misses++;
     const epoch = this.epoch;
     const flight: InFlight = { promise: undefined as unknown as Promise<UserWithoutSecrets | undefined>, stale: false };
     flight.promise = this.opts.read(tenant, id).then(
