@@ -173,6 +173,24 @@ describe('the token paths\' users on PostgreSQL', () => {
     expect(evicted).toEqual([`${T}/${a.id}`, `${T}/${b.id}`]);
   });
 
+  it('requests for a user being read join that read: one statement, one miss', async () => {
+    const { cache, reads, hold, release } = countingCache();
+    const u = user();
+    await storage.users.create(T, u);
+    await until(() => cache.serving);
+    let open!: () => void;
+    hold(new Promise<void>((r) => (open = r)));
+    const before = cache.stats();
+    const [a, b, c] = [cache.get(T, u.id), cache.get(T, u.id), cache.get(T, u.id)];
+    release();
+    open();
+    expect((await Promise.all([a, b, c])).map((x) => x?.id)).toEqual([u.id, u.id, u.id]);
+    expect(reads).toEqual([`${T}/${u.id}`]);
+    expect(cache.stats()).toMatchObject({ misses: before.misses + 1, hits: before.hits });
+    await cache.get(T, u.id);
+    expect(cache.stats()).toMatchObject({ misses: before.misses + 1, hits: before.hits + 1 });
+  });
+
   it('a read that a change overtook is answered but not kept', async () => {
     const { cache, fetched, hold, release } = countingCache();
     const u = user();
