@@ -81,8 +81,6 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   const sealer = new Sealer(loadEncryptionKey(config, log));
   setSecretHashKey(sealer.derive('client-secret-hash'));
   const metrics = new Metrics(config);
-  const userCacheStats = baseStorage.userCacheStats;
-  if (userCacheStats) metrics.watchUserCache(() => userCacheStats.call(baseStorage));
   const onBusError = (err: unknown, channel: string) => log.error({ err, channel }, 'event subscriber failed');
   // With REDIS_URL: the event bus and oidc-provider's short-lived artefacts live in Redis.
   const url = config.redis.url;
@@ -92,6 +90,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
   // So that a rotation at start-up is announced (publishing never queues while disconnected).
   if (redisBus && !(await redisBus.ready(1000))) log.warn('redis event bus is not connected yet');
   const storage = redis ? withOidcRepository(baseStorage, redis.oidc) : baseStorage;
+  if (storage.userCacheStats) metrics.watchUserCache(() => storage.userCacheStats!());
   const cache = config.multi_tenancy.tenant_cache;
   const audit = new AuditLog(storage, log);
   return {

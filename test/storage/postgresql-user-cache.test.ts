@@ -55,7 +55,16 @@ function countingCache(over: Partial<ConstructorParameters<typeof PgUserCache>[0
   });
   opened.push(cache);
   cache.start();
-  return { cache, reads, fetched, hold: (until: Promise<void>) => (gate = until), release: () => (gate = undefined) };
+  /** Holds every read that has its row at a gate until the function returned is called. */
+  const hold = (): (() => void) => {
+    let open!: () => void;
+    gate = new Promise<void>((r) => (open = r));
+    return () => {
+      gate = undefined;
+      open();
+    };
+  };
+  return { cache, reads, fetched, hold };
 }
 
 /** The backend id of the cache's listening connection (it runs the heartbeat's pg_notify). */
@@ -144,6 +153,25 @@ describe('the token paths\' users on PostgreSQL', () => {
     expect(await cache.get(T, u.id)).toBeUndefined();
   });
 
+  it('a notice it cannot read (anyone who may NOTIFY the channel) empties the memory rather than being ignored', async () => {
+    const { cache } = countingCache();
+    const u = user();
+    await storage.users.create(T, u);
+    await until(() => cache.serving);
+    await cache.get(T, u.id);
+    expect(cache.size).toBe(1);
+    for (const payload of ['not json', '["only-one"]', '[1, 2]', '{"tenant": "x"}', `heartbeat forged 1`]) {
+      await cache.get(T, u.id);
+      await admin.query('SELECT pg_notify($1, $2)', [USER_CHANNEL, payload]);
+      if (payload.startsWith('heartbeat')) continue;
+      await until(() => cache.size === 0, 2000);
+    }
+    // A forged heartbeat is not this instance's own: ignored, the memory and its state stay.
+    await new Promise((r) => setTimeout(r, 250));
+    expect(cache.size).toBe(1);
+    expect(cache.serving).toBe(true);
+  });
+
   it('this instance\'s own write evicts before its caller is answered, with no wait for the notice', async () => {
     const u = user();
     await storage.users.create(T, u);
@@ -174,15 +202,13 @@ describe('the token paths\' users on PostgreSQL', () => {
   });
 
   it('requests for a user being read join that read: one statement, one miss', async () => {
-    const { cache, reads, hold, release } = countingCache();
+    const { cache, reads, hold } = countingCache();
     const u = user();
     await storage.users.create(T, u);
     await until(() => cache.serving);
-    let open!: () => void;
-    hold(new Promise<void>((r) => (open = r)));
+    const open = hold();
     const before = cache.stats();
     const [a, b, c] = [cache.get(T, u.id), cache.get(T, u.id), cache.get(T, u.id)];
-    release();
     open();
     expect((await Promise.all([a, b, c])).map((x) => x?.id)).toEqual([u.id, u.id, u.id]);
     expect(reads).toEqual([`${T}/${u.id}`]);
@@ -192,12 +218,11 @@ describe('the token paths\' users on PostgreSQL', () => {
   });
 
   it('a read that a change overtook is answered but not kept', async () => {
-    const { cache, fetched, hold, release } = countingCache();
+    const { cache, fetched, hold } = countingCache();
     const u = user();
     await storage.users.create(T, u);
     await until(() => cache.serving);
-    let open!: () => void;
-    hold(new Promise<void>((r) => (open = r)));
+    const open = hold();
     // The read has its (old) row and waits; meanwhile the row changes and the notice arrives.
     const inFlight = cache.get(T, u.id);
     await until(() => fetched.length === 1);
@@ -205,7 +230,6 @@ describe('the token paths\' users on PostgreSQL', () => {
     // The notice has arrived once the held read is no longer the one a new request would join.
     const inFlightReads = (cache as unknown as { inFlight: Map<string, unknown> }).inFlight;
     await until(() => inFlightReads.size === 0, 2000);
-    release();
     open();
     expect((await inFlight)?.account_enabled).toBe(true);
     // Not kept: the next read goes to the database and sees the change.

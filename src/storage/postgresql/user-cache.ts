@@ -65,8 +65,8 @@ interface Entry {
 
 interface InFlight {
   promise: Promise<UserWithoutSecrets | undefined>;
-  /** A notice (or a local write) for the row arrived while it was being read. */
-  stale: boolean;
+  /** `stale`: a notice (or a local write) for the row arrived while it was being read. */
+  mark: { stale: boolean };
 }
 
 const keyOf = (tenant: TenantId, id: string): string => `${tenant}\u0000${id}`;
@@ -137,20 +137,18 @@ export class PgUserCache {
     if (pending) return pending.promise;
     this.misses++;
     const epoch = this.epoch;
-    const flight: InFlight = { promise: undefined as unknown as Promise<UserWithoutSecrets | undefined>, stale: false };
-    flight.promise = this.opts.read(tenant, id).then(
-      (user) => {
-        if (this.inFlight.get(key) === flight) this.inFlight.delete(key);
-        if (user && !flight.stale && this.live && this.epoch === epoch) this.keep(key, user);
+    const mark = { stale: false };
+    const promise = this.opts
+      .read(tenant, id)
+      .then((user) => {
+        if (user && !mark.stale && this.live && this.epoch === epoch) this.keep(key, user);
         return user;
-      },
-      (err: unknown) => {
-        if (this.inFlight.get(key) === flight) this.inFlight.delete(key);
-        throw err;
-      },
-    );
-    this.inFlight.set(key, flight);
-    return flight.promise;
+      })
+      .finally(() => {
+        if (this.inFlight.get(key)?.mark === mark) this.inFlight.delete(key);
+      });
+    this.inFlight.set(key, { promise, mark });
+    return promise;
   }
 
   /** A row changed (a notice, or a write of this instance): forget it and any read of it in flight. */
@@ -159,7 +157,7 @@ export class PgUserCache {
     this.entries.delete(key);
     const flight = this.inFlight.get(key);
     if (flight) {
-      flight.stale = true;
+      flight.mark.stale = true;
       this.inFlight.delete(key);
     }
   }
@@ -167,7 +165,7 @@ export class PgUserCache {
   /** Forgets everything, reads in flight included. */
   clear(): void {
     this.entries.clear();
-    for (const flight of this.inFlight.values()) flight.stale = true;
+    for (const flight of this.inFlight.values()) flight.mark.stale = true;
     this.inFlight.clear();
   }
 
