@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { opensslNote } from '../src/keys/openssl-dispatch.js';
+import { opensslNote, opensslWarning } from '../src/keys/openssl-dispatch.js';
 import { clockTicksPerSecond } from './cpu.js';
 import { argon2Ceiling } from './argon2-ceiling.js';
 import { rsaCeiling } from './rsa-ceiling.js';
@@ -169,6 +169,9 @@ async function main(): Promise<number> {
   // the baseline runs with OpenSSL's default.
   const productOpenssl = opensslNote({ OPENSSL_ia32cap: productDef.overrides.OPENSSL_ia32cap }) ?? 'default';
   environment.productOpenssl = productOpenssl;
+  // An empty BENCH_PRODUCT_OPENSSL_ia32cap is not "unset": it turns OpenSSL's CPU extensions off.
+  const opensslProblem = opensslWarning({ OPENSSL_ia32cap: productDef.overrides.OPENSSL_ia32cap });
+  if (opensslProblem) progress(`bench: WARNING, the product's ${opensslProblem}`);
 
   const servers: Partial<Record<Target, ServerProcess>> = {};
   try {

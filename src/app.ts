@@ -18,7 +18,7 @@ import { RedisEventBus } from './events/redis-bus.js';
 import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse, toProblem } from './http/problem.js';
 import { HttpServer, uwsTransport, type RequestHead } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
-import { opensslNote } from './keys/openssl-dispatch.js';
+import { opensslNote, opensslWarning } from './keys/openssl-dispatch.js';
 import { RotationScheduler } from './keys/scheduler.js';
 import { Sealer, loadEncryptionKey } from './keys/sealer.js';
 import { createLogger, type Logger } from './log.js';
@@ -385,6 +385,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       throw err;
     }
     log.info(startLine(config, { port, transport: uwsTransport(), storage: ctx.storage.kind, redis: ctx.redis !== undefined, issuerOf: (t) => ctx.resolver.issuerOf(t), startupMs: Math.round(performance.now() - started), openssl: opensslNote() }), 'listening');
+    const opensslProblem = opensslWarning();
+    if (opensslProblem) log.warn({ setting: 'OPENSSL_ia32cap' }, opensslProblem);
   }
   ready = true;
   const keyScheduler = new RotationScheduler(ctx, () => pool.tenants());

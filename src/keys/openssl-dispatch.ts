@@ -41,9 +41,31 @@ export function rsaDispatchAdvice(cpuinfo: string): string | undefined {
   return zen3 && flags.has('avx2') && flags.has('adx') && flags.has('bmi2') && !flags.has('avx512ifma') ? AVX2_RSA_CAP : undefined;
 }
 
+/**
+ * Whether an `OPENSSL_ia32cap` value only clears bits of what the CPU reports: `~mask` or nothing
+ * before the colon, `~mask` after it (the advised form). OpenSSL 3.0 takes any other form as the bits
+ * themselves: a word written without `~` replaces the CPU's, and a value without `:~...` zeroes the
+ * extended word (AVX2, BMI2, ADX, AVX-512). So an empty value, easy to leave in a templated systemd or
+ * Docker environment, turns off AES-NI and every fast RSA routine: measured on an Intel Xeon with
+ * IFMA, RSA-2048 signatures 366 -> 797 µs and AES-256-GCM 0.9 -> 13 ms per MiB (docs/decisions.md).
+ */
+export function masksOnly(value: string): boolean {
+  const parts = value.split(':');
+  if (parts.length !== 2) return false;
+  const [before = '', after = ''] = parts;
+  return (before === '' || before.startsWith('~')) && after.startsWith('~');
+}
+
+/** The start-up warning for a value that replaces rather than masks the CPU's bits, if any. */
+export function opensslWarning(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env.OPENSSL_ia32cap;
+  if (value === undefined || masksOnly(value)) return undefined;
+  return `OPENSSL_ia32cap=${JSON.stringify(value)} replaces the CPU's feature bits instead of masking them: OpenSSL may then skip AES-NI, AVX2 and its fast RSA routines (RSA signatures about 2x slower) or use instructions the CPU lacks; unset it, or use the ':~<mask>' form (README, Tuning)`;
+}
+
 /** What the start-up line reports: nothing on other CPUs, otherwise whether the advice is followed. */
 export function dispatchNote(facts: DispatchFacts): string | undefined {
-  if (facts.current !== undefined) return `OPENSSL_ia32cap=${facts.current}`;
+  if (facts.current !== undefined) return `OPENSSL_ia32cap=${facts.current}${masksOnly(facts.current) ? '' : ' (replaces the CPU\'s feature bits: see the warning)'}`;
   if (facts.advice === undefined) return undefined;
   return `default; on this CPU OPENSSL_ia32cap=${facts.advice} signs RSA ~14% faster (README, Tuning)`;
 }

@@ -104,6 +104,18 @@ describe('security.logging', { timeout: 240_000 }, () => {
     expect(start).toMatchObject({ issuer: 'http://localhost/oidc/v1', multi_tenancy: false, access_log: 'off', redis: 'off' });
     expect(existsSync(logs)).toBe(false);
     expect(out).not.toContain(SECRET);
+    // Started without OPENSSL_ia32cap: no word about it.
+    expect(lines.some((l) => (l as { setting?: string }).setting === 'OPENSSL_ia32cap')).toBe(false);
+    expect(start).not.toHaveProperty('openssl_rsa');
+  });
+
+  it('an OPENSSL_ia32cap that replaces the CPU feature bits (here: empty) is named on the start line and warned about', async () => {
+    const out = await run('ia32cap', { SECURITY_LOGGING_LEVEL: 'info', SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'false', OPENSSL_ia32cap: '' });
+    const lines = jsonLines(out) as Array<{ level: number; msg: string; setting?: string; openssl_rsa?: string }>;
+    expect(lines.find((l) => l.msg === 'listening')?.openssl_rsa).toBe("OPENSSL_ia32cap= (replaces the CPU's feature bits: see the warning)");
+    const warning = lines.find((l) => l.setting === 'OPENSSL_ia32cap');
+    expect(warning?.level).toBe(40);
+    expect(warning?.msg).toMatch(/^OPENSSL_ia32cap="" replaces the CPU's feature bits instead of masking them/);
   });
 
   it('access_log all: exactly one line per request with its reason; none for probes, static assets and the favicon', async () => {
