@@ -12,6 +12,7 @@ import type { UserRecord } from '../../src/storage/types.js';
 import { mergeConfig, type EffectiveConfig } from '../../src/tenancy/config/merge.js';
 import type { PasswordHasher } from '../../src/workers/password-hasher.js';
 import { openTempStorage, type TempStorage } from '../helpers/storage.js';
+import { awayFromWindowEdge } from '../helpers/fixed-window.js';
 import type { AppContext } from '../../src/context.js';
 
 const T = 'guard-t';
@@ -49,6 +50,7 @@ describe('LoginGuard reads the tenant configuration', () => {
   afterAll(async () => tmp?.close());
 
   it('limits attempts per IP by the tenant per_ip_per_minute, not the global one', async () => {
+    await awayFromWindowEdge(60);
     expect(global.security.login.per_ip_per_minute).toBeGreaterThan(3);
     expect([await guard.allowIp(T, '198.51.100.7'), await guard.allowIp(T, '198.51.100.7'), await guard.allowIp(T, '198.51.100.7')]).toEqual([true, true, false]);
   });

@@ -13,6 +13,7 @@ import type { HttpRequest } from '../../src/http/types.js';
 import { LoginGuard } from '../../src/oidc/login-guard.js';
 import { FairAdmission } from '../../src/workers/fair-admission.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { awayFromWindowEdge } from '../helpers/fixed-window.js';
 import { createClient, createUser } from '../helpers/users.js';
 
 describe('client address behind proxies', () => {
@@ -102,6 +103,7 @@ describe('through the service', () => {
     });
 
     it('counts sign-in attempts per peer whatever X-Forwarded-For says, across actors', async () => {
+      await awayFromWindowEdge(60);
       const form = await signIn(t);
       expect(await post(form, '1.1.1.1')).toBe(401);
       expect(await post(form, '2.2.2.2')).toBe(401);
@@ -127,6 +129,7 @@ describe('through the service', () => {
     });
 
     it('limits one client without locking out the others behind the same proxy', async () => {
+      await awayFromWindowEdge(60);
       const form = await signIn(t);
       expect(await post(form, '6.6.6.6')).toBe(401);
       expect(await post(form, '6.6.6.6')).toBe(401);

@@ -12,6 +12,7 @@ import { AuthThrottle, CLIENT_FAILURES_PER_SOURCE } from '../../src/oidc/auth-th
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { createClient } from '../helpers/users.js';
+import { awayFromWindowEdge } from '../helpers/fixed-window.js';
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
@@ -46,6 +47,7 @@ describe('client authentication throttle on Redis', () => {
   });
 
   it('answers 429 to an address that keeps failing, and then even to the right secret', async () => {
+    await awayFromWindowEdge(60);
     for (let i = 0; i < CLIENT_FAILURES_PER_SOURCE; i++) expect((await token(`wrong-${i}`, '6.6.6.1')).status).toBe(401);
     expect((await token('wrong-x', '6.6.6.1')).status).toBe(429);
     expect((await token(client.client_secret, '6.6.6.1')).status).toBe(429);
@@ -62,6 +64,7 @@ describe('client authentication throttle on Redis', () => {
   });
 
   it('failures counted elsewhere stop an address at its first failure here, or when the entry lapses', async () => {
+    await awayFromWindowEdge(60);
     expect((await token(client.client_secret, '6.6.6.2')).status).toBe(200);
     await failuresElsewhere('6.6.6.2', CLIENT_FAILURES_PER_SOURCE);
     // Known under the limits a moment ago: one more attempt is answered, and its failure is counted.
@@ -78,6 +81,7 @@ describe('client authentication throttle on Redis', () => {
   });
 
   it('a pair known clear is the tenant\'s own, and is held by the app (it outlives a tenant actor)', async () => {
+    await awayFromWindowEdge(60);
     const ctx = t.app.ctx;
     const peek = vi.spyOn(counter(), 'peekMany');
     const body = Buffer.from('grant_type=client_credentials');
@@ -102,6 +106,7 @@ describe('client authentication throttle on Redis', () => {
   });
 
   it('a concurrent burst of wrong secrets from one address is stopped at the limit plus what was in flight', async () => {
+    await awayFromWindowEdge(60);
     const statuses = await Promise.all(Array.from({ length: 3 * CLIENT_FAILURES_PER_SOURCE }, (_, i) => token(`burst-${i}`, '6.6.6.4').then((r) => r.status)));
     expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(CLIENT_FAILURES_PER_SOURCE);
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_FAILURES_PER_SOURCE, USER_CODE_FAILURES_PER_SOURCE } from '../../src/oidc/auth-throttle.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createClient } from '../helpers/users.js';
+import { awayFromWindowEdge } from '../helpers/fixed-window.js';
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
@@ -29,6 +30,7 @@ describe('throttles', () => {
   };
 
   it('answers 429 to an address that keeps failing client authentication, whatever the endpoint', async () => {
+    await awayFromWindowEdge(60);
     for (let i = 0; i < CLIENT_FAILURES_PER_SOURCE; i++) {
       const res = await token(`wrong-${i}`, '6.6.6.6', i % 2 ? '/oidc/v1/token' : '/oidc/v1/token/introspection');
       expect(res.status).toBe(401);
@@ -59,6 +61,7 @@ describe('throttles', () => {
       });
       return { status: res.status, body: await res.text() };
     };
+    await awayFromWindowEdge(600);
     for (let i = 0; i < USER_CODE_FAILURES_PER_SOURCE; i++) {
       const res = await enter(`BCDF-GHJ${'KLMNPQRSTV'[i]}`, '6.6.6.7');
       expect(res.status).toBe(400);
