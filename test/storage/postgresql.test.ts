@@ -22,6 +22,7 @@ import { PG_MIGRATIONS_DIR, knownMigrations, migratePostgres } from '../../src/s
 import { createPool } from '../../src/storage/postgresql/pool.js';
 import { clientRecord, keyRecord } from '../helpers/storage.js';
 import { createTestDatabase, migratedDatabase, openPg, pgSettings, type TestDatabase } from '../helpers/postgres.js';
+import { until } from '../helpers/until.js';
 import { describeStorageContract } from './contract.js';
 
 const dbs: TestDatabase[] = [];
@@ -186,6 +187,32 @@ describe('connections', () => {
       for (const c of clients) c.release();
     } finally {
       await pool.end();
+    }
+  });
+
+  it('logs an idle connection that dies by its error alone, never the pg client pg-pool attaches (cancel key, TLS key)', async () => {
+    const logged: Array<{ msg: string; line: string; err: unknown }> = [];
+    // pino's own error serialiser, as the service's logger applies it to `err`.
+    const log = {
+      error: (obj: Record<string, unknown>, msg: string) => logged.push({ msg, err: obj.err, line: JSON.stringify({ ...obj, err: pino.stdSerializers.err(obj.err as Error) }) }),
+      warn: () => undefined,
+    };
+    const s = await openPg(db.url, {}, log);
+    const admin = await db.admin();
+    try {
+      await s.clients.get('idle-t', 'none'); // leaves an idle connection in the pool
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'svc' AND pid <> pg_backend_pid()", [db.name]);
+      await until(() => logged.some((l) => l.msg === 'idle PostgreSQL connection failed'));
+      const entry = logged.find((l) => l.msg === 'idle PostgreSQL connection failed')!;
+      expect(entry.err).toBeInstanceOf(Error);
+      expect(entry.err).not.toHaveProperty('client');
+      expect(entry.line).toMatch(/terminat/i);
+      for (const leaked of ['connectionParameters', 'secretKey', 'processID', '"ssl"']) expect(entry.line).not.toContain(leaked);
+      // The pool goes on with a new connection.
+      expect(await s.clients.get('idle-t', 'none')).toBeUndefined();
+    } finally {
+      await admin.end();
+      await s.close();
     }
   });
 

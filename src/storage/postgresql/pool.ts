@@ -90,6 +90,18 @@ export function createPool(settings: PgSettings, onIdleError: (err: Error) => vo
   const pool = new Pool(poolConfig(settings, role));
   // An idle connection can die (server restart); without a listener that would crash the process.
   // The pool drops the connection and opens a new one on demand.
-  pool.on('error', (err) => onIdleError(err));
+  pool.on('error', (err) => onIdleError(withoutClient(err)));
   return pool;
+}
+
+/**
+ * pg-pool hands over an idle connection's error with the dead client attached (`err.client`): the
+ * whole pg.Client, whose enumerable fields include the backend's cancel key and the connection
+ * parameters, among them the TLS client key and certificate that pg reads from an `sslkey` /
+ * `sslcert` in STORAGE_POSTGRESQL_URL. A logger serialising the error would print all of it, so the
+ * client is taken off first (the pool has already dropped it).
+ */
+export function withoutClient(err: Error): Error {
+  delete (err as Error & { client?: unknown }).client;
+  return err;
 }
