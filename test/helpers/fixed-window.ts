@@ -1,10 +1,11 @@
 /**
- * The attempt counters count in fixed windows aligned to the clock (src/oidc/attempt-counter.ts:
- * sign-in attempts per IP and client-authentication failures per minute, device user codes per ten
- * minutes). A test that counts up to a limit and then expects the refusal fails when a new window
- * starts in between, as the count starts again from zero (CI saw it once: 200 where 429 was due).
- * Called before the counting, this waits, only when needed, until at least `needMs` of the current
- * window are left.
+ * The attempt counters and rate limits count in fixed windows aligned to the clock: sign-in attempts
+ * per IP and client-authentication failures per minute, device user codes per ten minutes
+ * (src/oidc/attempt-counter.ts), the Management API's limits per `security.rate_limit.window_seconds`
+ * (60 by default), the self-service e-mails per hour (src/ui/account/limiter.ts). A test that counts
+ * up to a limit and then expects the refusal fails when a new window starts in between, as the count
+ * starts again from zero (CI saw it once: 200 where 429 was due). Called before the counting, this
+ * waits, only when needed, until at least `needMs` of the current window are left.
  */
 export async function awayFromWindowEdge(windowSeconds: number, needMs = 10_000): Promise<void> {
   const ms = windowSeconds * 1000;
