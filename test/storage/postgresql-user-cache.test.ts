@@ -67,6 +67,17 @@ function countingCache(over: Partial<ConstructorParameters<typeof PgUserCache>[0
   return { cache, reads, fetched, hold };
 }
 
+/** A counting cache, live, holding one user just created. */
+async function servingOne() {
+  const counted = countingCache();
+  const u = user();
+  await storage.users.create(T, u);
+  await until(() => counted.cache.serving);
+  await counted.cache.get(T, u.id);
+  expect(counted.cache.size).toBe(1);
+  return { ...counted, u };
+}
+
 /** The backend id of the cache's listening connection (it runs the heartbeat's pg_notify). */
 async function listenerPids(): Promise<number[]> {
   const { rows } = await admin.query<{ pid: number }>(
@@ -154,12 +165,7 @@ describe('the token paths\' users on PostgreSQL', () => {
   });
 
   it('a notice it cannot read (anyone who may NOTIFY the channel) empties the memory rather than being ignored', async () => {
-    const { cache } = countingCache();
-    const u = user();
-    await storage.users.create(T, u);
-    await until(() => cache.serving);
-    await cache.get(T, u.id);
-    expect(cache.size).toBe(1);
+    const { cache, u } = await servingOne();
     for (const payload of ['not json', '["only-one"]', '[1, 2]', '{"tenant": "x"}', `heartbeat forged 1`]) {
       await cache.get(T, u.id);
       await admin.query('SELECT pg_notify($1, $2)', [USER_CHANNEL, payload]);
@@ -263,12 +269,7 @@ describe('the token paths\' users on PostgreSQL', () => {
   });
 
   it('a listener whose notices stop arriving (a pooler, a half-open socket) stops serving within two heartbeats', async () => {
-    const { cache } = countingCache();
-    const u = user();
-    await storage.users.create(T, u);
-    await until(() => cache.serving);
-    await cache.get(T, u.id);
-    expect(cache.size).toBe(1);
+    const { cache, u } = await servingOne();
     // The connection stays up and answers queries, but hears nothing any more.
     await (cache as unknown as { client: pg.Client }).client.query(`UNLISTEN ${USER_CHANNEL}`);
     await until(() => !cache.serving, 1000);
