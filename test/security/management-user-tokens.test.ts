@@ -154,7 +154,7 @@ describe('Management API: user tokens', () => {
     await p.context.close();
   });
 
-  it('rate limits count per user for user tokens: one admin cannot use up another\'s budget', async () => {
+  it('rate limits count per user for user tokens: one admin cannot use up another\'s budget', { timeout: 60_000 }, async () => {
     const a = await createUser(t, { role: 'admin' });
     const b = await createUser(t, { role: 'admin' });
     const sa = await signInForToken(t, browser, console1, a, { scope: 'openid svc:users:write' });
