@@ -43,7 +43,7 @@ import { killAllChildren, removeDir, startServer, type ServerProcess } from './p
 import { gitState, mb, round, saveResults, stamp } from './report.js';
 import { seedFleet, type SeedReport } from './seed.js';
 import { createMigratedDatabase, purgeRedisPrefix, type ScratchDatabase } from './services.js';
-import { PRODUCT_BENCH_SETTINGS, productOverrides } from './targets.js';
+import { PRODUCT_BENCH_SETTINGS, productNodeArgs, productOverrides } from './targets.js';
 import {
   FLEET_TOKEN_FORM,
   FleetTraffic,
@@ -171,6 +171,7 @@ async function runSetting(ctx: RunContext, s: Setting): Promise<SettingResult> {
     {
       name: 'product',
       script: fileURLToPath(new URL('../src/main.js', import.meta.url)),
+      nodeArgs: productNodeArgs(process.env),
       readyPath: '/readyz',
       env: (port) => ({
         ...multiTenantEnv({ port, nodeEnv: 'production', databaseUrl: ctx.db.url, redisPrefix: ctx.redisPrefix, encryptionKey: ctx.encryptionKey, poolMaxSize: s.pool }),

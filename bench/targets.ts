@@ -42,6 +42,19 @@ export function productOverrides(env: NodeJS.ProcessEnv): Record<string, string>
   return out;
 }
 
+/**
+ * Node flags for the product process (run.js and capacity.js alike):
+ * BENCH_CPU_PROF_DIR=<dir>: V8 CPU profiles of the product (one per start) for flame graphs.
+ * BENCH_PRODUCT_NODE_ARGS: more flags before the script, space-separated (--perf-basic-prof for
+ * `perf`, --log-deopt --logfile=<file>: the flags NODE_OPTIONS refuses).
+ */
+export function productNodeArgs(env: NodeJS.ProcessEnv): string[] {
+  return [
+    ...(env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_CPU_PROF_DIR}`] : []),
+    ...(env.BENCH_PRODUCT_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+  ];
+}
+
 export interface ProductTarget {
   spec: ServerSpec;
   bootstrap: ClientCredentials;
@@ -63,13 +76,7 @@ export function productTarget(env: NodeJS.ProcessEnv, backend: Pick<ProductBacke
     spec: {
       name: 'product',
       script: fileURLToPath(new URL('../src/main.js', import.meta.url)),
-      // BENCH_CPU_PROF_DIR=<dir>: V8 CPU profiles of the product (one per start) for flame graphs.
-      // BENCH_PRODUCT_NODE_ARGS: more flags before the script, space-separated (--perf-basic-prof
-      // for `perf`, --log-deopt --logfile=<file>: the flags NODE_OPTIONS refuses).
-      nodeArgs: [
-        ...(env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_CPU_PROF_DIR}`] : []),
-        ...(env.BENCH_PRODUCT_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-      ],
+      nodeArgs: productNodeArgs(env),
       readyPath: '/readyz',
       eventLoop: { kind: 'metrics', path: '/metrics', prefix: 'svc_' },
       env: (port, dir) => ({
