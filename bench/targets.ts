@@ -131,6 +131,19 @@ export function baselineTarget(): BaselineTarget {
   };
 }
 
+/** The product's relying party of the user flows: first-party (no consent page), code + refresh. */
+export async function createRelyingParty(base: string, admin: string): Promise<RelyingParty> {
+  const client = await createProductClient(base, admin, {
+    client_name: 'bench-rp',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    redirect_uris: [REDIRECT_URI],
+    scope: 'openid offline_access',
+    first_party: true,
+  });
+  return { ...client, redirect_uri: REDIRECT_URI };
+}
+
 export interface ProductPreparation {
   credentials: TargetCredentials;
   extras: ProductExtras;
@@ -151,15 +164,7 @@ export async function prepareProduct(server: ServerProcess, target: ProductTarge
   const ccClient = (name: string, alg: string) => createProductClient(base, admin, { client_name: name, grant_types: ['client_credentials'], scope: SCOPE, id_token_signed_response_alg: alg });
   const es256 = await ccClient('bench-es256', 'ES256');
   const eddsa = await ccClient('bench-eddsa', 'EdDSA');
-  const rpClient = await createProductClient(base, admin, {
-    client_name: 'bench-rp',
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    redirect_uris: [REDIRECT_URI],
-    scope: 'openid offline_access',
-    first_party: true,
-  });
-  const rp: RelyingParty = { ...rpClient, redirect_uri: REDIRECT_URI };
+  const rp = await createRelyingParty(base, admin);
   for (let i = 0; i < LIST_PAGE; i++) await ccClient(`bench-filler-${i}`, 'RS256');
 
   const users = await Promise.all(

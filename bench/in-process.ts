@@ -1,0 +1,115 @@
+/**
+ * What the in-process A/B benches share (token-path-ab.ts, refresh-path-ab.ts): a build's app
+ * started inside this process on its own SQLite file, its request handler called directly (no uWS,
+ * no network), the main thread's CPU time read from /proc, and batches of two builds alternated so
+ * a busy moment of the shared machine hits both.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export interface Answer {
+  status: number;
+  body?: unknown;
+}
+export type Handle = (req: Record<string, unknown>) => Promise<Answer>;
+
+export const BOOTSTRAP = { client_id: 'bench-admin', client_secret: randomBytes(24).toString('base64url') };
+
+/** The main thread's CPU time so far, µs (the RSA signature on libuv's pool is not in it). */
+export const mainThreadMicros = (): number => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** A free loopback port: the issuer the sign-in pages redirect to carries the configured port. */
+const freePort = () =>
+  new Promise<number>((done) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => done(port));
+    });
+  });
+
+export interface InProcessApp {
+  handle: Handle;
+  /** The app's base URL when started with `listen` (to prepare credentials over HTTP). */
+  baseUrl: string;
+}
+
+/**
+ * The app of the build at `root` (a checkout with its `dist/` built), production defaults as the
+ * bench starts the product, on a new SQLite file; `listen` binds a free loopback port too.
+ */
+export async function startInProcess(root: string, { listen = false, env = {} }: { listen?: boolean; env?: Record<string, string> } = {}): Promise<InProcessApp> {
+  const dir = mkdtempSync(join(tmpdir(), 'path-ab-'));
+  const port = listen ? await freePort() : 0;
+  Object.assign(process.env, {
+    NODE_ENV: 'production',
+    STORAGE_SQLITE_PATH: join(dir, 'svc.db'),
+    SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: join(dir, 'logs'),
+    SECURITY_LOGGING_LEVEL: 'warn',
+    SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    SVC_BOOTSTRAP_CLIENT_ID: BOOTSTRAP.client_id,
+    SVC_BOOTSTRAP_CLIENT_SECRET: BOOTSTRAP.client_secret,
+    FEATURES_METRICS_ENABLED: 'true',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ...env,
+  });
+  const dist = (path: string) => pathToFileURL(resolve(root, 'dist', path)).href;
+  const { startApp } = (await import(dist('src/app.js'))) as { startApp(config: unknown, opts: { listen: boolean }): Promise<{ server: unknown }> };
+  const { loadConfig } = (await import(dist('src/config/index.js'))) as { loadConfig(): unknown };
+  const app = await startApp(loadConfig(), { listen });
+  // HttpServer keeps the handler it was built with; nothing else reaches it without a socket.
+  const server = app.server as { boundPort: number; opts: { handle: Handle } };
+  return { handle: server.opts.handle, baseUrl: `http://127.0.0.1:${server.boundPort}` };
+}
+
+/**
+ * Warms both up, then alternates `rounds` batches of `size` (`batch` returns main-thread µs per
+ * request) and prints each build's median and the median per-round ratio B/A.
+ */
+export async function alternate<T>(labels: [string, string], a: T, b: T, batch: (x: T, count: number) => Promise<number>, rounds: number, size: number, unit = 'request'): Promise<void> {
+  await batch(a, 2000); // warm-up: JIT, caches, the libuv pool
+  await batch(b, 2000);
+  const perA: number[] = [];
+  const perB: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    perA.push(await batch(a, size));
+    perB.push(await batch(b, size));
+  }
+  const f = (x: number) => x.toFixed(1);
+  console.log(`A ${labels[0]}: main-thread µs/${unit} median ${f(median(perA))}, min ${f(Math.min(...perA))}`);
+  console.log(`B ${labels[1]}: main-thread µs/${unit} median ${f(median(perB))}, min ${f(Math.min(...perB))}`);
+  console.log(`B/A, median of ${rounds} rounds of ${size}: ${median(perB.map((x, i) => x / perA[i]!)).toFixed(3)}`);
+}
+
+/** `count` calls of `start`, `inFlight` at a time; resolves once all have finished, rejects on the first failure. */
+export function inFlight(count: number, parallel: number, start: (slot: number) => Promise<void>): Promise<void> {
+  return new Promise<void>((done, fail) => {
+    let started = 0;
+    let finished = 0;
+    const next = (slot: number): void => {
+      started++;
+      start(slot).then(() => {
+        if (++finished === count) done();
+        else if (started < count) next(slot);
+      }, fail);
+    };
+    for (let i = 0; i < Math.min(parallel, count); i++) next(i);
+  });
+}
+
+/** Exits 0 when `main` resolves, 1 with the error printed when it rejects. */
+export function runMain(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
