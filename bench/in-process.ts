@@ -5,11 +5,11 @@
  * a busy moment of the shared machine hits both.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { freePort } from './processes.js';
 
 export interface Answer {
   status: number;
@@ -22,16 +22,25 @@ export const BOOTSTRAP = { client_id: 'bench-admin', client_secret: randomBytes(
 /** The main thread's CPU time so far, µs (the RSA signature on libuv's pool is not in it). */
 export const mainThreadMicros = (): number => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
 
-export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** A free loopback port: the issuer the sign-in pages redirect to carries the configured port. */
-const freePort = () =>
-  new Promise<number>((done) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
+let seq = 0;
+/** A form POST to the token endpoint as HttpServer hands it to the app's handler. */
+export function tokenRequest(authorization: string, form: string): Record<string, unknown> {
+  return {
+    id: `ab-${seq++}`,
+    method: 'POST',
+    path: '/oidc/v1/token',
+    rawQuery: '',
+    headers: { host: 'localhost:3000', authorization, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(form.length) },
+    ip: '127.0.0.1',
+    body: Buffer.from(form),
+    params: {},
+  };
+}
+
+/** The apps' data directories, removed when runMain ends (a refresh run's database grows to ~200 MB). */
+const dirs: string[] = [];
 
 export interface InProcessApp {
   handle: Handle;
@@ -45,6 +54,8 @@ export interface InProcessApp {
  */
 export async function startInProcess(root: string, { listen = false, env = {} }: { listen?: boolean; env?: Record<string, string> } = {}): Promise<InProcessApp> {
   const dir = mkdtempSync(join(tmpdir(), 'path-ab-'));
+  dirs.push(dir);
+  // With `listen`, a known port: the issuer the sign-in pages redirect to carries the configured one.
   const port = listen ? await freePort() : 0;
   Object.assign(process.env, {
     NODE_ENV: 'production',
@@ -103,13 +114,17 @@ export function inFlight(count: number, parallel: number, start: (slot: number) 
   });
 }
 
-/** Exits 0 when `main` resolves, 1 with the error printed when it rejects. */
+/** Exits 0 when `main` resolves, 1 with the error printed when it rejects; the apps' directories go either way. */
 export function runMain(main: () => Promise<void>): void {
+  const exit = (code: number) => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    process.exit(code);
+  };
   main().then(
-    () => process.exit(0),
+    () => exit(0),
     (err: unknown) => {
       console.error(err);
-      process.exit(1);
+      exit(1);
     },
   );
 }

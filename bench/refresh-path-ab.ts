@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { refreshTokens } from './flows.js';
 import { basicAuth, createProductUser, fetchToken } from './http.js';
 import { createRelyingParty } from './targets.js';
-import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, runMain, startInProcess, type Handle } from './in-process.js';
+import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, runMain, startInProcess, tokenRequest, type Handle } from './in-process.js';
 
 interface Build {
   handle: Handle;
@@ -41,26 +41,11 @@ async function buildOf(root: string): Promise<Build> {
   return { handle, authorization: basicAuth(rp), chains };
 }
 
-let seq = 0;
-function refreshRequest(build: Build, token: string): Record<string, unknown> {
-  const form = `grant_type=refresh_token&refresh_token=${encodeURIComponent(token)}`;
-  return {
-    id: `ab-${seq++}`,
-    method: 'POST',
-    path: '/oidc/v1/token',
-    rawQuery: '',
-    headers: { host: 'localhost:3000', authorization: build.authorization, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(form.length) },
-    ip: '127.0.0.1',
-    body: Buffer.from(form),
-    params: {},
-  };
-}
-
 /** Main-thread µs per refresh over `count` refreshes, every chain in flight; throws on a non-200. */
 async function batch(build: Build, count: number): Promise<number> {
   const t0 = mainThreadMicros();
   await inFlight(count, build.chains.length, async (chain) => {
-    const res = await build.handle(refreshRequest(build, build.chains[chain]!));
+    const res = await build.handle(tokenRequest(build.authorization, `grant_type=refresh_token&refresh_token=${encodeURIComponent(build.chains[chain]!)}`));
     if (res.status !== 200) throw new Error(`refresh answered ${res.status}: ${String(res.body)}`);
     build.chains[chain] = (JSON.parse(String(res.body)) as { refresh_token: string }).refresh_token;
   });

@@ -14,31 +14,19 @@
  * shared with refresh-path-ab.ts.
  */
 import { resolve } from 'node:path';
-import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, runMain, startInProcess, type Handle } from './in-process.js';
+import { basicAuth } from './http.js';
+import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, runMain, startInProcess, tokenRequest, type Handle } from './in-process.js';
 
 const FORM = 'grant_type=client_credentials&resource=urn%3Asvc%3Aapi%3Av1&scope=svc%3Aclients%3Aread';
 const IN_FLIGHT = 50;
 
-let seq = 0;
-const authorization = `Basic ${Buffer.from(`${BOOTSTRAP.client_id}:${BOOTSTRAP.client_secret}`).toString('base64')}`;
-function tokenRequest(): Record<string, unknown> {
-  return {
-    id: `ab-${seq++}`,
-    method: 'POST',
-    path: '/oidc/v1/token',
-    rawQuery: '',
-    headers: { host: 'localhost:3000', authorization, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(FORM.length) },
-    ip: '127.0.0.1',
-    body: Buffer.from(FORM),
-    params: {},
-  };
-}
+const authorization = basicAuth(BOOTSTRAP);
 
 /** Main-thread µs per request over `count` requests, IN_FLIGHT at a time; throws on a non-200. */
 async function batch(handle: Handle, count: number): Promise<number> {
   const t0 = mainThreadMicros();
   await inFlight(count, IN_FLIGHT, async () => {
-    const res = await handle(tokenRequest());
+    const res = await handle(tokenRequest(authorization, FORM));
     if (res.status !== 200) throw new Error(`token request answered ${res.status}: ${String(res.body)}`);
   });
   return (mainThreadMicros() - t0) / count;
