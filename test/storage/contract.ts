@@ -495,6 +495,9 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
             seenInside = (await other.keys.list('keys-vis')).map((k) => k.kid);
           });
           expect(seenInside).toEqual([]);
+          // On SQLite a connection reads a turn of the event loop in one read transaction
+          // (sqlite/turn-reads.ts): another connection's commit shows from its next turn.
+          await new Promise((resolve) => setImmediate(resolve));
           expect((await other.keys.list('keys-vis')).map((k) => k.kid)).toEqual(['k-pending']);
         } finally {
           await other.close();

@@ -16,6 +16,7 @@ import { SqliteTenantConfig } from './tenant-config.js';
 import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
 import { SqliteWebauthn } from './webauthn.js';
+import { readInTurns } from './turn-reads.js';
 
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
@@ -40,6 +41,8 @@ export class SqliteStorage implements Storage {
   private checkpointer: BackgroundCheckpointer | undefined;
 
   constructor(readonly db: Db) {
+    // Before any repository prepares its statements (turn-reads.ts).
+    readInTurns(db);
     this.audit = new SqliteAudit(db);
     this.clients = new SqliteClients(db, this.audit);
     this.oidc = new SqliteOidcPayloads(db);
@@ -73,7 +76,9 @@ export class SqliteStorage implements Storage {
    * one and ~12 µs together here. Only when no transaction is open and no OIDC write waits for the
    * group commit (write-batch.ts), so nothing can write inside it; otherwise the reads run as they
    * are. Locking the file exclusively would save the same without this, but the CLI and a second
-   * process must be able to open the file while the service runs (docs/decisions.md).
+   * process must be able to open the file while the service runs (docs/decisions.md). Since
+   * turn-reads.ts a read outside this joins the turn's read transaction anyway; this still gives a
+   * group its own transaction when none is open and ends it with the group.
    */
   readTogether<T>(reads: () => T): T {
     if (this.db.inTransaction || this.oidc.writesQueued) return reads();
