@@ -24,6 +24,8 @@ export interface Instance {
   output(): string;
   /** SIGTERM, then waits for the exit (graceful drain). */
   stop(): Promise<void>;
+  /** SIGKILL (nothing drained, nothing flushed), then waits for the exit. */
+  kill(): Promise<void>;
   /** The process's exit code once it exited (null after a signal), undefined while it runs. */
   exitCode(): number | null | undefined;
 }
@@ -82,6 +84,13 @@ export async function startInstance(name: string, port: number, env: Record<stri
         const timer = setTimeout(kill, 10_000);
         await exit;
         clearTimeout(timer);
+      }
+    },
+    async kill() {
+      process.off('exit', kill);
+      if (exited === undefined) {
+        kill();
+        await exit;
       }
     },
   };
