@@ -6,6 +6,7 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { isUnavailable } from '../errors.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
+import { revokeGrant } from './grant-reads.js';
 
 /**
  * Storage that is down (Redis) is `temporarily_unavailable` with 503 for the client (RFC 6749
@@ -55,8 +56,22 @@ export function adapterFactory(repo: OidcPayloadRepository, tenant: TenantId, lo
       return row.consumed ? { ...row.payload, consumed: true } : row.payload;
     }
 
+    /**
+     * oidc-provider consumes a code, refresh token, device code or pushed request after finding it
+     * unconsumed; two requests presenting it at the same moment both find it so. The store's
+     * consume decides (types.ts): the one that did not consume it fails as a replay would, a grant's
+     * artefact revoking its grant as oidc-provider's revoke helper does for a replay (the grant's
+     * artefacts and the Grant itself, so tokens the other request writes after this are refused
+     * too: every use of a token reads its grant) and answering invalid_grant, a pushed request
+     * invalid_request_uri.
+     */
     async consume(id: string): Promise<void> {
-      await guard(repo.consume(tenant, this.model, id));
+      if (await guard(repo.consume(tenant, this.model, id))) return;
+      if (this.model === 'PushedAuthorizationRequest') throw new errors.InvalidRequestUri('request_uri is invalid, expired, or was already used');
+      const row = await guard(repo.find(tenant, this.model, id));
+      const grantId = row?.payload.grantId;
+      if (typeof grantId === 'string' && grantId) await guard(revokeGrant(repo, tenant, grantId));
+      throw new errors.InvalidGrant(`${this.model} already consumed`);
     }
 
     async destroy(id: string): Promise<void> {

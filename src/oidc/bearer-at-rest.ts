@@ -179,8 +179,9 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
       const seen = takeFound(tenant, model, id);
       if (seen !== undefined) return repo.consume(tenant, model, seen);
       // Every id the value may be stored under together: on SQLite in one group commit, on
-      // PostgreSQL and Redis in one round trip's time (awaited in turn, each waited for the last's commit).
-      await Promise.all(storedIds(tenant, model, id).map((each) => repo.consume(tenant, model, each)));
+      // PostgreSQL and Redis in one round trip's time (awaited in turn, each waited for the last's
+      // commit). Consumed by this call when one of them was (a value lives under one id at a time).
+      return (await Promise.all(storedIds(tenant, model, id).map((each) => repo.consume(tenant, model, each)))).includes(true);
     },
     async destroy(tenant, model, id) {
       if (!protects(model)) return repo.destroy(tenant, model, id);

@@ -21,7 +21,7 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { pkceChallenge } from '../social/upstream.js';
 import { corsJsonHeaders } from './grant-claims.js';
 import { findWithGrant } from './grant-reads.js';
-import { accessToken, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
+import { accessToken, idToken, parties, replayed, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'authorization_code';
 const PARAMS = new Set(['code', 'redirect_uri', 'code_verifier']);
@@ -88,11 +88,12 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
     refresh = { value: rtValue, payload, ttl };
   }
   // Issued together (see refresh-grant.ts): answered only once all succeeded.
-  await Promise.all([
+  const [consumed] = await Promise.all([
     repo.consume(host.tenant, 'AuthorizationCode', value),
     repo.upsert(host.tenant, 'AccessToken', at.value, at.payload, now + at.ttl),
     refresh && repo.upsert(host.tenant, 'RefreshToken', refresh.value, refresh.payload, now + refresh.ttl),
   ]);
+  if (!consumed) return replayed(host, repo, source.grantId);
   const id = await signing;
   host.tokenIssued(source.clientId, GTY);
 

@@ -23,3 +23,11 @@ export async function findWithGrant(repo: OidcPayloadRepository, tenant: TenantI
 export function grantFor(readWith: OidcRowWithGrant['grant'], grantId: string, read: () => Promise<OidcPayloadRow | undefined>): OidcPayloadRow | undefined | Promise<OidcPayloadRow | undefined> {
   return readWith?.id === grantId ? readWith.row : read();
 }
+
+/**
+ * What oidc-provider's revoke helper does for a replayed code or refresh token (its default
+ * revokeGrantPolicy: true at the token endpoint): every artefact of the grant, and the Grant.
+ */
+export async function revokeGrant(repo: OidcPayloadRepository, tenant: TenantId, grantId: string): Promise<void> {
+  await Promise.all([repo.revokeByGrantId(tenant, grantId), repo.destroy(tenant, 'Grant', grantId)]);
+}

@@ -27,7 +27,7 @@
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { corsJsonHeaders } from './grant-claims.js';
 import { findWithGrant } from './grant-reads.js';
-import { accessToken, idToken, parties, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
+import { accessToken, idToken, parties, replayed, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'refresh_token';
 const PARAMS = new Set(['refresh_token']);
@@ -80,11 +80,12 @@ export async function refreshGrant(host: UserTokenHost, req: HttpRequest): Promi
   const at = accessToken(host, setup, source, p, gty, now);
   // Issued together (one round trip on Redis): nothing is answered unless all three succeed, and
   // tokens written beside a failed consume were never handed out.
-  await Promise.all([
+  const [consumed] = await Promise.all([
     repo.consume(host.tenant, 'RefreshToken', value),
     repo.upsert(host.tenant, 'RefreshToken', rtValue, successor, now + rtTtl),
     repo.upsert(host.tenant, 'AccessToken', at.value, at.payload, now + at.ttl),
   ]);
+  if (!consumed) return replayed(host, repo, source.grantId);
   const id = await signing;
   host.tokenIssued(source.clientId, GTY);
 

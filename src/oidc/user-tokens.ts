@@ -28,7 +28,7 @@ import {
   type ClaimSettings,
   type Payload,
 } from './grant-claims.js';
-import { grantFor } from './grant-reads.js';
+import { grantFor, revokeGrant } from './grant-reads.js';
 import { redirectSector } from './pairwise.js';
 import { pooledRandom, timeOrderedValue } from './random-ids.js';
 import { OIDC_ROUTES } from './provider.js';
@@ -64,6 +64,17 @@ const AUTH_PARAMS = ['client_id', 'client_secret', 'client_assertion', 'client_a
  * refresh tokens under a keyed hash that keeps the value's time prefix (bearer-at-rest.ts).
  */
 export const tokenValue = timeOrderedValue(pooledRandom(27, 128));
+
+/**
+ * A code or refresh token another request consumed at the same moment (the store's consume said
+ * so: storage/types.ts): a replay. Its grant is revoked here as oidc-provider revokes it for a
+ * replay (the tokens just written belong to it, and so do the other request's), then oidc-provider
+ * answers the request as it answers any replay (it finds the token consumed: invalid_grant).
+ */
+export async function replayed(host: Pick<UserTokenHost, 'tenant'>, repo: OidcPayloadRepository, grantId: string): Promise<undefined> {
+  await revokeGrant(repo, host.tenant, grantId);
+  return undefined;
+}
 
 /**
  * The object without its undefined members (oidc-provider's payloads skip them the same way). Not

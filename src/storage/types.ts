@@ -67,7 +67,13 @@ export interface OidcPayloadRepository {
    * (SQLite, Redis) is read with find, then the grant. Undefined when the row is not found.
    */
   findWithGrant?(tenant: TenantId, model: string, id: string): Promise<OidcRowWithGrant | undefined>;
-  consume(tenant: TenantId, model: string, id: string): Promise<void>;
+  /**
+   * Marks the row consumed. True when this call consumed it; false when it was consumed already or
+   * is not there. Atomic: of two consumes of one row at the same moment exactly one gets true, so a
+   * code or refresh token presented twice at once is spent once (the other caller refuses and
+   * revokes the grant, as for any replay).
+   */
+  consume(tenant: TenantId, model: string, id: string): Promise<boolean>;
   destroy(tenant: TenantId, model: string, id: string): Promise<void>;
   revokeByGrantId(tenant: TenantId, grantId: string): Promise<void>;
   /** Rows of one model for listing (sessions); unexpired only. */

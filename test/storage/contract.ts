@@ -327,6 +327,21 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect((await s.oidc.find(ot, 'AuthorizationCode', 'code1'))?.consumed).toBe(true);
       });
 
+      it('consumes once: true for the consume that did it, false after and for a row that is not there', async () => {
+        await s.oidc.upsert(ot, 'RefreshToken', 'rt-once', { grantId: 'g1' }, nowSec() + 60);
+        expect(await s.oidc.consume(ot, 'RefreshToken', 'rt-once')).toBe(true);
+        expect(await s.oidc.consume(ot, 'RefreshToken', 'rt-once')).toBe(false);
+        expect(await s.oidc.consume(ot, 'RefreshToken', 'rt-absent')).toBe(false);
+        expect(await s.oidc.find(ot, 'RefreshToken', 'rt-absent')).toBeUndefined();
+      });
+
+      it('decides concurrent consumes of one row: exactly one gets true', async () => {
+        await s.oidc.upsert(ot, 'AuthorizationCode', 'code-race', { grantId: 'g1' }, nowSec() + 60);
+        const results = await Promise.all(Array.from({ length: 8 }, () => s.oidc.consume(ot, 'AuthorizationCode', 'code-race')));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect((await s.oidc.find(ot, 'AuthorizationCode', 'code-race'))?.consumed).toBe(true);
+      });
+
       it('finds by uid and by user code within the model', async () => {
         await s.oidc.upsert(ot, 'Session', 's2', { uid: 'uid-2' }, nowSec() + 60);
         await s.oidc.upsert(ot, 'DeviceCode', 'd1', { userCode: 'ABCD-EFGH', grantId: 'g2' }, nowSec() + 60);

@@ -86,12 +86,20 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
   it('consumes; a later upsert keeps the flag; consuming an unknown id creates nothing', async () => {
     await repo.upsert(t, 'AuthorizationCode', 'code1', { grantId: 'g1' }, nowSec() + 60);
     expect((await repo.find(t, 'AuthorizationCode', 'code1'))?.consumed).toBe(false);
-    await repo.consume(t, 'AuthorizationCode', 'code1');
+    expect(await repo.consume(t, 'AuthorizationCode', 'code1')).toBe(true);
     expect((await repo.find(t, 'AuthorizationCode', 'code1'))?.consumed).toBe(true);
     await repo.upsert(t, 'AuthorizationCode', 'code1', { grantId: 'g1', more: 1 }, nowSec() + 60);
     expect(await repo.find(t, 'AuthorizationCode', 'code1')).toMatchObject({ payload: { more: 1 }, consumed: true });
-    await repo.consume(t, 'AuthorizationCode', 'nope');
+    // Consumed already (a later upsert kept the flag), or not there: not consumed by this call.
+    expect(await repo.consume(t, 'AuthorizationCode', 'code1')).toBe(false);
+    expect(await repo.consume(t, 'AuthorizationCode', 'nope')).toBe(false);
     expect(await repo.find(t, 'AuthorizationCode', 'nope')).toBeUndefined();
+  });
+
+  it('decides concurrent consumes of one row: exactly one gets true', async () => {
+    await repo.upsert(t, 'RefreshToken', 'rt-race', { grantId: 'g1' }, nowSec() + 60);
+    const results = await Promise.all(Array.from({ length: 8 }, () => repo.consume(t, 'RefreshToken', 'rt-race')));
+    expect(results.filter(Boolean)).toHaveLength(1);
   });
 
   it('finds by uid and by user code within the model, exactly, following changes', async () => {

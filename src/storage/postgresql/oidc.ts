@@ -76,8 +76,9 @@ export class PgOidcPayloads implements OidcPayloadRepository {
     return this.findOne(tenant, `${SELECT} WHERE tenant_id = $1 AND model = $2 AND user_code = $3 LIMIT 1`, [tenant, model, userCode]);
   }
 
-  async consume(tenant: TenantId, model: string, id: string): Promise<void> {
-    await this.db.statement(tenant, 'UPDATE oidc_payloads SET consumed_at = $1 WHERE tenant_id = $2 AND model = $3 AND id = $4', [nowSec(), tenant, model, id]);
+  async consume(tenant: TenantId, model: string, id: string): Promise<boolean> {
+    const { rowCount } = await this.db.statement(tenant, 'UPDATE oidc_payloads SET consumed_at = $1 WHERE tenant_id = $2 AND model = $3 AND id = $4 AND consumed_at IS NULL', [nowSec(), tenant, model, id]);
+    return rowCount === 1;
   }
 
   async destroy(tenant: TenantId, model: string, id: string): Promise<void> {

@@ -110,9 +110,9 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
     return { payload: JSON.parse(p) as Record<string, unknown>, expires_at: e ? Number(e) : null, consumed: Boolean(c) };
   }
 
-  async consume(tenant: TenantId, model: string, id: string): Promise<void> {
+  async consume(tenant: TenantId, model: string, id: string): Promise<boolean> {
     const key = this.record(tenant, model, id);
-    await redisCall(() => consumeScript.run(this.redis, [key], [String(nowSec())]));
+    return (await redisCall(() => consumeScript.run(this.redis, [key], [String(nowSec())]))) === 1;
   }
 
   async destroy(tenant: TenantId, model: string, id: string): Promise<void> {

@@ -87,9 +87,12 @@ unindex(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
 return redis.call('DEL', KEYS[1])
 `);
 
-/** KEYS[1] record; ARGV: consumed-at. Never creates a record that is not there (or expired). */
+/**
+ * KEYS[1] record; ARGV: consumed-at. Never creates a record that is not there (or expired). 1 when
+ * this call consumed it, 0 when it was consumed already or is not there (one script: atomic).
+ */
 export const consumeScript = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HEXISTS', KEYS[1], 'c') == 0 then
   redis.call('HSET', KEYS[1], 'c', ARGV[1])
   return 1
 end

@@ -96,7 +96,7 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     this.findStmt = db.prepare<[string, string, string], Row>(`SELECT ${cols} FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND id = ?`).raw();
     this.uidStmt = new PerModel(db, `SELECT ${cols} FROM oidc_payloads WHERE tenant_id = ? AND model = MODEL AND uid = ?`);
     this.userCodeStmt = new PerModel(db, `SELECT ${cols} FROM oidc_payloads WHERE tenant_id = ? AND model = MODEL AND user_code = ?`);
-    this.consumeStmt = db.prepare('UPDATE oidc_payloads SET consumed_at = ? WHERE tenant_id = ? AND model = ? AND id = ?');
+    this.consumeStmt = db.prepare('UPDATE oidc_payloads SET consumed_at = ? WHERE tenant_id = ? AND model = ? AND id = ? AND consumed_at IS NULL');
     this.destroyStmt = db.prepare('DELETE FROM oidc_payloads WHERE tenant_id = ? AND model = ? AND id = ?');
     this.revokeStmt = db.prepare('DELETE FROM oidc_payloads WHERE tenant_id = ? AND grant_id = ?');
     this.listStmt = db.prepare<[string, string, number], { id: string; payload: string; expires_at: number | null }>(
@@ -185,9 +185,14 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     return toRow(this.userCodeStmt.get(tenant, model, userCode), nowSec());
   }
 
-  async consume(tenant: TenantId, model: string, id: string): Promise<void> {
+  async consume(tenant: TenantId, model: string, id: string): Promise<boolean> {
     const at = nowSec();
-    return this.batch.write(removalKeys(tenant, model, id), () => this.consumeStmt.run(at, tenant, model, id));
+    // Set by the run that commits (a batch that failed is run again write by write).
+    let consumed = false;
+    await this.batch.write(removalKeys(tenant, model, id), () => {
+      consumed = this.consumeStmt.run(at, tenant, model, id).changes === 1;
+    });
+    return consumed;
   }
 
   async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
