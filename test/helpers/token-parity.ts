@@ -62,6 +62,18 @@ export async function viaStock(actor: TenantActor, req: HttpRequest): Promise<An
   return { res, direct: false, json: JSON.parse(String(res.body)) };
 }
 
+/**
+ * The same code or refresh token sent twice at once (`send` builds and sends one request): exactly
+ * one is answered, the other is a replay's invalid_grant. Returns the answered one.
+ */
+export async function spentOnce(send: () => Promise<Answer>): Promise<Answer> {
+  const answers = await Promise.all([send(), send()]);
+  const answered = answers.filter((a) => a.res.status === 200);
+  expect(answered).toHaveLength(1);
+  expect(answers.find((a) => a.res.status !== 200)).toMatchObject({ res: { status: 400 }, json: { error: 'invalid_grant' } });
+  return answered[0]!;
+}
+
 export const decodeJwt = (jwt: string) => jwt.split('.').slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString())) as [Json, Json];
 
 /** A stored artefact (refresh tokens under their keyed id, bearer-at-rest.ts). */
