@@ -4,7 +4,8 @@
  * OidcPayloadRepository.findWithGrant answers both in one statement, a statement less per request
  * (each costs the database more than the read itself). SQLite reads the grant after the token, in
  * the same read transaction as the session and user; Redis after it too (as one script it saved
- * nothing and cost Redis more: docs/decisions.md).
+ * nothing and cost Redis more: docs/decisions.md). Also here: revokeGrant, the revocation of a
+ * replayed code's or refresh token's grant, shared by the direct grants and the adapter.
  */
 import type { OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, TenantId } from '../storage/types.js';
 
