@@ -657,6 +657,19 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await entriesOf('user.ghost')).toEqual([]);
       });
 
+      it('reads a user write\'s entries back exactly as given (hostile text, nested details, nulls, the instant)', async () => {
+        const u = user();
+        await s.users.create(T, u);
+        const hostile = "x'); DELETE FROM audit_entries; -- \\ é 🙂";
+        const entries = [
+          auditEntry('exact-1', { tenant_id: T, type: 'login', username: hostile, user_id: u.id, user_agent: hostile, details: { method: hostile, nested: { n: 1, list: [1, 'two', null] } }, timestamp: '2026-03-04T05:06:07.089Z' }),
+          auditEntry('exact-2', { tenant_id: T, type: 'session.created', ip_address: null, user_agent: null, details: {} }),
+        ];
+        await s.users.update(T, u.id, { last_login_at: new Date().toISOString() }, entries);
+        expect(await s.audit.get(T, 'exact-1')).toEqual(entries[0]);
+        expect(await s.audit.get(T, 'exact-2')).toEqual(entries[1]);
+      });
+
       it('leaves no change behind when the entry cannot be written (a duplicate entry id)', async () => {
         await s.audit.insert(T, auditEntry('taken-id', { type: 'seed' }));
         await expect(s.clients.create(T, clientRecord('ac3'), auditEntry('taken-id', { type: 'client.created' }))).rejects.toThrow();

@@ -162,6 +162,63 @@ describe('TenantDb.statement', () => {
   });
 });
 
+describe('TenantDb.script (several statements as one transaction, one round trip)', () => {
+  const insertPref = 'INSERT INTO user_preferences (tenant_id, user_id, data, updated_at) VALUES ($1, $2, $3, now())';
+  const prefCount = async (tenant: string, userId: string) =>
+    Number((await tdb.statement<{ n: string }>(tenant, 'SELECT count(*) AS n FROM user_preferences WHERE user_id = $1', [userId])).rows[0]!.n);
+
+  it('is one round trip and answers each statement\'s rows in order', async () => {
+    queries.length = 0;
+    const [updated, read] = await tdb.script(A, [
+      { sql: 'UPDATE users SET updated_at = now() WHERE tenant_id = $1 AND id = $2 RETURNING id', params: [A, `${A}-1`] },
+      { sql: 'SELECT $1::text AS v', params: [HOSTILE[1]] },
+    ]);
+    expect(queries).toHaveLength(1);
+    expect(queries[0]).toMatch(/^SET LOCAL app\.tenant_id = 'tenant-a';\n/);
+    expect(updated).toEqual({ rows: [{ id: `${A}-1` }], rowCount: 1 });
+    expect(read!.rows).toEqual([{ v: HOSTILE[1] }]);
+  });
+
+  it('commits all or nothing: a failing statement rolls back the ones before it', async () => {
+    await expect(
+      tdb.script(A, [
+        { sql: insertPref, params: [A, 'script-1', '{}'] },
+        { sql: insertPref, params: [A, 'script-1', '{}'] }, // the same key: 23505
+      ]),
+    ).rejects.toMatchObject({ code: '23505' });
+    expect(await prefCount(A, 'script-1')).toBe(0);
+    await tdb.script(A, [{ sql: insertPref, params: [A, 'script-1', '{}'] }, { sql: insertPref, params: [A, 'script-2', '{}'] }]);
+    expect(await prefCount(A, 'script-1')).toBe(1);
+    expect(await prefCount(A, 'script-2')).toBe(1);
+  });
+
+  it('binds every statement to its tenant: one writing into another tenant fails the whole script, and no binding is left behind', async () => {
+    await expect(
+      tdb.script(A, [
+        { sql: insertPref, params: [A, 'script-3', '{}'] },
+        { sql: "INSERT INTO users (tenant_id, id, email, created_at, updated_at) VALUES ($1, 'planted', 'p@example.com', now(), now())", params: [B] },
+      ]),
+    ).rejects.toMatchObject({ code: '42501' });
+    expect(await prefCount(A, 'script-3')).toBe(0);
+    const { rows } = await pool.query<{ t: string | null }>("SELECT current_setting('app.tenant_id', true) AS t");
+    expect(rows[0]!.t ?? '').toBe('');
+  });
+
+  it('runs the statements one by one in a transaction for a Buffer, and joins an open transaction()', async () => {
+    queries.length = 0;
+    const [r] = await tdb.script(A, [{ sql: 'SELECT length($1::bytea) AS n', params: [Buffer.from([0, 1])] }]);
+    expect(r!.rows).toEqual([{ n: 2 }]);
+    expect(queries).toEqual([]);
+    await expect(
+      tdb.transaction(A, 'test', async () => {
+        await tdb.script(A, [{ sql: insertPref, params: [A, 'script-4', '{}'] }]);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await prefCount(A, 'script-4')).toBe(0);
+  });
+});
+
 describe('TenantDb.statement, prepared (a text used often is prepared once per connection and run with EXECUTE)', () => {
   /** Whether `sql` is prepared on the pool's only connection (the view holds the whole PREPARE). */
   const isPrepared = async (sql: string) => (await pool.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.some((r) => r.statement.endsWith(` AS ${sql}`));

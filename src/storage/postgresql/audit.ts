@@ -20,6 +20,21 @@ export class PgAudit implements AuditRepository {
     ]);
   }
 
+  /**
+   * The insert as a statement for TenantDb.script, written only when `onlyIf` (an SQL condition on
+   * the same transaction, with its parameters after the entry's) holds. The casts give the
+   * literals script() writes their column's type, since a SELECT list does not take it from the
+   * table as VALUES does.
+   */
+  insertStatement(tenant: TenantId, e: AuditEntry, onlyIf: { sql: string; params: readonly unknown[] }): { sql: string; params: unknown[] } {
+    return {
+      sql:
+        `INSERT INTO audit_entries (${COLUMNS}) SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::jsonb, $11::timestamptz ` +
+        `WHERE ${onlyIf.sql.replace(/\$(\d+)/g, (_m, n: string) => `$${Number(n) + 11}`)}`,
+      params: [tenant, e.id, e.type, e.status, e.username, e.user_id, e.client_id, e.ip_address, e.user_agent, json(e.details), e.timestamp, ...onlyIf.params],
+    };
+  }
+
   async get(tenant: TenantId, id: string): Promise<AuditEntry | undefined> {
     const { rows } = await this.db.statement<AuditEntry>(tenant, `SELECT ${COLUMNS} FROM audit_entries WHERE tenant_id = $1 AND id = $2`, [tenant, id]);
     return rows[0];

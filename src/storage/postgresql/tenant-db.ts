@@ -113,6 +113,45 @@ export class TenantDb {
   }
 
   /**
+   * Several statements as one transaction bound to the tenant, in one round trip: the binding and
+   * the statements go as one simple-protocol query, which PostgreSQL runs as one implicit
+   * transaction (a failing statement rolls back the ones before it, and nothing after it runs), so
+   * a write and its audit entries commit together as in withTenant, without its BEGIN and COMMIT
+   * and a round trip per statement. Parameters become escaped literals as in statement(), which
+   * fixes what a statement can rely on: a literal takes its type from its context (an INSERT's
+   * VALUES, a comparison) or from a cast written in the statement. Returns each statement's rows
+   * in order. With a parameter that cannot be written as a literal, or inside a transaction(), the
+   * statements run one by one in withTenant's transaction instead.
+   */
+  async script(tenant: string, statements: ReadonlyArray<{ sql: string; params: readonly unknown[] }>): Promise<Array<Rows<Record<string, unknown>>>> {
+    const texts: string[] = [];
+    for (const s of statements) {
+      const literals = paramLiterals(s.params);
+      const text = literals && inlineLiterals(s.sql, literals);
+      if (text === undefined) break;
+      texts.push(text);
+    }
+    if (texts.length < statements.length || this.scope.getStore()?.open) {
+      return this.withTenant(tenant, async (q) => {
+        const out: Array<Rows<Record<string, unknown>>> = [];
+        for (const s of statements) out.push(await q(s.sql, s.params));
+        return out;
+      });
+    }
+    if (!tenant) throw new Error('storage call without a tenant');
+    const started = performance.now();
+    try {
+      const results = (await this.pool.query([bindTenant(tenant), ...texts].join(';\n'))) as unknown as ReadonlyArray<QueryResult<Record<string, unknown>>>;
+      // The first result is the binding's.
+      return results.slice(1).map((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }));
+    } catch (err) {
+      throw storageError(err);
+    } finally {
+      this.reportSlow(performance.now() - started, tenant, statements[0]?.sql ?? '');
+    }
+  }
+
+  /**
    * statement()'s query for a prepared text: the binding and `EXECUTE`, on a connection where the
    * text is prepared (a PREPARE first, once per connection). As with pool.query, a connection on
    * which a statement failed is not pooled again.

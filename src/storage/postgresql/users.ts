@@ -120,12 +120,14 @@ export class PgUsers implements UserRepository {
     const p = new Params();
     const assignments = [...values].map(([column, value]) => `${column} = ${p.add(value)}`).join(', ');
     const sql = `UPDATE users SET ${assignments} WHERE tenant_id = ${p.add(tenant)} AND id = ${p.add(id)} RETURNING ${COLUMNS}`;
+    const entries = audit === undefined ? [] : Array.isArray(audit) ? audit : [audit as AuditEntry];
     try {
-      return await this.db.withTenant(tenant, async (q) => {
-        const { rows } = await q<UserRecord>(sql, p.values);
-        if (rows[0] && audit) for (const entry of Array.isArray(audit) ? audit : [audit]) await this.audit.write(q, tenant, entry);
-        return rows[0];
-      });
+      if (!entries.length) return (await this.db.statement<UserRecord>(tenant, sql, p.values)).rows[0];
+      // The update and its audit entries in one round trip (a sign-in's user write: issue 17); an
+      // entry is written only when the update found the user, as the row it audits.
+      const found = { sql: 'EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2)', params: [tenant, id] };
+      const [updated] = await this.db.script(tenant, [{ sql, params: p.values }, ...entries.map((e) => this.audit.insertStatement(tenant, e, found))]);
+      return updated!.rows[0] as UserRecord | undefined;
     } catch (err) {
       throw translate(err);
     } finally {
