@@ -1,8 +1,8 @@
 /**
- * What the in-process A/B benches share (token-path-ab.ts, refresh-path-ab.ts): a build's app
- * started inside this process on its own SQLite file, its request handler called directly (no uWS,
- * no network), the main thread's CPU time read from /proc, and batches of two builds alternated so
- * a busy moment of the shared machine hits both.
+ * What the in-process A/B benches share (token-path-ab.ts, refresh-path-ab.ts, login-path-ab.ts):
+ * a build's app started inside this process on its own SQLite file, its request handler called
+ * directly (no uWS, no network), the main thread's CPU time read from /proc, and batches of two
+ * builds alternated so a busy moment of the shared machine hits both.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { freePort } from './processes.js';
 
 export interface Answer {
   status: number;
+  headers?: Record<string, string>;
   body?: unknown;
 }
 export type Handle = (req: Record<string, unknown>) => Promise<Answer>;
