@@ -42,6 +42,7 @@ import { ActorPool } from './tenancy/pool.js';
 import { TenantRegistry } from './tenancy/registry.js';
 import { TenantStateCache } from './tenancy/state-cache.js';
 import { routeTenantEvents } from './tenancy/tenant-events.js';
+import { clearPairsOf } from './oidc/auth-throttle.js';
 import { UsageRecorder } from './tenancy/usage.js';
 import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
 import { metricsAccessCheck } from './metrics/access.js';
@@ -137,14 +138,15 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   });
 
   // Every tenant's change events, one pattern subscription per kind (tenancy/tenant-events.ts).
-  const stopEvents = routeTenantEvents({ events: ctx.events, prefix: config.redis.key_prefix, states: ctx.tenantStates, pool, registry: ctx.registry, log });
+  const stopEvents = routeTenantEvents({ events: ctx.events, prefix: config.redis.key_prefix, states: ctx.tenantStates, pool, registry: ctx.registry, clearPairs: clearPairsOf(ctx), log });
   // Events published while this instance's subscriber was away are lost (pub/sub): once it is
   // back, cached tenant state and registry entries are dropped and every live actor re-reads its
-  // keys, configuration and clients from storage.
+  // keys, configuration and clients from storage; the throttle counts every client again.
   if (ctx.events instanceof RedisEventBus) {
     ctx.events.onReconnect(() => {
       ctx.registry.clear();
       ctx.tenantStates.clear();
+      clearPairsOf(ctx).reset();
       for (const tenant of pool.tenants()) {
         pool
           .peek(tenant)

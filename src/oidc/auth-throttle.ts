@@ -16,6 +16,7 @@ import { bodyForm } from '../http/urlencoded.js';
 import { pageHeaders } from '../ui/html.js';
 import { attemptCounter, type AttemptCounter } from './attempt-counter.js';
 import { isUnavailable } from '../errors.js';
+import { ClearPairs } from './clear-pairs.js';
 
 export const CLIENT_FAILURES_PER_SOURCE = 20;
 export const CLIENT_FAILURES_PER_CLIENT = 600;
@@ -24,26 +25,29 @@ export const USER_CODE_FAILURES_PER_SOURCE = 10;
 const USER_CODE_WINDOW_SECONDS = 600;
 
 /**
- * With the counters in Redis, a client and address found under both limits is taken to stay so for
- * CLEAR_MS, unless this instance answers it a 401 first: its token requests within that time skip
- * the count's round trip (issue 17: an MGET before every client_credentials, refresh and
- * introspection request). A failure drops the entry, so every failing attempt but a concurrent
- * burst's is checked against the shared count, as before; failures counted by other instances are
- * seen here once the entry lapses (at most CLEAR_MS later) or at this instance's next failure.
+ * With the counters in Redis, the client and address pairs found under both limits skip the
+ * counters' round trip until a failure of that client is heard of (clear-pairs.ts). They are the
+ * app's, by tenant, client and address, not a tenant actor's, so they outlive an actor's eviction
+ * from the pool (a fleet of tenants evicts actors all the time).
  */
-const CLEAR_MS = 1000;
-/** Entries kept per app (oldest dropped first): one per tenant, client and address seen in CLEAR_MS. */
-const CLEAR_ENTRIES = 20_000;
-/**
- * The entries of each app, by tenant, client and address: held by the app, not by a tenant's actor,
- * so they outlive an actor's eviction from the pool (a fleet of tenants evicts actors all the time).
- */
-const clearPairs = new WeakMap<AppContext, Map<string, number>>();
-function clearPairsOf(ctx: AppContext): Map<string, number> {
+const clearPairs = new WeakMap<AppContext, ClearPairs>();
+export function clearPairsOf(ctx: AppContext): ClearPairs {
   let pairs = clearPairs.get(ctx);
-  if (!pairs) clearPairs.set(ctx, (pairs = new Map()));
+  if (!pairs) clearPairs.set(ctx, (pairs = new ClearPairs()));
   return pairs;
 }
+
+/** Payload on clientAuthFailedChannel: which client failed to authenticate (never the secret tried, nor the address). */
+export interface ClientAuthFailedEvent {
+  tenant: string;
+  client_id: string;
+}
+
+/**
+ * Channel of a tenant's failed client authentications (`<prefix>:<tenant>:client:auth-failed`):
+ * every instance counts that client's address pairs again on their next request.
+ */
+export const clientAuthFailedChannel = (tenant: string, prefix = 'svc'): string => `${prefix}:${tenant}:client:auth-failed`;
 
 const CLIENT_AUTH_PATHS = new Set(['/token', '/token/introspection', '/token/revocation', '/device/auth', '/request']);
 const DEVICE_PAGE = '/device';
@@ -91,8 +95,8 @@ function tooManyUserCodes(): HttpResponse {
 export class AuthThrottle {
   /** The app's counter behind its fail-open guard, made once (the app keeps one counter for good). */
   private guarded: Pick<AttemptCounter, 'peek' | 'peekMany' | 'hit'> | undefined;
-  /** Client and address pairs found under both limits in Redis, until when (ms; see CLEAR_MS). */
-  private readonly clear: Map<string, number>;
+  /** Client and address pairs found under both limits in Redis (clear-pairs.ts). */
+  private readonly clear: ClearPairs;
 
   constructor(
     private readonly ctx: AppContext,
@@ -117,22 +121,23 @@ export class AuthThrottle {
       if (clientId === undefined) return next();
       const perSource = `${clientId}\u0000${req.ip}`;
       // The in-process counter answers at once (every token request passes here: issue 17);
-      // Redis gets both counts in one round trip, unless they were under the limits just now.
+      // Redis gets both counts in one round trip, unless the pair is known under them (clear-pairs.ts).
       if (store.peekNow) {
         const mine = store.peekNow(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS);
         const all = store.peekNow(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS);
         if (overLimits(mine, all)) return tooManyClientFailures();
-      } else if (!this.knownClear(perSource)) {
+      } else if (!this.clear.isClear(this.tenant, clientId, req.ip)) {
+        const ticket = this.clear.ticket();
         const [mine = 0, all = 0] = await counter.peekMany(this.tenant, [
           { kind: 'client-auth-ip', subject: perSource, windowSeconds: CLIENT_WINDOW_SECONDS },
           { kind: 'client-auth', subject: clientId, windowSeconds: CLIENT_WINDOW_SECONDS },
         ]);
         if (overLimits(mine, all)) return tooManyClientFailures();
-        this.markClear(perSource);
+        this.clear.mark(this.tenant, clientId, req.ip, ticket);
       }
       const res = await next();
       if (res.status === 401) {
-        if (!store.peekNow) this.clear.delete(this.pairKey(perSource));
+        if (!store.peekNow) this.failedHere(clientId);
         await Promise.all([
           counter.hit(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
           counter.hit(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),
@@ -152,26 +157,17 @@ export class AuthThrottle {
     return next();
   }
 
-  /** The app-wide key of this tenant's client and address (`perSource`). */
-  private pairKey(perSource: string): string {
-    return `${this.tenant}\u0000${perSource}`;
-  }
-
-  private knownClear(perSource: string): boolean {
-    const key = this.pairKey(perSource);
-    const until = this.clear.get(key);
-    if (until === undefined) return false;
-    if (until > Date.now()) return true;
-    this.clear.delete(key);
-    return false;
-  }
-
-  private markClear(perSource: string): void {
-    const key = this.pairKey(perSource);
-    // Deleted first, so a refreshed entry moves to the end of the Map's order (oldest first out).
-    this.clear.delete(key);
-    if (this.clear.size >= CLEAR_ENTRIES) this.clear.delete(this.clear.keys().next().value!);
-    this.clear.set(key, Date.now() + CLEAR_MS);
+  /**
+   * A failure counted here: this instance counts the client's pairs again at once, and tells the
+   * others (their pairs of this client are counted again on their next request). Not awaited: the
+   * answer does not wait for the announcement, and a bus that is down has reset the pairs anyway.
+   */
+  private failedHere(clientId: string): void {
+    this.clear.clientFailed(this.tenant, clientId);
+    const event: ClientAuthFailedEvent = { tenant: this.tenant, client_id: clientId };
+    this.ctx.events.publish(clientAuthFailedChannel(this.tenant, this.ctx.config.redis.key_prefix), event).catch((err: unknown) => {
+      this.ctx.log.warn({ err, tenant: this.tenant }, 'a failed client authentication could not be announced to the other instances');
+    });
   }
 }
 

@@ -1,16 +1,20 @@
 /**
  * Every tenant's change events, received once per instance: one pattern subscription per kind
- * (`<prefix>:*:jwks:rotated`, `:config:changed`, `:client:changed`, `:tenant:changed`) instead
+ * (`<prefix>:*:jwks:rotated`, `:config:changed`, `:client:changed`, `:tenant:changed`,
+ * `:client:auth-failed`) instead
  * of a subscription per tenant actor. Tenants whose state is cached but that have no live actor
  * stay fresh this way, and a pool miss or eviction costs no SUBSCRIBE/UNSUBSCRIBE round trip.
  *
  * Routing: keys or configuration changed -> the tenant's cached state is dropped and its live
  * actor (if any) reloads; a client changed -> that client leaves the tenant's client cache; a
- * tenant changed -> the registry (which evicts the actor of a suspended or deleted tenant).
+ * tenant changed -> the registry (which evicts the actor of a suspended or deleted tenant); a
+ * client failed to authenticate -> the throttle counts that client's addresses again (clear-pairs.ts).
  * The tenant is taken from the channel name; a payload naming another tenant is ignored.
  */
 import { channelPattern, type ClientChangedEvent, type EventBus } from '../events/bus.js';
 import type { Logger } from '../log.js';
+import type { ClientAuthFailedEvent } from '../oidc/auth-throttle.js';
+import type { ClearPairs } from '../oidc/clear-pairs.js';
 import type { TenantActor } from './actor.js';
 import type { ActorPool } from './pool.js';
 import type { TenantChangedEvent, TenantRegistry } from './registry.js';
@@ -23,11 +27,13 @@ export interface TenantEventDeps {
   states: TenantStateCache;
   pool: ActorPool<TenantActor>;
   registry: TenantRegistry;
+  /** The client-authentication throttle's pairs known under its limits. */
+  clearPairs: Pick<ClearPairs, 'clientFailed'>;
   log: Pick<Logger, 'error'>;
 }
 
-type Kind = 'jwks:rotated' | 'config:changed' | 'client:changed' | 'tenant:changed';
-const KINDS: readonly Kind[] = ['jwks:rotated', 'config:changed', 'client:changed', 'tenant:changed'];
+type Kind = 'jwks:rotated' | 'config:changed' | 'client:changed' | 'tenant:changed' | 'client:auth-failed';
+const KINDS: readonly Kind[] = ['jwks:rotated', 'config:changed', 'client:changed', 'tenant:changed', 'client:auth-failed'];
 
 /** Subscribes; returns the function that unsubscribes every pattern. */
 export function routeTenantEvents(deps: TenantEventDeps): () => void {
@@ -64,6 +70,11 @@ function deliver(deps: TenantEventDeps, kind: Kind, tenant: string, payload: unk
     }
     case 'tenant:changed':
       registry.received(payload as TenantChangedEvent);
+      return;
+    case 'client:auth-failed': {
+      const id = (payload as Partial<ClientAuthFailedEvent> | null)?.client_id;
+      if (typeof id === 'string') deps.clearPairs.clientFailed(tenant, id);
+    }
   }
 }
 

@@ -2,13 +2,14 @@
  * The client-authentication throttle (src/oidc/auth-throttle.ts) with its counters in Redis, as
  * several instances share them: 429 past the limit, whatever instance counted the failures; and a
  * client under both limits is not counted again on every request (issue 17: an MGET before every
- * token request), for at most CLEAR_MS, and never past this instance's own next failure; that
- * knowledge is per tenant, and the app's (an evicted actor's successor keeps it).
+ * token request) until a failure of that client is heard of, here or from another instance over the
+ * event bus (clear-pairs.ts); that knowledge is per tenant, and the app's (an evicted actor's
+ * successor keeps it).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { attemptCounter } from '../../src/oidc/attempt-counter.js';
 import type { HttpRequest, HttpResponse } from '../../src/http/types.js';
-import { AuthThrottle, CLIENT_FAILURES_PER_SOURCE } from '../../src/oidc/auth-throttle.js';
+import { AuthThrottle, CLIENT_FAILURES_PER_SOURCE, clearPairsOf } from '../../src/oidc/auth-throttle.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { createClient } from '../helpers/users.js';
@@ -18,17 +19,24 @@ const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIC
 
 describe('client authentication throttle on Redis', () => {
   let t: TestApp;
+  /** A second instance on the same Redis (its own database: a failure there needs no client of its own). */
+  let other: TestApp;
   let client: Record<string, any>;
   beforeAll(async () => {
     // Behind a trusted proxy on loopback, so the tests can speak for several client addresses.
-    t = await startTestApp({ STORAGE_ADAPTER: 'postgresql', REDIS_URL: SHARED_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix('throttle'), HTTP_TRUSTED_PROXIES: '127.0.0.0/8' });
+    const shared = { STORAGE_ADAPTER: 'postgresql', REDIS_URL: SHARED_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix('throttle'), HTTP_TRUSTED_PROXIES: '127.0.0.0/8' };
+    t = await startTestApp(shared);
+    other = await startTestApp(shared);
     client = await createClient(t, { client_name: 'svc', grant_types: ['client_credentials'], scope: 'openid' });
   });
-  afterAll(async () => t?.close());
+  afterAll(async () => {
+    await other?.close();
+    await t?.close();
+  });
   afterEach(() => vi.restoreAllMocks());
 
-  const token = async (secret: string, ip: string) => {
-    const res = await fetch(`${t.url}/oidc/v1/token`, {
+  const token = async (secret: string, ip: string, at: TestApp = t) => {
+    const res = await fetch(`${at.url}/oidc/v1/token`, {
       method: 'POST',
       headers: { authorization: basic(client.client_id, secret), 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
       body: 'grant_type=client_credentials&scope=openid',
@@ -63,7 +71,7 @@ describe('client authentication throttle on Redis', () => {
     expect(peek).toHaveBeenCalledTimes(2);
   });
 
-  it('failures counted elsewhere stop an address at its first failure here, or when the entry lapses', async () => {
+  it('failures counted elsewhere stop an address at its first failure here', async () => {
     await awayFromWindowEdge(60);
     expect((await token(client.client_secret, '6.6.6.2')).status).toBe(200);
     await failuresElsewhere('6.6.6.2', CLIENT_FAILURES_PER_SOURCE);
@@ -73,11 +81,22 @@ describe('client authentication throttle on Redis', () => {
     expect((await token('wrong', '6.6.6.2')).status).toBe(429);
     expect((await token(client.client_secret, '6.6.6.2')).status).toBe(429);
 
-    // An address that only succeeds here is stopped once its entry lapses (CLEAR_MS, one second).
+  });
+
+  it('failures at another instance stop an address here at once, however long it has been known clear', async () => {
+    await awayFromWindowEdge(60);
+    const peek = vi.spyOn(counter(), 'peekMany');
     expect((await token(client.client_secret, '6.6.6.3')).status).toBe(200);
-    await failuresElsewhere('6.6.6.3', CLIENT_FAILURES_PER_SOURCE);
-    await new Promise((r) => setTimeout(r, 1100));
+    expect((await token(client.client_secret, '6.6.6.3')).status).toBe(200);
+    expect(peek).toHaveBeenCalledTimes(1); // known clear
+    // The other instance answers the wrong secrets (and counts them in the shared counters).
+    for (let i = 0; i < CLIENT_FAILURES_PER_SOURCE; i++) expect((await token(`wrong-${i}`, '6.6.6.3', other)).status).toBe(401);
+    // Its announcement reaches this instance: the pair is counted again, and is over the limit.
+    await expect.poll(() => clearPairsOf(t.app.ctx).isClear('default', client.client_id, '6.6.6.3'), { timeout: 5000 }).toBe(false);
     expect((await token(client.client_secret, '6.6.6.3')).status).toBe(429);
+    // Every address of that client is counted again, not only the one that failed.
+    expect((await token(client.client_secret, '203.0.113.2')).status).toBe(200);
+    expect(peek.mock.calls.length).toBeGreaterThanOrEqual(3);
   });
 
   it('a pair known clear is the tenant\'s own, and is held by the app (it outlives a tenant actor)', async () => {

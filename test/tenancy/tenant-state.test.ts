@@ -12,6 +12,7 @@ import type { ActorPool } from '../../src/tenancy/pool.js';
 import { tenantChangedChannel, type TenantChangedEvent, type TenantRegistry } from '../../src/tenancy/registry.js';
 import { TenantStateCache } from '../../src/tenancy/state-cache.js';
 import { routeTenantEvents } from '../../src/tenancy/tenant-events.js';
+import { clientAuthFailedChannel } from '../../src/oidc/auth-throttle.js';
 import { clientMetadata, openTempStorage, type TempStorage } from '../helpers/storage.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -94,7 +95,8 @@ describe('routeTenantEvents', () => {
           : undefined,
     } as unknown as ActorPool<TenantActor>;
     const registry = { received: (e: TenantChangedEvent) => calls.push(`tenant:${e.tenant}:${e.status}`) } as unknown as TenantRegistry;
-    const stop = routeTenantEvents({ events: bus, prefix, states, pool, registry, log: { error: () => {} } });
+    const clearPairs = { clientFailed: (t: string, id: string) => calls.push(`auth-failed:${t}:${id}`) };
+    const stop = routeTenantEvents({ events: bus, prefix, states, pool, registry, clearPairs, log: { error: () => {} } });
     return { bus, calls, stop };
   }
 
@@ -104,9 +106,12 @@ describe('routeTenantEvents', () => {
     await bus.publish(configChangedChannel('beta', 'svc'), { tenant: 'beta', section: 'oidc', at: '' });
     await bus.publish(clientChangedChannel('beta', 'svc'), { tenant: 'beta', client_id: 'c1', at: '' });
     await bus.publish(tenantChangedChannel('gamma', 'svc'), { tenant: 'gamma', change: 'updated', status: 'suspended', at: '' });
+    await bus.publish(clientAuthFailedChannel('delta', 'svc'), { tenant: 'delta', client_id: 'c2' });
+    await bus.publish(clientAuthFailedChannel('delta', 'svc'), { tenant: 'epsilon', client_id: 'c3' }); // names another tenant
+    await bus.publish(clientAuthFailedChannel('delta', 'svc'), { tenant: 'delta', client_id: 42 }); // no client id
     await tick();
     await tick();
-    expect(calls).toEqual(['invalidate:acme', 'reload:acme', 'invalidate:beta', 'client:beta:c1', 'tenant:gamma:suspended']);
+    expect(calls).toEqual(['invalidate:acme', 'reload:acme', 'invalidate:beta', 'client:beta:c1', 'tenant:gamma:suspended', 'auth-failed:delta:c2']);
   });
 
   it('ignores a payload naming another tenant, another prefix, a malformed tenant, and everything after stop', async () => {
