@@ -5,7 +5,8 @@
  * builds alternated so a busy moment of the shared machine hits both.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -97,6 +98,24 @@ export async function alternate<T>(labels: [string, string], a: T, b: T, batch: 
   console.log(`A ${labels[0]}: main-thread µs/${unit} median ${f(median(perA))}, min ${f(Math.min(...perA))}`);
   console.log(`B ${labels[1]}: main-thread µs/${unit} median ${f(median(perB))}, min ${f(Math.min(...perB))}`);
   console.log(`B/A, median of ${rounds} rounds of ${size}: ${median(perB.map((x, i) => x / perA[i]!)).toFixed(3)}`);
+}
+
+/**
+ * `measure` (one batch; returns main-thread µs per request) under V8's profiler (100 µs sampling),
+ * started after preparation and warm-up so the profile holds the requests alone; prints the
+ * figure and the profile's path (`<name>-<time>.cpuprofile` in the temp directory).
+ */
+export async function profileBatch(name: string, unit: [one: string, many: string], count: number, measure: () => Promise<number>): Promise<void> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  const perRequest = await measure();
+  const { profile } = await session.post('Profiler.stop');
+  const out = join(tmpdir(), `${name}-${Date.now()}.cpuprofile`);
+  writeFileSync(out, JSON.stringify(profile));
+  console.log(`main-thread µs/${unit[0]} ${perRequest.toFixed(1)} (profiler on), ${count} ${unit[1]}; profile: ${out}`);
 }
 
 /** `count` calls of `start`, `inFlight` at a time; resolves once all have finished, rejects on the first failure. */

@@ -12,14 +12,11 @@
  * `CPU_PROF_ROOT=<root> node dist/bench/login-path-ab.js` profiles that build's sign-ins alone
  * (V8's profiler started after preparation and warm-up, 100 µs sampling) and prints the profile's path.
  */
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { BrowserSession, openLoginForm, type LoginForm } from './flows.js';
 import { createProductUser, fetchToken } from './http.js';
 import { createRelyingParty } from './targets.js';
-import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, runMain, startInProcess, type Handle } from './in-process.js';
+import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, profileBatch, runMain, startInProcess, type Handle } from './in-process.js';
 
 /** As the load bench's password-login window (bench/options.ts: 16 connections). */
 const FORMS = 16;
@@ -71,16 +68,7 @@ async function batch(build: Build, count: number): Promise<number> {
 async function profiled(root: string, count: number): Promise<void> {
   const build = await buildOf(root);
   await batch(build, 300);
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 100 });
-  await session.post('Profiler.start');
-  const perLogin = await batch(build, count);
-  const { profile } = await session.post('Profiler.stop');
-  const out = join(tmpdir(), `login-path-${Date.now()}.cpuprofile`);
-  writeFileSync(out, JSON.stringify(profile));
-  console.log(`main-thread µs/sign-in ${perLogin.toFixed(1)} (profiler on), ${count} sign-ins; profile: ${out}`);
+  await profileBatch('login-path', ['sign-in', 'sign-ins'], count, () => batch(build, count));
 }
 
 runMain(async () => {

@@ -13,14 +13,11 @@
  * (V8's profiler started after preparation and warm-up, 100 µs sampling) and prints the profile's
  * path; `--cpu-prof` on the command line would take the preparation in too.
  */
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { refreshTokens } from './flows.js';
 import { basicAuth, createProductUser, fetchToken } from './http.js';
 import { createRelyingParty } from './targets.js';
-import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, runMain, startInProcess, tokenRequest, type Handle } from './in-process.js';
+import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, profileBatch, runMain, startInProcess, tokenRequest, type Handle } from './in-process.js';
 
 interface Build {
   handle: Handle;
@@ -55,16 +52,7 @@ async function batch(build: Build, count: number): Promise<number> {
 async function profiled(root: string, count: number): Promise<void> {
   const build = await buildOf(root);
   await batch(build, 2000);
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 100 });
-  await session.post('Profiler.start');
-  const perRefresh = await batch(build, count);
-  const { profile } = await session.post('Profiler.stop');
-  const out = join(tmpdir(), `refresh-path-${Date.now()}.cpuprofile`);
-  writeFileSync(out, JSON.stringify(profile));
-  console.log(`main-thread µs/refresh ${perRefresh.toFixed(1)} (profiler on), ${count} refreshes; profile: ${out}`);
+  await profileBatch('refresh-path', ['refresh', 'refreshes'], count, () => batch(build, count));
 }
 
 runMain(async () => {
