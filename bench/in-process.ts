@@ -118,6 +118,45 @@ export async function profileBatch(name: string, unit: [one: string, many: strin
   console.log(`main-thread µs/${unit[0]} ${perRequest.toFixed(1)} (profiler on), ${count} ${unit[1]}; profile: ${out}`);
 }
 
+/** What an in-process A/B bench supplies to abMain. */
+export interface AbBench<B> {
+  /** The script's name, for its usage line. */
+  script: string;
+  /** The request's name, singular and plural, as the figures print it. */
+  unit: [one: string, many: string];
+  /** Rounds and batch size when the command line gives none. */
+  rounds: number;
+  size: number;
+  /** Requests before the profiler starts (CPU_PROF_ROOT). */
+  warmup: number;
+  /** One build, prepared. */
+  buildOf(root: string): Promise<B>;
+  /** `count` requests; main-thread µs per request. */
+  batch(build: B, count: number): Promise<number>;
+}
+
+/**
+ * The command line of an in-process A/B bench: `<rootA> <rootB> [rounds] [batch]` alternates two
+ * builds (one build once when both roots are the same); `CPU_PROF_ROOT=<root>` profiles that build
+ * alone, rounds x batch requests.
+ */
+export function abMain<B>(bench: AbBench<B>): void {
+  runMain(async () => {
+    const [rootA, rootB, rounds = String(bench.rounds), size = String(bench.size)] = process.argv.slice(2);
+    const profileRoot = process.env.CPU_PROF_ROOT;
+    if (profileRoot) {
+      const count = Number(rounds) * Number(size);
+      const build = await bench.buildOf(profileRoot);
+      await bench.batch(build, bench.warmup);
+      return profileBatch(bench.script.replace(/-ab$/, ''), bench.unit, count, () => bench.batch(build, count));
+    }
+    if (!rootA || !rootB) throw new Error(`usage: node dist/bench/${bench.script}.js <rootA> <rootB> [rounds] [batch]`);
+    const a = await bench.buildOf(rootA);
+    const b = resolve(rootB) === resolve(rootA) ? a : await bench.buildOf(rootB);
+    await alternate([rootA, rootB], a, b, bench.batch, Number(rounds), Number(size), bench.unit[0]);
+  });
+}
+
 /** `count` calls of `start`, `inFlight` at a time; resolves once all have finished, rejects on the first failure. */
 export function inFlight(count: number, parallel: number, start: (slot: number) => Promise<void>): Promise<void> {
   return new Promise<void>((done, fail) => {

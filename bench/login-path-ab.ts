@@ -12,11 +12,10 @@
  * `CPU_PROF_ROOT=<root> node dist/bench/login-path-ab.js` profiles that build's sign-ins alone
  * (V8's profiler started after preparation and warm-up, 100 µs sampling) and prints the profile's path.
  */
-import { resolve } from 'node:path';
 import { BrowserSession, openLoginForm, type LoginForm } from './flows.js';
 import { createProductUser, fetchToken } from './http.js';
 import { createRelyingParty } from './targets.js';
-import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, profileBatch, runMain, startInProcess, type Handle } from './in-process.js';
+import { abMain, BOOTSTRAP, inFlight, mainThreadMicros, startInProcess, type Handle } from './in-process.js';
 
 /** As the load bench's password-login window (bench/options.ts: 16 connections). */
 const FORMS = 16;
@@ -65,18 +64,4 @@ async function batch(build: Build, count: number): Promise<number> {
   return (mainThreadMicros() - t0) / count;
 }
 
-async function profiled(root: string, count: number): Promise<void> {
-  const build = await buildOf(root);
-  await batch(build, 300);
-  await profileBatch('login-path', ['sign-in', 'sign-ins'], count, () => batch(build, count));
-}
-
-runMain(async () => {
-  const [rootA, rootB, rounds = '10', size = '200'] = process.argv.slice(2);
-  const profileRoot = process.env.CPU_PROF_ROOT;
-  if (profileRoot) return profiled(profileRoot, Number(rounds) * Number(size));
-  if (!rootA || !rootB) throw new Error('usage: node dist/bench/login-path-ab.js <rootA> <rootB> [rounds] [batch]');
-  const a = await buildOf(rootA);
-  const b = resolve(rootB) === resolve(rootA) ? a : await buildOf(rootB);
-  await alternate([rootA, rootB], a, b, batch, Number(rounds), Number(size), 'sign-in');
-});
+abMain({ script: 'login-path-ab', unit: ['sign-in', 'sign-ins'], rounds: 10, size: 200, warmup: 300, buildOf, batch });

@@ -13,11 +13,10 @@
  * (V8's profiler started after preparation and warm-up, 100 µs sampling) and prints the profile's
  * path; `--cpu-prof` on the command line would take the preparation in too.
  */
-import { resolve } from 'node:path';
 import { refreshTokens } from './flows.js';
 import { basicAuth, createProductUser, fetchToken } from './http.js';
 import { createRelyingParty } from './targets.js';
-import { alternate, BOOTSTRAP, inFlight, mainThreadMicros, profileBatch, runMain, startInProcess, tokenRequest, type Handle } from './in-process.js';
+import { abMain, BOOTSTRAP, inFlight, mainThreadMicros, startInProcess, tokenRequest, type Handle } from './in-process.js';
 
 interface Build {
   handle: Handle;
@@ -49,18 +48,4 @@ async function batch(build: Build, count: number): Promise<number> {
   return (mainThreadMicros() - t0) / count;
 }
 
-async function profiled(root: string, count: number): Promise<void> {
-  const build = await buildOf(root);
-  await batch(build, 2000);
-  await profileBatch('refresh-path', ['refresh', 'refreshes'], count, () => batch(build, count));
-}
-
-runMain(async () => {
-  const [rootA, rootB, rounds = '20', size = '500'] = process.argv.slice(2);
-  const profileRoot = process.env.CPU_PROF_ROOT;
-  if (profileRoot) return profiled(profileRoot, Number(rounds) * Number(size));
-  if (!rootA || !rootB) throw new Error('usage: node dist/bench/refresh-path-ab.js <rootA> <rootB> [rounds] [batch]');
-  const a = await buildOf(rootA);
-  const b = resolve(rootB) === resolve(rootA) ? a : await buildOf(rootB);
-  await alternate([rootA, rootB], a, b, batch, Number(rounds), Number(size), 'refresh');
-});
+abMain({ script: 'refresh-path-ab', unit: ['refresh', 'refreshes'], rounds: 20, size: 500, warmup: 2000, buildOf, batch });
