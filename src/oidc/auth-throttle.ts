@@ -137,11 +137,15 @@ export class AuthThrottle {
       }
       const res = await next();
       if (res.status === 401) {
-        if (!store.peekNow) this.failedHere(clientId);
+        // This instance counts the client's pairs again at once; the others once the failure is in
+        // the shared counts, so that the count they then read holds it.
+        const shared = !store.peekNow;
+        if (shared) this.clear.clientFailed(this.tenant, clientId);
         await Promise.all([
           counter.hit(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
           counter.hit(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),
         ]);
+        if (shared) this.announceFailure(clientId);
       }
       return res;
     }
@@ -158,12 +162,11 @@ export class AuthThrottle {
   }
 
   /**
-   * A failure counted here: this instance counts the client's pairs again at once, and tells the
-   * others (their pairs of this client are counted again on their next request). Not awaited: the
-   * answer does not wait for the announcement, and a bus that is down has reset the pairs anyway.
+   * Tells the other instances of a failure counted here: their pairs of this client are counted
+   * again on their next request. Not awaited: the answer does not wait for the announcement, and a
+   * bus that was down meanwhile has made every instance forget its pairs anyway.
    */
-  private failedHere(clientId: string): void {
-    this.clear.clientFailed(this.tenant, clientId);
+  private announceFailure(clientId: string): void {
     const event: ClientAuthFailedEvent = { tenant: this.tenant, client_id: clientId };
     this.ctx.events.publish(clientAuthFailedChannel(this.tenant, this.ctx.config.redis.key_prefix), event).catch((err: unknown) => {
       this.ctx.log.warn({ err, tenant: this.tenant }, 'a failed client authentication could not be announced to the other instances');
