@@ -61,6 +61,19 @@ export interface ClientChangedEvent {
 }
 
 /**
+ * Channel of a tenant's failed client authentications (`<prefix>:<tenant>:client:auth-failed`):
+ * every instance's throttle counts that client's address pairs again on their next request
+ * (oidc/clear-pairs.ts).
+ */
+export const clientAuthFailedChannel = (tenant: string, prefix = 'svc'): string => `${prefix}:${tenant}:client:auth-failed`;
+
+/** Payload on clientAuthFailedChannel: which client failed to authenticate (never the secret tried, nor the address). */
+export interface ClientAuthFailedEvent {
+  tenant: string;
+  client_id: string;
+}
+
+/**
  * Channel of a tenant's configuration overrides (`<prefix>:<tenant>:config:changed`): every
  * instance's live actor of the tenant re-reads its overrides and rebuilds what depends on them.
  */

@@ -17,6 +17,7 @@ import { pageHeaders } from '../ui/html.js';
 import { attemptCounter, type AttemptCounter } from './attempt-counter.js';
 import { isUnavailable } from '../errors.js';
 import { ClearPairs } from './clear-pairs.js';
+import { clientAuthFailedChannel, type ClientAuthFailedEvent } from '../events/bus.js';
 
 export const CLIENT_FAILURES_PER_SOURCE = 20;
 export const CLIENT_FAILURES_PER_CLIENT = 600;
@@ -36,18 +37,6 @@ export function clearPairsOf(ctx: AppContext): ClearPairs {
   if (!pairs) clearPairs.set(ctx, (pairs = new ClearPairs()));
   return pairs;
 }
-
-/** Payload on clientAuthFailedChannel: which client failed to authenticate (never the secret tried, nor the address). */
-export interface ClientAuthFailedEvent {
-  tenant: string;
-  client_id: string;
-}
-
-/**
- * Channel of a tenant's failed client authentications (`<prefix>:<tenant>:client:auth-failed`):
- * every instance counts that client's address pairs again on their next request.
- */
-export const clientAuthFailedChannel = (tenant: string, prefix = 'svc'): string => `${prefix}:${tenant}:client:auth-failed`;
 
 const CLIENT_AUTH_PATHS = new Set(['/token', '/token/introspection', '/token/revocation', '/device/auth', '/request']);
 const DEVICE_PAGE = '/device';

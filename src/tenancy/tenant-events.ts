@@ -11,9 +11,8 @@
  * client failed to authenticate -> the throttle counts that client's addresses again (clear-pairs.ts).
  * The tenant is taken from the channel name; a payload naming another tenant is ignored.
  */
-import { channelPattern, type ClientChangedEvent, type EventBus } from '../events/bus.js';
+import { channelPattern, type ClientAuthFailedEvent, type ClientChangedEvent, type EventBus } from '../events/bus.js';
 import type { Logger } from '../log.js';
-import type { ClientAuthFailedEvent } from '../oidc/auth-throttle.js';
 import type { ClearPairs } from '../oidc/clear-pairs.js';
 import type { TenantActor } from './actor.js';
 import type { ActorPool } from './pool.js';

@@ -5,14 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { InProcessBus, channelPattern, clientChangedChannel, configChangedChannel, patternMatcher, rotationChannel } from '../../src/events/bus.js';
+import { InProcessBus, channelPattern, clientAuthFailedChannel, clientChangedChannel, configChangedChannel, patternMatcher, rotationChannel } from '../../src/events/bus.js';
 import { Sealer } from '../../src/keys/sealer.js';
 import type { TenantActor } from '../../src/tenancy/actor.js';
 import type { ActorPool } from '../../src/tenancy/pool.js';
 import { tenantChangedChannel, type TenantChangedEvent, type TenantRegistry } from '../../src/tenancy/registry.js';
 import { TenantStateCache } from '../../src/tenancy/state-cache.js';
 import { routeTenantEvents } from '../../src/tenancy/tenant-events.js';
-import { clientAuthFailedChannel } from '../../src/oidc/auth-throttle.js';
 import { clientMetadata, openTempStorage, type TempStorage } from '../helpers/storage.js';
 
 const tick = () => new Promise((r) => setImmediate(r));

@@ -5,6 +5,11 @@ import type { Query, TenantDb } from './tenant-db.js';
 const COLUMNS = 'tenant_id, id, type, status, username, user_id, client_id, ip_address, user_agent, details, "timestamp"';
 const EQUALITY_FILTERS = ['type', 'status', 'username', 'user_id', 'client_id', 'ip_address'] as const;
 
+/** An entry's values in COLUMNS order; the row's tenant is the one the call names, whatever the entry says (as in SQLite). */
+const entryParams = (tenant: TenantId, e: AuditEntry): unknown[] => [
+  tenant, e.id, e.type, e.status, e.username, e.user_id, e.client_id, e.ip_address, e.user_agent, json(e.details), e.timestamp,
+];
+
 export class PgAudit implements AuditRepository {
   constructor(private readonly db: TenantDb) {}
 
@@ -14,10 +19,7 @@ export class PgAudit implements AuditRepository {
 
   /** The insert on a given transaction: other repositories call it inside their own. */
   async write(q: Query, tenant: TenantId, e: AuditEntry): Promise<void> {
-    // The row's tenant is the one the call names, whatever the entry says (as in SQLite).
-    await q(`INSERT INTO audit_entries (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
-      tenant, e.id, e.type, e.status, e.username, e.user_id, e.client_id, e.ip_address, e.user_agent, json(e.details), e.timestamp,
-    ]);
+    await q(`INSERT INTO audit_entries (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, entryParams(tenant, e));
   }
 
   /**
@@ -31,7 +33,7 @@ export class PgAudit implements AuditRepository {
       sql:
         `INSERT INTO audit_entries (${COLUMNS}) SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::jsonb, $11::timestamptz ` +
         `WHERE ${onlyIf.sql.replace(/\$(\d+)/g, (_m, n: string) => `$${Number(n) + 11}`)}`,
-      params: [tenant, e.id, e.type, e.status, e.username, e.user_id, e.client_id, e.ip_address, e.user_agent, json(e.details), e.timestamp, ...onlyIf.params],
+      params: [...entryParams(tenant, e), ...onlyIf.params],
     };
   }
 
