@@ -56,6 +56,14 @@ export interface SessionIndexFilter {
 /** Which grants listGrantIds returns: of an account, of a client, or both (never every grant). */
 export type GrantIndexFilter = { accountId: string; clientId?: string } | { accountId?: string; clientId: string };
 
+/**
+ * The models the service lists or counts (the sessions API, grant statistics). Only these need an
+ * index of every row by model: Redis keeps one for them alone (storage/redis/oidc-scripts.ts), so
+ * an access or refresh token is not also written into a tenant-wide sorted set that nothing reads.
+ */
+export const LISTED_MODELS = ['Session', 'Grant'] as const;
+export type ListedModel = (typeof LISTED_MODELS)[number];
+
 export interface OidcPayloadRepository {
   upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void>;
   find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined>;
@@ -76,8 +84,8 @@ export interface OidcPayloadRepository {
   consume(tenant: TenantId, model: string, id: string): Promise<boolean>;
   destroy(tenant: TenantId, model: string, id: string): Promise<void>;
   revokeByGrantId(tenant: TenantId, grantId: string): Promise<void>;
-  /** Rows of one model for listing (sessions); unexpired only. */
-  listByModel(tenant: TenantId, model: string): Promise<OidcListedRow[]>;
+  /** Rows of one listed model (sessions, grants); unexpired only. */
+  listByModel(tenant: TenantId, model: ListedModel): Promise<OidcListedRow[]>;
   /**
    * Unexpired sessions of an account and/or a client, answered from an index where the backend
    * keeps one (Redis); with neither filter, every session, like listByModel(tenant, 'Session').
@@ -88,8 +96,8 @@ export interface OidcPayloadRepository {
    * (migrations 070; Redis sorted sets), so no caller reads every Grant of a tenant.
    */
   listGrantIds(tenant: TenantId, filter: GrantIndexFilter): Promise<string[]>;
-  /** How many unexpired rows of a model the tenant has, without reading them. */
-  countLive(tenant: TenantId, model: string): Promise<number>;
+  /** How many unexpired rows of a listed model the tenant has, without reading them. */
+  countLive(tenant: TenantId, model: ListedModel): Promise<number>;
   /** Drops expired rows; returns how many. */
   sweepExpired(nowSeconds: number): Promise<number>;
 }

@@ -316,7 +316,9 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await s.oidc.find(ot, 'Interaction', 'old')).toBeUndefined();
         expect(await s.oidc.findByUid(ot, 'Interaction', 'old-uid')).toBeUndefined();
         expect(await s.oidc.findByUserCode(ot, 'Interaction', 'OLD-CODE')).toBeUndefined();
-        expect((await s.oidc.listByModel(ot, 'Interaction')).map((r) => r.id)).not.toContain('old');
+        await s.oidc.upsert(ot, 'Session', 'old-session', { uid: 'old-session-uid' }, nowSec() - 1);
+        expect(await s.oidc.findByUid(ot, 'Session', 'old-session-uid')).toBeUndefined();
+        expect((await s.oidc.listByModel(ot, 'Session')).map((r) => r.id)).not.toContain('old-session');
       });
 
       it('consumes, and a later upsert keeps the artefact consumed', async () => {

@@ -71,7 +71,8 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
     expect(await repo.find(t, 'Interaction', 'old')).toBeUndefined();
     expect(await repo.findByUid(t, 'Interaction', 'old-uid')).toBeUndefined();
     expect(await repo.findByUserCode(t, 'Interaction', 'OLD-CODE')).toBeUndefined();
-    expect(ids(await repo.listByModel(t, 'Interaction'))).not.toContain('old');
+    await repo.upsert(t, 'Session', 'old-session', { uid: 'old-session-uid' }, nowSec() - 1);
+    expect(ids(await repo.listByModel(t, 'Session'))).not.toContain('old-session');
   });
 
   it('lets a row expire on its own at expires_at', async () => {
@@ -80,7 +81,6 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
     await sleep(2100);
     expect(await repo.find(t, 'AuthorizationCode', 'short')).toBeUndefined();
     expect(await repo.findByUid(t, 'AuthorizationCode', 'short-uid')).toBeUndefined();
-    expect(ids(await repo.listByModel(t, 'AuthorizationCode'))).not.toContain('short');
   });
 
   it('consumes; a later upsert keeps the flag; consuming an unknown id creates nothing', async () => {
@@ -129,7 +129,6 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
     expect(await repo.find(t, 'AccessToken', 'at1')).toBeUndefined();
     expect(await repo.find(t, 'RefreshToken', 'rt1')).toBeUndefined();
     expect(await repo.findByUid(t, 'RefreshToken', 'rt1-uid')).toBeUndefined();
-    expect(ids(await repo.listByModel(t, 'RefreshToken'))).not.toContain('rt1');
     expect(await repo.find(t, 'AccessToken', 'at2')).toBeDefined();
     expect(await repo.find(t, 'AccessToken', 'at3')).toBeDefined();
     expect(await repo.find(`${t}-other`, 'AccessToken', 'at1')).toBeDefined();
@@ -140,7 +139,11 @@ describe.each(['redis', 'sqlite'])('oidc payloads: shared semantics (%s)', (back
     await repo.destroy(t, 'Interaction', 'i1');
     expect(await repo.find(t, 'Interaction', 'i1')).toBeUndefined();
     expect(await repo.findByUid(t, 'Interaction', 'i1-uid')).toBeUndefined();
-    expect(ids(await repo.listByModel(t, 'Interaction'))).not.toContain('i1');
+    await repo.upsert(t, 'Session', 'destroyed', { uid: 'destroyed-uid' }, nowSec() + 60);
+    expect(ids(await repo.listByModel(t, 'Session'))).toContain('destroyed');
+    await repo.destroy(t, 'Session', 'destroyed');
+    expect(await repo.findByUid(t, 'Session', 'destroyed-uid')).toBeUndefined();
+    expect(ids(await repo.listByModel(t, 'Session'))).not.toContain('destroyed');
   });
 
   it('lists unexpired rows of a model, with and without expiry', async () => {
@@ -235,7 +238,7 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
   it('keeps a record and its lookups under the tenant prefix, expiring with the artefact', async () => {
     const exp = nowSec() + 120;
     await repo.upsert(t, 'DeviceCode', 'dc1', { uid: 'dc-uid', userCode: 'WXYZ-1234', grantId: 'dc-grant' }, exp);
-    for (const k of [key('oidc:DeviceCode:dc1'), key('oidx:uid:DeviceCode:dc-uid'), key('oidx:code:DeviceCode:WXYZ-1234'), key('oidx:grant:dc-grant'), key('oidx:model:DeviceCode')]) {
+    for (const k of [key('oidc:DeviceCode:dc1'), key('oidx:uid:DeviceCode:dc-uid'), key('oidx:code:DeviceCode:WXYZ-1234'), key('oidx:grant:dc-grant')]) {
       expect(await redis.expiretime(k), k).toBe(exp);
     }
     // A longer-lived member extends the grant set; a shorter one never shortens it.
@@ -243,6 +246,48 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
     await repo.upsert(t, 'AccessToken', 'at-short', { grantId: 'dc-grant' }, exp - 60);
     expect(await redis.expiretime(key('oidx:grant:dc-grant'))).toBe(exp + 1000);
     expect(await redis.smembers(key('oidx:grant:dc-grant'))).toEqual(expect.arrayContaining(['DeviceCode:dc1', 'RefreshToken:rt-long', 'AccessToken:at-short']));
+  });
+
+  it('indexes by model the listed models alone (sessions and grants), not tokens, codes or interactions', async () => {
+    const mt = 'layout-models';
+    const mkey = (rest: string) => `${prefix}:${mt}:${rest}`;
+    const exp = nowSec() + 120;
+    for (const model of ['AccessToken', 'RefreshToken', 'AuthorizationCode', 'Interaction', 'DeviceCode', 'ClientCredentials']) {
+      await repo.upsert(mt, model, `${model}-1`, { grantId: 'g-models', uid: `${model}-uid` }, exp);
+      expect(await repo.find(mt, model, `${model}-1`), model).toBeDefined();
+      expect(await redis.exists(mkey(`oidx:model:${model}`)), model).toBe(0);
+    }
+    await repo.upsert(mt, 'Session', 's-models', session('frank', ['app']), exp);
+    await repo.upsert(mt, 'Grant', 'g-models', { accountId: 'frank', clientId: 'app' }, exp);
+    expect(await redis.zscore(mkey('oidx:model:Session'), 's-models')).toBe(String(exp));
+    expect(await redis.zscore(mkey('oidx:model:Grant'), 'g-models')).toBe(String(exp));
+    expect(await repo.countLive(mt, 'Session')).toBe(1);
+    expect(ids(await repo.listByModel(mt, 'Grant'))).toEqual(['g-models']);
+    // Every artefact of the grant still goes with it: the grant set, not the model index, finds them.
+    await repo.revokeByGrantId(mt, 'g-models');
+    for (const model of ['AccessToken', 'RefreshToken', 'AuthorizationCode', 'Interaction', 'DeviceCode', 'ClientCredentials']) {
+      expect(await repo.find(mt, model, `${model}-1`), model).toBeUndefined();
+    }
+  });
+
+  it('leaves a model index written by an earlier version unread and harmless', async () => {
+    const ot = 'layout-old-model-index';
+    const okey = (rest: string) => `${prefix}:${ot}:${rest}`;
+    const exp = nowSec() + 120;
+    // A refresh token as the previous release indexed it: also a member of the model's sorted set.
+    await repo.upsert(ot, 'RefreshToken', 'rt-old', { grantId: 'g-old-index' }, exp);
+    await redis.zadd(okey('oidx:model:RefreshToken'), exp, 'rt-old');
+    await redis.expireat(okey('oidx:model:RefreshToken'), exp);
+    expect(await repo.consume(ot, 'RefreshToken', 'rt-old')).toBe(true);
+    await repo.upsert(ot, 'RefreshToken', 'rt-new', { grantId: 'g-old-index' }, exp + 60);
+    await repo.destroy(ot, 'RefreshToken', 'rt-old');
+    expect(await repo.find(ot, 'RefreshToken', 'rt-old')).toBeUndefined();
+    expect((await repo.find(ot, 'RefreshToken', 'rt-new'))?.payload).toEqual({ grantId: 'g-old-index' });
+    // Not written any more: the old set keeps its member until its own TTL, and gains none.
+    expect(await redis.zrange(okey('oidx:model:RefreshToken'), 0, -1)).toEqual(['rt-old']);
+    expect(await redis.expiretime(okey('oidx:model:RefreshToken'))).toBe(exp);
+    await repo.revokeByGrantId(ot, 'g-old-index');
+    expect(await repo.find(ot, 'RefreshToken', 'rt-new')).toBeUndefined();
   });
 
   it('lists sessions from the per-account and per-client sorted sets, scored by expiry', async () => {

@@ -1,4 +1,4 @@
-import type { GrantIndexFilter, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, ListedModel, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, SessionIndexFilter, TenantId } from '../types.js';
 import { json } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 
@@ -89,7 +89,7 @@ export class PgOidcPayloads implements OidcPayloadRepository {
     await this.db.statement(tenant, 'DELETE FROM oidc_payloads WHERE tenant_id = $1 AND grant_id = $2', [tenant, grantId]);
   }
 
-  async listByModel(tenant: TenantId, model: string): Promise<OidcListedRow[]> {
+  async listByModel(tenant: TenantId, model: ListedModel): Promise<OidcListedRow[]> {
     const { rows } = await this.db.statement<OidcListedRow>(tenant, `SELECT id, payload, expires_at FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND ${LIVE}`, [tenant, model, nowSec()]);
     return rows;
   }
@@ -121,7 +121,7 @@ export class PgOidcPayloads implements OidcPayloadRepository {
     return rows.map((r) => r.id);
   }
 
-  async countLive(tenant: TenantId, model: string): Promise<number> {
+  async countLive(tenant: TenantId, model: ListedModel): Promise<number> {
     const { rows } = await this.db.statement<{ n: string }>(tenant, `SELECT count(*) AS n FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND ${LIVE}`, [tenant, model, nowSec()]);
     return Number(rows[0]?.n ?? 0);
   }

@@ -8,7 +8,8 @@
  *   oidx:uid:<model>:<uid>            -> id, same expiry as the record
  *   oidx:code:<model>:<userCode>      -> id, same expiry as the record
  *   oidx:grant:<grantId>              set of "<model>:<id>", lives as long as its longest member
- *   oidx:model:<model>                sorted set of ids scored by expiry (listByModel without SCAN)
+ *   oidx:model:<model>                sorted set of ids scored by expiry, Sessions and Grants only
+ *                                     (LISTED_MODELS: listByModel and countLive without SCAN)
  *   oidx:session-account:<accountId>  sorted set of Session ids scored by expiry
  *   oidx:session-client:<clientId>    sorted set of Session ids scored by expiry
  *   oidx:grant-account:<accountId>    sorted set of Grant ids scored by expiry
@@ -18,7 +19,7 @@
  * members whenever they are written (readers skip them by score).
  */
 import type { Redis } from 'ioredis';
-import type { GrantIndexFilter, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, ListedModel, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
 import { redisCall, tenantKeyPrefix } from './client.js';
 import { consumeScript, destroyScript, findByPointerScript, indexOldGrantsScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
 
@@ -125,7 +126,7 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
     await redisCall(() => revokeGrantScript.run(this.redis, [set], [this.index(tenant), this.recordPrefix(tenant), grantId]));
   }
 
-  async listByModel(tenant: TenantId, model: string): Promise<OidcListedRow[]> {
+  async listByModel(tenant: TenantId, model: ListedModel): Promise<OidcListedRow[]> {
     if (!MODEL.test(model)) throw new Error(`invalid oidc model: ${JSON.stringify(model)}`);
     return this.rows(tenant, model, await this.liveIds(`${this.index(tenant)}model:${model}`));
   }
@@ -157,7 +158,7 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
     return both ? first!.filter((id) => both.has(id)) : first!;
   }
 
-  async countLive(tenant: TenantId, model: string): Promise<number> {
+  async countLive(tenant: TenantId, model: ListedModel): Promise<number> {
     if (!MODEL.test(model)) throw new Error(`invalid oidc model: ${JSON.stringify(model)}`);
     const key = `${this.index(tenant)}model:${model}`;
     return redisCall(() => this.redis.zcount(key, `(${nowSec()}`, '+inf'));

@@ -7,11 +7,22 @@
  * a and cl on Sessions and Grants only).
  * Keys are built from the tenant's index prefix (ARGV[1], "<prefix>:<tenant>:oidx:"), so a script
  * can only touch keys of the tenant it was called for.
+ *
+ * Only the listed models (LISTED_MODELS: sessions and grants) are indexed by model: a sorted set
+ * of every row that only listing reads. Access and refresh tokens, codes and interactions were
+ * written into one too until issue 17, five commands of an upsert's eleven for a set nothing read;
+ * entries left in those sets by earlier versions are never read again and leave with the set's
+ * TTL.
  */
+import { LISTED_MODELS } from '../types.js';
 import { LuaScript } from './client.js';
 
+/** `listed[model]` is true for the models with a per-model index (Lua table literal). */
+const LISTED = `local listed = {${LISTED_MODELS.map((m) => `${m} = true`).join(', ')}}
+`;
+
 /** Removes a record's index entries, read from the values stored on the record itself. */
-const UNINDEX = `
+const UNINDEX = `${LISTED}
 local function unindex(rec, idx, model, id)
   local old = redis.call('HMGET', rec, 'u', 'uc', 'g', 'a', 'cl')
   if old[1] and old[1] ~= '' then
@@ -23,7 +34,7 @@ local function unindex(rec, idx, model, id)
     if redis.call('GET', k) == id then redis.call('DEL', k) end
   end
   if old[3] and old[3] ~= '' then redis.call('SREM', idx .. 'grant:' .. old[3], model .. ':' .. id) end
-  redis.call('ZREM', idx .. 'model:' .. model, id)
+  if listed[model] then redis.call('ZREM', idx .. 'model:' .. model, id) end
   local owner = idx .. string.lower(model)
   if old[4] and old[4] ~= '' then redis.call('ZREM', owner .. '-account:' .. old[4], id) end
   if old[5] and old[5] ~= '' then
@@ -73,7 +84,7 @@ if grant ~= '' then
   redis.call('SADD', k, model .. ':' .. id)
   cover(k, fresh)
 end
-zindex(idx .. 'model:' .. model)
+if listed[model] then zindex(idx .. 'model:' .. model) end
 -- Sessions and grants by account and client: 'session-account:<a>', 'grant-client:<c>', ...
 local owner = idx .. string.lower(model)
 if acct ~= '' then zindex(owner .. '-account:' .. acct) end

@@ -1,4 +1,4 @@
-import type { GrantIndexFilter, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, ListedModel, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
 import type Database from 'better-sqlite3';
 import type { Db } from './db.js';
 import { WriteBatch } from './write-batch.js';
@@ -203,7 +203,7 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     return this.batch.write(undefined, () => this.revokeStmt.run(tenant, grantId));
   }
 
-  async listByModel(tenant: TenantId, model: string) {
+  async listByModel(tenant: TenantId, model: ListedModel) {
     this.batch.flush();
     return this.listStmt.all(tenant, model, nowSec()).map((r) => ({ id: r.id, payload: JSON.parse(r.payload) as Record<string, unknown>, expires_at: r.expires_at }));
   }
@@ -222,7 +222,7 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     return (params.account !== null ? this.grantsByAccountStmt : this.grantsByClientStmt).all(params);
   }
 
-  async countLive(tenant: TenantId, model: string): Promise<number> {
+  async countLive(tenant: TenantId, model: ListedModel): Promise<number> {
     this.batch.flush();
     return this.countStmt.get(tenant, model, nowSec()) ?? 0;
   }
