@@ -16,7 +16,8 @@
 import { createHmac } from 'node:crypto';
 import type { Sealer } from '../keys/sealer.js';
 import { TIME_PREFIX_LENGTH } from './random-ids.js';
-import type { OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, TenantId } from '../storage/types.js';
+import type { OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, OidcUpsert, TenantId } from '../storage/types.js';
+import { consumeBesideUpserts } from './issue-together.js';
 
 export const PROTECTED_MODELS = new Set(['RefreshToken', 'Session']);
 /** The protected model also found by uid (findByUid), whose value must be recoverable. */
@@ -137,9 +138,19 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     }
     return undefined;
   };
+  /** A row as it is stored: a protected model's under its stored id, without the value. */
+  const toStored = (tenant: TenantId, row: OidcUpsert): OidcUpsert => {
+    if (!protects(row.model)) return row;
+    // `jti` (the value) is left out of the stored JSON: undefined members are not serialised.
+    const id = storedId(tenant, row.model, row.id);
+    const payload: Record<string, unknown> = { ...row.payload, jti: undefined };
+    if (row.model === SEALED_MODEL) payload.jti_sealed = sealedId(tenant, row.model, row.id, id);
+    return { model: row.model, id, payload, expiresAt: row.expiresAt };
+  };
   const withGrant = repo.findWithGrant?.bind(repo);
+  const together = repo.consumeAndUpsert?.bind(repo);
 
-  return {
+  const wrapped: OidcPayloadRepository = {
     ...bindAll(repo),
     ...(withGrant && {
       async findWithGrant(tenant: TenantId, model: string, id: string): Promise<OidcRowWithGrant | undefined> {
@@ -154,13 +165,10 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
     }),
     async upsert(tenant, model, id, payload, expiresAt) {
       if (!protects(model)) return repo.upsert(tenant, model, id, payload, expiresAt);
-      // `jti` (the value) is left out of the stored JSON: undefined members are not serialised.
       // A row from before, under the raw value, is left to expire (find prefers the hashed one;
       // consume and destroy act on both): deleting it on every save would cost a write each time.
-      const key = storedId(tenant, model, id);
-      const stored: Record<string, unknown> = { ...payload, jti: undefined };
-      if (model === SEALED_MODEL) stored.jti_sealed = sealedId(tenant, model, id, key);
-      await repo.upsert(tenant, model, key, stored, expiresAt);
+      const row = toStored(tenant, { model, id, payload, expiresAt });
+      await repo.upsert(tenant, model, row.id, row.payload, expiresAt);
     },
     async find(tenant, model, id) {
       if (!protects(model)) return repo.find(tenant, model, id);
@@ -192,6 +200,16 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
       await Promise.all(ids.map((each) => repo.destroy(tenant, model, each)));
     },
   };
+  if (together) {
+    wrapped.consumeAndUpsert = async (tenant, used, rows) => {
+      const id = protects(used.model) ? takeFound(tenant, used.model, used.id) : used.id;
+      // A value this process did not just find under its current id (a row from before ordered
+      // ids, or a found entry evicted) may be under any of its ids: consumed as consume does.
+      if (id === undefined) return consumeBesideUpserts(wrapped, tenant, used, rows);
+      return together(tenant, { model: used.model, id }, rows.map((row) => toStored(tenant, row)));
+    };
+  }
+  return wrapped;
 }
 
 /** The repository's methods bound to it (class instances keep their methods on the prototype). */

@@ -18,9 +18,11 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
+import type { OidcUpsert } from '../storage/types.js';
 import { pkceChallenge } from '../social/upstream.js';
 import { corsJsonHeaders } from './grant-claims.js';
 import { findWithGrant } from './grant-reads.js';
+import { consumeAndUpsert } from './issue-together.js';
 import { accessToken, idToken, parties, replayed, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'authorization_code';
@@ -88,11 +90,9 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
     refresh = { value: rtValue, payload, ttl };
   }
   // Issued together (see refresh-grant.ts): answered only once all succeeded.
-  const [consumed] = await Promise.all([
-    repo.consume(host.tenant, 'AuthorizationCode', value),
-    repo.upsert(host.tenant, 'AccessToken', at.value, at.payload, now + at.ttl),
-    refresh && repo.upsert(host.tenant, 'RefreshToken', refresh.value, refresh.payload, now + refresh.ttl),
-  ]);
+  const rows: OidcUpsert[] = [{ model: 'AccessToken', id: at.value, payload: at.payload, expiresAt: now + at.ttl }];
+  if (refresh) rows.push({ model: 'RefreshToken', id: refresh.value, payload: refresh.payload, expiresAt: now + refresh.ttl });
+  const consumed = await consumeAndUpsert(repo, host.tenant, { model: 'AuthorizationCode', id: value }, rows);
   if (!consumed) return replayed(host, repo, source.grantId);
   const id = await signing;
   host.tokenIssued(source.clientId, GTY);

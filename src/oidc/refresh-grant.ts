@@ -27,6 +27,7 @@
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { corsJsonHeaders } from './grant-claims.js';
 import { findWithGrant } from './grant-reads.js';
+import { consumeAndUpsert } from './issue-together.js';
 import { accessToken, idToken, parties, replayed, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'refresh_token';
@@ -78,12 +79,11 @@ export async function refreshGrant(host: UserTokenHost, req: HttpRequest): Promi
     clientId: source.clientId,
   };
   const at = accessToken(host, setup, source, p, gty, now);
-  // Issued together (one round trip on Redis): nothing is answered unless all three succeed, and
-  // tokens written beside a failed consume were never handed out.
-  const [consumed] = await Promise.all([
-    repo.consume(host.tenant, 'RefreshToken', value),
-    repo.upsert(host.tenant, 'RefreshToken', rtValue, successor, now + rtTtl),
-    repo.upsert(host.tenant, 'AccessToken', at.value, at.payload, now + at.ttl),
+  // Issued together (issue-together.ts; one script on Redis): nothing is answered unless the
+  // consume and both writes succeed.
+  const consumed = await consumeAndUpsert(repo, host.tenant, { model: 'RefreshToken', id: value }, [
+    { model: 'RefreshToken', id: rtValue, payload: successor, expiresAt: now + rtTtl },
+    { model: 'AccessToken', id: at.value, payload: at.payload, expiresAt: now + at.ttl },
   ]);
   if (!consumed) return replayed(host, repo, source.grantId);
   const id = await signing;

@@ -64,6 +64,14 @@ export type GrantIndexFilter = { accountId: string; clientId?: string } | { acco
 export const LISTED_MODELS = ['Session', 'Grant'] as const;
 export type ListedModel = (typeof LISTED_MODELS)[number];
 
+/** One artefact to write: upsert's arguments. */
+export interface OidcUpsert {
+  model: string;
+  id: string;
+  payload: Record<string, unknown>;
+  expiresAt: number | null;
+}
+
 export interface OidcPayloadRepository {
   upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void>;
   find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined>;
@@ -75,6 +83,14 @@ export interface OidcPayloadRepository {
    * (SQLite, Redis) is read with find, then the grant. Undefined when the row is not found.
    */
   findWithGrant?(tenant: TenantId, model: string, id: string): Promise<OidcRowWithGrant | undefined>;
+  /**
+   * consume(used), and only when this call consumed it, upsert of every row, as one atomic step
+   * (issue 17): on Redis one script, where the refresh grant and the code exchange paid three
+   * commands' worth of client work for it. True when consumed; false writes nothing. Optional: a
+   * store without it (SQLite, whose group commit joins the writes anyway; PostgreSQL) gets the
+   * consume and the upserts side by side (oidc/issue-together.ts).
+   */
+  consumeAndUpsert?(tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean>;
   /**
    * Marks the row consumed. True when this call consumed it; false when it was consumed already or
    * is not there. Atomic: of two consumes of one row at the same moment exactly one gets true, so a

@@ -19,15 +19,21 @@
  * members whenever they are written (readers skip them by score).
  */
 import type { Redis } from 'ioredis';
-import type { GrantIndexFilter, ListedModel, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, ListedModel, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, OidcUpsert, SessionIndexFilter, TenantId } from '../types.js';
 import { redisCall, tenantKeyPrefix } from './client.js';
-import { consumeScript, destroyScript, findByPointerScript, indexOldGrantsScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
+import { consumeAndUpsertScript, consumeScript, destroyScript, findByPointerScript, indexOldGrantsScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** Models are a key segment too (see tenantKeyPrefix). */
 const MODEL = /^[A-Za-z]{1,64}$/;
+
+/** A row's arguments to the upsert scripts (ROW_ARGS of them, in the scripts' order). */
+function rowArgs({ model, id, payload, expiresAt }: OidcUpsert): string[] {
+  const [account, clients] = owners(model, payload);
+  return [model, id, JSON.stringify(payload), expiresAt === null ? '' : String(expiresAt), str(payload.uid), str(payload.userCode), str(payload.grantId), account, JSON.stringify(clients)];
+}
 
 /** Clients a session has authorised (the keys of oidc-provider's `authorizations`). */
 function sessionClients(payload: Record<string, unknown>): string[] {
@@ -77,13 +83,15 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
   }
 
   async upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
-    const [account, clients] = owners(model, payload);
-    const args = [
-      this.index(tenant), model, id, JSON.stringify(payload), expiresAt === null ? '' : String(expiresAt), String(nowSec()),
-      str(payload.uid), str(payload.userCode), str(payload.grantId), account, JSON.stringify(clients),
-    ];
     const key = this.record(tenant, model, id);
+    const args = [this.index(tenant), String(nowSec()), ...rowArgs({ model, id, payload, expiresAt })];
     await redisCall(() => upsertScript.run(this.redis, [key], args));
+  }
+
+  async consumeAndUpsert(tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {
+    const keys = [this.record(tenant, used.model, used.id), ...rows.map((r) => this.record(tenant, r.model, r.id))];
+    const args = [this.index(tenant), String(nowSec()), ...rows.flatMap(rowArgs)];
+    return (await redisCall(() => consumeAndUpsertScript.run(this.redis, keys, args))) === 1;
   }
 
   async find(tenant: TenantId, model: string, id: string): Promise<OidcPayloadRow | undefined> {

@@ -44,52 +44,64 @@ end
 `;
 
 /**
- * KEYS[1] record; ARGV: idx, model, id, payload, exp ('' = none), now, uid, userCode, grantId,
- * accountId, clientIds (JSON array). Like the SQL upsert it keeps the consumed flag.
+ * upsert(rec, idx, model, id, payload, exp, now, uid, code, grant, acct, clients): writes one record
+ * and its index entries (exp '' = none, now a number, clients a JSON array). Like the SQL upsert it
+ * keeps the consumed flag.
  */
-export const upsertScript = new LuaScript(`${UNINDEX}
-local rec, idx, model, id = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
-local exp, now = tonumber(ARGV[5]), tonumber(ARGV[6])
-local uid, code, grant, acct, clients = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
-unindex(rec, idx, model, id)
-if exp and exp <= now then
-  redis.call('DEL', rec)
-  return 0
-end
-redis.call('HSET', rec, 'p', ARGV[4], 'e', ARGV[5], 'u', uid, 'uc', code, 'g', grant, 'a', acct, 'cl', clients)
-if exp then redis.call('EXPIREAT', rec, exp) else redis.call('PERSIST', rec) end
+const UPSERT = `
+local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, grant, acct, clients)
+  local exp = tonumber(expArg)
+  unindex(rec, idx, model, id)
+  if exp and exp <= now then
+    redis.call('DEL', rec)
+    return 0
+  end
+  redis.call('HSET', rec, 'p', payload, 'e', expArg, 'u', uid, 'uc', code, 'g', grant, 'a', acct, 'cl', clients)
+  if exp then redis.call('EXPIREAT', rec, exp) else redis.call('PERSIST', rec) end
 
--- An index key lives as long as its longest-lived entry: GT only ever extends it.
-local function cover(k, fresh)
-  if not exp then redis.call('PERSIST', k)
-  elseif fresh then redis.call('EXPIREAT', k, exp)
-  else redis.call('EXPIREAT', k, exp, 'GT') end
-end
-local function pointer(k)
-  if exp then redis.call('SET', k, id, 'EXAT', exp) else redis.call('SET', k, id) end
-end
--- Sorted sets scored by expiry; expired members are dropped whenever the set is written.
-local function zindex(k)
-  redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
-  local fresh = redis.call('EXISTS', k) == 0
-  redis.call('ZADD', k, exp or '+inf', id)
-  cover(k, fresh)
-end
+  -- An index key lives as long as its longest-lived entry: GT only ever extends it.
+  local function cover(k, fresh)
+    if not exp then redis.call('PERSIST', k)
+    elseif fresh then redis.call('EXPIREAT', k, exp)
+    else redis.call('EXPIREAT', k, exp, 'GT') end
+  end
+  local function pointer(k)
+    if exp then redis.call('SET', k, id, 'EXAT', exp) else redis.call('SET', k, id) end
+  end
+  -- Sorted sets scored by expiry; expired members are dropped whenever the set is written.
+  local function zindex(k)
+    redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
+    local fresh = redis.call('EXISTS', k) == 0
+    redis.call('ZADD', k, exp or '+inf', id)
+    cover(k, fresh)
+  end
 
-if uid ~= '' then pointer(idx .. 'uid:' .. model .. ':' .. uid) end
-if code ~= '' then pointer(idx .. 'code:' .. model .. ':' .. code) end
-if grant ~= '' then
-  local k = idx .. 'grant:' .. grant
-  local fresh = redis.call('EXISTS', k) == 0
-  redis.call('SADD', k, model .. ':' .. id)
-  cover(k, fresh)
+  if uid ~= '' then pointer(idx .. 'uid:' .. model .. ':' .. uid) end
+  if code ~= '' then pointer(idx .. 'code:' .. model .. ':' .. code) end
+  if grant ~= '' then
+    local k = idx .. 'grant:' .. grant
+    local fresh = redis.call('EXISTS', k) == 0
+    redis.call('SADD', k, model .. ':' .. id)
+    cover(k, fresh)
+  end
+  if listed[model] then zindex(idx .. 'model:' .. model) end
+  -- Sessions and grants by account and client: 'session-account:<a>', 'grant-client:<c>', ...
+  local owner = idx .. string.lower(model)
+  if acct ~= '' then zindex(owner .. '-account:' .. acct) end
+  for _, c in ipairs(cjson.decode(clients)) do zindex(owner .. '-client:' .. c) end
+  return 1
 end
-if listed[model] then zindex(idx .. 'model:' .. model) end
--- Sessions and grants by account and client: 'session-account:<a>', 'grant-client:<c>', ...
-local owner = idx .. string.lower(model)
-if acct ~= '' then zindex(owner .. '-account:' .. acct) end
-for _, c in ipairs(cjson.decode(clients)) do zindex(owner .. '-client:' .. c) end
-return 1
+`;
+
+/** How many ARGV one row takes in upsertScript and consumeAndUpsertScript (after idx and now). */
+export const ROW_ARGS = 9;
+
+/**
+ * KEYS[1] record; ARGV: idx, now, then the row: model, id, payload, exp ('' = none), uid,
+ * userCode, grantId, accountId, clientIds (JSON array).
+ */
+export const upsertScript = new LuaScript(`${UNINDEX}${UPSERT}
+return upsert(KEYS[1], ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[2]), ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
 `);
 
 /** KEYS[1] record; ARGV: idx, model, id. */
@@ -108,6 +120,22 @@ if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HEXISTS', KEYS[1], 'c') ==
   return 1
 end
 return 0
+`);
+
+/**
+ * KEYS[1] the record to consume, KEYS[2..] the records to write; ARGV: idx, now (the consumed-at
+ * value too), then ROW_ARGS per record to write, in KEYS' order. Consumes as consumeScript does and
+ * writes the records only when it did: 1, or 0 with nothing changed.
+ */
+export const consumeAndUpsertScript = new LuaScript(`${UNINDEX}${UPSERT}
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'c') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'c', ARGV[2])
+local now = tonumber(ARGV[2])
+for i = 2, #KEYS do
+  local a = 3 + (i - 2) * ${ROW_ARGS}
+  upsert(KEYS[i], ARGV[1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], ARGV[a + 8])
+end
+return 1
 `);
 
 /**

@@ -1,0 +1,22 @@
+/**
+ * The write step of the refresh grant and the code exchange (issue 17): the presented refresh token
+ * or code is consumed and the new tokens are written, and nothing is answered unless all of it
+ * succeeded. A store that can do it as one atomic step (OidcPayloadRepository.consumeAndUpsert:
+ * Redis, one script) writes the new tokens only when the consume was this call's. Otherwise the
+ * consume and the upserts go side by side (on SQLite one group commit, on PostgreSQL one round
+ * trip's time), and tokens written beside a failed consume are never handed out: the caller
+ * revokes the grant, which takes them too.
+ */
+import type { OidcPayloadRepository, OidcUpsert, TenantId } from '../storage/types.js';
+
+/** True when this call consumed `used` (and `rows` are written). */
+export async function consumeAndUpsert(repo: OidcPayloadRepository, tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {
+  if (repo.consumeAndUpsert) return repo.consumeAndUpsert(tenant, used, rows);
+  return consumeBesideUpserts(repo, tenant, used, rows);
+}
+
+/** The consume and the upserts side by side, through the repository's own methods. */
+export async function consumeBesideUpserts(repo: OidcPayloadRepository, tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {
+  const [consumed] = await Promise.all([repo.consume(tenant, used.model, used.id), ...rows.map((r) => repo.upsert(tenant, r.model, r.id, r.payload, r.expiresAt))]);
+  return consumed;
+}
