@@ -8,9 +8,10 @@
  * during one turn of the event loop are sent together, at its check phase (setImmediate) or once
  * BATCH_MAX are waiting, split over the threads, and each thread answers its share with one message.
  *
- * RS256 stays on libuv's threadpool (keys/jwt.ts): a signature there is ~200 µs, the hand-off is a
- * small part of it, and four pool threads kept the cores busier than two batching threads did
- * (measured both ways; docs/decisions.md).
+ * RS256 stays on libuv's threadpool (keys/jwt.ts, signOnPool): a signature there is ~200 µs, the
+ * hand-off is a small part of it, and four pool threads kept the cores busier than two batching
+ * threads did (measured both ways; docs/decisions.md). Its jobs are handed over at the end of the
+ * turn that asked for them, one job each.
  *
  * Two plain worker threads rather than a Piscina pool: a pool schedules one task per message (the
  * `piscina` route of bench:signing paid ~90 µs of CPU per ES256 signature), while a batch per turn
@@ -50,13 +51,39 @@ interface Thread {
   waiting: Map<number, Request[]>;
 }
 
-/** Signs with node:crypto on libuv's threadpool (the one-at-a-time path). */
+/** Hands one signature to libuv's threadpool now; a synchronous failure rejects it alone. */
+function signNow(r: Request): void {
+  try {
+    cryptoSign(r.hash, Buffer.from(r.input, 'latin1'), { key: r.key, dsaEncoding: 'ieee-p1363' }, (err, sig) => {
+      if (err) r.reject(err);
+      else r.resolve(sig.toString('base64url'));
+    });
+  } catch (err) {
+    r.reject(err as Error);
+  }
+}
+
+/** The signatures requested during this turn of the event loop, for signOnPool. */
+let turnSigns: Request[] = [];
+
+function handOverTurn(): void {
+  const requests = turnSigns;
+  turnSigns = [];
+  for (const r of requests) signNow(r);
+}
+
+/**
+ * Signs with node:crypto on libuv's threadpool, one job per signature (RS256), handed over at the
+ * end of the turn that asked (its check phase, setImmediate) rather than at once. Waking a pool
+ * thread mid-turn lets the kernel give it the event loop's core while the loop still has the
+ * turn's other requests to parse, answer and write (V8's wall-clock profile put ~59 µs per refresh
+ * in that hand-off, a few of them CPU); at the check phase the loop has done the turn's work and is
+ * about to wait anyway. Measured against handing over at once (docs/decisions.md): refresh ahead in
+ * five alternated rounds of five, silent re-authentication in four, client_credentials even.
+ */
 export function signOnPool(hash: string | null, input: string, key: KeyObject): Promise<string> {
   return new Promise((resolve, reject) => {
-    cryptoSign(hash, Buffer.from(input, 'latin1'), { key, dsaEncoding: 'ieee-p1363' }, (err, sig) => {
-      if (err) reject(err);
-      else resolve(sig.toString('base64url'));
-    });
+    if (turnSigns.push({ key, hash, input, resolve, reject }) === 1) setImmediate(handOverTurn);
   });
 }
 
@@ -104,7 +131,8 @@ export class BatchSigner {
     this.queue = [];
     const threads = this.startThreads();
     if (!threads.length) {
-      for (const r of requests) signOnPool(r.hash, r.input, r.key).then(r.resolve, r.reject);
+      // Already at a turn's end (or BATCH_MAX): straight to the pool.
+      for (const r of requests) signNow(r);
       return;
     }
     const share = Math.ceil(requests.length / threads.length);

@@ -1,6 +1,7 @@
 /**
  * Compact JWS signing and verification on node:crypto. RS256 signs with the callback form of
- * crypto.sign, on libuv's threadpool (measured faster here than a Piscina pool, see
+ * crypto.sign, on libuv's threadpool, handed over at the end of the turn (batch-signer.ts
+ * signOnPool; measured faster here than a Piscina pool, see
  * PERFORMANCE-NOTES); ES256 and EdDSA sign in batches on two worker threads (batch-signer.ts:
  * their signature is cheap enough that the threadpool's per-token hand-off was a good part of the
  * event loop's work). Verification is synchronous and cheap.

@@ -1,18 +1,20 @@
 /**
+ * RS256 signatures on libuv's threadpool, handed over at the end of the turn (signOnPool): each
+ * answered with its own key, a failure alone, also when asked for during a check phase.
  * ES256 and EdDSA signatures in batches on worker threads (src/keys/batch-signer.ts): every
  * signature verifies with its own key whatever batch it rode in, a bad input fails alone, a thread
  * that dies fails what it held and is replaced, a missing task file falls back to libuv's pool,
  * and idle threads never keep a process alive.
  */
 import { execFile } from 'node:child_process';
-import { generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
+import { createSecretKey, generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BatchSigner, SIGNER_WORKER_FILE } from '../../src/keys/batch-signer.js';
+import { BatchSigner, SIGNER_WORKER_FILE, signOnPool } from '../../src/keys/batch-signer.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 
 const ec = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -24,6 +26,40 @@ function verifies(hash: string | null, input: string, signature: string, publicK
 
 const dir = mkdtempSync(join(tmpdir(), 'batch-signer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("signOnPool: RS256 on libuv's threadpool, handed over at the turn's end", () => {
+  const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
+
+  it('signs every input requested in one turn, each with its own key', async () => {
+    const pairs = [rsa(), rsa()];
+    const inputs = Array.from({ length: 12 }, (_, i) => `header.payload-${i}`);
+    const signatures = await Promise.all(inputs.map((input, i) => signOnPool('sha256', input, pairs[i % 2]!.privateKey)));
+    signatures.forEach((signature, i) => {
+      expect(verifies('sha256', inputs[i]!, signature, pairs[i % 2]!.publicKey)).toBe(true);
+      expect(verifies('sha256', inputs[i]!, signature, pairs[(i + 1) % 2]!.publicKey)).toBe(false);
+    });
+  });
+
+  it('fails only the signature that cannot be made, whether it fails at once or on the pool', async () => {
+    const good = rsa();
+    const results = await Promise.allSettled([
+      signOnPool('sha256', 'a.b', good.privateKey),
+      // A secret key and a public key are refused before the job starts (node:crypto throws at
+      // once): the signatures handed over after them in the same turn still go.
+      signOnPool('sha256', 'c.d', createSecretKey(randomBytes(32))),
+      signOnPool('sha256', 'e.f', good.publicKey),
+      signOnPool('sha256', 'g.h', good.privateKey),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(verifies('sha256', 'g.h', (results[3] as PromiseFulfilledResult<string>).value, good.publicKey)).toBe(true);
+  });
+
+  it('answers a signature asked for during a check phase (handed over at the next one)', async () => {
+    const pair = rsa();
+    const signature = await new Promise<string>((resolve, reject) => setImmediate(() => signOnPool('sha256', 'x.y', pair.privateKey).then(resolve, reject)));
+    expect(verifies('sha256', 'x.y', signature, pair.publicKey)).toBe(true);
+  });
+});
 
 describe('BatchSigner', () => {
   it('signs many inputs of several keys requested in one turn, each with its own key, on at most its threads', async () => {
