@@ -91,17 +91,20 @@ local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, gran
   for _, c in ipairs(cjson.decode(clients)) do zindex(owner .. '-client:' .. c) end
   return 1
 end
+
+-- The row whose ROW_ARGS arguments start at ARGV[a]: model, id, payload, exp ('' = none), uid,
+-- userCode, grantId, accountId, clientIds (JSON array).
+local function upsertRow(rec, idx, now, a)
+  return upsert(rec, idx, ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], ARGV[a + 8])
+end
 `;
 
 /** How many ARGV one row takes in upsertScript and consumeAndUpsertScript (after idx and now). */
 export const ROW_ARGS = 9;
 
-/**
- * KEYS[1] record; ARGV: idx, now, then the row: model, id, payload, exp ('' = none), uid,
- * userCode, grantId, accountId, clientIds (JSON array).
- */
+/** KEYS[1] record; ARGV: idx, now, then the row's ROW_ARGS (upsertRow). */
 export const upsertScript = new LuaScript(`${UNINDEX}${UPSERT}
-return upsert(KEYS[1], ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[2]), ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
+return upsertRow(KEYS[1], ARGV[1], tonumber(ARGV[2]), 3)
 `);
 
 /** KEYS[1] record; ARGV: idx, model, id. */
@@ -111,15 +114,21 @@ return redis.call('DEL', KEYS[1])
 `);
 
 /**
- * KEYS[1] record; ARGV: consumed-at. Never creates a record that is not there (or expired). 1 when
- * this call consumed it, 0 when it was consumed already or is not there (one script: atomic).
+ * consume(rec, at): marks the record consumed at `at`. Never creates a record that is not there (or
+ * expired). 1 when this call consumed it, 0 when it was consumed already or is not there (inside
+ * one script: atomic).
  */
-export const consumeScript = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HEXISTS', KEYS[1], 'c') == 0 then
-  redis.call('HSET', KEYS[1], 'c', ARGV[1])
+const CONSUME = `
+local function consume(rec, at)
+  if redis.call('EXISTS', rec) == 0 or redis.call('HEXISTS', rec, 'c') == 1 then return 0 end
+  redis.call('HSET', rec, 'c', at)
   return 1
 end
-return 0
+`;
+
+/** KEYS[1] record; ARGV: consumed-at. */
+export const consumeScript = new LuaScript(`${CONSUME}
+return consume(KEYS[1], ARGV[1])
 `);
 
 /**
@@ -127,14 +136,10 @@ return 0
  * value too), then ROW_ARGS per record to write, in KEYS' order. Consumes as consumeScript does and
  * writes the records only when it did: 1, or 0 with nothing changed.
  */
-export const consumeAndUpsertScript = new LuaScript(`${UNINDEX}${UPSERT}
-if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'c') == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'c', ARGV[2])
+export const consumeAndUpsertScript = new LuaScript(`${UNINDEX}${UPSERT}${CONSUME}
+if consume(KEYS[1], ARGV[2]) == 0 then return 0 end
 local now = tonumber(ARGV[2])
-for i = 2, #KEYS do
-  local a = 3 + (i - 2) * ${ROW_ARGS}
-  upsert(KEYS[i], ARGV[1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], ARGV[a + 8])
-end
+for i = 2, #KEYS do upsertRow(KEYS[i], ARGV[1], now, 3 + (i - 2) * ${ROW_ARGS}) end
 return 1
 `);
 
