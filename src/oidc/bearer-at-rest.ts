@@ -149,6 +149,7 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
   };
   const withGrant = repo.findWithGrant?.bind(repo);
   const together = repo.consumeAndUpsert?.bind(repo);
+  const many = repo.upsertMany?.bind(repo);
 
   const wrapped: OidcPayloadRepository = {
     ...bindAll(repo),
@@ -200,6 +201,7 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
       await Promise.all(ids.map((each) => repo.destroy(tenant, model, each)));
     },
   };
+  if (many) wrapped.upsertMany = (tenant, rows) => many(tenant, rows.map((row) => toStored(tenant, row)));
   if (together) {
     wrapped.consumeAndUpsert = async (tenant, used, rows) => {
       const id = protects(used.model) ? takeFound(tenant, used.model, used.id) : used.id;

@@ -15,6 +15,12 @@ export async function consumeAndUpsert(repo: OidcPayloadRepository, tenant: Tena
   return consumeBesideUpserts(repo, tenant, used, rows);
 }
 
+/** Every row written before the answer: in one step where the store can (upsertMany), else side by side. */
+export async function upsertTogether(repo: OidcPayloadRepository, tenant: TenantId, rows: OidcUpsert[]): Promise<void> {
+  if (repo.upsertMany) return repo.upsertMany(tenant, rows);
+  await Promise.all(rows.map((r) => repo.upsert(tenant, r.model, r.id, r.payload, r.expiresAt)));
+}
+
 /** The consume and the upserts side by side, through the repository's own methods. */
 export async function consumeBesideUpserts(repo: OidcPayloadRepository, tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {
   const [consumed] = await Promise.all([repo.consume(tenant, used.model, used.id), ...rows.map((r) => repo.upsert(tenant, r.model, r.id, r.payload, r.expiresAt))]);

@@ -27,6 +27,7 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, OidcPayloadRepository, UserWithoutSecrets } from '../storage/types.js';
 import { canSignIn } from './accounts.js';
 import { expired, grantOidcScope, isObject, stored, type Payload } from './grant-claims.js';
+import { upsertTogether } from './issue-together.js';
 import { sessionSetCookies, signedSessionCookie } from './session-cookie.js';
 import { defined, tokenValue } from './user-tokens.js';
 
@@ -199,9 +200,9 @@ export async function silentAuthorization(host: SilentAuthHost, req: HttpRequest
   });
   const sessionExp = now + ttl.session;
   // Written together and awaited before the answer: a crash loses only a code never handed out.
-  await Promise.all([
-    repo.upsert(host.tenant, 'AuthorizationCode', code, codePayload, now + ttl.authorization_code),
-    repo.upsert(host.tenant, 'Session', sessionId, resavedSession(session, sessionExp), sessionExp),
+  await upsertTogether(repo, host.tenant, [
+    { model: 'AuthorizationCode', id: code, payload: codePayload, expiresAt: now + ttl.authorization_code },
+    { model: 'Session', id: sessionId, payload: resavedSession(session, sessionExp), expiresAt: sessionExp },
   ]);
 
   const body = `Redirecting to ${escapeHtml(href)}.`;

@@ -92,6 +92,12 @@ export interface OidcPayloadRepository {
    */
   consumeAndUpsert?(tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean>;
   /**
+   * upsert of every row, in one step (issue 17): on Redis one script, where a silent authorization's
+   * code and session re-save were two commands' worth of client work. Optional: a store without it
+   * gets the upserts side by side (oidc/issue-together.ts).
+   */
+  upsertMany?(tenant: TenantId, rows: OidcUpsert[]): Promise<void>;
+  /**
    * Marks the row consumed. True when this call consumed it; false when it was consumed already or
    * is not there. Atomic: of two consumes of one row at the same moment exactly one gets true, so a
    * code or refresh token presented twice at once is spent once (the other caller refuses and

@@ -3,14 +3,15 @@
  * on Redis one script consumes the presented artefact and writes the new tokens only when that
  * consume was its own (RedisOidcPayloads.consumeAndUpsert), through the bearer-id wrapper
  * (refresh tokens under their keyed ids) as the token paths call it; on a store without the
- * method (SQLite) the consume and the upserts go side by side. Real Redis, real SQLite.
+ * method (SQLite) the consume and the upserts go side by side. A silent authorization's code and
+ * session re-save go the same way (upsertTogether: one script on Redis). Real Redis, real SQLite.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sealer } from '../../src/keys/sealer.js';
 import { bearerProtector, protectBearerIds } from '../../src/oidc/bearer-at-rest.js';
-import { consumeAndUpsert } from '../../src/oidc/issue-together.js';
+import { consumeAndUpsert, upsertTogether } from '../../src/oidc/issue-together.js';
 import { tokenValue } from '../../src/oidc/user-tokens.js';
 import { RedisOidcPayloads } from '../../src/storage/redis/oidc-payloads.js';
 import { openSqlite } from '../../src/storage/sqlite/db.js';
@@ -132,6 +133,43 @@ describe('through the bearer-id wrapper, as the token paths call it', () => {
     await raw.upsert(t, 'RefreshToken', 'rt-raw', refresh('rt-raw'), exp());
     expect(await consumeAndUpsert(protectBearerIds(raw, sealer), t, { model: 'RefreshToken', id: 'rt-raw' }, rotation(tokenValue(), 'at-w4'))).toBe(true);
     expect((await raw.find(t, 'RefreshToken', 'rt-raw'))?.consumed).toBe(true);
+  });
+});
+
+describe('upsertTogether: a silent authorization\'s code and session re-save', () => {
+  const t = 'together';
+  const sealer = new Sealer(randomBytes(32));
+  const storedId = bearerProtector(sealer).storedId;
+  const sessionRow = (sid: string, expiresAt: number): OidcUpsert => ({ model: 'Session', id: sid, payload: { jti: sid, kind: 'Session', uid: `uid-${sid}`, accountId: 'user-1', authorizations: { 'c-1': { grantId: 'g-t', sid: 'x' } } }, expiresAt });
+  const codeRow = (code: string): OidcUpsert => ({ model: 'AuthorizationCode', id: code, payload: { jti: code, kind: 'AuthorizationCode', grantId: 'g-t', accountId: 'user-1' }, expiresAt: nowSec() + 60 });
+
+  it('on Redis through the wrapper: one script, each row stored as upsert stores it (the session under its keyed id, sealed)', async () => {
+    const repo = protectBearerIds(raw, sealer);
+    expect(repo.upsertMany).toBeDefined();
+    const sid = tokenValue();
+    const code = tokenValue();
+    await upsertTogether(repo, t, [codeRow(code), sessionRow(sid, exp())]);
+    expect(await redis.exists(key(t, `oidc:Session:${sid}`))).toBe(0);
+    const stored = await raw.find(t, 'Session', storedId(t, 'Session', sid));
+    expect(stored?.payload.jti).toBeUndefined();
+    expect(typeof stored?.payload.jti_sealed).toBe('string');
+    expect((await repo.findByUid(t, 'Session', `uid-${sid}`))?.payload.jti).toBe(sid);
+    expect((await repo.find(t, 'AuthorizationCode', code))?.payload.grantId).toBe('g-t');
+    // Another tenant sees neither.
+    expect(await repo.find(`${t}-b`, 'Session', sid)).toBeUndefined();
+    expect(await repo.find(`${t}-b`, 'AuthorizationCode', code)).toBeUndefined();
+  });
+
+  it('on SQLite (no upsertMany): the upserts side by side, with the same result', async () => {
+    const db = openSqlite(':memory:');
+    const repo = protectBearerIds(new SqliteOidcPayloads(db), sealer);
+    expect(repo.upsertMany).toBeUndefined();
+    const sid = tokenValue();
+    const code = tokenValue();
+    await upsertTogether(repo, 'default', [codeRow(code), sessionRow(sid, exp())]);
+    expect((await repo.findByUid('default', 'Session', `uid-${sid}`))?.payload.jti).toBe(sid);
+    expect((await repo.find('default', 'AuthorizationCode', code))?.payload.grantId).toBe('g-t');
+    db.close();
   });
 });
 

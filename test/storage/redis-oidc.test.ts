@@ -332,6 +332,72 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
     expect(await redis.exists(okey('oidx:grant-account:erin'), okey('oidx:grant-client:app'))).toBe(0);
   });
 
+  it('renews the entries of a re-saved session in place and drops only what it no longer carries', async () => {
+    const rt = 'layout-resave';
+    const rkey = (rest: string) => `${prefix}:${rt}:${rest}`;
+    const exp = nowSec() + 300;
+    const entries = [rkey('oidx:model:Session'), rkey('oidx:session-account:gina'), rkey('oidx:session-client:web'), rkey('oidx:session-client:spa')];
+    await repo.upsert(rt, 'Session', 'sg', session('gina', ['web', 'spa'], { uid: 'uid-g' }), exp);
+    // A silent authorization's re-save: the same uid, account and clients, a later expiry.
+    await repo.upsert(rt, 'Session', 'sg', session('gina', ['web', 'spa'], { uid: 'uid-g' }), exp + 100);
+    for (const k of entries) {
+      expect(await redis.zscore(k, 'sg'), k).toBe(String(exp + 100));
+      expect(await redis.expiretime(k), k).toBe(exp + 100);
+    }
+    expect(await redis.get(rkey('oidx:uid:Session:uid-g'))).toBe('sg');
+    expect(await redis.expiretime(rkey('oidx:uid:Session:uid-g'))).toBe(exp + 100);
+    expect((await repo.findByUid(rt, 'Session', 'uid-g'))?.expires_at).toBe(exp + 100);
+
+    // It leaves the spa and gets a new uid: the spa's entry and the old pointer go, the rest stay.
+    await repo.upsert(rt, 'Session', 'sg', session('gina', ['web'], { uid: 'uid-g2' }), exp + 100);
+    expect(await redis.exists(rkey('oidx:session-client:spa'), rkey('oidx:uid:Session:uid-g'))).toBe(0);
+    expect(await repo.findByUid(rt, 'Session', 'uid-g')).toBeUndefined();
+    expect((await repo.findByUid(rt, 'Session', 'uid-g2'))?.payload.accountId).toBe('gina');
+    expect(ids(await repo.listSessions(rt, { accountId: 'gina', clientId: 'web' }))).toEqual(['sg']);
+    // Another account: the old account's entry goes.
+    await repo.upsert(rt, 'Session', 'sg', session('hank', ['web'], { uid: 'uid-g2' }), exp + 100);
+    expect(await redis.exists(rkey('oidx:session-account:gina'))).toBe(0);
+    expect(ids(await repo.listSessions(rt, { accountId: 'hank' }))).toEqual(['sg']);
+    // Saved expired: every entry goes with the record.
+    await repo.upsert(rt, 'Session', 'sg', session('hank', ['web'], { uid: 'uid-g2' }), nowSec() - 1);
+    expect(await redis.exists(rkey('oidc:Session:sg'), rkey('oidx:uid:Session:uid-g2'), rkey('oidx:model:Session'), rkey('oidx:session-account:hank'), rkey('oidx:session-client:web'))).toBe(0);
+  });
+
+  it('gives an index left with one live member after pruning the expiry of that member', async () => {
+    const pt = 'layout-prune-ttl';
+    const pkey = (rest: string) => `${prefix}:${pt}:${rest}`;
+    const exp = nowSec() + 60;
+    // A key kept alive longer than its live members by a member that has since expired.
+    await redis.zadd(pkey('oidx:grant-client:app'), nowSec() - 10, 'stale');
+    await redis.expireat(pkey('oidx:grant-client:app'), exp + 1000);
+    await repo.upsert(pt, 'Grant', 'g1', { accountId: 'ivy', clientId: 'app' }, exp);
+    expect(await redis.zrange(pkey('oidx:grant-client:app'), 0, -1)).toEqual(['g1']);
+    expect(await redis.expiretime(pkey('oidx:grant-client:app'))).toBe(exp);
+    // A second member never shortens it.
+    await repo.upsert(pt, 'Grant', 'g2', { accountId: 'ivy', clientId: 'app' }, exp - 30);
+    expect(await redis.expiretime(pkey('oidx:grant-client:app'))).toBe(exp);
+  });
+
+  it('writes several rows in one step (upsertMany), each indexed as upsert indexes it', async () => {
+    const mt = 'layout-many';
+    const mkey = (rest: string) => `${prefix}:${mt}:${rest}`;
+    const exp = nowSec() + 120;
+    await repo.upsert(mt, 'Session', 's-many', session('jo', ['app'], { uid: 'uid-many' }), exp);
+    await repo.upsertMany(mt, [
+      { model: 'AuthorizationCode', id: 'code-many', payload: { grantId: 'g-many', accountId: 'jo' }, expiresAt: exp - 60 },
+      { model: 'Session', id: 's-many', payload: session('jo', ['app'], { uid: 'uid-many' }), expiresAt: exp + 60 },
+      { model: 'AccessToken', id: 'at-gone', payload: { grantId: 'g-many' }, expiresAt: nowSec() - 1 },
+    ]);
+    expect((await repo.find(mt, 'AuthorizationCode', 'code-many'))?.expires_at).toBe(exp - 60);
+    expect(await redis.smembers(mkey('oidx:grant:g-many'))).toEqual(['AuthorizationCode:code-many']);
+    expect((await repo.findByUid(mt, 'Session', 'uid-many'))?.expires_at).toBe(exp + 60);
+    expect(await redis.zscore(mkey('oidx:session-account:jo'), 's-many')).toBe(String(exp + 60));
+    expect(await repo.find(mt, 'AccessToken', 'at-gone')).toBeUndefined();
+    // Another tenant's rows are out of reach: the same ids there are untouched.
+    expect(await repo.find(`${mt}-other`, 'AuthorizationCode', 'code-many')).toBeUndefined();
+    await expect(repo.upsertMany('a:b', [{ model: 'Session', id: 'x', payload: {}, expiresAt: exp }])).rejects.toThrow(/invalid tenant/);
+  });
+
   it('prunes expired members when an index is written', async () => {
     await redis.zadd(key('oidx:model:Grant'), nowSec() - 10, 'stale');
     await repo.upsert(t, 'Grant', 'fresh', {}, nowSec() + 60);

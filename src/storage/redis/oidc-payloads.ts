@@ -82,10 +82,14 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
     return `${this.base(tenant)}oidx:`;
   }
 
-  async upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
-    const key = this.record(tenant, model, id);
-    const args = [this.index(tenant), String(nowSec()), ...rowArgs({ model, id, payload, expiresAt })];
-    await redisCall(() => upsertScript.run(this.redis, [key], args));
+  upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
+    return this.upsertMany(tenant, [{ model, id, payload, expiresAt }]);
+  }
+
+  async upsertMany(tenant: TenantId, rows: OidcUpsert[]): Promise<void> {
+    const keys = rows.map((r) => this.record(tenant, r.model, r.id));
+    const args = [this.index(tenant), String(nowSec()), ...rows.flatMap(rowArgs)];
+    await redisCall(() => upsertScript.run(this.redis, keys, args));
   }
 
   async consumeAndUpsert(tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {

@@ -21,25 +21,43 @@ import { LuaScript } from './client.js';
 const LISTED = `local listed = {${LISTED_MODELS.map((m) => `${m} = true`).join(', ')}}
 `;
 
-/** Removes a record's index entries, read from the values stored on the record itself. */
+/**
+ * A record's indexed values as HMGET(rec, 'u', 'uc', 'g', 'a', 'cl') reads them (UNINDEX_FIELDS).
+ * unindexFrom(old, idx, model, id, keep) removes the index entries of `old` that `keep` (the values
+ * the record is about to be written with, same order) does not carry again; keep = nil removes them
+ * all. A re-save that keeps its uid, grant, account and clients (a session's on every silent
+ * authorization) then removes nothing: its entries are renewed where they are (issue 17).
+ */
 const UNINDEX = `${LISTED}
-local function unindex(rec, idx, model, id)
-  local old = redis.call('HMGET', rec, 'u', 'uc', 'g', 'a', 'cl')
-  if old[1] and old[1] ~= '' then
+local function list(json)
+  if not json or json == '' or json == '[]' then return {} end
+  return cjson.decode(json)
+end
+local function dropped(old, keep, i) return old[i] and old[i] ~= '' and (not keep or keep[i] ~= old[i]) end
+local function unindexFrom(old, idx, model, id, keep)
+  if dropped(old, keep, 1) then
     local k = idx .. 'uid:' .. model .. ':' .. old[1]
     if redis.call('GET', k) == id then redis.call('DEL', k) end
   end
-  if old[2] and old[2] ~= '' then
+  if dropped(old, keep, 2) then
     local k = idx .. 'code:' .. model .. ':' .. old[2]
     if redis.call('GET', k) == id then redis.call('DEL', k) end
   end
-  if old[3] and old[3] ~= '' then redis.call('SREM', idx .. 'grant:' .. old[3], model .. ':' .. id) end
-  if listed[model] then redis.call('ZREM', idx .. 'model:' .. model, id) end
+  if dropped(old, keep, 3) then redis.call('SREM', idx .. 'grant:' .. old[3], model .. ':' .. id) end
+  -- A record written again stays in its model's index: ZADD moves its score.
+  if not keep and listed[model] then redis.call('ZREM', idx .. 'model:' .. model, id) end
   local owner = idx .. string.lower(model)
-  if old[4] and old[4] ~= '' then redis.call('ZREM', owner .. '-account:' .. old[4], id) end
-  if old[5] and old[5] ~= '' then
-    for _, c in ipairs(cjson.decode(old[5])) do redis.call('ZREM', owner .. '-client:' .. c, id) end
+  if dropped(old, keep, 4) then redis.call('ZREM', owner .. '-account:' .. old[4], id) end
+  if dropped(old, keep, 5) then
+    local kept = {}
+    if keep then for _, c in ipairs(list(keep[5])) do kept[c] = true end end
+    for _, c in ipairs(list(old[5])) do
+      if not kept[c] then redis.call('ZREM', owner .. '-client:' .. c, id) end
+    end
   end
+end
+local function unindex(rec, idx, model, id)
+  unindexFrom(redis.call('HMGET', rec, 'u', 'uc', 'g', 'a', 'cl'), idx, model, id, nil)
 end
 `;
 
@@ -51,11 +69,14 @@ end
 const UPSERT = `
 local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, grant, acct, clients)
   local exp = tonumber(expArg)
-  unindex(rec, idx, model, id)
+  local old = redis.call('HMGET', rec, 'u', 'uc', 'g', 'a', 'cl')
   if exp and exp <= now then
+    unindexFrom(old, idx, model, id, nil)
     redis.call('DEL', rec)
     return 0
   end
+  -- A new record (every token and code) has nothing to unindex.
+  if old[1] or old[2] or old[3] or old[4] or old[5] then unindexFrom(old, idx, model, id, {uid, code, grant, acct, clients}) end
   redis.call('HSET', rec, 'p', payload, 'e', expArg, 'u', uid, 'uc', code, 'g', grant, 'a', acct, 'cl', clients)
   if exp then redis.call('EXPIREAT', rec, exp) else redis.call('PERSIST', rec) end
 
@@ -68,12 +89,12 @@ local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, gran
   local function pointer(k)
     if exp then redis.call('SET', k, id, 'EXAT', exp) else redis.call('SET', k, id) end
   end
-  -- Sorted sets scored by expiry; expired members are dropped whenever the set is written.
+  -- Sorted sets scored by expiry. A member already there only moves (a re-save); a new one first
+  -- drops the expired members, and when it is then the only one the key's life is its own.
   local function zindex(k)
+    if redis.call('ZADD', k, exp or '+inf', id) == 0 then return cover(k, false) end
     redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
-    local fresh = redis.call('EXISTS', k) == 0
-    redis.call('ZADD', k, exp or '+inf', id)
-    cover(k, fresh)
+    cover(k, redis.call('ZCARD', k) == 1)
   end
 
   if uid ~= '' then pointer(idx .. 'uid:' .. model .. ':' .. uid) end
@@ -88,7 +109,7 @@ local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, gran
   -- Sessions and grants by account and client: 'session-account:<a>', 'grant-client:<c>', ...
   local owner = idx .. string.lower(model)
   if acct ~= '' then zindex(owner .. '-account:' .. acct) end
-  for _, c in ipairs(cjson.decode(clients)) do zindex(owner .. '-client:' .. c) end
+  for _, c in ipairs(list(clients)) do zindex(owner .. '-client:' .. c) end
   return 1
 end
 
@@ -102,9 +123,11 @@ end
 /** How many ARGV one row takes in upsertScript and consumeAndUpsertScript (after idx and now). */
 export const ROW_ARGS = 9;
 
-/** KEYS[1] record; ARGV: idx, now, then the row's ROW_ARGS (upsertRow). */
+/** KEYS the records; ARGV: idx, now, then ROW_ARGS per record, in KEYS' order (upsertRow). */
 export const upsertScript = new LuaScript(`${UNINDEX}${UPSERT}
-return upsertRow(KEYS[1], ARGV[1], tonumber(ARGV[2]), 3)
+local now = tonumber(ARGV[2])
+for i = 1, #KEYS do upsertRow(KEYS[i], ARGV[1], now, 3 + (i - 1) * ${ROW_ARGS}) end
+return 1
 `);
 
 /** KEYS[1] record; ARGV: idx, model, id. */
