@@ -22,7 +22,7 @@ const LISTED = `local listed = {${LISTED_MODELS.map((m) => `${m} = true`).join('
 `;
 
 /**
- * A record's indexed values as HMGET(rec, 'u', 'uc', 'g', 'a', 'cl') reads them (UNINDEX_FIELDS).
+ * A record's indexed values as HMGET(rec, 'u', 'uc', 'g', 'a', 'cl') reads them (`old`).
  * unindexFrom(old, idx, model, id, keep) removes the index entries of `old` that `keep` (the values
  * the record is about to be written with, same order) does not carry again; keep = nil removes them
  * all. A re-save that keeps its uid, grant, account and clients (a session's on every silent
