@@ -378,6 +378,35 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
     expect(await redis.expiretime(pkey('oidx:grant-client:app'))).toBe(exp);
   });
 
+  it('stores only the indexed values a record has, and deletes one it no longer has', async () => {
+    const ft = 'layout-fields';
+    const fkey = (rest: string) => `${prefix}:${ft}:${rest}`;
+    const exp = nowSec() + 120;
+    await repo.upsert(ft, 'AccessToken', 'at-f', { grantId: 'g-f', accountId: 'kim', jti: 'at-f', padding: 'x'.repeat(200) }, exp);
+    // No uid, user code, account or clients on a token: only its payload, expiry and grant.
+    expect(Object.keys(await redis.hgetall(fkey('oidc:AccessToken:at-f'))).sort()).toEqual(['e', 'g', 'p']);
+    expect(await repo.consume(ft, 'AccessToken', 'at-f')).toBe(true);
+    await repo.upsert(ft, 'Session', 's-f', session('kim', ['app'], { uid: 'uid-f' }), exp);
+    expect(Object.keys(await redis.hgetall(fkey('oidc:Session:s-f'))).sort()).toEqual(['a', 'cl', 'e', 'p', 'u']);
+    // Signed out of every client and its uid gone: those fields go, and the record is still found.
+    await repo.upsert(ft, 'Session', 's-f', session('kim', []), exp);
+    expect(Object.keys(await redis.hgetall(fkey('oidc:Session:s-f'))).sort()).toEqual(['a', 'e', 'p']);
+    expect(await repo.findByUid(ft, 'Session', 'uid-f')).toBeUndefined();
+    expect(ids(await repo.listSessions(ft, { accountId: 'kim' }))).toEqual(['s-f']);
+    expect(await repo.listSessions(ft, { clientId: 'app' })).toEqual([]);
+    // A token saved again keeps its consumed flag, and a record as earlier versions stored it
+    // (every field, empty ones too) is read and re-indexed the same.
+    await repo.upsert(ft, 'AccessToken', 'at-f', { grantId: 'g-f', jti: 'at-f' }, exp);
+    expect((await repo.find(ft, 'AccessToken', 'at-f'))?.consumed).toBe(true);
+    await redis.hset(fkey('oidc:RefreshToken:rt-old'), 'p', JSON.stringify({ grantId: 'g-f' }), 'e', String(exp), 'u', '', 'uc', '', 'g', 'g-f', 'a', '', 'cl', '[]');
+    await redis.sadd(fkey('oidx:grant:g-f'), 'RefreshToken:rt-old');
+    expect((await repo.find(ft, 'RefreshToken', 'rt-old'))?.payload).toEqual({ grantId: 'g-f' });
+    await repo.upsert(ft, 'RefreshToken', 'rt-old', { grantId: 'g-f', rotations: 1 }, exp);
+    expect(Object.keys(await redis.hgetall(fkey('oidc:RefreshToken:rt-old'))).sort()).toEqual(['e', 'g', 'p']);
+    await repo.revokeByGrantId(ft, 'g-f');
+    expect(await redis.exists(fkey('oidc:AccessToken:at-f'), fkey('oidc:RefreshToken:rt-old'))).toBe(0);
+  });
+
   it('writes several rows in one step (upsertMany), each indexed as upsert indexes it', async () => {
     const mt = 'layout-many';
     const mkey = (rest: string) => `${prefix}:${mt}:${rest}`;

@@ -4,7 +4,8 @@
  *
  * Record hash fields: p payload JSON, e expiry (epoch seconds, '' = none), c consumed-at, and the
  * values it is indexed under: u uid, uc user code, g grant id, a account id, cl client ids (JSON;
- * a and cl on Sessions and Grants only).
+ * a and cl on Sessions and Grants only), each only when the record has it (records from before
+ * 2026-11-30 may carry them empty).
  * Keys are built from the tenant's index prefix (ARGV[1], "<prefix>:<tenant>:oidx:"), so a script
  * can only touch keys of the tenant it was called for.
  *
@@ -22,13 +23,14 @@ const LISTED = `local listed = {${LISTED_MODELS.map((m) => `${m} = true`).join('
 `;
 
 /**
- * A record's indexed values as HMGET(rec, 'u', 'uc', 'g', 'a', 'cl') reads them (`old`).
+ * A record's indexed values as HMGET(rec, unpack(FIELDS)) reads them (`old`).
  * unindexFrom(old, idx, model, id, keep) removes the index entries of `old` that `keep` (the values
  * the record is about to be written with, same order) does not carry again; keep = nil removes them
  * all. A re-save that keeps its uid, grant, account and clients (a session's on every silent
  * authorization) then removes nothing: its entries are renewed where they are (issue 17).
  */
 const UNINDEX = `${LISTED}
+local FIELDS = {'u', 'uc', 'g', 'a', 'cl'}
 local function list(json)
   if not json or json == '' or json == '[]' then return {} end
   return cjson.decode(json)
@@ -57,7 +59,7 @@ local function unindexFrom(old, idx, model, id, keep)
   end
 end
 local function unindex(rec, idx, model, id)
-  unindexFrom(redis.call('HMGET', rec, 'u', 'uc', 'g', 'a', 'cl'), idx, model, id, nil)
+  unindexFrom(redis.call('HMGET', rec, unpack(FIELDS)), idx, model, id, nil)
 end
 `;
 
@@ -69,7 +71,7 @@ end
 const UPSERT = `
 local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, grant, acct, clients)
   local exp = tonumber(expArg)
-  local old = redis.call('HMGET', rec, 'u', 'uc', 'g', 'a', 'cl')
+  local old = redis.call('HMGET', rec, unpack(FIELDS))
   if exp and exp <= now then
     unindexFrom(old, idx, model, id, nil)
     redis.call('DEL', rec)
@@ -77,7 +79,31 @@ local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, gran
   end
   -- A new record (every token and code) has nothing to unindex.
   if old[1] or old[2] or old[3] or old[4] or old[5] then unindexFrom(old, idx, model, id, {uid, code, grant, acct, clients}) end
-  redis.call('HSET', rec, 'p', payload, 'e', expArg, 'u', uid, 'uc', code, 'g', grant, 'a', acct, 'cl', clients)
+  -- Only the values a record has are stored: a payload past 64 bytes makes the hash a table, where
+  -- each field costs ~75 bytes even when empty (an access token: 819 -> ~520 bytes). A value the
+  -- record no longer has is deleted; a missing field reads as empty everywhere.
+  if uid == '' and code == '' and acct == '' and clients == '[]' and not (old[1] or old[2] or old[4] or old[5]) then
+    -- A token or a code, the common case, in one call without building tables.
+    if grant ~= '' then redis.call('HSET', rec, 'p', payload, 'e', expArg, 'g', grant)
+    else
+      redis.call('HSET', rec, 'p', payload, 'e', expArg)
+      if old[3] then redis.call('HDEL', rec, 'g') end
+    end
+  else
+    local set, gone = {'p', payload, 'e', expArg}, {}
+    local values = {uid, code, grant, acct, clients}
+    for i, name in ipairs(FIELDS) do
+      local v = values[i]
+      if v ~= '' and (name ~= 'cl' or v ~= '[]') then
+        set[#set + 1] = name
+        set[#set + 1] = v
+      elseif old[i] then
+        gone[#gone + 1] = name
+      end
+    end
+    redis.call('HSET', rec, unpack(set))
+    if #gone > 0 then redis.call('HDEL', rec, unpack(gone)) end
+  end
   if exp then redis.call('EXPIREAT', rec, exp) else redis.call('PERSIST', rec) end
 
   -- An index key lives as long as its longest-lived entry: GT only ever extends it.
