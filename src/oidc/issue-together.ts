@@ -23,6 +23,6 @@ export async function upsertTogether(repo: OidcPayloadRepository, tenant: Tenant
 
 /** The consume and the upserts side by side, through the repository's own methods. */
 export async function consumeBesideUpserts(repo: OidcPayloadRepository, tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {
-  const [consumed] = await Promise.all([repo.consume(tenant, used.model, used.id), ...rows.map((r) => repo.upsert(tenant, r.model, r.id, r.payload, r.expiresAt))]);
+  const [consumed] = await Promise.all([repo.consume(tenant, used.model, used.id), upsertTogether(repo, tenant, rows)]);
   return consumed;
 }
