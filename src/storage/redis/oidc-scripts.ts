@@ -77,19 +77,18 @@ local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, gran
     redis.call('DEL', rec)
     return 0
   end
-  -- A new record (every token and code) has nothing to unindex.
-  local stored = old[1] or old[2] or old[3] or old[4] or old[5]
-  if stored then unindexFrom(old, idx, model, id, {uid, code, grant, acct, clients}) end
   -- Only the values a record has are stored: a payload past 64 bytes makes the hash a table, where
   -- each field costs ~75 bytes even when empty (an access token: 819 -> 528 bytes). A value the
   -- record no longer has is deleted; a missing field reads as empty everywhere.
+  local stored = old[1] or old[2] or old[3] or old[4] or old[5]
   if not stored and uid == '' and code == '' and acct == '' and clients == '[]' then
-    -- A new token or code, the common case: one call, no Lua tables.
+    -- A new token or code, the common case: nothing to unindex, one call, no Lua tables.
     if grant ~= '' then redis.call('HSET', rec, 'p', payload, 'e', expArg, 'g', grant)
     else redis.call('HSET', rec, 'p', payload, 'e', expArg) end
   else
-    local set, gone = {'p', payload, 'e', expArg}, {}
     local values = {uid, code, grant, acct, clients}
+    if stored then unindexFrom(old, idx, model, id, values) end
+    local set, gone = {'p', payload, 'e', expArg}, {}
     for i, name in ipairs(FIELDS) do
       local v = values[i]
       if v ~= '' and (name ~= 'cl' or v ~= '[]') then
