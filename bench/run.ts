@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { opensslNote, opensslWarning } from '../src/keys/openssl-dispatch.js';
+import { opensslWarning } from '../src/keys/openssl-dispatch.js';
+import { opensslOfProcess } from './openssl-of-process.js';
 import { clockTicksPerSecond } from './cpu.js';
 import { argon2Ceiling } from './argon2-ceiling.js';
 import { rsaCeiling } from './rsa-ceiling.js';
@@ -165,10 +166,10 @@ async function main(): Promise<number> {
   const productDef = productTarget(process.env, storage);
   const baselineDef = baselineTarget();
   if (Object.keys(productDef.overrides).length) environment.productOverrides = productDef.overrides;
-  // OpenSSL's RSA routine (README, Tuning): only BENCH_PRODUCT_OPENSSL_ia32cap reaches the product;
-  // the baseline runs with OpenSSL's default.
-  const productOpenssl = opensslNote({ OPENSSL_ia32cap: productDef.overrides.OPENSSL_ia32cap }) ?? 'default';
-  environment.productOpenssl = productOpenssl;
+  // OpenSSL's RSA routine (README, Tuning): the product sets OPENSSL_ia32cap itself where it helps
+  // (AMD Zen 3) unless BENCH_PRODUCT_OPENSSL_ia32cap gives it one; the baseline runs with OpenSSL's
+  // default. What the product ran with is read off its process once it is up.
+  let productOpenssl = 'default';
   // An empty BENCH_PRODUCT_OPENSSL_ia32cap is not "unset": it turns OpenSSL's CPU extensions off.
   const opensslProblem = opensslWarning({ OPENSSL_ia32cap: productDef.overrides.OPENSSL_ia32cap });
   if (opensslProblem) progress(`bench: WARNING, the product's ${opensslProblem}`);
@@ -178,6 +179,8 @@ async function main(): Promise<number> {
     progress('bench: starting the product (first start, then restart) and the baseline');
     const { server: product, coldReadyMs } = await startProduct(productDef.spec);
     servers.product = product;
+    productOpenssl = opensslOfProcess(product.pid) ?? 'default';
+    environment.productOpenssl = productOpenssl;
     const productIdle = await idleRss(product);
     const baseline = await startServer(baselineDef.spec);
     servers.baseline = baseline;

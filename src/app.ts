@@ -18,7 +18,8 @@ import { RedisEventBus } from './events/redis-bus.js';
 import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse, toProblem } from './http/problem.js';
 import { HttpServer, uwsTransport, type RequestHead } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
-import { opensslNote, opensslWarning } from './keys/openssl-dispatch.js';
+import { opensslWarning } from './keys/openssl-dispatch.js';
+import { opensslStartNote } from './keys/openssl-reexec.js';
 import { RotationScheduler } from './keys/scheduler.js';
 import { Sealer, loadEncryptionKey } from './keys/sealer.js';
 import { createLogger, type Logger } from './log.js';
@@ -386,7 +387,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       await release().catch((closeErr: unknown) => log.warn({ err: closeErr }, 'releasing after a failed listen failed'));
       throw err;
     }
-    log.info(startLine(config, { port, transport: uwsTransport(), storage: ctx.storage.kind, redis: ctx.redis !== undefined, issuerOf: (t) => ctx.resolver.issuerOf(t), startupMs: Math.round(performance.now() - started), openssl: opensslNote() }), 'listening');
+    log.info(startLine(config, { port, transport: uwsTransport(), storage: ctx.storage.kind, redis: ctx.redis !== undefined, issuerOf: (t) => ctx.resolver.issuerOf(t), startupMs: Math.round(performance.now() - started), openssl: opensslStartNote() }), 'listening');
     const opensslProblem = opensslWarning();
     if (opensslProblem) log.warn({ setting: 'OPENSSL_ia32cap' }, opensslProblem);
   }

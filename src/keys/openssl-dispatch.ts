@@ -11,8 +11,9 @@
  *
  * OpenSSL reads its feature bits once, when the binary is loaded, from the `OPENSSL_ia32cap`
  * environment variable: it cannot be changed from JavaScript (Node's `--env-file` is read too late),
- * only where the process is started. So the service says what it sees at start-up, and the operator
- * sets the variable (README, "Tuning"). Clearing ADX (`:~0x80000`) is what makes the AVX2 routine
+ * only where the process is started. So the service starts itself again with the variable set
+ * (openssl-reexec.ts) unless the operator set it, and says on its start-up line what it runs with
+ * (README, "Tuning"). Clearing ADX (`:~0x80000`) is what makes the AVX2 routine
  * eligible; the same signatures come out (RSASSA-PKCS1-v1_5 is deterministic), only the routine
  * changes. It also moves P-256 and RSA verification off their MULX code: ~3 µs more per ES256
  * signature and ~9 µs more per RS256 verification there, far less than the ~100 µs a signature saves.
@@ -30,6 +31,10 @@ export interface DispatchFacts {
   advice: string | undefined;
   /** `OPENSSL_ia32cap` as the process was started with it. */
   current: string | undefined;
+  /** The service set `current` itself (openssl-reexec.ts), not the operator. */
+  auto?: boolean;
+  /** Why the service could not set the advised value itself, where it tried. */
+  unapplied?: string;
 }
 
 /** The advice for the CPU that /proc/cpuinfo describes (its first processor). */
@@ -65,18 +70,26 @@ export function opensslWarning(env: NodeJS.ProcessEnv = process.env): string | u
 
 /** What the start-up line reports: nothing on other CPUs, otherwise whether the advice is followed. */
 export function dispatchNote(facts: DispatchFacts): string | undefined {
-  if (facts.current !== undefined) return `OPENSSL_ia32cap=${facts.current}${masksOnly(facts.current) ? '' : ' (replaces the CPU\'s feature bits: see the warning)'}`;
+  if (facts.current !== undefined) {
+    const how = !masksOnly(facts.current) ? ' (replaces the CPU\'s feature bits: see the warning)' : facts.auto ? ' (set by the service for this CPU: README, Tuning)' : '';
+    return `OPENSSL_ia32cap=${facts.current}${how}`;
+  }
   if (facts.advice === undefined) return undefined;
-  return `default; on this CPU OPENSSL_ia32cap=${facts.advice} signs RSA ~14% faster (README, Tuning)`;
+  const why = facts.unapplied === undefined ? '' : `; not set by the service: ${facts.unapplied}`;
+  return `default; on this CPU OPENSSL_ia32cap=${facts.advice} signs RSA ~14% faster (README, Tuning${why})`;
 }
 
-/** dispatchNote for this process and machine (no advice where /proc/cpuinfo cannot be read). */
-export function opensslNote(env: NodeJS.ProcessEnv = process.env): string | undefined {
+/**
+ * dispatchNote for this process and machine (no advice where /proc/cpuinfo cannot be read).
+ * `autoMark` names the variable the service sets when it re-executed itself (openssl-reexec.ts).
+ */
+export function opensslNote(env: NodeJS.ProcessEnv = process.env, autoMark?: string, unapplied?: string): string | undefined {
   let cpuinfo = '';
   try {
     cpuinfo = readFileSync('/proc/cpuinfo', 'latin1');
   } catch {
     // Not Linux, or no procfs: nothing to advise.
   }
-  return dispatchNote({ advice: rsaDispatchAdvice(cpuinfo), current: env.OPENSSL_ia32cap });
+  const auto = autoMark !== undefined && env[autoMark] === '1';
+  return dispatchNote({ advice: rsaDispatchAdvice(cpuinfo), current: env.OPENSSL_ia32cap, auto, unapplied });
 }

@@ -20,6 +20,8 @@ export interface Instance {
   /** http://127.0.0.1:<port> */
   url: string;
   port: number;
+  /** The process id of the child this started (the service keeps it if it re-executes itself). */
+  pid: number;
   /** Everything the process wrote so far (stdout and stderr), for failure messages. */
   output(): string;
   /** SIGTERM, then waits for the exit (graceful drain). */
@@ -75,6 +77,7 @@ export async function startInstance(name: string, port: number, env: Record<stri
   return {
     url,
     port,
+    pid: child.pid!,
     output: () => out,
     exitCode: () => exited,
     async stop() {
