@@ -61,12 +61,8 @@ export function reexecPlan(facts: ProcessFacts): ReexecPlan | undefined {
   };
 }
 
-/** Why the last reexecForOpenssl() went on without re-executing although the advice applied, if it did. */
+/** Why reexecForOpenssl() went on without re-executing although the advice applied, if it did. */
 let failure: string | undefined;
-
-export function reexecFailure(): string | undefined {
-  return failure;
-}
 
 function loadAddon(): ReexecAddon | undefined {
   if (!existsSync(ADDON_FILE)) return undefined;
@@ -79,9 +75,11 @@ function loadAddon(): ReexecAddon | undefined {
 
 /**
  * Re-executes this process with the advised `OPENSSL_ia32cap` where the advice applies. Does not
- * return then; returns when there is nothing to do or it could not (see reexecFailure()).
+ * return then; returns when there is nothing to do or it could not (opensslStartNote() says why).
  */
 export function reexecForOpenssl(): void {
+  // The re-executed process, and any the operator tuned: decided without reading a file.
+  if (process.env.OPENSSL_ia32cap !== undefined) return;
   let cpuinfo: string;
   let cmdline: string[];
   try {
