@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { opensslNote } from '../src/keys/openssl-dispatch.js';
-import { AUTO_MARK } from '../src/keys/openssl-reexec.js';
+import { setByService } from '../src/keys/openssl-reexec.js';
 
 export function opensslOfProcess(pid: number): string | undefined {
   let environ: string;
@@ -19,5 +19,5 @@ export function opensslOfProcess(pid: number): string | undefined {
     const eq = entry.indexOf('=');
     if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
   }
-  return opensslNote({ OPENSSL_ia32cap: env.OPENSSL_ia32cap, [AUTO_MARK]: env[AUTO_MARK] }, AUTO_MARK);
+  return opensslNote(env, { auto: setByService(env) });
 }

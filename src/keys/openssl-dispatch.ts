@@ -79,17 +79,13 @@ export function dispatchNote(facts: DispatchFacts): string | undefined {
   return `default; on this CPU OPENSSL_ia32cap=${facts.advice} signs RSA ~14% faster (README, Tuning${why})`;
 }
 
-/**
- * dispatchNote for this process and machine (no advice where /proc/cpuinfo cannot be read).
- * `autoMark` names the variable the service sets when it re-executed itself (openssl-reexec.ts).
- */
-export function opensslNote(env: NodeJS.ProcessEnv = process.env, autoMark?: string, unapplied?: string): string | undefined {
+/** dispatchNote for this machine and an environment (no advice where /proc/cpuinfo cannot be read). */
+export function opensslNote(env: NodeJS.ProcessEnv = process.env, how: Pick<DispatchFacts, 'auto' | 'unapplied'> = {}): string | undefined {
   let cpuinfo = '';
   try {
     cpuinfo = readFileSync('/proc/cpuinfo', 'latin1');
   } catch {
     // Not Linux, or no procfs: nothing to advise.
   }
-  const auto = autoMark !== undefined && env[autoMark] === '1';
-  return dispatchNote({ advice: rsaDispatchAdvice(cpuinfo), current: env.OPENSSL_ia32cap, auto, unapplied });
+  return dispatchNote({ advice: rsaDispatchAdvice(cpuinfo), current: env.OPENSSL_ia32cap, ...how });
 }

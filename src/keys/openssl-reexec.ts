@@ -48,17 +48,15 @@ export interface ReexecPlan {
 
 /** The execve to run, or undefined when this process should go on as it is. */
 export function reexecPlan(facts: ProcessFacts): ReexecPlan | undefined {
-  const { env } = facts;
+  const { env, cmdline } = facts;
   if (env.OPENSSL_ia32cap !== undefined || env[AUTO_MARK] !== undefined || env.NODE_CHANNEL_FD !== undefined) return undefined;
   const advice = rsaDispatchAdvice(facts.cpuinfo);
-  if (advice === undefined) return undefined;
-  const next: NodeJS.ProcessEnv = { ...env, OPENSSL_ia32cap: advice, [AUTO_MARK]: '1' };
-  if (facts.cmdline.length === 0) return undefined;
-  return {
-    file: facts.execPath,
-    argv: [...facts.cmdline],
-    env: Object.entries(next).flatMap(([name, value]) => (value === undefined ? [] : [`${name}=${value}`])),
-  };
+  if (advice === undefined || cmdline.length === 0) return undefined;
+  const entries = Object.entries({ ...env, OPENSSL_ia32cap: advice, [AUTO_MARK]: '1' }).flatMap(([name, value]) => (value === undefined ? [] : [`${name}=${value}`]));
+  // Bytes that were not UTF-8 read back as U+FFFD: passing them on would change an argument or a
+  // variable, so such a process goes on as it is.
+  if ([...cmdline, ...entries].some((text) => text.includes('\uFFFD'))) return undefined;
+  return { file: facts.execPath, argv: [...cmdline], env: entries };
 }
 
 /** Why reexecForOpenssl() went on without re-executing although the advice applied, if it did. */
@@ -105,5 +103,10 @@ export function reexecForOpenssl(): void {
 
 /** The start-up line's `openssl_rsa` for this process: what it runs with, and who chose it. */
 export function opensslStartNote(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return opensslNote(env, AUTO_MARK, failure);
+  return opensslNote(env, { auto: setByService(env), unapplied: failure });
+}
+
+/** Whether this environment's `OPENSSL_ia32cap` is the service's own choice (the re-execution's mark). */
+export function setByService(env: NodeJS.ProcessEnv): boolean {
+  return env[AUTO_MARK] === '1';
 }

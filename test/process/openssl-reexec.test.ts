@@ -48,6 +48,9 @@ describe('reexecPlan', () => {
     expect(reexecPlan(facts({ cpuinfo: cpuinfo('GenuineIntel', 6, FLAGS) }))).toBeUndefined();
     expect(reexecPlan(facts({ cpuinfo: '' }))).toBeUndefined();
     expect(reexecPlan(facts({ cmdline: [] }))).toBeUndefined();
+    // Bytes that were not UTF-8 (read back as U+FFFD) cannot be handed on unchanged.
+    expect(reexecPlan(facts({ cmdline: ['node', '/srv/caf\uFFFD/main.js'] }))).toBeUndefined();
+    expect(reexecPlan(facts({ env: { PATH: '/usr/bin', NAME: 'caf\uFFFD' } }))).toBeUndefined();
   });
 
   it('the start-up line tells the service\'s choice from the operator\'s, and says why the advice was not applied', () => {
