@@ -93,7 +93,16 @@ describe('native/reexec', () => {
 
 const advised = rsaDispatchAdvice(readFileSync('/proc/cpuinfo', 'latin1'));
 const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-const startLineOf = (out: string) => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; openssl_rsa?: string }).find((l) => l.msg === 'listening');
+const startLineIn = (out: string) => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; openssl_rsa?: string }).find((l) => l.msg === 'listening');
+/** The `listening` line: /readyz can answer before the logger's write reaches our pipe, so wait for it. */
+async function startLineOf(instance: { output(): string }) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const line = startLineIn(instance.output());
+    if (line !== undefined || Date.now() > deadline) return line;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 describe('the service at start-up (dist/src/main.js)', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-openssl-'));
@@ -109,7 +118,7 @@ describe('the service at start-up (dist/src/main.js)', { timeout: 120_000 }, () 
     const instance = await startInstance('openssl-auto', await freePort(), env('auto'), { built: true });
     try {
       const environ = environOf(instance.pid);
-      const line = startLineOf(instance.output());
+      const line = await startLineOf(instance);
       if (advised) {
         expect(environ).toContain(`OPENSSL_ia32cap=${advised}`);
         expect(environ).toContain(`${AUTO_MARK}=1`);
@@ -130,7 +139,7 @@ describe('the service at start-up (dist/src/main.js)', { timeout: 120_000 }, () 
       const environ = environOf(instance.pid);
       expect(environ).toContain('OPENSSL_ia32cap=:~0x0');
       expect(environ.some((e) => e.startsWith(`${AUTO_MARK}=`))).toBe(false);
-      expect(startLineOf(instance.output())?.openssl_rsa).toBe('OPENSSL_ia32cap=:~0x0');
+      expect((await startLineOf(instance))?.openssl_rsa).toBe('OPENSSL_ia32cap=:~0x0');
     } finally {
       await instance.stop();
     }
