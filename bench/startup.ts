@@ -4,14 +4,17 @@
  * CPU the restarted process used until then (all threads, from /proc: steadier than wall time on
  * a shared machine) and its RSS 2 s after ready. No load, no baseline; prints min / median.
  *
- *   flock /tmp/bench.lock node dist/bench/startup.js [runs]      (default 3)
+ *   flock /tmp/bench.lock node dist/bench/startup.js [runs] [--backend postgresql]   (default 3 runs, SQLite)
+ *
+ * `--backend postgresql` starts it on a migrated scratch database and a Redis key prefix of its own,
+ * as `run.ts --backend postgresql` does (both removed at the end).
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openBackend, type ProductBackend } from './backend.js';
+import { isBackend, openBackend, type Backend } from './backend.js';
 import { memoryOf } from './probes.js';
-import { removeDir, startServer } from './processes.js';
+import { removeDir, startServer, type ServerSpec } from './processes.js';
 import { productTarget } from './targets.js';
 
 /** Same as run.ts: RSS is read this long after ready. */
@@ -35,8 +38,7 @@ function cpuMsOf(pid: number): number | null {
   }
 }
 
-async function once(backend: ProductBackend): Promise<StartupRun> {
-  const { spec } = productTarget(process.env, backend);
+async function once(spec: ServerSpec): Promise<StartupRun> {
   const cold = await startServer(spec);
   await cold.stop();
   const server = await startServer(spec, 30_000, cold.dir);
@@ -54,14 +56,26 @@ function minMedian(values: Array<number | null>): string {
 }
 
 async function main(): Promise<void> {
-  const runs = Math.max(1, Number(process.argv[2] ?? 3) || 3);
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--backend');
+  const name = at >= 0 ? (args.splice(at, 2)[1] ?? '') : 'sqlite';
+  if (!isBackend(name)) throw new Error(`--backend must be sqlite or postgresql, not ${JSON.stringify(name)}`);
+  const runs = Math.max(1, Number(args[0] ?? 3) || 3);
   const results: StartupRun[] = [];
-  // The bench's default storage (SQLite in the run's temp dir), as the rows of `npm run bench`.
-  const backend = await openBackend('sqlite');
-  for (let i = 0; i < runs; i++) {
-    const r = await once(backend);
-    results.push(r);
-    process.stdout.write(`run ${i + 1}: first start ${r.coldReadyMs} ms, restart to ready ${r.readyMs} ms (CPU ${r.cpuMs ?? '-'} ms), idle RSS ${r.rssMb ?? '-'} MB\n`);
+  // The bench's default storage is SQLite in the run's temp dir, as the rows of `npm run bench`.
+  const backend = await openBackend(name satisfies Backend);
+  // One target (and so one SVC_ENCRYPTION_KEY) for every run: on PostgreSQL the runs share the
+  // database, whose sealed keys a new key could not open.
+  const { spec } = productTarget(process.env, backend);
+  process.stdout.write(`storage: ${backend.info.description}\n`);
+  try {
+    for (let i = 0; i < runs; i++) {
+      const r = await once(spec);
+      results.push(r);
+      process.stdout.write(`run ${i + 1}: first start ${r.coldReadyMs} ms, restart to ready ${r.readyMs} ms (CPU ${r.cpuMs ?? '-'} ms), idle RSS ${r.rssMb ?? '-'} MB\n`);
+    }
+  } finally {
+    await backend.close();
   }
   process.stdout.write(
     `min / median of ${runs}: restart to ready ${minMedian(results.map((r) => r.readyMs))} ms, CPU to ready ${minMedian(results.map((r) => r.cpuMs))} ms, ` +

@@ -56,3 +56,16 @@ export function keyFileFailed(file: string, err: unknown): StartupError {
     { cause: err },
   );
 }
+
+/**
+ * A signing key stored in the database does not decrypt with the configured SVC_ENCRYPTION_KEY:
+ * the database was written under another key (a new key, a restored backup, another deployment's
+ * settings). AES-GCM's own message ("unable to authenticate data") names neither.
+ */
+export function sealedKeyUnreadable(tenant: string, kid: string, err: unknown): StartupError {
+  return new StartupError(
+    `cannot decrypt the signing key ${kid} of tenant ${tenant} with SVC_ENCRYPTION_KEY: the database was written with another key (set the key it was created with): ${reasonOf(err)}`,
+    'SVC_ENCRYPTION_KEY',
+    { cause: err },
+  );
+}

@@ -4,6 +4,7 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { etagOf } from '../http/etag.js';
+import { sealedKeyUnreadable } from '../startup-errors.js';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import QuickLRU from 'quick-lru';
 import type { SigningAlg } from '../config/schema.js';
@@ -124,7 +125,13 @@ class StoredKey implements SigningKey, VerifyKey {
 
   /** The private JWK (oidc-provider's configuration wants JWKs). */
   privateJwk(): JWK {
-    return JSON.parse(this.sealer.unseal(this.record.private_sealed, `${this.tenant}:${this.kid}`)) as JWK;
+    let plain: string;
+    try {
+      plain = this.sealer.unseal(this.record.private_sealed, `${this.tenant}:${this.kid}`);
+    } catch (err) {
+      throw sealedKeyUnreadable(this.tenant, this.kid, err);
+    }
+    return JSON.parse(plain) as JWK;
   }
 
   get privateKey(): KeyObject {

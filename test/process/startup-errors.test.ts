@@ -40,6 +40,20 @@ describe('start-up failures name their cause', () => {
     expect(run.output).toContain(`fatal: cannot open the SQLite database ${folder} (STORAGE_SQLITE_PATH): EISDIR`);
   });
 
+  it('a database written under another SVC_ENCRYPTION_KEY: the key that does not decrypt, the setting, no key material', async () => {
+    const path = join(dir, 'rekeyed.db');
+    const first = await runMain({ STORAGE_SQLITE_PATH: path, SVC_ENCRYPTION_KEY: KEY, PORT: '0' }, { until: /"listening"|listening on/ });
+    expect(first.output).toMatch(/listening/);
+    const other = Buffer.alloc(32, 9).toString('base64');
+    const run = await runMain({ STORAGE_SQLITE_PATH: path, SVC_ENCRYPTION_KEY: other, PORT: '0' });
+    expect(run.code, run.output).not.toBe(0);
+    const fatal = run.output.split('\n').find((l) => l.startsWith('fatal:'));
+    expect(fatal, run.output).toMatch(/^fatal: cannot decrypt the signing key \S+ of tenant default with SVC_ENCRYPTION_KEY: the database was written with another key/);
+    expect(run.output).not.toContain(other);
+    expect(run.output).not.toContain(KEY);
+    expect(run.output).not.toMatch(/\n\s+at /);
+  });
+
   it('a port in use: the address and the cause (ListenError)', async () => {
     const blocker: Server = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
