@@ -7,7 +7,8 @@
  *   flock /tmp/bench.lock node dist/bench/startup.js [runs] [--backend postgresql]   (default 3 runs, SQLite)
  *
  * `--backend postgresql` starts it on a migrated scratch database and a Redis key prefix of its own,
- * as `run.ts --backend postgresql` does (both removed at the end).
+ * as `run.ts --backend postgresql` does (both removed at the end). The runs share that database, so
+ * only the first run's first start finds it without keys and clients; every restart finds them.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
