@@ -9,6 +9,7 @@ import { Unavailable } from '../../src/errors.js';
 import { toProblem } from '../../src/http/problem.js';
 import { commandOptions, createRedis } from '../../src/storage/redis/client.js';
 import { RedisOidcPayloads } from '../../src/storage/redis/oidc-payloads.js';
+import { GRANT_PRUNE } from '../../src/storage/redis/oidc-scripts.js';
 import type { OidcPayloadRepository } from '../../src/storage/types.js';
 import { freePort } from '../helpers/app.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
@@ -431,6 +432,36 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
     await redis.zadd(key('oidx:model:Grant'), nowSec() - 10, 'stale');
     await repo.upsert(t, 'Grant', 'fresh', {}, nowSec() + 60);
     expect(await redis.zrange(key('oidx:model:Grant'), 0, -1)).toEqual(['fresh']);
+  });
+
+  it("keeps a grant's set of artefacts bounded while they expire (a session renewed silently for hours), and never drops a live one", async () => {
+    const gt = 'grant-prune';
+    const gkey = (rest: string) => `${prefix}:${gt}:${rest}`;
+    const exp = nowSec() + 3600;
+    const live: string[] = [];
+    for (let i = 0; i < 600; i++) {
+      // A code and its access token per renewal; Redis expires the code within a minute and, here,
+      // all but every twentieth token (deleted as expiry would: no script runs for it).
+      await repo.upsertMany(gt, [
+        { model: 'AuthorizationCode', id: `code-${i}`, payload: { grantId: 'g-long' }, expiresAt: exp },
+        { model: 'AccessToken', id: `at-${i}`, payload: { grantId: 'g-long' }, expiresAt: exp },
+      ]);
+      await redis.del(gkey(`oidc:AuthorizationCode:code-${i}`));
+      if (i % 20 === 0) live.push(`AccessToken:at-${i}`);
+      else await redis.del(gkey(`oidc:AccessToken:at-${i}`));
+    }
+    // A record that now carries another grant is not this grant's either.
+    await repo.upsert(gt, 'RefreshToken', 'rt-moved', { grantId: 'g-long' }, exp);
+    await redis.hset(gkey('oidc:RefreshToken:rt-moved'), 'g', 'g-other');
+    const members = await redis.smembers(gkey('oidx:grant:g-long'));
+    // 1,201 additions, 30 live: without pruning the set would hold all 1,201.
+    expect(members.length).toBeLessThan(4 * live.length + GRANT_PRUNE.from);
+    expect(members).toEqual(expect.arrayContaining(live));
+    // Revocation still reaches every live artefact, and only this grant's.
+    await repo.revokeByGrantId(gt, 'g-long');
+    for (const m of live) expect(await redis.exists(gkey(`oidc:${m}`))).toBe(0);
+    expect(await redis.hget(gkey('oidc:RefreshToken:rt-moved'), 'g')).toBe('g-other');
+    expect(await redis.exists(gkey('oidx:grant:g-long'))).toBe(0);
   });
 
   it('refuses a tenant or model that could address another key space', async () => {

@@ -7,7 +7,8 @@
  *   oidc:<model>:<id>                 hash (see oidc-scripts.ts), EXPIREAT = the artefact's expiry
  *   oidx:uid:<model>:<uid>            -> id, same expiry as the record
  *   oidx:code:<model>:<userCode>      -> id, same expiry as the record
- *   oidx:grant:<grantId>              set of "<model>:<id>", lives as long as its longest member
+ *   oidx:grant:<grantId>              set of "<model>:<id>", lives as long as its longest member;
+ *                                     members whose record expired are pruned as it grows (GRANT_PRUNE)
  *   oidx:model:<model>                sorted set of ids scored by expiry, Sessions and Grants only
  *                                     (LISTED_MODELS: listByModel and countLive without SCAN)
  *   oidx:session-account:<accountId>  sorted set of Session ids scored by expiry
@@ -15,8 +16,9 @@
  *   oidx:grant-account:<accountId>    sorted set of Grant ids scored by expiry
  *   oidx:grant-client:<clientId>      sorted set of Grant ids scored by expiry
  *   oidx:grants-indexed               marker: grants saved before the two above are indexed too
- * Nothing needs sweeping: records and index keys carry TTLs, and the sorted sets drop expired
- * members whenever they are written (readers skip them by score).
+ * Nothing needs sweeping: records and index keys carry TTLs, the sorted sets drop expired members
+ * whenever they are written (readers skip them by score), and a grant's set drops members whose
+ * record is gone while it grows.
  */
 import type { Redis } from 'ioredis';
 import type { GrantIndexFilter, ListedModel, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, OidcUpsert, SessionIndexFilter, TenantId } from '../types.js';

@@ -18,6 +18,9 @@
 import { LISTED_MODELS } from '../types.js';
 import { LuaScript } from './client.js';
 
+/** When a grant's set of artefacts is pruned (UPSERT's pruneGrant): past `from` members, every `every`th addition checks `sample` members. */
+export const GRANT_PRUNE = { from: 32, every: 8, sample: 16 } as const;
+
 /** `listed[model]` is true for the models with a per-model index (Lua table literal). */
 const LISTED = `local listed = {${LISTED_MODELS.map((m) => `${m} = true`).join(', ')}}
 `;
@@ -69,6 +72,22 @@ end
  * keeps the consumed flag.
  */
 const UPSERT = `
+-- A grant's set gains a member with every code and token issued under it, and Redis expires the
+-- records without telling the set: a user who renews silently every few minutes would grow it by
+-- two members a renewal for as long as the grant lives (memory flat under long load). Past
+-- ${GRANT_PRUNE.from} members, every ${GRANT_PRUNE.every}th addition checks ${GRANT_PRUNE.sample} random picks (a negative count: repeats allowed,
+-- and O(count) where a positive one copies a small set whole) and drops those whose record is
+-- gone or no longer carries the grant (revokeGrantScript's own test, so it revokes the same), which
+-- keeps a set within about twice its live members at a bounded cost a write. The set stays a set, so
+-- an instance of an earlier version reads and writes it as before (a rolling upgrade).
+local function pruneGrant(k, recPrefix, grant)
+  local n = redis.call('SCARD', k)
+  if n <= ${GRANT_PRUNE.from} or n % ${GRANT_PRUNE.every} ~= 0 then return end
+  for _, m in ipairs(redis.call('SRANDMEMBER', k, -${GRANT_PRUNE.sample})) do
+    if redis.call('HGET', recPrefix .. m, 'g') ~= grant then redis.call('SREM', k, m) end
+  end
+end
+
 local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, grant, acct, clients)
   local exp = tonumber(expArg)
   local old = redis.call('HMGET', rec, unpack(FIELDS))
@@ -125,7 +144,9 @@ local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, gran
   if grant ~= '' then
     local k = idx .. 'grant:' .. grant
     local fresh = redis.call('EXISTS', k) == 0
-    redis.call('SADD', k, model .. ':' .. id)
+    local member = model .. ':' .. id
+    -- rec is "<prefix>:<tenant>:oidc:" .. member: the other members' records share its prefix.
+    if redis.call('SADD', k, member) == 1 and not fresh then pruneGrant(k, string.sub(rec, 1, #rec - #member), grant) end
     cover(k, fresh)
   end
   if listed[model] then zindex(idx .. 'model:' .. model) end
