@@ -464,6 +464,21 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
     expect(await redis.exists(gkey('oidx:grant:g-long'))).toBe(0);
   });
 
+  it("looks at a mostly live grant set again only once it has grown by half, and revocation removes that mark", async () => {
+    const lt = 'grant-live';
+    const lkey = (rest: string) => `${prefix}:${lt}:${rest}`;
+    const exp = nowSec() + 3600;
+    // A refresh token's rotations: each consumed one is kept until it expires, so all stay live.
+    for (let i = 0; i < 100; i++) await repo.upsert(lt, 'RefreshToken', `rt-${i}`, { grantId: 'g-live' }, exp);
+    expect(await redis.scard(lkey('oidx:grant:g-live'))).toBe(100);
+    // Checks fall on every 8th size: the one at 40 found nothing to drop, so the next waits for 60
+    // (checked at 64), that one for 96, and that one for 144. The mark lives no longer than the set.
+    expect(await redis.get(lkey('oidx:grant-prune:g-live'))).toBe('144');
+    expect(await redis.expiretime(lkey('oidx:grant-prune:g-live'))).toBeLessThanOrEqual(await redis.expiretime(lkey('oidx:grant:g-live')));
+    await repo.revokeByGrantId(lt, 'g-live');
+    expect(await redis.exists(lkey('oidx:grant:g-live'), lkey('oidx:grant-prune:g-live'), lkey('oidc:RefreshToken:rt-0'))).toBe(0);
+  });
+
   it('refuses a tenant or model that could address another key space', async () => {
     await expect(repo.find('a:oidc:Session', 'Session', 'x')).rejects.toThrow(/invalid tenant/);
     await expect(repo.find(t, 'Session:x', 'y')).rejects.toThrow(/invalid oidc model/);

@@ -9,6 +9,8 @@
  *   oidx:code:<model>:<userCode>      -> id, same expiry as the record
  *   oidx:grant:<grantId>              set of "<model>:<id>", lives as long as its longest member;
  *                                     members whose record expired are pruned as it grows (GRANT_PRUNE)
+ *   oidx:grant-prune:<grantId>        the set size at which that pruning looks again, when it found
+ *                                     the set mostly live; expires with the set
  *   oidx:model:<model>                sorted set of ids scored by expiry, Sessions and Grants only
  *                                     (LISTED_MODELS: listByModel and countLive without SCAN)
  *   oidx:session-account:<accountId>  sorted set of Session ids scored by expiry

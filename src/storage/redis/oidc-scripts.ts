@@ -18,7 +18,11 @@
 import { LISTED_MODELS } from '../types.js';
 import { LuaScript } from './client.js';
 
-/** When a grant's set of artefacts is pruned (UPSERT's pruneGrant): past `from` members, every `every`th addition checks `sample` members. */
+/**
+ * When a grant's set of artefacts is pruned (UPSERT's pruneGrant): past `from` members, every
+ * `every`th addition checks `sample` random members; a sample with fewer than sample/4 to drop puts
+ * the next check off until the set is half as large again.
+ */
 export const GRANT_PRUNE = { from: 32, every: 8, sample: 16 } as const;
 
 /** `listed[model]` is true for the models with a per-model index (Lua table literal). */
@@ -77,14 +81,24 @@ const UPSERT = `
 -- two members a renewal for as long as the grant lives (memory flat under long load). Past
 -- ${GRANT_PRUNE.from} members, every ${GRANT_PRUNE.every}th addition checks ${GRANT_PRUNE.sample} random picks (a negative count: repeats allowed,
 -- and O(count) where a positive one copies a small set whole) and drops those whose record is
--- gone or no longer carries the grant (revokeGrantScript's own test, so it revokes the same), which
--- keeps a set within about twice its live members at a bounded cost a write. The set stays a set, so
--- an instance of an earlier version reads and writes it as before (a rolling upgrade).
-local function pruneGrant(k, recPrefix, grant)
+-- gone or no longer carries the grant (revokeGrantScript's own test, so it revokes the same).
+-- A sample with fewer than ${GRANT_PRUNE.sample / 4} to drop means the set is mostly live (a refresh token's
+-- rotations, consumed but kept until they expire): then the next check waits until the set is half
+-- as large again (nk, "grant-prune:<grant>", dying with the set), so a large live set costs one
+-- SCARD an addition and a GET every ${GRANT_PRUNE.every}th. The set stays a set, so an instance of an earlier
+-- version reads and writes it as before (a rolling upgrade).
+local function pruneGrant(k, nk, recPrefix, grant)
   local n = redis.call('SCARD', k)
   if n <= ${GRANT_PRUNE.from} or n % ${GRANT_PRUNE.every} ~= 0 then return end
+  local wait = tonumber(redis.call('GET', nk))
+  if wait and n < wait then return end
+  local dropped = 0
   for _, m in ipairs(redis.call('SRANDMEMBER', k, -${GRANT_PRUNE.sample})) do
-    if redis.call('HGET', recPrefix .. m, 'g') ~= grant then redis.call('SREM', k, m) end
+    if redis.call('HGET', recPrefix .. m, 'g') ~= grant then dropped = dropped + redis.call('SREM', k, m) end
+  end
+  if dropped < ${GRANT_PRUNE.sample / 4} then
+    local at = redis.call('EXPIRETIME', k)
+    if at > 0 then redis.call('SET', nk, n + math.floor(n / 2), 'EXAT', at) else redis.call('SET', nk, n + math.floor(n / 2)) end
   end
 end
 
@@ -146,7 +160,7 @@ local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, gran
     local fresh = redis.call('EXISTS', k) == 0
     local member = model .. ':' .. id
     -- rec is "<prefix>:<tenant>:oidc:" .. member: the other members' records share its prefix.
-    if redis.call('SADD', k, member) == 1 and not fresh then pruneGrant(k, string.sub(rec, 1, #rec - #member), grant) end
+    if redis.call('SADD', k, member) == 1 and not fresh then pruneGrant(k, idx .. 'grant-prune:' .. grant, string.sub(rec, 1, #rec - #member), grant) end
     cover(k, fresh)
   end
   if listed[model] then zindex(idx .. 'model:' .. model) end
@@ -242,7 +256,7 @@ for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
     n = n + redis.call('DEL', rec)
   end
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], idx .. 'grant-prune:' .. grant)
 return n
 `);
 
