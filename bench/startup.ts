@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isBackend, openBackend, type Backend } from './backend.js';
+import { isBackend, openBackend } from './backend.js';
 import { memoryOf } from './probes.js';
 import { removeDir, startServer, type ServerSpec } from './processes.js';
 import { productTarget } from './targets.js';
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   const runs = Math.max(1, Number(args[0] ?? 3) || 3);
   const results: StartupRun[] = [];
   // The bench's default storage is SQLite in the run's temp dir, as the rows of `npm run bench`.
-  const backend = await openBackend(name satisfies Backend);
+  const backend = await openBackend(name);
   // One target (and so one SVC_ENCRYPTION_KEY) for every run: on PostgreSQL the runs share the
   // database, whose sealed keys a new key could not open.
   const { spec } = productTarget(process.env, backend);

@@ -18,6 +18,7 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { opensslOfProcess } from '../../bench/openssl-of-process.js';
 import { freePort } from '../helpers/app.js';
 import { startInstance } from '../helpers/instance.js';
+import { until } from '../helpers/until.js';
 
 const FLAGS = 'fpu sse sse2 ssse3 sse4_1 sse4_2 aes avx bmi1 avx2 bmi2 adx sha_ni';
 const cpuinfo = (vendor: string, family: number, flags: string) => `processor\t: 0\nvendor_id\t: ${vendor}\ncpu family\t: ${family}\nflags\t\t: ${flags}\n`;
@@ -96,12 +97,8 @@ const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').
 const startLineIn = (out: string) => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; openssl_rsa?: string }).find((l) => l.msg === 'listening');
 /** The `listening` line: /readyz can answer before the logger's write reaches our pipe, so wait for it. */
 async function startLineOf(instance: { output(): string }) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const line = startLineIn(instance.output());
-    if (line !== undefined || Date.now() > deadline) return line;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await until(() => startLineIn(instance.output()) !== undefined, 10_000);
+  return startLineIn(instance.output());
 }
 
 describe('the service at start-up (dist/src/main.js)', { timeout: 120_000 }, () => {

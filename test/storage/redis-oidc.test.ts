@@ -439,6 +439,11 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
     const gkey = (rest: string) => `${prefix}:${gt}:${rest}`;
     const exp = nowSec() + 3600;
     const live: string[] = [];
+    // Another tenant's grant of the same id, whose records are gone: this tenant's pruning never reaches it.
+    const other = `${gt}-other`;
+    for (let i = 0; i < 40; i++) await repo.upsert(other, 'AccessToken', `at-${i}`, { grantId: 'g-long' }, exp);
+    for (let i = 0; i < 40; i++) await redis.del(`${prefix}:${other}:oidc:AccessToken:at-${i}`);
+    const otherSize = await redis.scard(`${prefix}:${other}:oidx:grant:g-long`);
     for (let i = 0; i < 600; i++) {
       // A code and its access token per renewal; Redis expires the code within a minute and, here,
       // all but every twentieth token (deleted as expiry would: no script runs for it).
@@ -457,6 +462,7 @@ describe('RedisOidcPayloads: keys, TTLs and indexes', () => {
     // 1,201 additions, 30 live: without pruning the set would hold all 1,201.
     expect(members.length).toBeLessThan(4 * live.length + GRANT_PRUNE.from);
     expect(members).toEqual(expect.arrayContaining(live));
+    expect(await redis.scard(`${prefix}:${other}:oidx:grant:g-long`)).toBe(otherSize);
     // Revocation still reaches every live artefact, and only this grant's.
     await repo.revokeByGrantId(gt, 'g-long');
     for (const m of live) expect(await redis.exists(gkey(`oidc:${m}`))).toBe(0);
