@@ -10,6 +10,22 @@ import { configSchema, type Config, type ParsedConfig } from './schema.js';
 
 export type { Config } from './schema.js';
 
+/**
+ * Paths the front door (app.ts `route`) gives to something else: the health probes, the Management
+ * API, the account pages, the console and the shared stylesheet. The metrics route is matched
+ * before most of them, so a metrics path on or under one would hide that route (a tenant's JWKS,
+ * say), and `/healthz` and `/readyz` are matched before it, which would hide the metrics.
+ */
+const ROUTED_PATHS = ['/healthz', '/readyz', '/api', '/account', '/admin', '/assets'];
+
+/** Why the metrics path cannot be served, or undefined when it can. */
+function metricsPathClash(path: string, oidcPath: string): string | undefined {
+  const on = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+  if (on(oidcPath)) return `${path} is under the OIDC path ${oidcPath} (OIDC_PATH): choose a path outside it, such as /metrics`;
+  const taken = ROUTED_PATHS.find(on);
+  return taken ? `${path} is taken by the service's own ${taken} route: choose another path, such as /metrics` : undefined;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration: ${problems.join('; ')}`);
@@ -157,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.features.social_login.relay && !parsed.multi_tenancy.enabled) {
     problems.push('FEATURES_SOCIAL_LOGIN_RELAY: not supported in single-tenant mode (the relay needs MULTI_TENANCY_ENABLED=true)');
   }
+  const metricsClash = metricsPathClash(parsed.features.metrics.path, parsed.oidc.path);
+  if (metricsClash) problems.push(`FEATURES_METRICS_PATH: ${metricsClash}`);
   try {
     parseCidrList(parsed.http.trusted_proxies);
   } catch (err) {

@@ -9,6 +9,7 @@
  * variable are found in one place.
  */
 import { z } from 'zod';
+import { productLocale } from './locales.js';
 import { socialLoginGlobalSchema } from './social.js';
 
 const bool = z.boolean();
@@ -246,9 +247,14 @@ export const configSchema = z.object({
   application: z
     .object({
       title: z.string().trim().min(1).max(255).optional(),
-      default_locale: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/).default('en'),
+      default_locale: productLocale.default('en'),
       /** Empty: every language the product has. */
-      available_locales: z.array(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/)).default([]),
+      available_locales: z.array(productLocale).default([]),
+    })
+    .superRefine((v, ctx) => {
+      if (v.available_locales.length && !v.available_locales.includes(v.default_locale)) {
+        ctx.addIssue({ code: 'custom', path: ['default_locale'], message: 'must be one of available_locales' });
+      }
     })
     .prefault({}),
 

@@ -88,11 +88,15 @@ export class TenantResolver {
     throw new ProblemError(400, 'tenant-unresolved', `No tenant in the ${mt.tenant_header} header or the host name`);
   }
 
-  /** The tenant a strategy names (normalised), undefined when it names none; 400 when malformed. */
+  /**
+   * The tenant a strategy names, undefined when it names none; 400 when malformed. A host name is
+   * case-insensitive (subdomainOf lower-cases it); the header is taken as sent, so `ACME` is a
+   * malformed slug (spec 1.5 rule 4), not `acme`.
+   */
   private candidate(req: RequestHeaders, strategy: 'header' | 'subdomain'): string | undefined {
     const raw = strategy === 'header' ? req.headers[this.config.multi_tenancy.tenant_header] : this.subdomainOf(req);
     if (raw === undefined || raw.trim() === '') return undefined;
-    const name = raw.trim().toLowerCase();
+    const name = raw.trim();
     if (!isValidTenantName(name)) {
       throw new ProblemError(400, 'invalid-tenant', `'${raw.slice(0, 80)}' is not a valid tenant name`);
     }

@@ -203,6 +203,31 @@ describe('settings refused rather than ignored', () => {
     const mt = { MULTI_TENANCY_ENABLED: 'true', STORAGE_ADAPTER: 'postgresql', STORAGE_POSTGRESQL_URL: 'postgres://x', REDIS_URL: 'redis://x' };
     expect(loadConfig({ ...mt, FEATURES_SOCIAL_LOGIN_RELAY: 'true' }).features.social_login.relay).toBe(true);
   });
+
+  it("refuses locales the pages are not written in, and a default outside the offered ones", () => {
+    const problems = configError({ APPLICATION_AVAILABLE_LOCALES: 'xx,yy', APPLICATION_DEFAULT_LOCALE: 'pt-BR' }).problems;
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^APPLICATION_AVAILABLE_LOCALES: .*en, fr, de, es/),
+        expect.stringMatching(/^APPLICATION_DEFAULT_LOCALE: .*en, fr, de, es/),
+      ]),
+    );
+    expect(configError({ APPLICATION_AVAILABLE_LOCALES: 'fr,de', APPLICATION_DEFAULT_LOCALE: 'en' }).problems).toEqual([
+      'APPLICATION_DEFAULT_LOCALE: must be one of available_locales',
+    ]);
+    // A regional tag is served in its language (fr-CA pages are French).
+    const ok = loadConfig({ APPLICATION_AVAILABLE_LOCALES: 'fr-CA,en', APPLICATION_DEFAULT_LOCALE: 'fr-CA' }).application;
+    expect(ok).toMatchObject({ available_locales: ['fr-CA', 'en'], default_locale: 'fr-CA' });
+  });
+
+  it('refuses a metrics path that would hide one of the service\'s routes or be hidden by one', () => {
+    expect(configError({ FEATURES_METRICS_PATH: '/oidc/v1/jwks' }).problems).toEqual([expect.stringMatching(/^FEATURES_METRICS_PATH: .*under the OIDC path \/oidc\/v1/)]);
+    expect(configError({ OIDC_PATH: '/auth', FEATURES_METRICS_PATH: '/auth' }).problems).toEqual([expect.stringMatching(/^FEATURES_METRICS_PATH: /)]);
+    for (const path of ['/healthz', '/readyz', '/api/v1/metrics', '/account', '/admin/metrics', '/assets/metrics']) {
+      expect(configError({ FEATURES_METRICS_PATH: path }).problems, path).toEqual([expect.stringMatching(/^FEATURES_METRICS_PATH: .*taken by the service's own/)]);
+    }
+    for (const path of ['/metrics', '/oidc', '/internal/metrics', '/apis']) expect(loadConfig({ FEATURES_METRICS_PATH: path }).features.metrics.path).toBe(path);
+  });
 });
 
 describe('SVC_CONFIG_FILE', () => {

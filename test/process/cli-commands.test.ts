@@ -54,6 +54,17 @@ describe('svc as a process (SQLite)', { timeout: 240_000 }, () => {
     expect(keys()).toHaveLength(2);
   });
 
+  it('keys generate refuses a malformed or unknown tenant and writes no key for it', () => {
+    const bad = svc(['keys', 'generate', '--tenant', 'Bad!!']);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/not a valid tenant name/);
+    // Single-tenant: only `default` exists; keys made for another slug would sign for whoever creates it later.
+    const unknown = svc(['keys', 'generate', '--tenant', 'nope']);
+    expect(unknown.status).not.toBe(0);
+    expect(unknown.stderr).toMatch(/Tenant nope not found/);
+    expect(db().prepare("SELECT count(*) FROM signing_keys WHERE tenant_id <> 'default'").pluck().get()).toBe(0);
+  });
+
   it('clients create prints the client with its secret once, stores only a hash, and audits', () => {
     const run = svc(['clients', 'create', '--name', 'Billing job', '--grant-types', 'client_credentials', '--scope', 'svc:users:read']);
     expect(run.status, run.stderr).toBe(0);

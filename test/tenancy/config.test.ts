@@ -34,7 +34,7 @@ describe('section schemas', () => {
 
   it('accept a full, snake_case section of each kind', () => {
     const valid: Record<SectionName, unknown> = {
-      application: { title: 'Acme', default_locale: 'en', available_locales: ['en', 'pt-BR'] },
+      application: { title: 'Acme', default_locale: 'en', available_locales: ['en', 'fr-CA'] },
       branding: {
         company_name: 'Acme Inc.',
         logo_light_url: 'https://cdn.acme.test/logo.svg',
@@ -72,6 +72,12 @@ describe('section schemas', () => {
     // A name that is not a preset must say it is a generic OpenID Connect provider (issue 15).
     expect(fields('features', { social_login: { providers: { myspace: { enabled: false } } } })).toEqual(['social_login.providers.myspace.type']);
     expect(fields('features', { social_login: { providers: { google: { enabled: false, clientid: 'x' } } } })).toEqual(['social_login.providers.google.clientid']);
+  });
+
+  it('refuse locales the pages are not written in, naming each', () => {
+    expect(fields('application', { default_locale: 'xx' })).toEqual(['default_locale']);
+    expect(fields('application', { available_locales: ['en', 'pt-BR', 'yy'] })).toEqual(['available_locales.1', 'available_locales.2']);
+    expect(errorsOf('application', { available_locales: ['xx'], default_locale: 'xx' })[0]?.message).toMatch(/en, fr, de, es/);
   });
 
   it('name fields of the wrong type or format', () => {

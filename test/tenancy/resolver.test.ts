@@ -51,8 +51,10 @@ describe('TenantResolver', () => {
     expect(r.resolve(req({ 'x-tenant-id': 'acme' }, 'beta.localhost:3000'))).toEqual({ tenant: 'default', via: 'single' });
   });
 
-  it('reads the header, lower-cased and trimmed', () => {
-    expect(resolver().resolve(req({ 'x-tenant-id': ' Acme ' }))).toEqual({ tenant: 'acme', via: 'header' });
+  it('reads the header trimmed, and refuses one that is not lower-case (spec 1.5 rule 4), while the host is case-insensitive', () => {
+    expect(resolver().resolve(req({ 'x-tenant-id': ' acme ' }))).toEqual({ tenant: 'acme', via: 'header' });
+    for (const name of ['Acme', 'ACME', '_OPS']) expect(() => resolver().resolve(req({ 'x-tenant-id': name })), name).toThrow(expect.objectContaining({ status: 400, type: expect.stringContaining('invalid-tenant') }));
+    expect(resolver().resolve(req({}, 'ACME.localhost:3000'))).toEqual({ tenant: 'acme', via: 'subdomain' });
   });
 
   it('reads the left-most label of a host under the base host (port ignored)', () => {

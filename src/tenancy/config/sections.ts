@@ -9,13 +9,13 @@
  * token lifetime ceilings, rate limits, password and MFA floors — live in policy.ts.
  */
 import { z } from 'zod';
+import { productLocale } from '../../config/locales.js';
 import { SOCIAL_PRESETS, socialProviderProblems, socialProvidersSchema } from '../../config/social.js';
 
 const bool = z.boolean();
 const seconds = z.number().int().positive();
 const text = (max: number) => z.string().trim().min(1).max(max);
 const httpUrl = z.url({ protocol: /^https?$/ }).max(2048);
-const locale = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or pt-BR');
 const color = z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, 'must be a hex colour such as #1a73e8');
 const domain = z.string().toLowerCase().regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a domain name such as example.com');
 /** Secrets are sealed before they are stored; 1024 characters covers SMTP passwords, API keys, OAuth secrets. */
@@ -25,8 +25,8 @@ export const applicationSection = z
   .strictObject({
     title: text(255).optional(),
     description: z.string().max(1000).optional(),
-    default_locale: locale.optional(),
-    available_locales: z.array(locale).min(1).max(50).optional(),
+    default_locale: productLocale.optional(),
+    available_locales: z.array(productLocale).min(1).max(50).optional(),
   })
   .superRefine((v, ctx) => {
     if (v.default_locale && v.available_locales && !v.available_locales.includes(v.default_locale)) {

@@ -3,6 +3,7 @@
  * choice of language for a request (negotiate.ts). Pages never hold literal text; they call
  * `t('key')` so every language has every string (see messages/en.ts for how to add one).
  */
+import { PRODUCT_LOCALES } from '../../config/locales.js';
 import { Html, esc } from '../escape.js';
 import { de } from './messages/de.js';
 import { en, type MessageKey, type Messages } from './messages/en.js';
@@ -11,7 +12,7 @@ import { fr } from './messages/fr.js';
 
 export type { MessageKey, Messages };
 
-export const LOCALES = ['en', 'fr', 'de', 'es'] as const;
+export const LOCALES = PRODUCT_LOCALES;
 export type Locale = (typeof LOCALES)[number];
 
 export const CATALOGUES: Record<Locale, Messages> = { en, fr, de, es };
