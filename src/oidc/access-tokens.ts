@@ -127,6 +127,13 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
   const endpoint = ctx.issuer + OIDC_ROUTES.introspection;
   if (!decodeJwt(token)) {
     const row = await ctx.findClientCredentials(token);
+    // A JWT this service cannot have issued (unsigned `alg: none`, an empty signature): inactive
+    // for an authenticated caller (RFC 7662 2.2), where oidc-provider would answer 400
+    // unsupported_token_type because it is structured.
+    if (!row && jwtShaped(token)) {
+      const auth = await authenticateClient(ctx, req, form, endpoint);
+      return auth === 'fallback' ? undefined : introspectionResponse({ active: false });
+    }
     if (!row) return undefined;
     const auth = await authenticateClient(ctx, req, form, endpoint);
     if (auth === 'fallback') return undefined;
@@ -146,6 +153,18 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
   const check = await checkAccessToken(ctx, token);
   const live = check.active && allowedPolicy(auth, check.claims.client_id) && (await audienceLive(ctx, check.claims.aud));
   return introspectionResponse(live && check.active ? jwtIntrospection(check.claims) : { active: false });
+}
+
+/** Three dot-separated parts whose first is a JSON object: what oidc-provider takes for a JWT (reject_structured_tokens.js). */
+function jwtShaped(token: string): boolean {
+  const parts = token.split('.');
+  if (parts.length !== 3) return false;
+  try {
+    const header: unknown = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString());
+    return typeof header === 'object' && header !== null && !Array.isArray(header);
+  } catch {
+    return false;
+  }
 }
 
 /**

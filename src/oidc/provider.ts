@@ -140,7 +140,18 @@ export function createProvider(opts: ProviderOptions): Provider {
     features: {
       devInteractions: { enabled: false as never },
       clientCredentials: { enabled: true },
-      introspection: { enabled: true },
+      introspection: {
+        enabled: true,
+        // oidc-provider's default (a public client learns only about its own tokens), and: a token
+        // whose client is gone or deactivated is inactive (CONTRACT: tokens live until the client
+        // is deactivated or deleted). Without this, another client introspecting a user's token
+        // of such a client got a 500 (oidc-provider looks the token's client up for pairwise subs).
+        allowedPolicy: async (ctx, client, token) => {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === 'none') return false;
+          return token.clientId !== undefined && (await ctx.oidc.provider.Client.find(token.clientId)) !== undefined;
+        },
+      },
       revocation: { enabled: true },
       userinfo: { enabled: true },
       resourceIndicators: {
