@@ -19,6 +19,15 @@ const nonNegInt = z.number().int().nonnegative();
 export const SIGNING_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGORITHMS)[number];
 
+/**
+ * The ID token algorithm of a client that names none: RS256, OpenID Connect's default (what a
+ * relying party library expects of a client registered without one), when the key store has it;
+ * otherwise the first configured algorithm, the only way such a client can sign in at all.
+ */
+export function defaultIdTokenAlg(algorithms: readonly SigningAlg[]): SigningAlg {
+  return algorithms.includes('RS256') ? 'RS256' : algorithms[0]!;
+}
+
 export const configSchema = z.object({
   host: z.string().min(1).default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(3000),

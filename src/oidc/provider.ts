@@ -5,6 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../config/index.js';
+import { defaultIdTokenAlg } from '../config/schema.js';
 import type { KeySet } from '../keys/keystore.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import { adapterFactory, type ClientLoader } from './adapter.js';
@@ -106,6 +107,15 @@ export function createProvider(opts: ProviderOptions): Provider {
       authorizationSigningAlgValues: [...algs],
       // The actor's fast path checks client assertions with the same list (client-assertion.ts).
       clientAuthSigningAlgValues: [...CLIENT_AUTH_SIGNING_ALGS],
+    },
+    // oidc-provider's defaults, but the ID token algorithm of a client that names none where the
+    // key store has no RS256 key (defaultIdTokenAlg): oidc-provider's RS256 left such a client
+    // unable to sign in or start the device flow.
+    clientDefaults: {
+      grant_types: ['authorization_code'],
+      id_token_signed_response_alg: defaultIdTokenAlg(algs),
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
     },
     extraClientMetadata: {
       properties: ['require_pkce', 'first_party', 'secret_generation'],

@@ -6,7 +6,7 @@
  * this product's configuration (provider.ts). Anything these checks do not accept is declined
  * (undefined) by the grants, and oidc-provider answers it with its own refusal.
  */
-import type { SigningAlg } from '../config/schema.js';
+import { defaultIdTokenAlg, type SigningAlg } from '../config/schema.js';
 import type { HttpRequest } from '../http/types.js';
 import { signJwt } from '../keys/jwt.js';
 import { claimSourceFields, customClaimValues } from '../resources/custom-claims.js';
@@ -132,7 +132,7 @@ export interface Parties {
   rejected: string[];
   /** The grant's OIDC scope filtered by the source's (Grant#getOIDCScopeFiltered): the access token's scope. */
   atScope: string;
-  /** The ID token's signing key (the client's id_token_signed_response_alg, RS256 by default). */
+  /** The ID token's signing key (the client's id_token_signed_response_alg, by default defaultIdTokenAlg's as in provider.ts). */
   key: Parameters<typeof signJwt>[1];
   /** The pairwise sector, for pairwise clients. */
   sector: string | undefined;
@@ -150,7 +150,7 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
   if (auth === 'fallback') return undefined;
   const client = auth.record;
   if (client.client_id !== source.clientId || !client.metadata.grant_types.includes(grantType)) return undefined;
-  const key = host.keys.signing.get((client.metadata.id_token_signed_response_alg ?? 'RS256') as SigningAlg);
+  const key = host.keys.signing.get((client.metadata.id_token_signed_response_alg ?? defaultIdTokenAlg(host.config.security.key_store.algorithms)) as SigningAlg);
   const sector = client.metadata.subject_type === 'pairwise' ? redirectSector(client.metadata) : undefined;
   // An origin the client's CORS rule refuses is oidc-provider's invalid_request.
   const origin = allowedOrigin(req, client);

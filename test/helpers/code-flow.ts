@@ -54,6 +54,8 @@ export interface CodeFlowOptions {
   dpop?: CryptoKeyPair;
   /** An OIDC nonce, sent and then expected in the ID token. */
   nonce?: string;
+  /** The ID token algorithm the relying party expects (its registered metadata; RS256 when unset). */
+  idTokenAlg?: string;
 }
 
 /** A browser without a browser: cookies and hand-followed redirects. */
@@ -115,7 +117,7 @@ export class HttpSession {
     const config = new oidc.Configuration(
       { issuer: this.issuer, authorization_endpoint: `${this.issuer}/auth`, token_endpoint: `${this.issuer}/token`, userinfo_endpoint: `${this.issuer}/userinfo` },
       client.client_id,
-      client.client_secret,
+      { ...(client.client_secret ? { client_secret: client.client_secret } : {}), ...(opts.idTokenAlg ? { id_token_signed_response_alg: opts.idTokenAlg } : {}) },
       client.client_secret ? undefined : oidc.None(),
     );
     oidc.allowInsecureRequests(config);
