@@ -45,6 +45,7 @@ import { TenantStateCache } from './tenancy/state-cache.js';
 import { routeTenantEvents } from './tenancy/tenant-events.js';
 import { clearPairsOf } from './oidc/auth-throttle.js';
 import { UsageRecorder } from './tenancy/usage.js';
+import { SessionsEnded } from './sessions/ended.js';
 import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
 import { metricsAccessCheck } from './metrics/access.js';
 import { PROJECT_ROOT } from './paths.js';
@@ -110,6 +111,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     events,
     redis,
     passwords: PasswordHasher.fromConfig(config, metrics),
+    sessionsEnded: new SessionsEnded(),
   };
 }
 
@@ -136,6 +138,13 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       log.debug({ tenant, reason }, 'tenant actor evicted');
     },
     onError: (tenant, err) => log.error({ err, tenant }, 'tenant actor failed to close'),
+  });
+  // Sessions the service ends get their back-channel logouts from the tenant's actor (its keys, its clients).
+  ctx.sessionsEnded.handle((tenant, sessions) => {
+    pool.get(tenant).then(
+      (actor) => actor.logoutEndedSessions(sessions),
+      (err: unknown) => log.warn({ err, tenant }, 'back-channel logout of ended sessions not sent: the tenant could not be loaded'),
+    );
   });
 
   // Every tenant's change events, one pattern subscription per kind (tenancy/tenant-events.ts).

@@ -6,6 +6,7 @@ import type { Sealer } from './keys/sealer.js';
 import type { Logger } from './log.js';
 import type { Mailer } from './mail/mailer.js';
 import type { Metrics } from './metrics/metrics.js';
+import type { SessionsEnded } from './sessions/ended.js';
 import type { RedisServices } from './storage/redis/index.js';
 import type { Storage } from './storage/types.js';
 import type { TenantRegistry } from './tenancy/registry.js';
@@ -36,4 +37,6 @@ export interface AppContext {
   readonly passwords: PasswordHasher;
   /** Outgoing e-mail, off the request path (src/mail). */
   readonly mailer: Mailer;
+  /** Sessions the service ended, for their back-channel logouts (sessions/ended.ts; app.ts wires it). */
+  readonly sessionsEnded: SessionsEnded;
 }

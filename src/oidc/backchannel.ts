@@ -10,6 +10,7 @@ import { signJwt } from '../keys/jwt.js';
 import { outboundFetch, outboundPolicy } from '../outbound/index.js';
 import type { KeySet } from '../keys/keystore.js';
 import type { TenantId } from '../storage/types.js';
+import { pairwiseSubject } from './pairwise.js';
 
 export const RETRY_OFFSETS_MS = [0, 2000, 10000];
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
@@ -18,6 +19,8 @@ export interface LogoutTarget {
   clientId: string;
   backchannelLogoutUri: string;
   idTokenSignedResponseAlg?: string;
+  /** A pairwise client's sector: its logout token's `sub` is the pairwise one, as in its ID tokens. */
+  pairwiseSector?: string;
 }
 
 export class BackchannelLogout {
@@ -28,10 +31,13 @@ export class BackchannelLogout {
     private readonly tenant: TenantId,
     private readonly issuer: string,
     private readonly keys: () => KeySet,
+    private readonly pairwiseKey: Buffer,
   ) {}
 
-  async logoutToken(target: LogoutTarget, sub: string, sid: string | undefined): Promise<string> {
+  /** `accountId`: the user's id; the token carries the subject the client knows (pairwise or not). */
+  async logoutToken(target: LogoutTarget, accountId: string, sid: string | undefined): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
+    const sub = target.pairwiseSector ? pairwiseSubject(this.pairwiseKey, target.pairwiseSector, accountId) : accountId;
     const payload: Record<string, unknown> = { iss: this.issuer, aud: target.clientId, iat: now, exp: now + 120, jti: randomBytes(16).toString('base64url'), sub, events: { [EVENT]: {} } };
     if (sid) payload.sid = sid;
     const keys = this.keys();

@@ -4,7 +4,13 @@
  * userinfo path (userinfo.ts) both compute it here.
  */
 import { createHmac } from 'node:crypto';
-import type { ClientMetadata } from '../storage/types.js';
+import type { Sealer } from '../keys/sealer.js';
+import type { ClientMetadata, TenantId } from '../storage/types.js';
+
+/** The tenant's pairwise key: every pairwise subject of the tenant is keyed with it. */
+export function pairwiseKeyOf(sealer: Sealer, tenant: TenantId): Buffer {
+  return sealer.derive(`pairwise:${tenant}`);
+}
 
 export function pairwiseSubject(key: Buffer, sector: string, accountId: string): string {
   return createHmac('sha256', key).update(`${sector}|${accountId}`).digest('base64url');

@@ -6,6 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../config/index.js';
 import { defaultIdTokenAlg } from '../config/schema.js';
+import type { LogoutTarget } from './backchannel.js';
 import type { KeySet } from '../keys/keystore.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import { adapterFactory, type ClientLoader } from './adapter.js';
@@ -39,7 +40,7 @@ export interface ProviderOptions {
   /** The tenant's custom claims (issue 19). */
   customClaims?: readonly CustomClaim[];
   /** Replaces oidc-provider's back-channel logout delivery (ours retries and audits). */
-  backchannelLogout?: (client: { clientId: string; backchannelLogoutUri: string; idTokenSignedResponseAlg?: string }, sub: string, sid: string | undefined) => Promise<void>;
+  backchannelLogout?: (client: LogoutTarget, sub: string, sid: string | undefined) => Promise<void>;
 }
 
 export const OIDC_ROUTES = {
@@ -215,9 +216,12 @@ export function createProvider(opts: ProviderOptions): Provider {
   };
   if (opts.backchannelLogout) {
     const send = opts.backchannelLogout;
-    const proto = provider.Client.prototype as unknown as { backchannelLogout(this: { clientId: string; backchannelLogoutUri: string; idTokenSignedResponseAlg?: string }, sub: string, sid: string): Promise<void> };
+    type LogoutClient = { clientId: string; backchannelLogoutUri: string; idTokenSignedResponseAlg?: string; subjectType?: string; sectorIdentifier?: string };
+    const proto = provider.Client.prototype as unknown as { backchannelLogout(this: LogoutClient, sub: string, sid: string): Promise<void> };
     proto.backchannelLogout = function backchannelLogout(sub: string, sid: string) {
-      return send({ clientId: this.clientId, backchannelLogoutUri: this.backchannelLogoutUri, idTokenSignedResponseAlg: this.idTokenSignedResponseAlg }, sub, sid);
+      // The sector as sign-in-config.ts's pairwiseIdentifier takes it, so the logout token's sub is the ID tokens'.
+      const pairwiseSector = this.subjectType === 'pairwise' ? String(this.sectorIdentifier ?? this.clientId) : undefined;
+      return send({ clientId: this.clientId, backchannelLogoutUri: this.backchannelLogoutUri, idTokenSignedResponseAlg: this.idTokenSignedResponseAlg, pairwiseSector }, sub, sid);
     };
   }
   return provider;

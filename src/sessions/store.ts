@@ -7,6 +7,13 @@
  */
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
+import type { SessionsEnded } from './ended.js';
+
+/** What ending sessions needs: the artefacts' storage, and where to report them (ended.ts). */
+export interface SessionEnding {
+  readonly storage: { readonly oidc: OidcPayloadRepository };
+  readonly sessionsEnded: SessionsEnded;
+}
 
 export interface SessionView {
   jti: string;
@@ -18,6 +25,8 @@ export interface SessionView {
   active: boolean;
   /** Grants bound to the session (one per client); never serialized. */
   grant_ids: string[];
+  /** The session's sid per client, for back-channel logout (ended.ts); never serialized. */
+  sids: Record<string, string>;
 }
 
 export interface SessionFilter {
@@ -40,8 +49,8 @@ interface SessionRow {
 export const sessionTtl = (config: EffectiveConfig): number => config.oidc.ttl.session;
 
 /** The public session object (CONTRACT.md): everything but the internal grant ids. */
-export function presentSession(s: SessionView): Omit<SessionView, 'grant_ids'> {
-  const { grant_ids: _grants, ...out } = s;
+export function presentSession(s: SessionView): Omit<SessionView, 'grant_ids' | 'sids'> {
+  const { grant_ids: _grants, sids: _sids, ...out } = s;
   return out;
 }
 
@@ -59,7 +68,9 @@ export function toSessionView(row: SessionRow, sessionTtl: number, nowSeconds = 
   const loginTs = num(p.loginTs);
   const created = iat ?? loginTs ?? (exp !== null ? exp - sessionTtl : nowSeconds);
   const lastActive = Math.min(nowSeconds, Math.max(created, loginTs ?? 0, exp !== null ? exp - sessionTtl : 0));
-  const authorizations = p.authorizations && typeof p.authorizations === 'object' ? (p.authorizations as Record<string, { grantId?: unknown }>) : {};
+  const authorizations = p.authorizations && typeof p.authorizations === 'object' ? (p.authorizations as Record<string, { grantId?: unknown; sid?: unknown }>) : {};
+  const sids: Record<string, string> = {};
+  for (const [clientId, a] of Object.entries(authorizations)) if (typeof a?.sid === 'string' && a.sid) sids[clientId] = a.sid;
   const accountId = typeof p.accountId === 'string' && p.accountId ? p.accountId : null;
   return {
     jti: row.id,
@@ -73,6 +84,7 @@ export function toSessionView(row: SessionRow, sessionTtl: number, nowSeconds = 
     grant_ids: Object.values(authorizations)
       .map((a) => a?.grantId)
       .filter((g): g is string => typeof g === 'string' && g.length > 0),
+    sids,
   };
 }
 
@@ -100,9 +112,15 @@ export async function getSession(repo: OidcPayloadRepository, tenant: TenantId, 
 
 /**
  * Ends a session and every grant it carries, so the refresh and access tokens issued through it
- * stop working too (revokeByGrantId drops tokens and codes; the Grant row has no grantId column).
+ * stop working too (revokeByGrantId drops tokens and codes; the Grant row has no grantId column),
+ * and reports it so its relying parties get a back-channel logout (ended.ts).
  */
-export async function revokeSession(repo: OidcPayloadRepository, tenant: TenantId, session: Pick<SessionView, 'jti' | 'grant_ids'>): Promise<void> {
+export async function revokeSession(ending: SessionEnding, tenant: TenantId, session: SessionView): Promise<void> {
+  await dropSession(ending.storage.oidc, tenant, session);
+  ending.sessionsEnded.report(tenant, [session]);
+}
+
+async function dropSession(repo: OidcPayloadRepository, tenant: TenantId, session: SessionView): Promise<void> {
   for (const grantId of session.grant_ids) await revokeGrant(repo, tenant, grantId);
   await repo.destroy(tenant, 'Session', session.jti);
 }
@@ -113,9 +131,11 @@ export async function revokeGrant(repo: OidcPayloadRepository, tenant: TenantId,
 }
 
 /** Everything an account holds: its sessions and also grants outliving their session (offline access). */
-export async function revokeAccount(repo: OidcPayloadRepository, tenant: TenantId, accountId: string, sessionTtl: number): Promise<number> {
+export async function revokeAccount(ending: SessionEnding, tenant: TenantId, accountId: string, sessionTtl: number): Promise<number> {
+  const repo = ending.storage.oidc;
   const sessions = await findSessions(repo, tenant, { username: accountId }, sessionTtl);
-  for (const s of sessions) await revokeSession(repo, tenant, s);
+  for (const s of sessions) await dropSession(repo, tenant, s);
+  ending.sessionsEnded.report(tenant, sessions);
   // The account's grants from the index (those of its sessions are already gone).
   for (const grantId of await repo.listGrantIds(tenant, { accountId })) await revokeGrant(repo, tenant, grantId);
   return sessions.length;

@@ -25,6 +25,9 @@ import type { KeySet } from '../keys/keystore.js';
 import { accessTokenOwner, checkAccessToken, type AccessTokenOwner, type TokenCheck } from '../oidc/token-verification.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
+import { pairwiseKeyOf, redirectSector } from '../oidc/pairwise.js';
+import type { EndedSession } from '../sessions/ended.js';
+import { defaultIdTokenAlg } from '../config/schema.js';
 import { assertionServices } from '../oidc/assertion-services.js';
 import type { AssertionServices } from '../oidc/client-assertion.js';
 import { devicePollGuard } from '../oidc/device-and-auth.js';
@@ -125,7 +128,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private loginGuard: LoginGuard | undefined;
   private readonly authThrottle: AuthThrottle;
   private get backchannel(): BackchannelLogout {
-    return (this.backchannelLogout ??= new BackchannelLogout(this.ctx, this.tenant, this.issuer, () => this.keys));
+    return (this.backchannelLogout ??= new BackchannelLogout(this.ctx, this.tenant, this.issuer, () => this.keys, pairwiseKeyOf(this.ctx.sealer, this.tenant)));
   }
   private backchannelLogout: BackchannelLogout | undefined;
   private get devicePolls(): ReturnType<typeof devicePollGuard> {
@@ -227,7 +230,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private async buildProvider(keys: KeySet, config: EffectiveConfig): Promise<BuiltProvider> {
     const { storage, sealer } = this.ctx;
     const [resources, customClaims] = await Promise.all([this.resourceIndex(), loadCustomClaims(storage.tenantConfig, this.tenant)]);
-    const pairwiseKey = sealer.derive(`pairwise:${this.tenant}`);
+    const pairwiseKey = pairwiseKeyOf(sealer, this.tenant);
     // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
     const oidcRepo = protectBearerIds(storage.oidc, sealer);
     const cookieKeys = [sealer.derive(`cookies:${this.tenant}`).toString('base64url')];
@@ -409,6 +412,39 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     const metadata = toProviderMetadata(record, this.ctx.sealer, this.tenant);
     // A scope of a since-deleted resource would make oidc-provider refuse the whole client.
     return knownScopesOnly(metadata, await this.resourceIndex());
+  }
+
+  /**
+   * Back-channel logouts for sessions the service ended (sessions/ended.ts), sent as the end-session
+   * endpoint sends them (provider.ts): to each active client of the session that registered a
+   * backchannel_logout_uri, signed with its ID token algorithm, with its (pairwise) subject.
+   */
+  logoutEndedSessions(sessions: readonly EndedSession[]): void {
+    for (const session of sessions) {
+      if (!session.account_id) continue;
+      for (const [clientId, sid] of Object.entries(session.sids)) {
+        this.logoutClient(clientId, session.account_id, sid).catch((err: unknown) =>
+          this.ctx.log.warn({ err, tenant: this.tenant, client_id: clientId }, 'back-channel logout of an ended session not sent'),
+        );
+      }
+    }
+  }
+
+  private async logoutClient(clientId: string, accountId: string, sid: string): Promise<void> {
+    const record = await this.loadClient(clientId);
+    const uri = record?.active ? record.metadata.backchannel_logout_uri : undefined;
+    if (!record || !uri) return;
+    const m = record.metadata;
+    await this.backchannel.send(
+      {
+        clientId,
+        backchannelLogoutUri: uri,
+        idTokenSignedResponseAlg: m.id_token_signed_response_alg ?? defaultIdTokenAlg(this.ctx.config.security.key_store.algorithms),
+        pairwiseSector: m.subject_type === 'pairwise' ? (redirectSector(m) ?? clientId) : undefined,
+      },
+      accountId,
+      sid,
+    );
   }
 
   tokenIssued(clientId: string, grantType: string): void {

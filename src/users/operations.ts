@@ -17,7 +17,7 @@ import { ruleMessage, unmetPasswordRules } from './password-policy.js';
 import { MUTABLE_USER_FIELDS, PLATFORM_ROLES, type UserCreateInput, type UserUpdateInput } from './schema.js';
 
 export interface UserScope {
-  ctx: Pick<AppContext, 'storage' | 'passwords' | 'audit'>;
+  ctx: Pick<AppContext, 'storage' | 'passwords' | 'audit' | 'sessionsEnded'>;
   tenant: string;
   /** The tenant's effective configuration (session lifetime, and the password policy to come). */
   config: EffectiveConfig;
@@ -71,7 +71,7 @@ function entry(scope: UserScope, event: AuditEvent): AuditEntry {
  */
 const accountSessions = {
   count: async (scope: UserScope, userId: string) => (await findSessions(scope.ctx.storage.oidc, scope.tenant, { username: userId }, sessionTtl(scope.config))).length,
-  end: (scope: UserScope, userId: string) => revokeAccount(scope.ctx.storage.oidc, scope.tenant, userId, sessionTtl(scope.config)),
+  end: (scope: UserScope, userId: string) => revokeAccount(scope.ctx, scope.tenant, userId, sessionTtl(scope.config)),
 };
 
 /**
@@ -213,7 +213,7 @@ export async function deleteUser(scope: UserScope, id: string): Promise<void> {
   await mustUpdate(scope, existing.id, { ...ANONYMISED, deleted_at: new Date().toISOString() }, event);
   await scope.ctx.storage.webauthn.deleteUserCredentials(scope.tenant, existing.id); // passkeys are credentials too
   // After the erasure, so no new sign-in can slip in between (the account cannot sign in any more).
-  await revokeAccount(scope.ctx.storage.oidc, scope.tenant, existing.id, ttl);
+  await revokeAccount(scope.ctx, scope.tenant, existing.id, ttl);
   await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
   // Linked social accounts go too: they are personal data, and a link must not outlive its user.
   await scope.ctx.storage.socialIdentities.unlinkAll(scope.tenant, existing.id);

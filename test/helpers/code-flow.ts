@@ -81,6 +81,17 @@ export class HttpSession {
     return { status: res.status, html: await res.text(), ...(location ? { location: new URL(location, url).href } : {}) };
   }
 
+  /** GET (or POST `body`) and follow redirects to a page: its final URL, status and HTML. */
+  async visit(url: string, body?: URLSearchParams): Promise<{ url: string; status: number; html: string }> {
+    let current = url;
+    let step = await this.step(url, body ? 'POST' : 'GET', body?.toString());
+    for (let hops = 0; step.location && hops < 12; hops++) {
+      current = step.location;
+      step = await this.step(current);
+    }
+    return { url: current, status: step.status, html: step.html };
+  }
+
   /** The Cookie header this browser sends (its jar). */
   cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');

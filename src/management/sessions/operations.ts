@@ -41,7 +41,7 @@ export const sessionOperations: Operation[] = [
     success: { status: 204 },
     handler: async (call) => {
       const session = await mustGet(call, call.params.jti);
-      await revokeSession(call.ctx.storage.oidc, call.tenant, session);
+      await revokeSession(call.ctx, call.tenant, session);
       await call.audit({ type: 'session.revoked', user_id: session.account_id, details: auditDetails(session) });
       return noContent();
     },
@@ -66,7 +66,7 @@ export const sessionOperations: Operation[] = [
       }
       const sessions = await findSessions(call.ctx.storage.oidc, call.tenant, { username, client_id }, sessionTtl(call.actor.config));
       for (const s of sessions) {
-        await revokeSession(call.ctx.storage.oidc, call.tenant, s);
+        await revokeSession(call.ctx, call.tenant, s);
         // One entry per session, so each account's activity log shows its own revocation.
         await call.audit({ type: 'session.revoked', user_id: s.account_id, details: { ...auditDetails(s), bulk: true, filter: { username, client_id } } });
       }

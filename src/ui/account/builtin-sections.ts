@@ -171,7 +171,7 @@ registerAccountSection({
       await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'password_reset', user.id, new Date().toISOString());
       // Other devices signed in with the old password are signed out; this one stays.
       for (const s of await findSessions(host.ctx.storage.oidc, host.tenant, { username: user.id }, sessionTtl(host.config))) {
-        if (!isThisSession(v.session, s.jti)) await revokeSession(host.ctx.storage.oidc, host.tenant, s);
+        if (!isThisSession(v.session, s.jti)) await revokeSession(host.ctx, host.tenant, s);
       }
       await host.ctx.audit.record(host.tenant, { type: 'password_changed', status: 'success', ...who(v), details: { user_id: user.id } });
       securityAlert(host, user, 'password_changed', v.ui.t.lang);
@@ -319,7 +319,7 @@ ${s.client_ids.length ? html`<p>${t('account.sessions.apps', { apps: s.client_id
       const target = jti ? await getSession(host.ctx.storage.oidc, host.tenant, jti, sessionTtl(host.config)) : undefined;
       // Another user's session id is treated exactly like an unknown one.
       if (!target || target.account_id !== v.session.user.id) return { error: v.ui.t('page.not_found.message'), status: 404 };
-      await revokeSession(host.ctx.storage.oidc, host.tenant, target);
+      await revokeSession(host.ctx, host.tenant, target);
       await host.ctx.audit.record(host.tenant, { type: 'session.revoked', status: 'success', ...who(v), details: { user_id: v.session.user.id, session_id: target.jti, by: 'user' } });
       if (isThisSession(v.session, target.jti)) return { page: { status: 303, headers: { location: ACCOUNT_PATH, 'cache-control': 'no-store' } } };
       return { notice: v.ui.t('account.sessions.ended') };

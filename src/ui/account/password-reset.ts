@@ -156,5 +156,5 @@ export async function setNewPassword(host: AccountHost, user: UserRecord, passwo
   const { ctx, tenant } = host;
   await ctx.storage.users.update(tenant, user.id, { password_hash: passwordHash });
   await ctx.storage.accountTokens.expireForUser(tenant, 'password_reset', user.id, new Date().toISOString());
-  await revokeAccount(ctx.storage.oidc, tenant, user.id, host.config.oidc.ttl.session);
+  await revokeAccount(ctx, tenant, user.id, host.config.oidc.ttl.session);
 }
