@@ -28,6 +28,7 @@ export function consoleScopes(platform: boolean): string {
     'svc:audit:read', 'svc:stats:read',
     'svc:registration-tokens:read', 'svc:registration-tokens:write', 'svc:registration-tokens:delete',
     'svc:config:read', 'svc:config:write',
+    'svc:resources:read', 'svc:resources:write', 'svc:resources:delete',
   ];
   const platformScopes = ['svc:tenants:read', 'svc:tenants:write', 'svc:tenants:delete', 'svc:cross-tenant:read', 'svc:cross-tenant:write'];
   return ['openid', 'profile', 'email', ...tenantScopes, ...(platform ? platformScopes : [])].join(' ');

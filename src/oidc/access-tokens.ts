@@ -144,14 +144,14 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
     if (body.active === true) {
       const extra = row.payload.extra && typeof row.payload.extra === 'object' ? (row.payload.extra as Record<string, unknown>) : {};
       if (await clientRevoked(ctx, row.payload.clientId as string, extra.sgen)) return introspectionResponse({ active: false });
-      if (!(await audienceLive(ctx, row.payload.aud))) return introspectionResponse({ active: false });
+      if (!(await audienceLive(ctx, row.payload.aud, row.payload.iat))) return introspectionResponse({ active: false });
     }
     return introspectionResponse(body);
   }
   const auth = await authenticateClient(ctx, req, form, endpoint);
   if (auth === 'fallback') return undefined;
   const check = await checkAccessToken(ctx, token);
-  const live = check.active && allowedPolicy(auth, check.claims.client_id) && (await audienceLive(ctx, check.claims.aud));
+  const live = check.active && allowedPolicy(auth, check.claims.client_id) && (await audienceLive(ctx, check.claims.aud, check.claims.iat));
   return introspectionResponse(live && check.active ? jwtIntrospection(check.claims) : { active: false });
 }
 
@@ -172,10 +172,10 @@ function jwtShaped(token: string): boolean {
  * userinfo tokens), or a resource the tenant has now. A deleted resource's tokens introspect as
  * inactive (issue 19); self-contained JWTs stay verifiable by signature until they expire.
  */
-async function audienceLive(ctx: TokenContext, aud: unknown): Promise<boolean> {
+async function audienceLive(ctx: TokenContext, aud: unknown, iat: unknown): Promise<boolean> {
   const list = Array.isArray(aud) ? aud : aud === undefined || aud === null ? [] : [aud];
-  const index = list.some((a) => a !== MANAGEMENT_RESOURCE) ? await ctx.resourceIndex() : undefined;
-  return list.every((a) => a === MANAGEMENT_RESOURCE || (typeof a === 'string' && index?.get(a) !== undefined));
+  if (list.every((a) => a === MANAGEMENT_RESOURCE)) return true;
+  return (await ctx.resourceIndex()).tokenLive(aud, iat, MANAGEMENT_RESOURCE);
 }
 
 /** oidc-provider's default introspection policy: a public client only learns about its own tokens. */

@@ -158,6 +158,10 @@ export function createProvider(opts: ProviderOptions): Provider {
         // is deactivated or deleted). Without this, another client introspecting a user's token
         // of such a client got a 500 (oidc-provider looks the token's client up for pairwise subs).
         allowedPolicy: async (ctx, client, token) => {
+          // A token for a resource since deleted (or for the predecessor of one with its identifier) is
+          // inactive, as on the direct introspection path (access-tokens.ts audienceLive).
+          const aud = (token as { aud?: unknown }).aud;
+          if (aud !== undefined && aud !== MANAGEMENT_RESOURCE && !(opts.resources?.tokenLive(aud, token.iat, MANAGEMENT_RESOURCE) ?? false)) return false;
           if (token.clientId === client.clientId) return true;
           if (client.clientAuthMethod === 'none') return false;
           return token.clientId !== undefined && (await ctx.oidc.provider.Client.find(token.clientId)) !== undefined;

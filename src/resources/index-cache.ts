@@ -23,6 +23,23 @@ export class ResourceIndex {
     return this.byIdentifier.get(identifier);
   }
 
+  /**
+   * Whether a token with audience `aud`, issued at `iat` (seconds), is for resources the tenant has
+   * now: the Management API, no audience (userinfo tokens), or a resource created no later than the
+   * token. A deleted resource's tokens are inactive, and stay so when another resource later takes
+   * its identifier (a token older than the resource was issued for its predecessor; only a token
+   * issued within the second the new one was created is taken for the new one's).
+   */
+  tokenLive(aud: unknown, iat: unknown, management: string): boolean {
+    const list = Array.isArray(aud) ? aud : aud === undefined || aud === null ? [] : [aud];
+    return list.every((a) => {
+      if (a === management) return true;
+      const record = typeof a === 'string' ? this.byIdentifier.get(a) : undefined;
+      if (!record) return false;
+      return typeof iat !== 'number' || iat >= Math.floor(Date.parse(record.created_at) / 1000);
+    });
+  }
+
   /** The scopes of `resource` a client holding `clientScope` may ask for. */
   allowedFor(resource: ResourceRecord, clientScope: string | undefined): string[] {
     const held = new Set((clientScope ?? '').split(' '));

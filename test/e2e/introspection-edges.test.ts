@@ -5,6 +5,9 @@
  *   another client: a 500 before (oidc-provider looked the gone client up for its subject type);
  * - an unsigned (`alg: none`) JWT: 400 unsupported_token_type before, as oidc-provider refuses
  *   anything structured it did not take for its own.
+ * - a user's opaque access token for an API resource since deleted: active before (the direct path
+ *   already refused such client_credentials tokens), and again when another resource took its
+ *   identifier.
  * The pairwise case shows the policy still lets a live client's token through with its pairwise sub.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +21,7 @@ let f: UserFlowFixture;
 let t: TestApp;
 
 beforeAll(async () => {
-  f = await startUserFlowFixture(REDIRECT, 'svc:clients:write svc:clients:delete svc:users:write');
+  f = await startUserFlowFixture(REDIRECT, 'svc:clients:write svc:clients:delete svc:users:write svc:resources:write svc:resources:delete');
   t = f.t;
 });
 afterAll(async () => f?.t.close());
@@ -74,5 +77,25 @@ describe('introspection of an unsigned JWT', () => {
     expect(anonymous.json).toMatchObject({ error: 'invalid_request' });
     const wrong = await introspect(t, `${header}.${payload}.`, { id: 'bootstrap-admin', secret: 'wrong-secret-value' });
     expect(wrong).toMatchObject({ status: 401, json: { error: 'invalid_client' } });
+  });
+});
+
+describe('introspection of a user token for a deleted API resource', () => {
+  it('answers active: false once the resource is deleted, and still after another resource takes its identifier', async () => {
+    const API = 'https://inventory.example/api';
+    const resource = { identifier: API, name: 'Inventory', scopes: [{ name: 'inv:read' }], token_format: 'opaque' };
+    const created = await api(t, 'POST', '/api/v1/resources', { token: f.admin, body: resource });
+    expect(created.status).toBe(201);
+    const client = await f.newClient({ scope: 'openid offline_access inv:read' });
+    const tokens = await f.session.tokens(client, { scope: 'openid inv:read', resource: API });
+    expect(tokens.access_token.split('.')).toHaveLength(1);
+    expect((await introspect(t, tokens.access_token)).json).toMatchObject({ active: true, aud: API, scope: 'inv:read' });
+
+    expect((await api(t, 'DELETE', `/api/v1/resources/${(created.json as { data: { id: string } }).data.id}`, { token: f.admin })).status).toBe(204);
+    expect((await introspect(t, tokens.access_token)).json).toEqual({ active: false });
+    // Issued before the new resource existed (past the second of its creation): not its token.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await api(t, 'POST', '/api/v1/resources', { token: f.admin, body: { ...resource, name: 'Another API' } })).status).toBe(201);
+    expect((await introspect(t, tokens.access_token)).json).toEqual({ active: false });
   });
 });

@@ -280,6 +280,15 @@ describe('client_credentials for a tenant API', () => {
     expect((await ccToken(c, 'https://es.example/', 'es:read')).json.error).toBe('invalid_target');
     // The client that named the deleted scope keeps working for the rest.
     expect((await ccToken(c, ORDERS, 'read:orders')).status).toBe(200);
+
+    // Another resource taking a deleted one's identifier does not bring its tokens back: they were
+    // issued before it existed (a token of the second before its creation, so wait one out).
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    for (const identifier of ['https://es.example/', 'https://opaque.example/']) {
+      expect((await createResource({ identifier, name: 'Unrelated', scopes: [], token_format: 'jwt' })).status).toBe(201);
+    }
+    expect((await introspect(t, res.json.access_token, c)).json).toEqual({ active: false });
+    expect((await introspect(t, opaque.json.access_token, c)).json).toEqual({ active: false });
   });
 });
 
