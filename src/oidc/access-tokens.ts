@@ -6,6 +6,7 @@
  * client_id; introspection members and their order), so either path may serve a request.
  * Client authentication (all five methods) is client-auth.ts.
  */
+import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { Config } from '../config/index.js';
 import type { SigningAlg } from '../config/schema.js';
 import { OAuthError } from '../http/problem.js';
@@ -160,10 +161,11 @@ function jwtShaped(token: string): boolean {
   const parts = token.split('.');
   if (parts.length !== 3) return false;
   try {
-    const header: unknown = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString());
+    const header = parseJson(Buffer.from(parts[0]!, 'base64url').toString());
     return typeof header === 'object' && header !== null && !Array.isArray(header);
-  } catch {
-    return false;
+  } catch (err) {
+    // Nested past the bound: structured all the same (and never ours).
+    return err instanceof JsonTooDeep;
   }
 }
 
