@@ -211,6 +211,25 @@ describe('password reset by e-mail', () => {
     expect(sink.messages.filter((m) => m.to.includes(victim.email.toLowerCase()))).toHaveLength(3);
   });
 
+  it('keeps the language the sign-in page was in (ui_locales) on the reset form and in the mail', async () => {
+    const spanish = await createUser(t, { email_verified: true });
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: redirect, scope: 'openid', ui_locales: 'es', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: oidc.randomState() });
+    await page.goto(url.href);
+    expect(await page.locator('html').getAttribute('lang')).toBe('es');
+    await page.getByRole('link', { name: /olvid/i }).click();
+    expect(await page.locator('html').getAttribute('lang')).toBe('es');
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Restablecer su contraseña');
+    await page.locator('input[type="email"][name="email"]').fill(spanish.email);
+    await page.getByRole('button', { name: 'Enviar enlace' }).click();
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Revise su correo');
+    const [mail] = await sink.waitFor(spanish.email);
+    expect(mail!.html).toContain('lang="es"');
+    await context.close();
+  });
+
   it('hostile: a return link outside the tenant is never offered', async () => {
     const res = await fetch(`${t.url}/account/password/forgot?return=${encodeURIComponent('https://evil.example/')}`);
     const body = await res.text();

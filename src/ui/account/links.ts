@@ -9,7 +9,9 @@ export function loginExtras(host: AccountHost, uid: string, ui: PageUi): LoginEx
   const { t } = ui;
   const back = `${host.mountPath}/interaction/${uid}`;
   const extras: LoginExtras = { afterPassword: [], afterForm: [] };
-  if (mailAvailable(host)) extras.afterPassword!.push(html`<p class="aside"><a href="${FORGOT_PATH}?return=${encodeURIComponent(back)}">${t('signin.forgot')}</a></p>`);
+  // `lang`: the reset form (and so its mail) stays in the sign-in page's language, which may have come
+  // from the relying party's ui_locales rather than from anything the browser sends.
+  if (mailAvailable(host)) extras.afterPassword!.push(html`<p class="aside"><a href="${FORGOT_PATH}?return=${encodeURIComponent(back)}&lang=${t.lang}">${t('signin.forgot')}</a></p>`);
   if (signupSettings(host).enabled) extras.afterForm!.push(html`<p><a href="${back}/signup">${t('signin.signup')}</a></p>`);
   return extras;
 }
