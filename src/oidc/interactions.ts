@@ -169,6 +169,18 @@ export async function saveInteractionResult(provider: Provider, uid: string, res
   return interaction.returnTo;
 }
 
+/**
+ * The sign-in this authorization request already did, to be submitted again with its consent (what
+ * oidc-provider's mergeWithLastSubmission does): without it, `prompt=login` or `max_age` sees no
+ * sign-in in the result that resumes after consent and asks for one again (and `prompt=login
+ * consent` went round for ever). Only the login: the pending markers of earlier steps stay behind.
+ */
+function loginOfThisRequest(details: Interaction): InteractionResults {
+  // The consent step is an interaction of its own: the sign-in's result is its last submission.
+  const login = details.result?.login ?? details.lastSubmission?.login;
+  return login && typeof login === 'object' ? { login } : {};
+}
+
 /** The grant a consent (explicit or implied for first-party clients) stores. */
 export async function grantConsent(host: SignInHost, details: Interaction, accountId: string): Promise<string> {
   const { Grant } = host.provider;
@@ -340,7 +352,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       }
       if (details.prompt.name === 'consent') {
         const accountId = details.session?.accountId;
-        if (client?.metadata.first_party && accountId) return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
+        if (client?.metadata.first_party && accountId) return finish({ ...loginOfThisRequest(details), consent: { grantId: await grantConsent(host, details, accountId) } });
         const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
         const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
         const signedIn = accountId ? await ctx.storage.users.get(tenant, accountId) : undefined;
@@ -368,7 +380,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     if (action === 'confirm') {
       const accountId = details.session?.accountId;
       if (details.prompt.name !== 'consent' || !accountId) return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.nothing_to_confirm'), error: true }));
-      return finish({ consent: { grantId: await grantConsent(host, details, accountId) } });
+      return finish({ ...loginOfThisRequest(details), consent: { grantId: await grantConsent(host, details, accountId) } });
     }
 
     if (details.prompt.name !== 'login') return page(400, messagePage({ ui, title: t('signin.unexpected.title'), message: t('signin.unexpected.already_signed_in'), error: true }));

@@ -87,7 +87,9 @@ export function createProvider(opts: ProviderOptions): Provider {
     jwks: keys.providerJwks() as Configuration['jwks'],
     cookies: { keys: opts.cookieKeys, long: { signed: true }, short: { signed: true } },
     routes: OIDC_ROUTES,
-    responseTypes: ['code', 'none'],
+    // The code flow only: no client can register another response type (clients/schema.ts), so
+    // discovery must not advertise `none`.
+    responseTypes: ['code'],
     scopes: ['openid', 'offline_access', 'profile', 'email', 'roles', ...MANAGEMENT_SCOPES, ...(opts.resources?.scopeNames ?? [])],
     claims: claimsConfiguration(opts.customClaims ?? []),
     ttl: {

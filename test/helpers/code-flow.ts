@@ -56,11 +56,19 @@ export interface CodeFlowOptions {
   nonce?: string;
   /** The ID token algorithm the relying party expects (its registered metadata; RS256 when unset). */
   idTokenAlg?: string;
+  /** More authorization request parameters (prompt, max_age, ...). */
+  extra?: Record<string, string>;
 }
 
 /** A browser without a browser: cookies and hand-followed redirects. */
 export class HttpSession {
   private readonly cookies = new Map<string, string>();
+
+  /** Sign-in forms and consent pages submitted so far. */
+  signIns = 0;
+  consents = 0;
+  /** Whether authorize() answers a consent page with Allow (third-party clients). */
+  consent = false;
 
   constructor(
     readonly issuer: string,
@@ -108,15 +116,20 @@ export class HttpSession {
         step = await this.step(current);
         continue;
       }
-      const form = /<form\b[^>]*\baction="([^"]*)"[^>]*>([\s\S]*?)<\/form>/i.exec(step.html);
-      if (!form || !/name="password"/.test(form[2]!)) throw new Error(`no sign-in form at ${current} (HTTP ${step.status}): ${step.html.slice(0, 300)}`);
+      const forms = [...step.html.matchAll(/<form\b[^>]*\baction="([^"]*)"[^>]*>([\s\S]*?)<\/form>/gi)];
+      // The sign-in form, or (when `consent` allows it) the consent page's Allow form.
+      const form = forms.find((f) => /name="password"/.test(f[2]!)) ?? (this.consent ? forms.find((f) => /\/confirm$/.test(f[1]!)) : undefined);
+      if (!form) throw new Error(`no sign-in form at ${current} (HTTP ${step.status}): ${step.html.slice(0, 300)}`);
       const fields = new URLSearchParams();
       for (const m of form[2]!.matchAll(/<input\b[^>]*type="hidden"[^>]*>/gi)) {
         const name = /\bname="([^"]*)"/.exec(m[0])?.[1];
         if (name) fields.set(name, (/\bvalue="([^"]*)"/.exec(m[0])?.[1] ?? '').replace(/&amp;/g, '&'));
       }
-      fields.set('email', this.user.email);
-      fields.set('password', this.user.password);
+      if (/name="password"/.test(form[2]!)) {
+        fields.set('email', this.user.email);
+        fields.set('password', this.user.password);
+        this.signIns++;
+      } else this.consents++;
       current = new URL(form[1]!.replace(/&amp;/g, '&'), current).href;
       step = await this.step(current, 'POST', fields.toString());
     }
@@ -143,6 +156,7 @@ export class HttpSession {
       code_challenge_method: 'S256',
       ...(opts.resource ? { resource: opts.resource } : {}),
       ...(opts.nonce ? { nonce: opts.nonce } : {}),
+      ...opts.extra,
     };
     const callback = await this.authorize(oidc.buildAuthorizationUrl(config, params).href, client.redirect_uri);
     const DPoP = opts.dpop ? oidc.getDPoPHandle(config, opts.dpop) : undefined;
