@@ -6,6 +6,7 @@
 import type { Config } from '../config/index.js';
 import { Invalid, type FieldError } from '../errors.js';
 import { outboundPolicy, urlProblem } from '../outbound/index.js';
+import { jwksProblems } from './jwks-rules.js';
 import type { ClientMetadata } from '../storage/types.js';
 import { MUTABLE_CLIENT_FIELDS, type ClientInput } from './schema.js';
 
@@ -92,6 +93,7 @@ export function buildMetadata(input: ClientInput, base: ClientMetadata | undefin
     if (problem) errors.push({ field, message: problem });
   }
   if (m.jwks && m.jwks_uri) errors.push({ field: 'jwks', message: 'jwks and jwks_uri are mutually exclusive' });
+  if (m.jwks) errors.push(...jwksProblems(m.jwks));
   if (m.id_token_signed_response_alg && !config.security.key_store.algorithms.includes(m.id_token_signed_response_alg as never)) {
     errors.push({ field: 'id_token_signed_response_alg', message: `must be one of ${config.security.key_store.algorithms.join(', ')}` });
   }

@@ -22,3 +22,25 @@ export async function preciseErrorCodes(ctx: KoaContextWithOIDC, next: () => Pro
   const description = body.error_description;
   if (UNAUTHORIZED_CLIENT_DESCRIPTIONS.some((re) => re.test(description))) body.error = 'unauthorized_client';
 }
+
+type RenderError = (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }, error: Error) => unknown;
+
+/**
+ * oidc-provider 9 answers a device-flow resume (`GET {mount}/device/<uid>`, also `/device/confirm`)
+ * that comes without the browser's interaction or session with a bare 500 text/plain: after the
+ * resume refuses, its session middleware saves a session that was never stored ("persist can only
+ * be called on previously persisted Sessions"), and that TypeError replaces the refusal. This Koa
+ * middleware (outermost) turns exactly that error into the refusal it hid: the expired-interaction
+ * page, 400, as the authorization endpoint's own resume gives.
+ */
+export function unsavedSessionRefusal(renderError: RenderError | undefined) {
+  return async function refuse(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+    try {
+      await next();
+    } catch (err) {
+      if (!(err instanceof TypeError) || !/previously persisted Sessions/.test(err.message) || !renderError) throw err;
+      ctx.status = 400;
+      await renderError(ctx, { error: 'invalid_request', error_description: 'interaction session not found' }, err);
+    }
+  };
+}

@@ -18,7 +18,7 @@ import { tenantResourceServer } from '../resources/resource-server.js';
 import { rolesClaimFor } from '../resources/roles-claim.js';
 import { customAccessTokenClaims, withCustomClaims } from '../resources/claims-provider.js';
 import type { CustomClaim } from '../resources/custom-claims.js';
-import { preciseErrorCodes } from './error-codes.js';
+import { preciseErrorCodes, unsavedSessionRefusal } from './error-codes.js';
 import { narrowToRole } from '../users/roles.js';
 
 /** The platform tenant's name (tenancy/resolver.ts PLATFORM_TENANT; not imported: a surface does not reach up to the wiring). */
@@ -209,6 +209,7 @@ export function createProvider(opts: ProviderOptions): Provider {
 
   const provider = new Provider(opts.issuer, configuration);
   provider.proxy = true;
+  provider.use(unsavedSessionRefusal(configuration.renderError as Parameters<typeof unsavedSessionRefusal>[0]));
   provider.use(preciseErrorCodes);
 
   // Stored secrets are hashes (see client-metadata.ts): compare the hash of what was presented.

@@ -44,7 +44,10 @@ export function registrationMetadata(body: Record<string, unknown>, policies: re
   }
   input.client_name ??= DEFAULT_CLIENT_NAME;
   // An explicit default keeps the stored client from inheriting every scope the provider knows.
-  input.scope ??= STANDARD_OIDC_SCOPES.join(' ');
+  // offline_access only with the refresh_token grant: without it the scope could never act (no
+  // refresh token is issued), and RFC 7591's default grant_types is authorization_code alone.
+  const refreshes = Array.isArray(input.grant_types) && input.grant_types.includes('refresh_token');
+  input.scope ??= STANDARD_OIDC_SCOPES.filter((s) => s !== 'offline_access' || refreshes).join(' ');
 
   const parsed = clientPatchSchema.safeParse(input);
   if (!parsed.success) throw registrationError(zodFieldErrors(parsed.error, 'body', input));

@@ -2,7 +2,7 @@
  * Registration tokens (spec 4.8) and dynamic client registration (`POST {oidc}/register-rp`,
  * RFC 7591) against the real service.
  */
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
@@ -261,7 +261,8 @@ describe('registration tokens and register-rp', () => {
       expect(res.json).toMatchObject({
         client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), client_secret_expires_at: 0,
         token_endpoint_auth_method: 'client_secret_basic', application_type: 'web', grant_types: ['authorization_code'],
-        scope: 'openid profile email offline_access', default_max_age: 3600, client_uri: 'https://app.example.com',
+        // No offline_access by default without the refresh_token grant: it could never act.
+        scope: 'openid profile email', default_max_age: 3600, client_uri: 'https://app.example.com',
       });
       const viaApi = await api(t, 'GET', `/api/v1/clients/${encodeURIComponent(res.json.client_id)}`, { token: admin });
       expect(viaApi.status).toBe(200);
@@ -357,6 +358,43 @@ describe('registration tokens and register-rp', () => {
       expect(array.status).toBe(400);
       expect(array.json.error).toBe('invalid_client_metadata');
       expect((await getToken(tok.jti)).json.data.current_usage_count).toBe(0);
+    });
+
+    it('defaults the scope to include offline_access only with the refresh_token grant', async () => {
+      const tok = await createToken();
+      const res = await register(tok.token, { redirect_uris: ['https://app.example.com/cb'], grant_types: ['authorization_code', 'refresh_token'] });
+      expect(res.status, res.text).toBe(201);
+      expect(res.json.scope).toBe('openid profile email offline_access');
+    });
+
+    it('refuses a jwks holding private or symmetric keys (400 naming the key), echoes no key material, creates nothing', async () => {
+      const tok = await createToken();
+      const before = await clientCount();
+      const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const priv = privateKey.export({ format: 'jwk' }) as Record<string, unknown>;
+      for (const key of [priv, { kty: 'oct', k: 'c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0' }, { kty: 'foo' }]) {
+        const res = await register(tok.token, { redirect_uris: ['https://app.example.com/cb'], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [key] } });
+        expect(res.status, res.text).toBe(400);
+        expect(res.json.error).toBe('invalid_client_metadata');
+        expect(res.json.error_description).toContain('jwks.keys.0');
+        expect(res.text).not.toContain(String(priv.d));
+      }
+      expect(await clientCount()).toBe(before);
+      expect((await getToken(tok.jti)).json.data.current_usage_count).toBe(0);
+    });
+
+    it('the Management API refuses the same keys on create and on PATCH, leaving the client as it was', async () => {
+      const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const keys = [privateKey.export({ format: 'jwk' })];
+      const created = await api(t, 'POST', '/api/v1/clients', { token: admin, body: { client_name: 'keys', redirect_uris: ['https://app.example.com/cb'], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys } } });
+      expect(created.status).toBe(422);
+      expect(created.json.errors).toEqual([{ field: 'jwks.keys.0', message: expect.stringMatching(/private or secret key material \(d\)/) }]);
+      const ok = await api(t, 'POST', '/api/v1/clients', { token: admin, body: { client_name: 'keys', redirect_uris: ['https://app.example.com/cb'] } });
+      expect(ok.status).toBe(201);
+      const id = encodeURIComponent(ok.json.data.client_id);
+      const patched = await api(t, 'PATCH', `/api/v1/clients/${id}`, { token: admin, body: { jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0' }] } } });
+      expect(patched.status).toBe(422);
+      expect((await api(t, 'GET', `/api/v1/clients/${id}`, { token: admin })).json.data.updated_at).toBe(ok.json.data.updated_at);
     });
 
     const expectInvalidToken = (res: Awaited<ReturnType<typeof register>>) => {
