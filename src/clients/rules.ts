@@ -17,7 +17,11 @@ export function defaultsFor(type: ClientMetadata['application_type']): Pick<Clie
 }
 
 function checkRedirect(uri: string, type: ClientMetadata['application_type'], development: boolean): string | undefined {
+  // Redirect URIs are compared as exact strings: a wildcard would only ever match itself, and a
+  // non-ASCII host would not match the punycode form a relying party's library sends.
+  if (uri.includes('*')) return 'wildcards are not supported: register each redirect URI exactly';
   const u = new URL(uri);
+  if (/[^\x21-\x7e]/.test(uri)) return `must be an ASCII URI (for an internationalised host, its punycode form: ${u.href.slice(0, 200)})`;
   const loopback = u.protocol === 'http:' && LOOPBACK.has(u.hostname);
   if (type === 'native') {
     if (u.protocol === 'https:' || loopback) return undefined;

@@ -100,6 +100,10 @@ describe('refused bodies write nothing', () => {
     expectValidation(await post({ client_name: 'x', application_type: 'spa', token_endpoint_auth_method: 'client_secret_basic' }), CLIENTS, 'token_endpoint_auth_method');
     expectValidation(await post({ client_name: 'x', application_type: 'spa', grant_types: ['client_credentials'] }), CLIENTS, 'grant_types');
     expectValidation(await post({ client_name: 'x', redirect_uris: ['http://app.example.com/cb'] }), CLIENTS, 'redirect_uris.0');
+    expectValidation(await post({ client_name: 'x', redirect_uris: ['https://*.example.com/cb'] }), CLIENTS, 'redirect_uris.0');
+    expectValidation(await post({ client_name: 'x', redirect_uris: ['https://bücher.example/cb'] }), CLIENTS, 'redirect_uris.0');
+    // The punycode form of the same host is accepted.
+    expect((await post({ client_name: 'x', redirect_uris: ['https://xn--bcher-kva.example/cb'] })).status).toBe(201);
   });
 
 });

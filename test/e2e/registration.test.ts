@@ -338,6 +338,10 @@ describe('registration tokens and register-rp', () => {
       ['a redirect with a fragment', { redirect_uris: ['https://app.example.com/cb#x'] }, 'redirect_uris.0'],
       ['no redirect for the code grant', {}, 'redirect_uris'],
       ['a non-reverse-domain scheme for a native client', { application_type: 'native', redirect_uris: ['myapp:/cb'] }, 'redirect_uris.0'],
+      // Compared as exact strings: a wildcard only matches itself, a non-ASCII host not the punycode a library sends.
+      ['a wildcard host', { redirect_uris: ['https://*.example.com/cb'] }, 'redirect_uris.0'],
+      ['a wildcard path', { redirect_uris: ['https://rp.example.com/ok', 'https://rp.example.com/*'] }, 'redirect_uris.1'],
+      ['an internationalised host not in punycode', { redirect_uris: ['https://bücher.example/cb'] }, 'redirect_uris.0'],
     ])('rejects %s with 400 invalid_redirect_uri', async (_name, body, field) => {
       const tok = await createToken();
       const res = await register(tok.token, body);
