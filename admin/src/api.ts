@@ -42,6 +42,20 @@ export function queryString(q: Query = {}): string {
   return s ? `?${s}` : '';
 }
 
+const SIGNED_IN_AFTER_401 = 'svc-console:signed-in-after-401';
+
+/**
+ * A 401 is taken for an ended session and answered with a new sign-in, unless one was started for a
+ * 401 in the last 30 seconds: a token refused right after a fresh sign-in is refused for what it is,
+ * and signing in again would loop for ever. The error is then shown instead.
+ */
+function refusedRightAfterSignIn(): boolean {
+  const last = Number(sessionStorage.getItem(SIGNED_IN_AFTER_401) ?? 0);
+  if (Date.now() - last < 30_000) return true;
+  sessionStorage.setItem(SIGNED_IN_AFTER_401, String(Date.now()));
+  return false;
+}
+
 export class Api {
   constructor(private readonly auth: Auth, private readonly onSignedOut: () => void) {}
 
@@ -60,7 +74,7 @@ export class Api {
     let res = await send();
     if (res.status === 401) {
       if (await this.auth.renew()) res = await send();
-      if (res.status === 401) this.onSignedOut();
+      if (res.status === 401 && !refusedRightAfterSignIn()) this.onSignedOut();
     }
     if (!res.ok) throw await toError(res);
     return res;

@@ -38,7 +38,7 @@ function navItems(config: ConsoleConfig): NavItem[] {
   return items;
 }
 
-function section(route: Route): ComponentChildren {
+function section(route: Route, config: ConsoleConfig): ComponentChildren {
   const [, top, id, extra] = route.path.split('/');
   const key = route.query.toString();
   switch (top ?? '') {
@@ -60,18 +60,24 @@ function section(route: Route): ComponentChildren {
       return id ? <AuditDetail id={decodeURIComponent(id)} key={id} /> : <AuditSection query={route.query} key={key} />;
     case 'settings':
       return <SettingsSection query={route.query} key={key} />;
+    // Only _platforms has tenants (elsewhere the API refuses the console's token): not found.
     case 'tenants':
+      if (!config.platform) return notFound();
       return id ? <TenantDetail slug={decodeURIComponent(id)} tab={extra} query={route.query} key={`${id}?${key}`} /> : <TenantsSection query={route.query} key={key} />;
     default:
-      return (
-        <>
-          <h1>{t('notfound.title')}</h1>
-          <p>
-            <a href={href('')}>{t('nav.overview')}</a>
-          </p>
-        </>
-      );
+      return notFound();
   }
+}
+
+function notFound(): ComponentChildren {
+  return (
+    <>
+      <h1>{t('notfound.title')}</h1>
+      <p>
+        <a href={href('')}>{t('nav.overview')}</a>
+      </p>
+    </>
+  );
 }
 
 export function Shell({ api, auth, config }: { api: Api; auth: Auth; config: ConsoleConfig }) {
@@ -163,7 +169,7 @@ export function Shell({ api, auth, config }: { api: Api; auth: Auth; config: Con
               </>
             ) : null}
           </div>
-          {section(route)}
+          {section(route, config)}
         </main>
       </div>
     </Services.Provider>

@@ -90,6 +90,11 @@ describe('administration console in _platforms', () => {
     await page.getByText('Saved.', { exact: true }).waitFor();
     const config = await send(port, 'GET', `/api/v1/tenants/${slug}/config`, { token: await token('svc:cross-tenant:read') });
     expect(config.json.data.oidc).toEqual({ ttl: { access_token: 1800 } });
+    // The tenant's own audit log names the platform user who changed its configuration.
+    const log = await send(port, 'GET', '/api/v1/audit?type=tenant.config_updated', { tenant: slug, token: await token('svc:cross-tenant:read svc:audit:read') });
+    expect(log.status, log.text).toBe(200);
+    const entry = (log.json.data as Array<{ username: string | null; user_id: string | null; details: { section: string; by_tenant?: string } }>).find((e) => e.details.section === 'oidc');
+    expect(entry).toMatchObject({ username: ADMIN_EMAIL.toLowerCase(), user_id: expect.any(String), details: { by_tenant: '_platforms' } });
 
     // Users of the tenant (cross-tenant view).
     const write = await token('svc:cross-tenant:write svc:users:write');
@@ -137,6 +142,17 @@ describe('administration console in _platforms', () => {
     expect((await send(port, 'PUT', '/api/v1/config/branding', { sub: '_platforms', token: adminToken, body: { company_name: 'hijack' } })).status).toBe(401);
     await expectAccessible(other, 'tenant-settings');
     await screenshot(other, 'tenant-settings');
+    // The Tenants address typed in by hand: not found, and no sign-in loop (the API refuses the
+    // tenant's token there; the console used to take that for an ended session and sign in again
+    // and again).
+    let authorizations = 0;
+    other.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/oidc/v1/auth') authorizations++;
+    });
+    await other.goto(`http://${slug}.localhost:${port}/admin/tenants`);
+    await other.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor();
+    await other.waitForTimeout(1500);
+    expect(authorizations).toBe(0);
     await other.context().close();
   });
 

@@ -81,13 +81,8 @@ async function audit(call: Call, tenant: string, section: SectionName, data: Jso
   const details = { tenant, section, fields: Object.keys(data) };
   await call.audit({ type: 'tenant.config_updated', details });
   if (tenant === call.tenant) return;
-  await call.ctx.audit.record(tenant, {
-    type: 'tenant.config_updated',
-    client_id: call.claims.client_id,
-    ip_address: call.req.ip,
-    user_agent: call.req.headers['user-agent'] ?? null,
-    details: { ...details, by_tenant: call.tenant },
-  });
+  // The same attribution as the caller's own entry (client, request, and the user with a user token).
+  await call.ctx.audit.record(tenant, { type: 'tenant.config_updated', ...call.by, details: { ...details, by_tenant: call.tenant } });
 }
 
 /** Every section of `tenant`'s overrides, secrets masked: the body of both config reads. */
