@@ -8,7 +8,7 @@
  */
 import { verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import type { SigningAlg } from '../config/schema.js';
-import { parseJson } from '../http/json.js';
+import { JsonTooDeep, parseJson } from '../http/json.js';
 import { BatchSigner, SIGNER_WORKER_FILE, signOnPool } from './batch-signer.js';
 
 const HASH: Record<SigningAlg, string | null> = { RS256: 'sha256', ES256: 'sha256', EdDSA: null };
@@ -69,6 +69,23 @@ export function decodeJwt(token: string): (DecodedJwt & { signingInput: string; 
     return { header, payload, signingInput: `${parts[0]}.${parts[1]}`, signature: Buffer.from(parts[2], 'base64url') };
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Three dot-separated parts whose first is a JSON object: what oidc-provider takes for a JWT
+ * (reject_structured_tokens.js), whether or not decodeJwt can read it (an empty signature, a
+ * payload nested past the bound).
+ */
+export function isStructuredToken(token: string): boolean {
+  const parts = token.split('.');
+  if (parts.length !== 3) return false;
+  try {
+    const header = parseJson(Buffer.from(parts[0]!, 'base64url').toString());
+    return typeof header === 'object' && header !== null && !Array.isArray(header);
+  } catch (err) {
+    // Nested past the bound: structured all the same.
+    return err instanceof JsonTooDeep;
   }
 }
 

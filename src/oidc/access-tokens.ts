@@ -6,14 +6,13 @@
  * client_id; introspection members and their order), so either path may serve a request.
  * Client authentication (all five methods) is client-auth.ts.
  */
-import { JsonTooDeep, parseJson } from '../http/json.js';
 import type { Config } from '../config/index.js';
 import type { SigningAlg } from '../config/schema.js';
 import { OAuthError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
-import { decodeJwt, signJwt } from '../keys/jwt.js';
+import { decodeJwt, isStructuredToken, signJwt } from '../keys/jwt.js';
 import type { KeySet } from '../keys/keystore.js';
-import type { ResourceIndex } from '../resources/index-cache.js';
+import { managementOnly, type ResourceIndex } from '../resources/index-cache.js';
 import type { ClientRecord, OidcPayloadRow, ResourceRecord } from '../storage/types.js';
 import { authenticateClient, type AuthenticatedClient, type ClientAuthHost } from './client-auth.js';
 import { parseForm } from './form.js';
@@ -131,7 +130,7 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
     // A JWT this service cannot have issued (unsigned `alg: none`, an empty signature): inactive
     // for an authenticated caller (RFC 7662 2.2), where oidc-provider would answer 400
     // unsupported_token_type because it is structured.
-    if (!row && jwtShaped(token)) {
+    if (!row && isStructuredToken(token)) {
       const auth = await authenticateClient(ctx, req, form, endpoint);
       return auth === 'fallback' ? undefined : introspectionResponse({ active: false });
     }
@@ -156,28 +155,13 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
   return introspectionResponse(live && check.active ? jwtIntrospection(check.claims) : { active: false });
 }
 
-/** Three dot-separated parts whose first is a JSON object: what oidc-provider takes for a JWT (reject_structured_tokens.js). */
-function jwtShaped(token: string): boolean {
-  const parts = token.split('.');
-  if (parts.length !== 3) return false;
-  try {
-    const header = parseJson(Buffer.from(parts[0]!, 'base64url').toString());
-    return typeof header === 'object' && header !== null && !Array.isArray(header);
-  } catch (err) {
-    // Nested past the bound: structured all the same (and never ours).
-    return err instanceof JsonTooDeep;
-  }
-}
-
 /**
  * Whether a token's audience still exists: the Management API, no audience (oidc-provider's own
  * userinfo tokens), or a resource the tenant has now. A deleted resource's tokens introspect as
  * inactive (issue 19); self-contained JWTs stay verifiable by signature until they expire.
  */
 async function audienceLive(ctx: TokenContext, aud: unknown, iat: unknown): Promise<boolean> {
-  const list = Array.isArray(aud) ? aud : aud === undefined || aud === null ? [] : [aud];
-  if (list.every((a) => a === MANAGEMENT_RESOURCE)) return true;
-  return (await ctx.resourceIndex()).tokenLive(aud, iat, MANAGEMENT_RESOURCE);
+  return managementOnly(aud) || (await ctx.resourceIndex()).tokenLive(aud, iat);
 }
 
 /** oidc-provider's default introspection policy: a public client only learns about its own tokens. */

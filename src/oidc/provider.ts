@@ -13,7 +13,7 @@ import { adapterFactory, type ClientLoader } from './adapter.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
 import { isSecretHash, secretMatches } from '../clients/secrets.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
-import type { ResourceIndex } from '../resources/index-cache.js';
+import { managementOnly, type ResourceIndex } from '../resources/index-cache.js';
 import { tenantResourceServer } from '../resources/resource-server.js';
 import { rolesClaimFor } from '../resources/roles-claim.js';
 import { customAccessTokenClaims, withCustomClaims } from '../resources/claims-provider.js';
@@ -163,7 +163,7 @@ export function createProvider(opts: ProviderOptions): Provider {
           // A token for a resource since deleted (or for the predecessor of one with its identifier) is
           // inactive, as on the direct introspection path (access-tokens.ts audienceLive).
           const aud = (token as { aud?: unknown }).aud;
-          if (aud !== undefined && aud !== MANAGEMENT_RESOURCE && !(opts.resources?.tokenLive(aud, token.iat, MANAGEMENT_RESOURCE) ?? false)) return false;
+          if (!managementOnly(aud) && !(opts.resources?.tokenLive(aud, token.iat) ?? false)) return false;
           if (token.clientId === client.clientId) return true;
           if (client.clientAuthMethod === 'none') return false;
           return token.clientId !== undefined && (await ctx.oidc.provider.Client.find(token.clientId)) !== undefined;

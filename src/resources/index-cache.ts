@@ -4,6 +4,14 @@
  * resource changes (src/management/resources publishes the change; see the actor's reload).
  */
 import type { ResourceRecord, ResourceRepository, TenantId } from '../storage/types.js';
+import { MANAGEMENT_RESOURCE } from './management-api.js';
+
+const audiences = (aud: unknown): unknown[] => (Array.isArray(aud) ? aud : aud === undefined || aud === null ? [] : [aud]);
+
+/** No audience (oidc-provider's userinfo tokens) or only the Management API: live without a resource index. */
+export function managementOnly(aud: unknown): boolean {
+  return audiences(aud).every((a) => a === MANAGEMENT_RESOURCE);
+}
 
 export class ResourceIndex {
   private readonly byIdentifier: ReadonlyMap<string, ResourceRecord>;
@@ -30,10 +38,9 @@ export class ResourceIndex {
    * its identifier (a token older than the resource was issued for its predecessor; only a token
    * issued within the second the new one was created is taken for the new one's).
    */
-  tokenLive(aud: unknown, iat: unknown, management: string): boolean {
-    const list = Array.isArray(aud) ? aud : aud === undefined || aud === null ? [] : [aud];
-    return list.every((a) => {
-      if (a === management) return true;
+  tokenLive(aud: unknown, iat: unknown): boolean {
+    return audiences(aud).every((a) => {
+      if (a === MANAGEMENT_RESOURCE) return true;
       const record = typeof a === 'string' ? this.byIdentifier.get(a) : undefined;
       if (!record) return false;
       return typeof iat !== 'number' || iat >= Math.floor(Date.parse(record.created_at) / 1000);
