@@ -145,6 +145,11 @@ export function createProvider(opts: ProviderOptions): Provider {
     extraTokenClaims: (ctx, token) => {
       const gen = (token as { client?: { secret_generation?: unknown } }).client?.secret_generation;
       const extra: Record<string, unknown> = typeof gen === 'number' && gen > 0 ? { sgen: gen } : {};
+      // A user's JWT access token names its grant, so the service's own verifiers (the Management
+      // API, introspection) can tell it was revoked (session ended, account locked, refresh token
+      // revoked) as oidc-provider tells it for an opaque one (token-verification.ts).
+      const t = token as { kind?: unknown; grantId?: unknown; resourceServer?: { accessTokenFormat?: unknown } };
+      if (t.kind === 'AccessToken' && typeof t.grantId === 'string' && t.resourceServer?.accessTokenFormat === 'jwt') extra.grant_id = t.grantId;
       const roles = rolesClaimFor(ctx, token, opts.resources);
       if (roles) extra.roles = roles;
       Object.assign(extra, customAccessTokenClaims(ctx, token, opts.customClaims ?? []));

@@ -23,6 +23,8 @@ const accessTokenClaims = z.object({
   scope: z.string().optional(),
   client_id: z.string(),
   sgen: z.number().optional(),
+  /** A user's token: the grant it was issued under (provider.ts extraTokenClaims); revoked with it. */
+  grant_id: z.string().optional(),
   /** RFC 9449: a DPoP-bound token's key thumbprint (issued by oidc-provider for a request with a proof). */
   cnf: z.object({ jkt: z.string().optional() }).optional(),
 });
@@ -48,6 +50,8 @@ export interface VerifierHost {
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
   /** The user a user token's `sub` names in this tenant (any state; checked here). */
   findTokenUser(sub: string): Promise<UserWithoutSecrets | undefined>;
+  /** Whether the grant a user token names is still stored (not revoked, not expired). */
+  grantLive(grantId: string): Promise<boolean>;
   /** True for the `_platforms` tenant, whose platform roles grant the tenant and cross-tenant scopes. */
   readonly platformTenant: boolean;
 }
@@ -85,13 +89,17 @@ export async function checkAccessToken(host: VerifierHost, token: string): Promi
 
 /**
  * The user half of a user token's check, at every use (issue 12): the user must still exist and be
- * able to sign in (not deleted, disabled or locked), and a Management API token holds only what
+ * able to sign in (not deleted, disabled or locked), its grant must still exist, and a Management API token holds only what
  * the user's current role grants, whatever it held when issued. A `sub` that names no user of this
  * tenant (a pairwise subject, a forged token) is not active.
  */
 async function checkTokenUser(host: VerifierHost, claims: AccessTokenClaims): Promise<TokenCheck> {
-  const user = await host.findTokenUser(claims.sub);
+  const [user, grantLive] = await Promise.all([host.findTokenUser(claims.sub), claims.grant_id === undefined || host.grantLive(claims.grant_id)]);
   if (!user) return { active: false, reason: 'the user of the token does not exist' };
+  // Ending the session or the grant (an administrator's revocation, a lock, a password reset, the
+  // revocation endpoint) ends the token too, as it ends an opaque one, and for good: an unlock later
+  // does not bring it back. Tokens issued before the claim existed carry none and expire as before.
+  if (!grantLive) return { active: false, reason: 'the grant of the token was revoked' };
   if (!canSignIn(user)) return { active: false, reason: 'the user of the token can no longer sign in' };
   const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
   const who = { id: user.id, email: user.email, role: user.role };

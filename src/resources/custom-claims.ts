@@ -23,7 +23,7 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
   'sid', 'scope', 'client_id', 'cnf', 'events', 'typ', 'token_type', 'active', 'username', 'act', 'may_act',
   'name', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username', 'profile', 'picture', 'website',
   'email', 'email_verified', 'gender', 'birthdate', 'zoneinfo', 'locale', 'phone_number', 'phone_number_verified', 'address', 'updated_at',
-  'roles', 'sgen', 'authorization_details', '_claim_names', '_claim_sources',
+  'roles', 'sgen', 'grant_id', 'authorization_details', '_claim_names', '_claim_sources',
 ]);
 
 /** A JSON member name that is safe in every token format and log: letters, digits and a few separators. */

@@ -484,6 +484,10 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     return users.getForToken ? users.getForToken(this.tenant, sub) : users.get(this.tenant, sub);
   }
 
+  async grantLive(grantId: string): Promise<boolean> {
+    return (await this.ctx.storage.oidc.find(this.tenant, 'Grant', grantId)) !== undefined;
+  }
+
   readTogether<T>(reads: () => T): T {
     return this.ctx.storage.readTogether(reads);
   }

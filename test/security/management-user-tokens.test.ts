@@ -2,8 +2,8 @@
  * Issue 12, the authorization model and hole 2: the Management API accepts a user's token (code +
  * PKCE with resource=urn:svc:api:v1) beside client-credentials tokens, and such a token carries at
  * most client-allowed ∩ requested ∩ role-granted scopes, checked again when USED: a demoted, locked,
- * disabled or deleted user's token stops working (and introspects inactive). Audit entries name the
- * user who acted and the client.
+ * disabled or deleted user's token stops working (and introspects inactive), and so does one whose
+ * session or grant has ended (it names its grant). Audit entries name the user who acted and the client.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { introspect } from '../helpers/oauth.js';
 import { expectInsufficientScope, expectUnauthorized } from '../helpers/problem.js';
-import { REDIRECT, claimsOf, signInForToken } from '../helpers/user-token.js';
+import { REDIRECT, claimsOf, signInForToken, type SignedIn } from '../helpers/user-token.js';
 import { createUser, type TestUser } from '../helpers/users.js';
 import { awayFromWindowEdge } from '../helpers/fixed-window.js';
 import * as oidc from 'openid-client';
@@ -131,11 +131,52 @@ describe('Management API: user tokens', () => {
       expectUnauthorized(await api(t, 'GET', '/api/v1/users', { token }), '/api/v1/users');
       expect((await introspect(t, token)).json, label).toEqual({ active: false });
       if (undo) {
+        // The change ended the user's sessions and grants, and the token with them: undoing it
+        // lets the user sign in again but does not bring the old token back.
         expect((await undo(victim.id)).status, label).toBe(200);
-        expect((await api(t, 'GET', '/api/v1/users', { token })).status, label).toBe(200);
+        expectUnauthorized(await api(t, 'GET', '/api/v1/users', { token }), '/api/v1/users');
+        expect((await introspect(t, token)).json, label).toEqual({ active: false });
       }
       await s.context.close();
     }
+  });
+
+  it("ending a user's session or grant ends the user's Management token too (revocation, password reset, refresh token revoked)", async () => {
+    const revokeOne = async (id: string) => {
+      const sessions = await api(t, 'GET', `/api/v1/sessions?username=${id}`, { token: root });
+      expect(sessions.json.data).toHaveLength(1);
+      return api(t, 'DELETE', `/api/v1/sessions/${sessions.json.data[0].jti}`, { token: root });
+    };
+    for (const [label, end] of [
+      ['one session revoked', (_s: SignedIn, id: string) => revokeOne(id)],
+      ['all sessions revoked', (_s: SignedIn, id: string) => api(t, 'DELETE', `/api/v1/sessions?username=${id}`, { token: root })],
+      ['password reset', (_s: SignedIn, id: string) => api(t, 'POST', `/api/v1/users/${id}/password-reset`, { token: root, body: { new_password: 'Another-Passw0rd-123' } })],
+      ['refresh token revoked', (s: SignedIn) => oidc.tokenRevocation(s.config, s.tokens.refresh_token!, { token_type_hint: 'refresh_token' })],
+    ] as const) {
+      const victim = await createUser(t, { role: 'admin' });
+      const s = await signInForToken(t, browser, console1, victim, { scope: 'openid offline_access svc:users:read' });
+      const token = s.tokens.access_token;
+      expect(typeof claimsOf(token).grant_id, label).toBe('string');
+      expect((await api(t, 'GET', '/api/v1/users', { token })).status, label).toBe(200);
+      const ended = await end(s, victim.id);
+      if (ended) expect([200, 204], label).toContain(ended.status);
+      expectUnauthorized(await api(t, 'GET', '/api/v1/users', { token }), '/api/v1/users');
+      expect((await introspect(t, token)).json, label).toEqual({ active: false });
+      await s.context.close();
+    }
+  });
+
+  it("another user's session ending leaves this user's token alone", async () => {
+    const a = await createUser(t, { role: 'admin' });
+    const b = await createUser(t, { role: 'admin' });
+    const sa = await signInForToken(t, browser, console1, a, { scope: 'openid svc:users:read' });
+    const sb = await signInForToken(t, browser, console1, b, { scope: 'openid svc:users:read' });
+    expect((await api(t, 'DELETE', `/api/v1/sessions?username=${b.id}`, { token: root })).status).toBe(200);
+    expect((await api(t, 'GET', '/api/v1/users', { token: sa.tokens.access_token })).status).toBe(200);
+    expect((await introspect(t, sa.tokens.access_token)).json.active).toBe(true);
+    expectUnauthorized(await api(t, 'GET', '/api/v1/users', { token: sb.tokens.access_token }), '/api/v1/users');
+    await sa.context.close();
+    await sb.context.close();
   });
 
   it('the built-in console client svc-admin gets an admin every tenant-level scope, a plain user none', async () => {
