@@ -427,6 +427,15 @@ describe('users API', () => {
       expect((await call('DELETE', `/api/v1/users/${u.id}`)).status).toBe(404);
       expect((await call('DELETE', '/api/v1/users/unknown-id')).status).toBe(404);
     });
+
+    it('concurrent deletes of one user: one 204 and one user.deleted entry, the rest 404', async () => {
+      const u = await create();
+      const auditor = await t.token('svc:audit:read');
+      const statuses = (await Promise.all([1, 2, 3].map(() => call('DELETE', `/api/v1/users/${u.id}`)))).map((r) => r.status).sort();
+      expect(statuses).toEqual([204, 404, 404]);
+      const entries = await call('GET', `/api/v1/audit?type=user.deleted&limit=100`, undefined, auditor);
+      expect(entries.json.data.filter((e: { details: { user_id?: string } }) => e.details.user_id === u.id)).toHaveLength(1);
+    });
   });
 
   it('never returns a password, hash or secret in any response', () => {

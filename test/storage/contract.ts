@@ -684,6 +684,19 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect((await s.users.get(T, u.id))?.nickname).toBe(u.nickname);
       });
 
+      it('never writes a deleted user again: of concurrent deletes one erases and audits, the rest find no user', async () => {
+        const u = user();
+        await s.users.create(T, u);
+        const erase = (n: number) => s.users.update(T, u.id, { email: null, deleted_at: new Date().toISOString() }, auditEntry(`del-${n}`, { type: 'user.erased', user_id: u.id }));
+        const results = await Promise.all([1, 2, 3, 4].map(erase));
+        expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+        expect(await entriesOf('user.erased')).toHaveLength(1);
+        // Any later write (a sign-in stamp, a password set through an old reset link) changes nothing.
+        expect(await s.users.update(T, u.id, { nickname: 'back', password_hash: 'x' }, auditEntry('del-late', { type: 'user.erased' }))).toBeUndefined();
+        expect((await s.users.get(T, u.id))?.nickname).toBe(u.nickname);
+        expect(await entriesOf('user.erased')).toHaveLength(1);
+      });
+
       it('stores several entries with one user write (a sign-in), or none of them and no change', async () => {
         const u = user();
         await s.users.create(T, u);

@@ -119,13 +119,16 @@ export class PgUsers implements UserRepository {
     }
     const p = new Params();
     const assignments = [...values].map(([column, value]) => `${column} = ${p.add(value)}`).join(', ');
-    const sql = `UPDATE users SET ${assignments} WHERE tenant_id = ${p.add(tenant)} AND id = ${p.add(id)} RETURNING ${COLUMNS}`;
+    // A deleted (anonymised) user is never written again: of two concurrent deletes the second finds
+    // no row once the first commits (PostgreSQL re-checks the condition on the row it waited for).
+    const sql = `UPDATE users SET ${assignments} WHERE tenant_id = ${p.add(tenant)} AND id = ${p.add(id)} AND deleted_at IS NULL RETURNING ${COLUMNS}`;
     const entries = audit === undefined ? [] : Array.isArray(audit) ? audit : [audit as AuditEntry];
     try {
       if (!entries.length) return (await this.db.statement<UserRecord>(tenant, sql, p.values)).rows[0];
       // The update and its audit entries in one round trip (a sign-in's user write: issue 17); an
-      // entry is written only when the update found the user, as the row it audits.
-      const found = { sql: 'EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2)', params: [tenant, id] };
+      // entry is written only when this update changed the row: the row version it left behind is
+      // this transaction's own (`xmin`; the script runs as one transaction).
+      const found = { sql: 'EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2 AND xmin = pg_current_xact_id()::xid)', params: [tenant, id] };
       const [updated] = await this.db.script(tenant, [{ sql, params: p.values }, ...entries.map((e) => this.audit.insertStatement(tenant, e, found))]);
       return updated!.rows[0] as UserRecord | undefined;
     } catch (err) {

@@ -178,7 +178,8 @@ export class SqliteUsers implements UserRepository {
       sets.add(`${key} = @${key}`);
       params[key] = toColumn(key, value);
     }
-    const changes = this.atomically(tenant, audit, () => prepared(this.db, `UPDATE users SET ${[...sets].join(', ')} WHERE tenant_id = @tenant AND id = @id`).run(params).changes);
+    // A deleted (anonymised) user is never written again: two concurrent deletes erase and audit once.
+    const changes = this.atomically(tenant, audit, () => prepared(this.db, `UPDATE users SET ${[...sets].join(', ')} WHERE tenant_id = @tenant AND id = @id AND deleted_at IS NULL`).run(params).changes);
     return changes === 0 ? undefined : this.get(tenant, id);
   }
 }
