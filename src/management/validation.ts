@@ -19,6 +19,8 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
       throw badRequest('The request body is not valid JSON');
     case 'not-object':
       throw validation([{ field: 'body', message: 'The request body must be a JSON object' }]);
+    case 'unstorable':
+      throw validation(body.members.map((field) => ({ field, message: 'must not contain NUL characters or unpaired surrogates' })));
   }
 }
 

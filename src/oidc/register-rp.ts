@@ -57,6 +57,8 @@ function readBody(req: HttpRequest): Record<string, unknown> {
       throw new OAuthError(400, 'invalid_client_metadata', 'the request body is not valid JSON');
     case 'not-object':
       throw new OAuthError(400, 'invalid_client_metadata', 'the request body must be a JSON object');
+    case 'unstorable':
+      throw new OAuthError(400, 'invalid_client_metadata', `${body.members.join(', ')}: must not contain NUL characters or unpaired surrogates`);
   }
 }
 

@@ -361,6 +361,12 @@ describe('registration tokens and register-rp', () => {
       const array = await register(tok.token, '[]');
       expect(array.status).toBe(400);
       expect(array.json.error).toBe('invalid_client_metadata');
+      // Text no backend stores as sent is refused, not altered (PostgreSQL cannot hold U+0000).
+      for (const name of ['App\u0000', 'App\ud800']) {
+        const odd = await register(tok.token, { redirect_uris: ['https://app.example.com/cb'], client_name: name });
+        expect(odd.status, odd.text).toBe(400);
+        expect(odd.json).toMatchObject({ error: 'invalid_client_metadata', error_description: 'client_name: must not contain NUL characters or unpaired surrogates' });
+      }
       expect((await getToken(tok.jti)).json.data.current_usage_count).toBe(0);
     });
 

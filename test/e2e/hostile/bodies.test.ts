@@ -92,6 +92,22 @@ describe('refused bodies', () => {
       expect(({} as Record<string, unknown>).admin).toBeUndefined();
     });
 
+    it('text no backend stores as sent (U+0000, an unpaired surrogate) in any string field: 422 naming it', async () => {
+      const strings = Object.entries(validBody(o)!).filter(([, v]) => typeof v === 'string');
+      for (const [name, value] of strings) {
+        for (const bad of [`${value}\u0000`, `${value}\ud800`, `\udc00${value}`]) {
+          const problem = expectOnlyField(await send(t, o, path(), { token: admin, body: { ...validBody(o), [name]: bad } }), path(), name);
+          expect(problem.errors, `${name} = ${JSON.stringify(bad)}`).toEqual([{ field: name, message: 'must not contain NUL characters or unpaired surrogates' }]);
+        }
+      }
+      // In a member name, and bytes that are not UTF-8 (JSON is UTF-8: a syntax error, not U+FFFD).
+      const valid = JSON.stringify(validBody(o)).slice(1, -1);
+      expectOnlyField(await send(t, o, path(), { token: admin, body: `{${valid}${valid ? ',' : ''}"a\\u0000b":1}` }), path(), 'a\u0000b');
+      const latin1 = Buffer.concat([Buffer.from(`{${valid}${valid ? ',' : ''}"x":"`), Buffer.from([0xe9]), Buffer.from('"}')]);
+      const res = await fetch(`${t.url}${path()}`, { method: o.method, headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: new Uint8Array(latin1) });
+      expectProblem({ status: res.status, headers: res.headers, json: await res.json() }, 400, 'bad-request', path());
+    });
+
     it('tens of thousands of unknown fields: 422 listing at most 100 of them, smaller than the request', async () => {
       const body: Record<string, unknown> = validBody(o)!;
       for (let i = 0; i < 40_000; i++) body[`k${i}`] = 1;
