@@ -13,7 +13,7 @@ import { AuditLog } from './audit/audit-log.js';
 import { ensureBootstrapAdmin, ensureBootstrapClient, ensurePlatformTenant } from './bootstrap.js';
 import { multiTenancyProblem, type Config } from './config/index.js';
 import type { AppContext } from './context.js';
-import { InProcessBus } from './events/bus.js';
+import { InProcessBus, channelPattern } from './events/bus.js';
 import { RedisEventBus } from './events/redis-bus.js';
 import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse, toProblem } from './http/problem.js';
 import { HttpServer, uwsTransport, type RequestHead } from './http/server.js';
@@ -403,6 +403,12 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   ready = true;
   const keyScheduler = new RotationScheduler(ctx, () => pool.tenants());
   keyScheduler.start();
+  // A rotation between checks, on any instance, brings the next check forward to its window's end.
+  const stopKeyEvents = ctx.events.subscribePattern(channelPattern(config.redis.key_prefix, 'jwks:rotated'), (_channel, payload) => {
+    const tenant = (payload as { tenant?: unknown } | null)?.tenant;
+    if (typeof tenant !== 'string') return;
+    keyScheduler.keysChanged(tenant).catch((err: unknown) => log.warn({ err, tenant }, 'the next key check could not be brought forward'));
+  });
   // Expired rows in SQL are hidden at once but take space until swept. Redis expires its own OIDC
   // artefacts; account tokens are always in SQL, so the sweeper always runs.
   const sweeper = new ExpirySweeper(ctx.redis ? undefined : ctx.storage.oidc, log, undefined, ctx.storage.accountTokens);
@@ -419,6 +425,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     close() {
       closing ??= (async () => {
         ready = false;
+        stopKeyEvents();
         await keyScheduler.stop();
         await sweeper.stop();
         await server.close();

@@ -4,7 +4,8 @@
  * rotateIfDue re-checks inside its transaction, so two instances never rotate twice.
  *
  * The next check comes after the interval or at the earliest end of an overlap window seen,
- * whichever is sooner, so expiring keys stop verifying close to the configured time.
+ * whichever is sooner, so expiring keys stop verifying close to the configured time; a rotation
+ * between checks brings the next one forward the same way (keysChanged).
  */
 import type { AppContext } from '../context.js';
 import { DEFAULT_TENANT, defaultTenantServes } from '../tenancy/resolver.js';
@@ -25,6 +26,8 @@ export interface TickReport {
 
 export class RotationScheduler {
   private timer: NodeJS.Timeout | undefined;
+  /** When the pending check fires (epoch ms). */
+  private dueAt = Number.POSITIVE_INFINITY;
   private running: Promise<unknown> | undefined;
   private stopped = false;
 
@@ -68,6 +71,24 @@ export class RotationScheduler {
     return report;
   }
 
+  /**
+   * A tenant's keys changed (a rotation through the API on any instance, announced on its
+   * jwks:rotated channel): when one of its overlap windows now ends before the pending check, the
+   * check moves to that end, so the old keys stop verifying when the window says, not up to an
+   * hour later.
+   */
+  async keysChanged(tenant: string, now = Date.now()): Promise<void> {
+    if (this.stopped) return;
+    const expiry = nextExpiry(await this.deps.storage.keys.list(tenant));
+    if (expiry === undefined) return;
+    const delay = Math.max(expiry - now, 0) + EXPIRY_GRACE_MS;
+    // A check in progress schedules the next one itself (from what it reads after this change).
+    if (now + delay < this.dueAt && !this.running) {
+      clearTimeout(this.timer);
+      this.schedule(delay);
+    }
+  }
+
   /** Stops the timer and waits for a check in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -77,12 +98,18 @@ export class RotationScheduler {
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
+    this.dueAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
+      this.dueAt = Number.POSITIVE_INFINITY;
       const run = this.tick();
       this.running = run;
+      const next = (delay: number) => {
+        this.running = undefined;
+        this.schedule(delay);
+      };
       run.then(
-        (report) => this.schedule(report.nextInMs),
-        () => this.schedule(this.intervalMs),
+        (report) => next(report.nextInMs),
+        () => next(this.intervalMs),
       );
     }, delayMs);
     // The schedule alone must not keep the process alive.
