@@ -278,15 +278,22 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     });
     provider.on('end_session.success', (kctx: { ip?: string; get?: (h: string) => string; oidc: { session?: { accountId?: string }; client?: { clientId: string } } }) => {
       const accountId = kctx.oidc.session?.accountId;
+      const entry = async () => {
+        // The user's login name, as on their login entries, so the audit log's user filter finds it.
+        const user = accountId ? await this.findTokenUser(accountId) : undefined;
+        // The written entry, or undefined when it failed (request-scope.ts answers 503 then).
+        return audit.record(this.tenant, {
+          type: 'logout',
+          user_id: accountId ?? null,
+          username: user?.email ?? null,
+          client_id: kctx.oidc.client?.clientId ?? null,
+          ip_address: kctx.ip ?? null,
+          user_agent: kctx.get?.('user-agent') ?? null,
+          details: { user_id: accountId ?? null, method: 'rp_initiated' },
+        });
+      };
       // Awaited before the answer leaves (request-scope.ts): a logout is never accepted unaudited.
-      noteAudit(audit.record(this.tenant, {
-        type: 'logout',
-        user_id: accountId ?? null,
-        client_id: kctx.oidc.client?.clientId ?? null,
-        ip_address: kctx.ip ?? null,
-        user_agent: kctx.get?.('user-agent') ?? null,
-        details: { user_id: accountId ?? null, method: 'rp_initiated' },
-      }));
+      noteAudit(entry());
     });
   }
 

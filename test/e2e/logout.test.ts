@@ -125,6 +125,9 @@ describe('logout', () => {
 
     const logouts = await t.app.ctx.storage.audit.list('default', { type: 'logout', user_id: user.id }, { limit: 5, include_count: true });
     expect(logouts.total_count).toBe(1);
+    // Named like the user's login entries, so the audit log's user filter finds the logout too.
+    expect(logouts.items[0]).toMatchObject({ username: user.email, client_id: client.client_id });
+    expect((await t.app.ctx.storage.audit.list('default', { type: 'logout', username: user.email }, { limit: 5, include_count: true })).total_count).toBe(1);
     await expect
       .poll(async () => (await t.app.ctx.storage.audit.list('default', { type: 'backchannel_logout', client_id: client.client_id }, { limit: 5, include_count: true })).total_count)
       .toBe(1);
