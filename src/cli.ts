@@ -79,7 +79,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (cmd === 'keys' && sub === 'generate') return keysGenerate(rest);
-  if (cmd === 'migrate') return migrate();
+  if (cmd === 'migrate') return migrate([sub, ...rest].filter((a): a is string => a !== undefined));
   if (cmd === 'clients' && sub === 'create') return clientsCreate(rest);
   if (cmd === 'users' && sub === 'create') return usersCreate(rest);
   if (cmd === 'tenants' && sub === 'create') return tenantsCreate(rest);

@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { clientMetadata, createClient, presentClient } from '../clients/operations.js';
 import { clientCreateSchema } from '../clients/schema.js';
+import type { AppContext } from '../context.js';
 import { toProblem } from '../http/problem.js';
 import { DEFAULT_TENANT } from '../tenancy/resolver.js';
 import { createTenant, presentTenant } from '../tenants/operations.js';
@@ -39,6 +40,7 @@ export async function clientsCreate(args: string[]): Promise<void> {
   if (!input.success) fail(input.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   await withContext(async (ctx) => {
     try {
+      await requireTenant(ctx, values.tenant!);
       const scope = { ctx, tenant: values.tenant! };
       const { record, secret } = await createClient(scope, clientMetadata(scope, input.data), {
         audit: (r) => ({ type: 'client.created', details: { client_id: r.client_id, source: 'cli' } }),
@@ -46,10 +48,19 @@ export async function clientsCreate(args: string[]): Promise<void> {
       process.stdout.write(JSON.stringify(presentClient(record, secret), null, 2) + '\n');
     } catch (err) {
       const problem = toProblem(err);
-      if (problem) fail(problem.detail);
+      if (problem) fail(problemText(problem));
       throw err;
     }
   });
+}
+
+/**
+ * A record is written only for a tenant that exists (404 otherwise): one written for a slug nobody
+ * created would come to life in the tenant created later under that slug. `default` needs no record
+ * in single-tenant mode.
+ */
+async function requireTenant(ctx: Pick<AppContext, 'config' | 'registry'>, tenant: string): Promise<void> {
+  if (tenant !== DEFAULT_TENANT || ctx.config.multi_tenancy.enabled) await ctx.registry.require(tenant);
 }
 
 /** The password of `users create`: hidden prompt (twice) on a terminal, else the first line of stdin. */
@@ -100,7 +111,7 @@ export async function usersCreate(args: string[]): Promise<void> {
   await withContext(async (ctx) => {
     const tenant = values.tenant!;
     try {
-      if (tenant !== DEFAULT_TENANT || ctx.config.multi_tenancy.enabled) await ctx.registry.require(tenant);
+      await requireTenant(ctx, tenant);
       const { config: tenantConfig } = await ctx.tenantStates.get(tenant);
       const user = await createUser({ ctx, tenant, config: tenantConfig, by: { user_agent: 'svc-cli' } }, input.data);
       process.stdout.write(JSON.stringify(presentUser(user), null, 2) + '\n');

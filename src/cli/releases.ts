@@ -32,9 +32,11 @@ export function update(args: string[]): void {
   const target = resolve(release);
   if (!existsSync(join(target, 'package.json'))) fail(`${target} does not look like a release (no package.json)`);
   mkdirSync(dir, { recursive: true });
-  const previous = currentTarget(dir, 'current');
-  if (previous) pointTo(dir, 'previous', previous);
+  const current = currentTarget(dir, 'current');
+  // Updating to the release already current keeps the rollback target (it would become itself).
+  if (current && current !== target) pointTo(dir, 'previous', current);
   pointTo(dir, 'current', target);
+  const previous = currentTarget(dir, 'previous');
   process.stdout.write(`current -> ${target}${previous ? ` (previous -> ${previous})` : ''}\nMigrations, backups, restart and health checks are the operator's: run 'svc migrate' and restart the service.\n`);
 }
 

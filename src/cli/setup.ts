@@ -29,7 +29,9 @@ export async function keysGenerate(args: string[]): Promise<void> {
   });
 }
 
-export async function migrate(): Promise<void> {
+export async function migrate(args: string[]): Promise<void> {
+  // No options: parseArgs refuses any option or argument, as every other command does.
+  parseArgs({ args, options: {} });
   const cfg = config();
   const url = cfg.storage.postgresql.url;
   if (cfg.storage.adapter === 'postgresql' && url) {

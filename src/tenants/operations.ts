@@ -62,7 +62,9 @@ export async function createTenant(deps: Deps, input: TenantCreate): Promise<Ten
     created_at: now,
     updated_at: now,
   };
+  // The repository purges what a deleted tenant of this slug may have left in SQL; Redis too.
   await deps.storage.tenants.create(record).catch((err: unknown) => uniqueToConflict(err, record.slug));
+  await purgeRedis(deps, record.slug);
   await provisionKeys(deps, record.slug);
   await deps.registry.changed({ tenant: record.slug, change: 'created', status: record.status, at: now });
   return record;
@@ -92,18 +94,23 @@ export async function updateTenant(deps: Deps, slug: string, change: TenantChang
 /**
  * Deletes the tenant and purges its data (SQL rows in one transaction, then its Redis keys). A
  * slug freed this way can be created again and starts empty: a new organisation must never
- * inherit the users, clients or keys of a deleted one.
+ * inherit the users, clients or keys of a deleted one. A write that raced the deletion (resolved
+ * the tenant before, committed after the purge) is purged when the slug is created again.
  */
 export async function deleteTenant(deps: Deps, slug: string): Promise<void> {
   if (RESERVED_TENANTS.has(slug)) throw new Conflict(`${slug} is a reserved tenant and cannot be deleted`);
   if (!(await deps.storage.tenants.delete(slug))) throw new NotFound(`Tenant ${slug} not found`);
   await deps.registry.changed({ tenant: slug, change: 'deleted', status: null, at: new Date().toISOString() });
-  if (deps.redis) {
-    try {
-      await purgeTenantKeys(deps.redis.client, deps.config.redis.key_prefix, slug);
-    } catch (err) {
-      // The tenant is gone and no longer resolves; what is left in Redis expires by itself.
-      deps.log.warn({ err, tenant: slug }, 'Redis keys of the deleted tenant could not be purged; they expire by themselves');
-    }
+  await purgeRedis(deps, slug);
+}
+
+async function purgeRedis(deps: Deps, slug: string): Promise<void> {
+  if (!deps.redis) return;
+  try {
+    await purgeTenantKeys(deps.redis.client, deps.config.redis.key_prefix, slug);
+  } catch (err) {
+    // What is left in Redis expires by itself (artefacts of a slug that no longer resolves, or that
+    // a re-created tenant would find only by their random ids).
+    deps.log.warn({ err, tenant: slug }, 'Redis keys of the tenant could not be purged; they expire by themselves');
   }
 }

@@ -41,6 +41,12 @@ describe('svc as a process (SQLite)', { timeout: 240_000 }, () => {
     const versions = db().prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as string[];
     expect(versions).toEqual(expect.arrayContaining(['001_init', '050_resources', '051_audit_ip']));
     expect(svc(['migrate']).status).toBe(0);
+    // Like every other command, migrate refuses options and arguments it does not take.
+    for (const args of [['--bogus'], ['extra-arg']]) {
+      const refused = svc(['migrate', ...args]);
+      expect(refused.status, args.join(' ')).not.toBe(0);
+      expect(refused.stderr).toMatch(/Unknown option|Unexpected argument/);
+    }
   });
 
   it('keys generate creates one active key per configured algorithm, once', () => {
@@ -86,6 +92,12 @@ describe('svc as a process (SQLite)', { timeout: 240_000 }, () => {
     expect(grant.status).not.toBe(0);
     expect(grant.stderr).toMatch(/grant_types/);
     expect(svc(['clients', 'create']).status).not.toBe(0);
+    // A client for a tenant nobody created would come to life in the tenant created later under its slug.
+    for (const tenant of ['nope', 'ACME']) {
+      const orphan = svc(['clients', 'create', '--name', 'Orphan', '--grant-types', 'client_credentials', '--scope', 'svc:users:read', '--tenant', tenant]);
+      expect(orphan.status).not.toBe(0);
+      expect(orphan.stderr).toMatch(new RegExp(`Tenant ${tenant} not found`));
+    }
     expect(db().prepare('SELECT count(*) FROM clients').pluck().get()).toBe(before);
   });
 
@@ -102,6 +114,9 @@ describe('svc as a process (SQLite)', { timeout: 240_000 }, () => {
     const second = svc(['update', r2, '--releases', releases]);
     expect(second.status, second.stderr).toBe(0);
     expect(readlinkSync(join(releases, 'current'))).toBe(r2);
+    expect(readlinkSync(join(releases, 'previous'))).toBe(r1);
+    // Updating to the current release again keeps the rollback target.
+    expect(svc(['update', r2, '--releases', releases]).status).toBe(0);
     expect(readlinkSync(join(releases, 'previous'))).toBe(r1);
     const back = svc(['rollback', '--releases', releases]);
     expect(back.status, back.stderr).toBe(0);

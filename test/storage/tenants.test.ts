@@ -78,6 +78,21 @@ function describeTenants(name: string, open: () => Promise<{ storage: Storage; r
       expect(await backend.rowsOf('clients', 'default')).toBe(1);
       await expect(s.tenants.delete('_platforms')).rejects.toThrow(/cannot be deleted/);
     });
+
+    it('creates a slug empty: rows a deleted tenant of that slug left behind go with the new record, and a refused create purges nothing', async () => {
+      await s.tenants.create(tenant('reborn'));
+      expect(await s.tenants.delete('reborn')).toBe(true);
+      // A write that raced the deletion and committed after its purge.
+      await s.clients.create('reborn', clientRecord('c-late'));
+      await s.keys.insert('reborn', [keyRecord('k-late')]);
+      await s.tenants.create(tenant('reborn'));
+      expect(await backend.rowsOf('clients', 'reborn')).toBe(0);
+      expect(await backend.rowsOf('signing_keys', 'reborn')).toBe(0);
+      // A create refused as a duplicate leaves the live tenant's data alone.
+      await s.clients.create('reborn', clientRecord('c-live'));
+      await expect(s.tenants.create(tenant('reborn'))).rejects.toEqual(new UniqueViolation('slug'));
+      expect(await backend.rowsOf('clients', 'reborn')).toBe(1);
+    });
   });
 }
 

@@ -43,11 +43,15 @@ export class PgTenants implements TenantRepository {
 
   async create(r: TenantRecord): Promise<void> {
     try {
-      await this.run((q) =>
-        q(`INSERT INTO tenants (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+      await this.run(async (q) => {
+        await q(`INSERT INTO tenants (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
           REGISTRY_OWNER, r.id, r.slug, r.display_name, r.domain, r.status, r.created_at, r.updated_at,
-        ]),
-      );
+        ]);
+        // A slug starts empty: rows a deleted tenant of the same slug left behind (a write that
+        // raced its deletion and committed after the purge) go with the new record, in its
+        // transaction. Only once the record is in: an existing slug stops at the unique key.
+        if (r.slug !== REGISTRY_OWNER) await purgeData(q, r.slug);
+      });
     } catch (err) {
       throw translate(err);
     }
@@ -99,10 +103,15 @@ export class PgTenants implements TenantRepository {
     return this.run(async (q) => {
       const { rowCount } = await q('DELETE FROM tenants WHERE tenant_id = $1 AND slug = $2', [REGISTRY_OWNER, slug]);
       if (rowCount === 0) return false;
-      await q(BIND, [slug]);
-      const { rows: tables } = await q<{ name: string }>(TENANT_TABLES, [REGISTRY_TABLE]);
-      for (const { name } of tables) await q(`DELETE FROM ${quoteIdent(name)} WHERE tenant_id = $1`, [slug]);
+      await purgeData(q, slug);
       return true;
     });
   }
+}
+
+/** Deletes every row of `slug`'s own data, re-binding the transaction to it (row-level security). */
+async function purgeData(q: Query, slug: string): Promise<void> {
+  await q(BIND, [slug]);
+  const { rows: tables } = await q<{ name: string }>(TENANT_TABLES, [REGISTRY_TABLE]);
+  for (const { name } of tables) await q(`DELETE FROM ${quoteIdent(name)} WHERE tenant_id = $1`, [slug]);
 }

@@ -25,13 +25,22 @@ export class SqliteTenants implements TenantRepository {
 
   async create(r: TenantRecord): Promise<void> {
     try {
-      prepared(this.db, `INSERT INTO tenants (tenant_id, ${COLUMNS}) VALUES (@owner, @id, @slug, @display_name, @domain, @status, @created_at, @updated_at)`).run({
-        ...r,
-        owner: REGISTRY_OWNER,
-      });
+      this.db.transaction(() => {
+        prepared(this.db, `INSERT INTO tenants (tenant_id, ${COLUMNS}) VALUES (@owner, @id, @slug, @display_name, @domain, @status, @created_at, @updated_at)`).run({
+          ...r,
+          owner: REGISTRY_OWNER,
+        });
+        // A slug starts empty: leftovers of a deleted tenant of the same slug go with the new record.
+        if (r.slug !== REGISTRY_OWNER) this.purgeData(r.slug);
+      })();
     } catch (err) {
       throw translate(err);
     }
+  }
+
+  private purgeData(slug: string): void {
+    const tables = prepared<[string], string>(this.db, TENANT_TABLES).pluck().all(REGISTRY_TABLE);
+    for (const table of tables) prepared(this.db, `DELETE FROM "${table.replaceAll('"', '""')}" WHERE tenant_id = ?`).run(slug);
   }
 
   async get(slug: string): Promise<TenantRecord | undefined> {
@@ -70,8 +79,7 @@ export class SqliteTenants implements TenantRepository {
     return this.db.transaction(() => {
       const gone = prepared(this.db, 'DELETE FROM tenants WHERE tenant_id = ? AND slug = ?').run(REGISTRY_OWNER, slug).changes > 0;
       if (!gone) return false;
-      const tables = prepared<[string], string>(this.db, TENANT_TABLES).pluck().all(REGISTRY_TABLE);
-      for (const table of tables) prepared(this.db, `DELETE FROM "${table.replaceAll('"', '""')}" WHERE tenant_id = ?`).run(slug);
+      this.purgeData(slug);
       return true;
     })();
   }
