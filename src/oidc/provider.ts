@@ -181,8 +181,10 @@ export function createProvider(opts: ProviderOptions): Provider {
         defaultResource: (ctx, _client, oneOf) => {
           if (oneOf) return oneOf;
           // Asking for svc:* scopes without a resource means the Management API.
-          const scope = String(ctx.oidc.params?.scope ?? '');
-          return scope.split(' ').some(isManagementScope) ? MANAGEMENT_RESOURCE : (undefined as unknown as string);
+          const scopes = String(ctx.oidc.params?.scope ?? '').split(' ').filter(Boolean);
+          if (scopes.some(isManagementScope)) return MANAGEMENT_RESOURCE;
+          if (ctx.oidc.route === 'token' && ctx.oidc.params?.grant_type === 'client_credentials') refuseAudiencelessScopes(scopes, opts.resources);
+          return undefined as unknown as string;
         },
         useGrantedResource: () => true,
         getResourceServerInfo: (ctx, resource, client) => {
@@ -240,3 +242,19 @@ export function createProvider(opts: ProviderOptions): Provider {
 }
 
 export type { KoaContextWithOIDC };
+
+/** The scopes a client_credentials token without an audience may carry: oidc-provider's own. */
+const AUDIENCELESS_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_access', 'profile', 'email', 'roles']);
+
+/**
+ * client_credentials without `resource` (and without svc:* scopes): a scope of an API resource is
+ * `invalid_scope` naming the way to ask for it, since a token without that resource's audience,
+ * lifetime and format must not carry it; a scope nobody defines is `invalid_scope` too (CONTRACT:
+ * asking for a scope the client is not allowed), where oidc-provider would drop it silently.
+ */
+function refuseAudiencelessScopes(scopes: readonly string[], resources: ResourceIndex | undefined): void {
+  for (const scope of scopes) {
+    if (resources?.scopeNames.has(scope)) throw new errors.InvalidScope(`requested scope belongs to an API resource: ask for it with resource=<the API's identifier>`, scope);
+    if (!AUDIENCELESS_SCOPES.has(scope)) throw new errors.InvalidScope('requested scope is not allowed', scope);
+  }
+}

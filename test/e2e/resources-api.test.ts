@@ -242,6 +242,18 @@ describe('client_credentials for a tenant API', () => {
     expect(notAllowed.json.error).toBe('invalid_scope');
   });
 
+  it('without resource: a resource scope or a scope nobody defines is invalid_scope, never a token without audience', async () => {
+    const noResource = (scope: string) => postForm(t, '/token', { grant_type: 'client_credentials', scope }, backend);
+    for (const scope of ['read:orders', 'nonexistent:scope', 'read:orders nonexistent:scope']) {
+      const res = await noResource(scope);
+      expect(res.status, scope).toBe(400);
+      expect(res.json.error, scope).toBe('invalid_scope');
+    }
+    expect((await noResource('read:orders')).json.error_description).toMatch(/resource=/);
+    // The same scope with its resource is a token for that audience.
+    expect((await ccToken(backend, ORDERS, 'read:orders')).status).toBe(200);
+  });
+
   it('the Management API refuses a resource token', async () => {
     const res = await ccToken(backend, ORDERS, 'read:orders');
     const call = await api(t, 'GET', '/api/v1/clients', { token: res.json.access_token });
