@@ -20,11 +20,11 @@ import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
-import { signupSettings, type AccountHost } from '../ui/account/host.js';
+import type { AccountHost } from '../ui/account/host.js';
 import type { WindowLimiter } from '../ui/account/limiter.js';
 import { loginExtras } from '../ui/account/links.js';
 import { recogniseDevice } from '../ui/account/devices.js';
-import { SIGNUP_PENDING, checkEmailView, handleSignupStep, newPending, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
+import { SIGNUP_PENDING, awaitsConfirmation, checkEmailView, handleSignupStep, remindConfirmation, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
 import type { Html } from '../ui/html.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
 import { logoImgSources } from '../ui/client-logo.js';
@@ -388,11 +388,11 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
 
     /** The password is verified: a second step, an enrolment the MFA policy requires, or done. */
     const afterPassword = async (user: UserRecord) => {
-      if (!user.email_verified && signupSettings(host.account).requireVerification) {
-        // Password right, address unconfirmed and the tenant requires it: wait on the check-your-e-mail page.
+      if (await awaitsConfirmation(host.account, user)) {
+        // Password right, a self sign-up whose address is unconfirmed and the tenant requires it:
+        // wait on the check-your-e-mail page, with a fresh link in the mail.
         ctx.metrics.loginAttempts.inc({ result: 'refused' });
-        await saveInteractionResult(provider, details.uid, { [SIGNUP_PENDING]: newPending(user.email ?? '', user.id) });
-        return redirect(base);
+        return remindConfirmation(signupStep(), user);
       }
       const key = usableMethods(user, host.mfa).length > 0 ? MFA_PENDING : mustEnrol(host.mfa) ? MFA_ENROL : undefined;
       if (!key) return complete(user, ['pwd'], 'password');

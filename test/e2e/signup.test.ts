@@ -105,6 +105,38 @@ describe('sign-up with e-mail verification', () => {
     await page.context().close();
   });
 
+  it('an account an administrator created unverified signs in at once; a self sign-up back unconfirmed waits, with a fresh link mailed', async () => {
+    const signIn = async (page: Page, email: string, password: string) => {
+      await page.getByLabel('E-mail').fill(email);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    };
+    // CONTRACT: users created through the API can sign in at once (verification is a sign-up rule).
+    const made = await createUser(t, { email: 'made@example.com', email_verified: false, password: 'Made-by-admin-1' });
+    const first = await authorize(browser, config, redirect);
+    await signIn(first.page, made.email, made.password);
+    await first.page.getByRole('button', { name: 'Allow' }).click();
+    await first.page.waitForURL(`${redirect}**`);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(first.page.url()), { pkceCodeVerifier: first.verifier, expectedState: first.state });
+    expect(tokens.claims()!.sub).toBe(made.id);
+    await first.page.context().close();
+
+    // A self sign-up left unconfirmed: signing in later waits on the page, which now tells the truth.
+    const signup = await authorize(browser, config, redirect);
+    await signup.page.getByRole('link', { name: SIGNUP_LINK }).click();
+    await fillSignup(signup.page, { email: 'later@example.com', password: 'Later-strong-pass-1' });
+    await expect(signup.page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Check your e-mail');
+    await sink.waitFor('later@example.com', 1);
+    await signup.page.context().close();
+    const back = await authorize(browser, config, redirect);
+    await signIn(back.page, 'later@example.com', 'Later-strong-pass-1');
+    await expect(back.page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Check your e-mail');
+    const mails = await sink.waitFor('later@example.com', 2);
+    await back.page.goto(mails[1]!.links[0]!);
+    await expect(back.page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('E-mail address confirmed');
+    await back.page.context().close();
+  });
+
   it('refuses a domain outside allowed_email_domains with a clear message', async () => {
     const { page } = await authorize(browser, config, redirect);
     await page.getByRole('link', { name: SIGNUP_LINK }).click();

@@ -47,6 +47,35 @@ export function signupPendingOf(result: Record<string, unknown> | undefined): Si
   return { email: p.email, exp: p.exp, ...(typeof p.accountId === 'string' ? { accountId: p.accountId } : {}) };
 }
 
+/**
+ * Marks an account that signed itself up (in the user's preferences record, which every backend
+ * has): the tenant's verification requirement is a sign-up rule, so only such an account waits for
+ * its address to be confirmed at sign-in. Accounts an administrator creates (Management API, CLI)
+ * sign in at once (CONTRACT), `email_verified` being the administrator's statement.
+ */
+const SELF_SIGNUP = 'self_signup';
+
+/** Whether this password sign-in must wait on "check your e-mail" (an unconfirmed self sign-up). */
+export async function awaitsConfirmation(account: AccountHost, user: UserRecord): Promise<boolean> {
+  if (user.email_verified || !signupSettings(account).requireVerification) return false;
+  return (await account.ctx.storage.userPreferences.get(account.tenant, user.id))?.[SELF_SIGNUP] === true;
+}
+
+/**
+ * A sign-in that found the address unconfirmed: a fresh link goes out (within the resend limit), so
+ * the page that says a message was sent is true, then the page.
+ */
+export async function remindConfirmation(s: SignupStep, user: UserRecord): Promise<HttpResponse> {
+  s.pending = newPending(user.email ?? '', user.id);
+  await s.savePending(s.pending);
+  const { account } = s;
+  if (user.email && mailAvailable(account) && (await s.limiter.allow(`${account.tenant}:verify-resend:${user.email.toLowerCase()}`, RESEND.limit, RESEND.windowSeconds))) {
+    await account.ctx.storage.accountTokens.expireForUser(account.tenant, 'verify_email', user.id, new Date().toISOString());
+    await sendVerification(s, user, user.email);
+  }
+  return seeInteraction(s);
+}
+
 export function newPending(email: string, accountId?: string): SignupPending {
   return { email, exp: Math.floor(Date.now() / 1000) + PENDING_SECONDS, ...(accountId ? { accountId } : {}) };
 }
@@ -138,6 +167,7 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
     throw err;
   }
   await ctx.audit.record(tenant, { type: 'signup', status: 'success', username: email, user_id: user.id, ...who(req), details: { user_id: user.id, method: 'password' } });
+  await ctx.storage.userPreferences.put(tenant, user.id, { [SELF_SIGNUP]: true }, new Date().toISOString());
 
   if (mailAvailable(account)) await sendVerification(s, user, email);
   if (!settings.requireVerification) return s.complete(user);
