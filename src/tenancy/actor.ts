@@ -45,7 +45,7 @@ import type { SilentAuthSetup } from '../oidc/silent-auth.js';
 import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
 import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
-import { brandOf, brandStylesheet, brandStylesheetEtag } from '../ui/branding.js';
+import { brandOf, brandStylesheet, brandStylesheetEtag, tenantBrand } from '../ui/branding.js';
 import type { AccountHost } from '../ui/account/host.js';
 import { WindowLimiter } from '../ui/account/limiter.js';
 import { handleAccountRequest } from '../ui/account/routes.js';
@@ -378,7 +378,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
 
   /** What the tenant's end-user pages are rendered with (stylesheet, languages, brand). */
   uiSettings(config: EffectiveConfig = this.current): UiSettings {
-    const brand = brandOf(config.overrides.branding, config.overrides.application?.title ?? config.application.title);
+    const brand = tenantBrand(config);
     const css = this.brandCss(config);
     return {
       stylesheet: this.stylesheetPath,

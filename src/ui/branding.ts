@@ -1,6 +1,7 @@
 /**
  * A tenant's brand on its pages and e-mails: `branding` (company name, logos, favicon, font,
- * light and dark palettes) and `application.title`. Every value is validated at write time
+ * light and dark palettes), `application.title` and `description`, and the footer's links
+ * (`integrations.urls`: website, privacy policy, terms). Every value is validated at write time
  * (tenancy/config/sections.ts: http(s) URLs, hex colours, a font-list pattern) and escaped again
  * where it is rendered. Colours and the font go into a per-tenant stylesheet served from the
  * tenant's own origin (CSP `style-src 'self'`, no inline styles); logos and favicon are
@@ -33,6 +34,10 @@ export interface Brand {
   name?: string;
   /** The page title suffix: application.title. */
   title?: string;
+  /** `application.description`: a line under the brand on the pages. */
+  description?: string;
+  /** `integrations.urls`: the footer's links. */
+  links: BrandLinks;
   logoLight?: string;
   logoDark?: string;
   favicon?: string;
@@ -41,11 +46,36 @@ export interface Brand {
   dark: Palette;
 }
 
-export function brandOf(branding: BrandingSettings | undefined, title: string | undefined): Brand {
+/** The links of the pages' footer (`integrations.urls`): the organisation's website and policies. */
+export interface BrandLinks {
+  website?: string;
+  privacy_policy?: string;
+  terms?: string;
+}
+
+/** What a tenant's configuration says about its brand (the effective configuration's shape). */
+export interface BrandSource {
+  application: { title?: string };
+  overrides: {
+    branding?: BrandingSettings;
+    application?: { title?: string; description?: string };
+    integrations?: { urls?: BrandLinks };
+  };
+}
+
+/** The tenant's brand from its effective configuration: pages and e-mails of the account host and the actor alike. */
+export function tenantBrand(config: BrandSource): Brand {
+  const app = config.overrides.application;
+  return brandOf(config.overrides.branding, app?.title ?? config.application.title, { description: app?.description, links: config.overrides.integrations?.urls });
+}
+
+export function brandOf(branding: BrandingSettings | undefined, title: string | undefined, extra: { description?: string; links?: BrandLinks } = {}): Brand {
   const b = branding ?? {};
   return {
     name: b.company_name ?? title,
     title,
+    description: extra.description,
+    links: extra.links ?? {},
     logoLight: b.logo_light_url,
     logoDark: b.logo_dark_url ?? b.logo_light_url,
     favicon: b.favicon_url,

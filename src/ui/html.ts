@@ -24,12 +24,32 @@ function languageSwitcher(ui: PageUi): string {
 /** The brand's header: the logo (light and dark variants) with the company name as alt text, or the name. */
 function brandHeader(ui: PageUi): string {
   const b = ui.brand;
-  if (!b?.name && !b?.logoLight) return '';
+  if (!b?.name && !b?.logoLight && !b?.description) return '';
   const name = b.name ?? '';
-  if (!b.logoLight) return `<header class="brand"><p class="brand-name">${esc(name)}</p></header>\n`;
+  const description = b.description ? `<p class="brand-description">${esc(b.description)}</p>` : '';
+  if (!b.logoLight) return `<header class="brand">${name ? `<p class="brand-name">${esc(name)}</p>` : ''}${description}</header>\n`;
   const dark = b.logoDark && b.logoDark !== b.logoLight ? `<img class="logo logo-dark" src="${esc(b.logoDark)}" alt="${esc(name)}">` : '';
-  return `<header class="brand"><img class="logo logo-light" src="${esc(b.logoLight)}" alt="${esc(name)}">${dark}</header>\n`;
+  return `<header class="brand"><img class="logo logo-light" src="${esc(b.logoLight)}" alt="${esc(name)}">${dark}${description}</header>\n`;
 }
+
+/** The organisation's links (`integrations.urls`): its website (named by its host), privacy policy and terms. */
+function brandFooter(ui: PageUi): string {
+  const links = ui.brand?.links;
+  if (!links) return '';
+  const items: string[] = [];
+  if (links.website) items.push(`<li><a href="${esc(links.website)}" rel="noopener noreferrer">${esc(hostOf(links.website))}</a></li>`);
+  if (links.privacy_policy) items.push(`<li><a href="${esc(links.privacy_policy)}" rel="noopener noreferrer">${esc(ui.t('footer.privacy_policy'))}</a></li>`);
+  if (links.terms) items.push(`<li><a href="${esc(links.terms)}" rel="noopener noreferrer">${esc(ui.t('footer.terms'))}</a></li>`);
+  return items.length ? `<footer class="legal"><ul>${items.join('')}</ul></footer>\n` : '';
+}
+
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+};
 
 /**
  * The default icon (a padlock on the accent colour) as a data: URI, used when the tenant's branding
@@ -55,7 +75,7 @@ ${ui.brandStylesheet ? `<link rel="stylesheet" href="${esc(ui.brandStylesheet)}"
 <main class="card">
 ${brandHeader(ui)}${body.value}
 </main>
-${languageSwitcher(ui)}</body>
+${brandFooter(ui)}${languageSwitcher(ui)}</body>
 </html>`;
 }
 

@@ -130,8 +130,6 @@ describe('PUT /api/v1/tenants/:slug/config/:section', () => {
     expectValidation(await put('billing', { plan: 'gold' }), `${CONFIG}/billing`, 'section');
     // Settings nothing acts on yet are refused, not stored and ignored (docs/settings.md).
     for (const [section, body, field] of [
-      ['application', { description: 'Sign in to Acme' }, 'description'],
-      ['integrations', { urls: { website: 'https://acme.test' } }, 'urls'],
       ['notifications', { email: { enabled: true } }, 'email'],
       ['notifications', { sms: { enabled: true, provider: 'twilio', api_key: 'k' } }, 'sms'],
     ] as const) {

@@ -101,6 +101,34 @@ describe('the actor follows its tenant overrides without a restart', () => {
     await within(1000, async () => expect((await api(t, 'GET', '/api/v1/clients', { token })).status).toBe(200));
   });
 
+  it("the organisation's description and links (application.description, integrations.urls): on the pages, escaped, and in discovery", async () => {
+    const writer = await t.token('svc:config:write');
+    const app = await api(t, 'PUT', '/api/v1/config/application', { token: writer, body: { title: 'Acme', description: '<b>Orders</b> & invoices' } });
+    expect(app.status, app.text).toBe(200);
+    const urls = { website: 'https://www.acme.example/', privacy_policy: 'https://acme.example/privacy?a=1&b="2"', terms: 'https://acme.example/tos' };
+    const integrations = await api(t, 'PUT', '/api/v1/config/integrations', { token: writer, body: { urls } });
+    expect(integrations.status, integrations.text).toBe(200);
+    // Still refused: what nothing can act on (there is no SMS channel).
+    expect((await api(t, 'PUT', '/api/v1/config/notifications', { token: writer, body: { sms: { enabled: true } } })).status).toBe(422);
+    const page = await within(1000, async () => {
+      const text = await (await fetch(`${t.url}/account/password/forgot`)).text();
+      expect(text).toContain('&lt;b&gt;Orders&lt;/b&gt; &amp; invoices');
+      return text;
+    });
+    expect(page).not.toContain('<b>Orders</b>');
+    expect(page).toContain('<a href="https://www.acme.example/" rel="noopener noreferrer">www.acme.example</a>');
+    expect(page).toContain('<a href="https://acme.example/privacy?a=1&amp;b=&quot;2&quot;" rel="noopener noreferrer">Privacy policy</a>');
+    expect(page).toContain('<a href="https://acme.example/tos" rel="noopener noreferrer">Terms of use</a>');
+    // Discovery names the organisation's policy and terms unless its own discovery settings name others.
+    const doc = await within(1000, async () => {
+      const res = await api(t, 'GET', '/oidc/v1/.well-known/openid-configuration');
+      expect(res.json.op_policy_uri).toBe(urls.privacy_policy);
+      return res.json;
+    });
+    expect(doc.op_tos_uri).toBe(urls.terms);
+    expect((await api(t, 'PUT', '/api/v1/config/integrations', { token: writer, body: { urls: { website: 'javascript:alert(1)' } } })).status).toBe(422);
+  });
+
   it('discovery: the tenant metadata is published', async () => {
     await override('oidc', { discovery: { op_tos_uri: 'https://acme.example/terms', service_documentation: 'https://docs.acme.example' } });
     const doc = await within(1000, async () => {

@@ -122,21 +122,23 @@ describe('floors and ceilings (policy.ts)', () => {
   });
 
   it('refuse every field nothing acts on yet with "not supported yet", naming it (act or refuse)', () => {
-    expect(UNSUPPORTED_FIELDS).toEqual(['application.description', 'integrations.urls', 'notifications.email', 'notifications.sms']);
-    expect(errorsOf('application', { title: 'Acme', description: 'Sign in to Acme' })).toEqual([
-      { field: 'description', message: 'not supported yet (application.description: nothing acts on it yet)' },
-    ]);
-    expect(fields('integrations', { smtp: { host: 'smtp.acme.test' }, urls: { website: 'https://acme.test' } })).toEqual(['urls']);
+    expect(UNSUPPORTED_FIELDS).toEqual(['notifications.email', 'notifications.sms']);
     expect(fields('notifications', { email: { enabled: true } })).toEqual(['email']);
+    expect(errorsOf('notifications', { sms: { enabled: true } })).toEqual([
+      { field: 'sms', message: 'not supported yet (notifications.sms: nothing acts on it yet)' },
+    ]);
     expect(fields('notifications', { sms: { enabled: false } })).toEqual(['sms']);
     // The supported neighbours stay accepted.
     expect(fields('notifications', { security_alerts: { password_changed: false } })).toEqual([]);
     expect(fields('application', { title: 'Acme', available_locales: ['en'] })).toEqual([]);
+    // Acted on since: the description on the pages, the organisation's links in their footer and discovery.
+    expect(fields('application', { title: 'Acme', description: 'Sign in to Acme' })).toEqual([]);
+    expect(fields('integrations', { smtp: { host: 'smtp.acme.test' }, urls: { website: 'https://acme.test' } })).toEqual([]);
   });
 
   it('drops a stored unsupported value at merge, so nothing can read a setting the API now refuses', () => {
-    const effective = mergeConfig(global, { application: { title: 'Acme', description: 'old' }, notifications: { sms: { enabled: true } } });
-    expect(effective.overrides.application).toEqual({ title: 'Acme', description: undefined });
+    const effective = mergeConfig(global, { application: { title: 'Acme' }, notifications: { sms: { enabled: true }, email: { enabled: false } } });
+    expect(effective.overrides.notifications?.email).toBeUndefined();
     expect(effective.overrides.notifications?.sms).toBeUndefined();
   });
 

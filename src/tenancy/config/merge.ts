@@ -57,8 +57,9 @@ export function discoveryMetadata(config: EffectiveConfig): Record<string, strin
   const d = config.overrides.oidc?.discovery;
   return defined({
     service_documentation: d?.service_documentation,
-    op_policy_uri: d?.op_policy_uri,
-    op_tos_uri: d?.op_tos_uri,
+    // The organisation's own policy and terms pages (integrations.urls) unless discovery names others.
+    op_policy_uri: d?.op_policy_uri ?? config.overrides.integrations?.urls?.privacy_policy,
+    op_tos_uri: d?.op_tos_uri ?? config.overrides.integrations?.urls?.terms,
     ui_locales_supported: config.overrides.application?.available_locales,
   }) as Record<string, string | string[]>;
 }

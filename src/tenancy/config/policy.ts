@@ -37,7 +37,7 @@ export const SESSION_TTL_CEILING = 7776000;
 export const PASSWORD_MAX_LENGTH = 128;
 
 /** Fields the schema knows but no code reads; a PUT setting any of them is a 422 "not supported yet". */
-export const UNSUPPORTED_FIELDS = ['application.description', 'integrations.urls', 'notifications.email', 'notifications.sms'] as const;
+export const UNSUPPORTED_FIELDS = ['notifications.email', 'notifications.sms'] as const;
 
 const RATE_CLASSES: RateClass[] = ['read', 'write', 'delete', 'sensitive'];
 const PASSWORD_FLAGS: PasswordFlag[] = ['require_uppercase', 'require_lowercase', 'require_digit', 'require_symbol'];

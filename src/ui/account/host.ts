@@ -13,7 +13,7 @@ import type { LoginGuard } from '../../oidc/login-guard.js';
 import type { AccountTokenKind, TenantId, UserRecord } from '../../storage/types.js';
 import type { EffectiveConfig } from '../../tenancy/config/merge.js';
 import { sealAad } from '../../tenancy/config/secrets.js';
-import { brandOf, type Brand } from '../branding.js';
+import { tenantBrand, type Brand } from '../branding.js';
 import { translator, type Locale } from '../i18n/index.js';
 import { negotiateLocale } from '../i18n/negotiate.js';
 import type { MailAudience } from '../mail-templates.js';
@@ -95,7 +95,7 @@ function definedOnly<T extends object>(o: T | undefined): Partial<T> {
 }
 
 export function brandFor(host: AccountHost): Brand {
-  return brandOf(host.config.overrides.branding, host.config.overrides.application?.title ?? host.config.application.title);
+  return tenantBrand(host.config);
 }
 
 /** The language of an e-mail: the page's language when a page triggered it, else the tenant default. */

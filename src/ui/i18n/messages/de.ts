@@ -6,6 +6,8 @@ import type { Messages } from './en.js';
 
 export const de: Messages = {
   'lang.label': 'Sprache',
+  'footer.privacy_policy': 'Datenschutzerklärung',
+  'footer.terms': 'Nutzungsbedingungen',
   'page.error.title': 'Etwas ist schiefgelaufen',
   'page.error.default': 'Die Anfrage konnte nicht abgeschlossen werden.',
   'page.error.reference': 'Referenz: {id}',

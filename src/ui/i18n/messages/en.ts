@@ -11,6 +11,8 @@
  */
 export const en = {
   'lang.label': 'Language',
+  'footer.privacy_policy': 'Privacy policy',
+  'footer.terms': 'Terms of use',
   'page.error.title': 'Something went wrong',
   'page.error.default': 'The request could not be completed.',
   'page.error.reference': 'Reference: {id}',

@@ -6,6 +6,8 @@ import type { Messages } from './en.js';
 
 export const es: Messages = {
   'lang.label': 'Idioma',
+  'footer.privacy_policy': 'Política de privacidad',
+  'footer.terms': 'Condiciones de uso',
   'page.error.title': 'Algo salió mal',
   'page.error.default': 'No se pudo completar la solicitud.',
   'page.error.reference': 'Referencia: {id}',

@@ -6,6 +6,8 @@ import type { Messages } from './en.js';
 
 export const fr: Messages = {
   'lang.label': 'Langue',
+  'footer.privacy_policy': 'Politique de confidentialité',
+  'footer.terms': "Conditions d'utilisation",
   'page.error.title': 'Une erreur est survenue',
   'page.error.default': "La demande n'a pas pu aboutir.",
   'page.error.reference': 'Référence : {id}',
