@@ -67,6 +67,8 @@ export function socialProviderProblems(name: string, p: SocialProviderSettings):
   if (p.tenant !== undefined && name !== 'microsoft') out.push({ path: ['tenant'], message: 'only the microsoft preset takes a tenant' });
   if ((p.team_id !== undefined || p.key_id !== undefined) && name !== 'apple') out.push({ path: [p.team_id !== undefined ? 'team_id' : 'key_id'], message: 'only the apple preset takes team_id and key_id' });
   if (p.response_mode !== undefined && preset) out.push({ path: ['response_mode'], message: 'presets choose their own response mode' });
+  // OpenID Connect Discovery 3: an issuer is an https URL without query or fragment.
+  if (p.issuer && /[?#]/.test(p.issuer)) out.push({ path: ['issuer'], message: 'an issuer has no query or fragment' });
   if (p.enabled !== true) return out;
   if (!p.client_id) out.push({ path: ['client_id'], message: 'Required when the provider is enabled' });
   if (!p.client_secret) out.push({ path: ['client_secret'], message: 'Required when the provider is enabled' });
@@ -92,3 +94,20 @@ export const socialLoginGlobalSchema = z
       for (const problem of socialProviderProblems(name, p)) ctx.addIssue({ code: 'custom', path: ['providers', name, ...problem.path], message: problem.message });
     }
   });
+
+/**
+ * Every URL a provider definition makes the service fetch (issuer, GitHub/Facebook endpoints) with
+ * what `problemOf` (the outbound rule, src/outbound) finds wrong with it, paths relative to the
+ * providers map: checked when the setting is saved, as client URLs are, and again at every fetch.
+ */
+export function socialUrlProblems(providers: Record<string, SocialProviderSettings>, problemOf: (url: string) => string | undefined): Array<{ path: string[]; message: string }> {
+  const out: Array<{ path: string[]; message: string }> = [];
+  for (const [name, p] of Object.entries(providers)) {
+    const urls: Array<[string[], string | undefined]> = [[['issuer'], p.issuer], ...Object.entries(p.endpoints ?? {}).map(([k, v]): [string[], string | undefined] => [['endpoints', k], v])];
+    for (const [path, url] of urls) {
+      const problem = url ? problemOf(url) : undefined;
+      if (problem) out.push({ path: [name, ...path], message: problem });
+    }
+  }
+  return out;
+}

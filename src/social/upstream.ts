@@ -172,6 +172,9 @@ export async function verifyIdToken(ctx: AppContext, p: SocialProvider, doc: Dis
     if (err instanceof UpstreamError) throw err;
     throw new UpstreamError('invalid', `id_token: ${err instanceof Error ? err.message : String(err)}`);
   }
+  // jose checks `iat` is a number but not that it is past: a token minted in the future (a forged or
+  // clock-broken upstream) is refused, with the same tolerance as exp and nbf.
+  if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + CLOCK_TOLERANCE_S) throw new UpstreamError('invalid', 'id_token: issued in the future (iat)');
   const iss = idTokenIssuer(p, doc, payload);
   if (payload.iss !== iss) throw new UpstreamError('invalid', `id_token: issuer ${String(payload.iss).slice(0, 200)} is not ${iss}`);
   if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== p.clientId) throw new UpstreamError('invalid', 'id_token: azp is not our client_id');

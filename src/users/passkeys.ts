@@ -261,8 +261,10 @@ export async function completeAuthentication(
   const credential = await deps.storage.webauthn.getCredential(tenant, response.id);
   if (!credential) return { ok: false, reason: 'unknown_credential' };
   if (opts.userId !== undefined && credential.user_id !== opts.userId) return { ok: false, reason: 'wrong_user', credential };
-  // A discoverable credential names its user; it must be the one the passkey was made for.
-  if (response.response.userHandle !== undefined && response.response.userHandle.replace(/=+$/, '') !== userHandleOf(credential.user_id)) {
+  // A discoverable credential names its user; it must be the one the passkey was made for. Without
+  // a user identified beforehand (passwordless) the handle must be there (WebAuthn L2 7.2 step 6).
+  const handle = response.response.userHandle;
+  if (handle === undefined ? opts.userId === undefined : handle.replace(/=+$/, '') !== userHandleOf(credential.user_id)) {
     return { ok: false, reason: 'wrong_user', credential };
   }
   let info;

@@ -118,6 +118,7 @@ describe('social login: hostile and failing upstream answers', () => {
     ['wrong_nonce', 'an ID token with another nonce'],
     ['wrong_issuer', 'an ID token from another issuer'],
     ['wrong_audience', 'an ID token for another audience'],
+    ['future_iat', 'an ID token issued in the future'],
   ] as const) {
     it(`refuses ${what}: error page, nothing created`, async () => {
       const before = await snapshot();

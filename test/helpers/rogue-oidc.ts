@@ -1,7 +1,7 @@
 /**
  * A hand-made OpenID Connect upstream that can misbehave on purpose, for the hostile cases a stock
- * provider cannot produce: an ID token with another nonce, issuer or audience, an error answer, a
- * token endpoint that never answers. It checks what a real one checks (client secret, code, PKCE
+ * provider cannot produce: an ID token with another nonce, issuer or audience or issued in the
+ * future, an error answer, a token endpoint that never answers. It checks what a real one checks (client secret, code, PKCE
  * S256, redirect_uri). Its authorization endpoint does not redirect by itself: it shows a link
  * "Continue" to the callback, so a test can follow it, or take the URL and tamper with it.
  */
@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 
-export type RogueMode = 'ok' | 'wrong_nonce' | 'wrong_issuer' | 'wrong_audience' | 'error' | 'hang';
+export type RogueMode = 'ok' | 'wrong_nonce' | 'wrong_issuer' | 'wrong_audience' | 'future_iat' | 'error' | 'hang';
 
 export interface RogueOidc {
   issuer: string;
@@ -99,8 +99,9 @@ export async function startRogueOidc(clientId = 'svc-client', clientSecret = 'ro
         .setProtectedHeader({ alg: 'ES256', kid: 'rogue-1' })
         .setIssuer(state.mode === 'wrong_issuer' ? 'http://attacker.example' : issuer)
         .setAudience(state.mode === 'wrong_audience' ? 'another-client' : clientId)
-        .setIssuedAt()
-        .setExpirationTime('5m')
+        // future_iat: minted two days ahead (valid exp, no nbf): only the iat check refuses it.
+        .setIssuedAt(state.mode === 'future_iat' ? Math.floor(Date.now() / 1000) + 172800 : undefined)
+        .setExpirationTime(state.mode === 'future_iat' ? Math.floor(Date.now() / 1000) + 259200 : '5m')
         .sign(privateKey);
       return json(200, { access_token: randomBytes(16).toString('base64url'), token_type: 'Bearer', id_token: idToken, expires_in: 300 });
     }

@@ -136,6 +136,21 @@ describe('floors and ceilings (policy.ts)', () => {
     expect(fields('integrations', { smtp: { host: 'smtp.acme.test' }, urls: { website: 'https://acme.test' } })).toEqual([]);
   });
 
+  it("refuse a social provider URL the outbound rule refuses, when it is saved (not only when it is fetched)", () => {
+    const production = loadConfig({ NODE_ENV: 'production', SVC_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'false' });
+    const provider = (issuer: string) => ({ social_login: { providers: { corp: { type: 'oidc', enabled: true, client_id: 'c', client_secret: 's', issuer } } } });
+    for (const issuer of ['http://127.0.0.1:3442', 'http://169.254.169.254/latest', 'http://[::ffff:7f00:1]', 'http://2130706433', 'http://localhost:3442', 'http://sso.localhost', 'https://user:pw@sso.example.com', 'http://10.0.0.1']) {
+      expect(fields('features', provider(issuer), production), issuer).toEqual(['social_login.providers.corp.issuer']);
+    }
+    expect(fields('features', provider('https://sso.example.com'), production)).toEqual([]);
+    expect(fields('features', provider('https://sso.example.com/?q=1'), production)).toEqual(['social_login.providers.corp.issuer']);
+    const github = { social_login: { providers: { github: { enabled: true, client_id: 'c', client_secret: 's', endpoints: { user: 'http://169.254.169.254/user' } } } } };
+    expect(fields('features', github, production)).toEqual(['social_login.providers.github.endpoints.user']);
+    // Loopback stays allowed in development and test (CONTRACT: development conveniences); metadata addresses never.
+    expect(fields('features', provider('http://127.0.0.1:3442'))).toEqual([]);
+    expect(fields('features', provider('http://169.254.169.254/latest'))).toEqual(['social_login.providers.corp.issuer']);
+  });
+
   it('drops a stored unsupported value at merge, so nothing can read a setting the API now refuses', () => {
     const effective = mergeConfig(global, { application: { title: 'Acme' }, notifications: { sms: { enabled: true }, email: { enabled: false } } });
     expect(effective.overrides.notifications?.email).toBeUndefined();

@@ -112,6 +112,15 @@ describe('passkey ceremonies (src/users/passkeys.ts)', () => {
     expect(await completeAuthentication(deps(), TENANT, rp, 'signin:i4', raw, { requireUserVerification: true })).toMatchObject({ ok: false, reason: 'wrong_user' });
   });
 
+  it('refuses a passwordless assertion without a user handle (WebAuthn L2 7.2 step 6), before the signature', async () => {
+    const options = await authenticationOptions(deps(), TENANT, rp, 'signin:i6', { userVerification: 'required' });
+    const raw = JSON.stringify({
+      id: 'cred-1', rawId: 'cred-1', type: 'public-key', clientExtensionResults: {},
+      response: { clientDataJSON: clientData(options.challenge), authenticatorData: Buffer.alloc(37, 1).toString('base64url'), signature: 'AAAA' },
+    });
+    expect(await completeAuthentication(deps(), TENANT, rp, 'signin:i6', raw, { requireUserVerification: true })).toMatchObject({ ok: false, reason: 'wrong_user' });
+  });
+
   it('a forged signature is invalid and moves no counter', async () => {
     const options = await authenticationOptions(deps(), TENANT, rp, 'signin:i5', { userVerification: 'required' });
     const raw = JSON.stringify({

@@ -13,6 +13,8 @@
  * the full setting (`oidc.ttl.access_token`).
  */
 import type { Config } from '../../config/index.js';
+import { socialUrlProblems, type SocialProviderSettings } from '../../config/social.js';
+import { outboundPolicy, urlProblem } from '../../outbound/policy.js';
 import type { FieldError } from '../../http/problem.js';
 import { valueAt, withValueAt, type JsonObject } from './json-path.js';
 import type { SectionName, TenantOverrides } from './sections.js';
@@ -81,6 +83,12 @@ export function violations(section: SectionName, data: JsonObject, global: Confi
     const path = relative(rule);
     const bad = check(rule, valueAt(data, path), global);
     if (bad) errors.push({ field: path.join('.'), message: bad.message });
+  }
+  // The URLs a social provider makes the service fetch, under the outbound rule of this deployment.
+  const providers = section === 'features' ? (data as { social_login?: { providers?: Record<string, SocialProviderSettings> } }).social_login?.providers : undefined;
+  if (providers) {
+    const policy = outboundPolicy(global);
+    for (const p of socialUrlProblems(providers, (url) => urlProblem(url, policy))) errors.push({ field: ['social_login', 'providers', ...p.path].join('.'), message: p.message });
   }
   return errors;
 }
