@@ -8,14 +8,20 @@ export const PLATFORM_ROLES = new Set<string>(['superadmin', 'platform_admin']);
 export const maxChars = (n: number) => `must be at most ${n} characters`;
 export const password = z.string().min(8, 'must be at least 8 characters').max(128, maxChars(128));
 
+/** Longest value of each profile text field (spec 2.3/8, after trimming); the account and sign-up pages check the same. */
+export const PROFILE_MAX = { username: 100, given_name: 100, family_name: 100, name: 200, nickname: 100 } as const;
+export type ProfileField = keyof typeof PROFILE_MAX;
+
+const profileText = (field: ProfileField) => z.string().trim().max(PROFILE_MAX[field], maxChars(PROFILE_MAX[field]));
+
 /** Every mutable field (spec 2.3 minus password). Optional text fields take null to clear them. */
 const mutableFields = {
   email: z.email('must be a valid e-mail address').max(254, maxChars(254)),
-  username: z.string().trim().min(1, 'must not be empty').max(100, maxChars(100)).nullable(),
-  given_name: z.string().trim().max(100, maxChars(100)).nullable(),
-  family_name: z.string().trim().max(100, maxChars(100)).nullable(),
-  name: z.string().trim().max(200, maxChars(200)).nullable(),
-  nickname: z.string().trim().max(100, maxChars(100)).nullable(),
+  username: profileText('username').min(1, 'must not be empty').nullable(),
+  given_name: profileText('given_name').nullable(),
+  family_name: profileText('family_name').nullable(),
+  name: profileText('name').nullable(),
+  nickname: profileText('nickname').nullable(),
   role: z.enum(ROLES, { message: `must be one of ${ROLES.join(', ')}` }),
   account_enabled: z.boolean(),
   email_verified: z.boolean(),

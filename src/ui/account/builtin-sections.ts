@@ -9,11 +9,13 @@
 import { ACCOUNT_CLIENT_ID, ADMIN_CLIENT_ID } from '../../clients/system-clients.js';
 import { toProblem } from '../../http/problem.js';
 import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../users/mfa.js';
+import { usableMethods } from '../../users/passkeys.js';
 import { generateTotpSecret, otpauthUri } from '../../users/totp.js';
 import { findSessions, getSession, revokeSession, sessionTtl } from '../../sessions/store.js';
 import { updateUser } from '../../users/operations.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
-import type { UserUpdateInput } from '../../users/schema.js';
+import { PROFILE_MAX, type UserUpdateInput } from '../../users/schema.js';
+import type { MessageKey } from '../i18n/index.js';
 import { Html, html } from '../escape.js';
 import { qrSvg } from '../qr.js';
 import { verifyEmailMail } from '../mail-templates.js';
@@ -58,32 +60,34 @@ function text(formData: URLSearchParams, name: string, max: number): string {
   return (formData.get(name) ?? '').trim().slice(0, max);
 }
 
+/** The profile form's fields in page order, with their labels (limits: the users domain's PROFILE_MAX). */
+const PROFILE_FIELDS = [
+  { name: 'given_name', label: 'account.profile.given_name', autocomplete: 'given-name' },
+  { name: 'family_name', label: 'account.profile.family_name', autocomplete: 'family-name' },
+  { name: 'name', label: 'account.profile.name', autocomplete: 'name' },
+  { name: 'username', label: 'account.profile.username', autocomplete: 'nickname' },
+] as const satisfies ReadonlyArray<{ name: keyof typeof PROFILE_MAX; label: MessageKey; autocomplete: string }>;
+
 registerAccountSection({
   id: 'profile',
   render(v) {
     const { t } = v.ui;
     const u = v.session.user;
-    const field = (name: string, label: string, value: string | null, autocomplete: string) =>
-      html`<label for="profile-${name}">${label}</label>
-<input type="text" id="profile-${name}" name="${name}" autocomplete="${autocomplete}" maxlength="255" value="${value ?? ''}">`;
-    return section(
-      'profile',
-      t('account.profile.heading'),
-      form(
-        v,
-        'profile.save',
-        html`${field('given_name', t('account.profile.given_name'), u.given_name, 'given-name')}
-${field('family_name', t('account.profile.family_name'), u.family_name, 'family-name')}
-${field('name', t('account.profile.name'), u.name, 'name')}
-${field('username', t('account.profile.username'), u.username, 'nickname')}`,
-        t('account.profile.save'),
-      ),
+    const fields = PROFILE_FIELDS.map(
+      ({ name, label, autocomplete }) => html`<label for="profile-${name}">${t(label)}</label>
+<input type="text" id="profile-${name}" name="${name}" autocomplete="${autocomplete}" maxlength="${PROFILE_MAX[name]}" value="${u[name] ?? ''}">`,
     );
+    return section('profile', t('account.profile.heading'), form(v, 'profile.save', html`${fields}`, t('account.profile.save')));
   },
   actions: {
     async save(v, f) {
       const input: Record<string, string | null> = {};
-      for (const name of ['given_name', 'family_name', 'name', 'username']) input[name] = text(f, name, 255) || null;
+      // Refused, not cut short: a value over the limit is the user's mistake to see (the API answers 422).
+      for (const { name, label } of PROFILE_FIELDS) {
+        const value = (f.get(name) ?? '').trim();
+        if (value.length > PROFILE_MAX[name]) return { error: v.ui.t('account.profile.too_long', { field: v.ui.t(label), max: PROFILE_MAX[name] }) };
+        input[name] = value || null;
+      }
       try {
         const updated = await updateUser({ ctx: v.host.ctx, tenant: v.host.tenant, config: v.host.config, by: who(v) }, v.session.user.id, input as UserUpdateInput, 'patch');
         v.session.user = updated;
@@ -206,6 +210,17 @@ function codesPage(v: AccountVisit, codes: string[]): ActionOutcome {
 
 /** TOTP is one of the user's methods (passkeys, issue 14, are another and have their own section). */
 const hasTotp = (u: { mfa_methods: string[] }) => u.mfa_methods.includes('totp');
+/** Authenticator apps are offered for enrolment only while the tenant accepts them at sign-in. */
+const totpOffered = (v: AccountVisit) => v.host.config.security.mfa.totp_enabled;
+/**
+ * Under required MFA, TOTP stays while it is the user's only usable second factor: turning it off
+ * would not mean "password only" but forced enrolment at the next sign-in. With a usable passkey
+ * besides, it may go. Regenerating recovery codes stays allowed either way.
+ */
+const mustKeepTotp = (v: AccountVisit) => {
+  const { mfa } = v.host.config.security;
+  return mfa.required && !usableMethods(v.session.user, mfa).some((m) => m !== 'totp');
+};
 
 registerAccountSection({
   id: 'mfa',
@@ -213,9 +228,11 @@ registerAccountSection({
     const { t } = v.ui;
     const u = v.session.user;
     if (!hasTotp(u)) {
+      if (!totpOffered(v)) return undefined;
       return section('mfa', t('account.mfa.heading'), html`<p>${t('account.mfa.off')}</p>
 ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
     }
+    const keep = mustKeepTotp(v);
     return section(
       'mfa',
       t('account.mfa.heading'),
@@ -226,13 +243,15 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
 <input type="password" id="mfa-password" name="password" autocomplete="current-password" required>
 <div class="actions">
 <button type="submit" name="action" value="mfa.regenerate">${t('account.mfa.regenerate')}</button>
-<button type="submit" name="action" value="mfa.disable">${t('account.mfa.disable')}</button>
+${keep ? html`` : html`<button type="submit" name="action" value="mfa.disable">${t('account.mfa.disable')}</button>`}
 </div>
-</form>`,
+</form>
+${keep ? html`<p>${t('account.mfa.required')}</p>` : html``}`,
     );
   },
   actions: {
     async setup(v) {
+      if (!totpOffered(v)) return { error: v.ui.t('mfa.totp_unavailable'), status: 404 };
       if (hasTotp(v.session.user)) return { error: v.ui.t('mfa.enroll.already_on'), status: 409 };
       return enrollView(v, generateTotpSecret(), 200);
     },
@@ -240,6 +259,8 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
       const { t } = v.ui;
       const { host } = v;
       const user = v.session.user;
+      // Also a setup page opened before the tenant turned authenticator apps off.
+      if (!totpOffered(v)) return { error: t('mfa.totp_unavailable'), status: 404 };
       if (hasTotp(user)) return { error: t('mfa.enroll.already_on'), status: 409 };
       const secret = pendingSecret(v, f.get('enrollment') ?? '');
       if (!secret) return enrollView(v, generateTotpSecret(), 400, t('mfa.enroll.expired'));
@@ -264,6 +285,7 @@ ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
       const { host } = v;
       const user = v.session.user;
       if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
+      if (mustKeepTotp(v)) return { error: v.ui.t('account.mfa.required'), status: 403 };
       if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_disable'))) return { error: v.ui.t('account.password.wrong'), status: 401 };
       await disableTotp(host.ctx, host.tenant, user.id, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: user.mfa_methods, by: 'user' } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);

@@ -6,6 +6,7 @@
  */
 import { errorBlock, type Base } from '../pages.js';
 import { Html, html, layout } from '../html.js';
+import { PROFILE_MAX } from '../../users/schema.js';
 
 /** Hidden CSRF field of the self-service forms. */
 const csrfField = (csrf: string) => html`<input type="hidden" name="csrf_token" value="${csrf}">`;
@@ -62,7 +63,7 @@ ${errorBlock(o.error)}
 <form method="post" action="${o.action}" novalidate>
 ${csrfField(o.csrf)}
 <label for="name">${t('signup.name')}</label>
-<input type="text" id="name" name="name" autocomplete="name" maxlength="255" value="${o.name ?? ''}">
+<input type="text" id="name" name="name" autocomplete="name" maxlength="${PROFILE_MAX.name}" value="${o.name ?? ''}">
 <label for="email">${t('signin.email')}</label>
 <input type="email" id="email" name="email" autocomplete="username" required maxlength="320" value="${o.email ?? ''}"${o.error ? html` aria-describedby="form-error"` : html``} autofocus>
 ${newPasswordField({ ui: o.ui, id: 'password', label: t('signin.password'), minLength: o.minLength, error: o.error })}
