@@ -32,7 +32,7 @@ const BROWSER_WALKS = {
    * walkthrough's polish), password reset, mail off, hostile and preset social logins, the account
    * page, and the web, native and resource sign-ins.
    */
-  sqlite: e2e(['languages', 'social-marks', 'pages-polish', 'password-reset', 'mail-unavailable', 'social-hostile', 'social-facebook', 'social-github', 'account-page', 'signin-web', 'signin-native', 'resources-user-flow', 'id-token-claims', 'pairwise', 'account-page-policy']),
+  sqlite: e2e(['languages', 'social-marks', 'pages-polish', 'password-reset', 'mail-unavailable', 'social-hostile', 'social-facebook', 'social-github', 'account-page', 'signin-web', 'signin-native', 'resources-user-flow', 'id-token-claims', 'pairwise', 'account-page-policy', 'logout-stay']),
   /**
    * On PostgreSQL + Redis (production): social login with a real upstream, passkeys, sign-up, TOTP,
    * the admin console, the SPA with silent renewal, logout, the device flow and security alerts.

@@ -113,9 +113,13 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
           const target = ctx.oidc.params?.post_logout_redirect_uri;
           render(ctx, logoutPage({ ui: uiOf(ctx), form, clientName: ctx.oidc.client ? (ctx.oidc.client.clientName ?? ctx.oidc.client.clientId) : undefined }), undefined, formTargetOf(typeof target === 'string' ? target : undefined));
         },
-        postLogoutSuccessSource: (ctx) => {
+        postLogoutSuccessSource: async (ctx) => {
           const ui = uiOf(ctx);
-          render(ctx, messagePage({ ui, title: ui.t('logout.done.title'), message: ui.t('logout.done.message') }));
+          // "Stay signed in" lands here too (oidc-provider posts logout=yes only for "Sign out", and
+          // redirects both here): the page says what is true now, read from the session cookie.
+          const stayed = Boolean((await ctx.oidc.provider.Session.get(ctx)).accountId);
+          const [title, message] = stayed ? (['logout.stayed.title', 'logout.stayed.message'] as const) : (['logout.done.title', 'logout.done.message'] as const);
+          render(ctx, messagePage({ ui, title: ui.t(title), message: ui.t(message) }));
         },
       },
       backchannelLogout: { enabled: true },

@@ -83,6 +83,8 @@ export const de: Messages = {
   'logout.submit': 'Abmelden',
   'logout.done.title': 'Abgemeldet',
   'logout.done.message': 'Sie sind abgemeldet. Sie können dieses Fenster schließen.',
+  'logout.stayed.title': 'Weiterhin angemeldet',
+  'logout.stayed.message': 'Sie sind weiterhin angemeldet. Sie können dieses Fenster schließen.',
 
   'mfa.title': 'Bestätigung in zwei Schritten',
   'mfa.code': 'Authentifizierungscode',

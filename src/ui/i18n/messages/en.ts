@@ -88,6 +88,8 @@ export const en = {
   'logout.submit': 'Sign out',
   'logout.done.title': 'Signed out',
   'logout.done.message': 'You are signed out. You can close this window.',
+  'logout.stayed.title': 'Still signed in',
+  'logout.stayed.message': 'You are still signed in. You can close this window.',
 
   'mfa.title': 'Two-step verification',
   'mfa.code': 'Authentication code',

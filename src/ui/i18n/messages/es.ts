@@ -83,6 +83,8 @@ export const es: Messages = {
   'logout.submit': 'Cerrar sesión',
   'logout.done.title': 'Sesión cerrada',
   'logout.done.message': 'Ha cerrado sesión. Puede cerrar esta ventana.',
+  'logout.stayed.title': 'Sigue con la sesión iniciada',
+  'logout.stayed.message': 'Sigue con la sesión iniciada. Puede cerrar esta ventana.',
 
   'mfa.title': 'Verificación en dos pasos',
   'mfa.code': 'Código de autenticación',

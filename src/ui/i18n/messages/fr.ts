@@ -83,6 +83,8 @@ export const fr: Messages = {
   'logout.submit': 'Se déconnecter',
   'logout.done.title': 'Déconnecté',
   'logout.done.message': 'Vous êtes déconnecté. Vous pouvez fermer cette fenêtre.',
+  'logout.stayed.title': 'Toujours connecté',
+  'logout.stayed.message': 'Vous êtes toujours connecté. Vous pouvez fermer cette fenêtre.',
 
   'mfa.title': 'Validation en deux étapes',
   'mfa.code': "Code d'authentification",
