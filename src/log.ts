@@ -8,10 +8,11 @@
  *   `<file_logging.directory>/svc.log` (issue 17: never two synchronous writes per line);
  * - the CLI writes the same shape synchronously to stderr (short-lived, keeps stdout for output).
  */
-import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import pino, { type Level, type Logger, type LoggerOptions, type TransportTargetOptions } from 'pino';
-import type { Config } from './config/index.js';
+import { ConfigError, type Config } from './config/index.js';
+import { reasonOf } from './startup-errors.js';
 
 export type { Logger } from 'pino';
 
@@ -44,11 +45,40 @@ export function createLogger(config: Config): Logger {
       : { target: 'pino/file', level: logging.level, options: { destination: 1 } },
   );
   if (logging.file_logging.enabled) {
-    const dir = resolve(logging.file_logging.directory);
-    mkdirSync(dir, { recursive: true });
+    const dir = prepareLogDirectory(logging.file_logging.directory);
     targets.push({ target: 'pino/file', level: logging.level, options: { destination: join(dir, 'svc.log'), mkdir: true } });
   }
   return pino(options(logging.level), pino.transport({ targets }));
+}
+
+/**
+ * Creates the file log's directory and opens svc.log once for appending, before the transport
+ * starts: a failure inside the transport's worker would be lost, so a directory that cannot be
+ * made or written is a configuration error (exit 78) naming the setting. The directory is made
+ * one level at a time because Node 20's `mkdirSync(..., { recursive: true })` never returns for a
+ * path under /proc (it retries the parent on ENOENT forever).
+ */
+export function prepareLogDirectory(directory: string): string {
+  const dir = resolve(directory);
+  try {
+    makeDirectory(dir);
+    closeSync(openSync(join(dir, 'svc.log'), 'a'));
+  } catch (err) {
+    throw new ConfigError([`SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: cannot create or write the log directory ${dir}: ${reasonOf(err)}`]);
+  }
+  return dir;
+}
+
+function makeDirectory(dir: string): void {
+  try {
+    mkdirSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' && statSync(dir).isDirectory()) return;
+    if (code !== 'ENOENT' || dirname(dir) === dir) throw err;
+    makeDirectory(dirname(dir));
+    mkdirSync(dir); // a second ENOENT (a parent that takes no entries, such as /proc) is thrown
+  }
 }
 
 /**

@@ -6,18 +6,25 @@ import { limitHeapGrowth } from './heap-growth.js';
 // The old generation's growth between full collections (V8 reads the flag at each one).
 limitHeapGrowth();
 
+/** A setting refused: each problem on a line of its own, exit 78 (EX_CONFIG). */
+function refuseConfiguration(err: ConfigError): never {
+  for (const p of err.problems) process.stderr.write(`configuration error: ${p}\n`);
+  process.exit(78);
+}
+
 export async function main(): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const p of err.problems) process.stderr.write(`configuration error: ${p}\n`);
-      process.exit(78);
-    }
+    if (err instanceof ConfigError) refuseConfiguration(err);
     throw err;
   }
-  const app = await startApp(config);
+  // Some settings can only be checked by using them (the log directory is created and written).
+  const app = await startApp(config).catch((err: unknown) => {
+    if (err instanceof ConfigError) refuseConfiguration(err);
+    throw err;
+  });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

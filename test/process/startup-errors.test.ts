@@ -54,6 +54,20 @@ describe('start-up failures name their cause', () => {
     expect(run.output).not.toMatch(/\n\s+at /);
   });
 
+  it('a log directory that cannot be made: exit 78 naming SECURITY_LOGGING_FILE_LOGGING_DIRECTORY and the reason', async () => {
+    const blocker = join(dir, 'log-blocker');
+    writeFileSync(blocker, 'x');
+    // /proc takes no new entries: Node's recursive mkdir looped there forever (no line, no listen).
+    for (const [logDir, reason] of [['/proc/forbidden', /ENOENT/], [join(blocker, 'logs'), /ENOTDIR/]] as const) {
+      const env = { NODE_ENV: 'production', BASE_URL: 'http://localhost', STORAGE_SQLITE_PATH: join(dir, 'logs.db'), SVC_ENCRYPTION_KEY: KEY, PORT: '0' };
+      const run = await runMain({ ...env, SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'true', SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: logDir }, { until: /listening/, maxMs: 20_000 });
+      expect(run.code, run.output).toBe(78);
+      const line = run.output.split('\n').find((l) => l.startsWith('configuration error:'));
+      expect(line, run.output).toContain(`SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: cannot create or write the log directory ${logDir}`);
+      expect(line).toMatch(reason);
+    }
+  });
+
   it('a port in use: the address and the cause (ListenError)', async () => {
     const blocker: Server = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
