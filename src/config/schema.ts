@@ -28,6 +28,15 @@ export function defaultIdTokenAlg(algorithms: readonly SigningAlg[]): SigningAlg
   return algorithms.includes('RS256') ? 'RS256' : algorithms[0]!;
 }
 
+function isRedisUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 export const configSchema = z.object({
   host: z.string().min(1).default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(3000),
@@ -103,7 +112,12 @@ export const configSchema = z.object({
 
   redis: z
     .object({
-      url: z.string().optional(),
+      /**
+       * redis:// or rediss:// (TLS) with a host, the forms the README documents. Anything else
+       * stopped nothing: ioredis took `notaurl` or `http://...` for a socket path and start-up went
+       * on degraded, as if a well-formed Redis were only unreachable.
+       */
+      url: z.string().refine(isRedisUrl, 'must be a redis:// or rediss:// URL with a host (redis://[:password@]host[:port][/db])').optional(),
       /**
        * First segment of every Redis key and pub/sub channel (`<prefix>:<tenant>:...`), so several
        * deployments (or test runs) can share one Redis. CONTRACT.md's channels use the default.

@@ -154,6 +154,18 @@ describe('invalid settings stop start-up with the variable name and the reason',
     expect(err.message).toContain(name);
   });
 
+  it('refuses a REDIS_URL that is not a redis:// or rediss:// URL (also in multi-tenant mode); accepts the documented forms', () => {
+    for (const value of ['notaurl', 'http://127.0.0.1:6379', 'redis://', '/tmp/redis.sock', 'redis//127.0.0.1:6379']) {
+      for (const mt of [{}, { MULTI_TENANCY_ENABLED: 'true', STORAGE_ADAPTER: 'postgresql', STORAGE_POSTGRESQL_URL: 'postgres://x' }]) {
+        const err = configError({ ...mt, REDIS_URL: value });
+        expect(err.problems, value).toEqual([expect.stringMatching(/^REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/)]);
+      }
+    }
+    for (const value of ['redis://127.0.0.1:6379', 'redis://:password@redis:6379', 'rediss://user:pw@cache.example.com:6380/2', 'redis://[::1]:6379']) {
+      expect(loadConfig({ REDIS_URL: value }).redis.url).toBe(value);
+    }
+  });
+
   it('explains a short encryption key', () => {
     const err = configError({ SVC_ENCRYPTION_KEY: 'c2hvcnQ=' });
     expect(err.problems).toContain('SVC_ENCRYPTION_KEY: must be 32 bytes encoded as base64');
