@@ -125,6 +125,23 @@ function readConfigFile(file: string): Record<string, unknown> {
 }
 
 /**
+ * Keys of the settings file that are no setting (`security.rate_limit.reed`, a tenant-only section
+ * such as `branding`), as dotted paths: zod's objects drop unknown keys, so a typo looked accepted
+ * while nothing acted on it. Leaves and strict objects (a social provider) are left to zod, which
+ * names their problems itself; a record's keys are names (providers), its values are walked.
+ */
+export function unknownFileKeys(value: unknown, schema: AnySchema = configSchema, path: string[] = []): string[] {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return [];
+  const inner = unwrap(schema);
+  const def = inner.def as { type: string; catchall?: AnySchema; valueType?: AnySchema };
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (def.type === 'record' && def.valueType) return entries.flatMap(([k, v]) => unknownFileKeys(v, def.valueType!, [...path, k]));
+  if (def.type !== 'object' || def.catchall) return [];
+  const shape = (inner as z.ZodObject).shape as Record<string, AnySchema>;
+  return entries.flatMap(([k, v]) => (Object.hasOwn(shape, k) ? unknownFileKeys(v, shape[k]!, [...path, k]) : [[...path, k].join('.')]));
+}
+
+/**
  * Multi-tenant mode needs PostgreSQL and Redis (spec 1.5, CONTRACT.md): the one-line reason it
  * cannot start, naming everything missing at once, or undefined.
  */
@@ -141,15 +158,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const leaves = settingLeaves();
   const envValues = fromEnv(env, leaves);
   const file = env.SVC_CONFIG_FILE;
-  const merged = file ? deepMerge(readConfigFile(file), envValues) : envValues;
+  const fromFile = file ? readConfigFile(file) : {};
+  const merged = deepMerge(fromFile, envValues);
+  const unknown = unknownFileKeys(fromFile).map((key) => `SVC_CONFIG_FILE: ${key} is not a setting (unknown key in ${file})`);
 
   const result = configSchema.safeParse(merged);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
+  if (!result.success || unknown.length) {
+    const issues = result.success ? [] : result.error.issues;
+    const problems = issues.map((issue) => {
       const name = issue.path.length ? issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('_').toUpperCase() : 'config';
       return `${name}: ${issue.message}`;
     });
-    throw new ConfigError(problems);
+    throw new ConfigError([...unknown, ...problems]);
   }
   const parsed = result.data;
   const problems: string[] = [];

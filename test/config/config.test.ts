@@ -276,6 +276,46 @@ describe('SVC_CONFIG_FILE', () => {
     expect(err.problems).toEqual([expect.stringMatching(/^SECURITY_KEY_STORE_ROTATION_INTERVAL_DAYS: /)]);
   });
 
+  it('refuses a key that is not a setting, naming its path, and accepts every documented section', () => {
+    for (const [content, key] of [
+      [{ security: { rate_limit: { reed: 5 } } }, 'security.rate_limit.reed'],
+      [{ branding: { company_name: 'AcmeCo' } }, 'branding'],
+      [{ security: { signup: { enabled: true, bogus: 1 } } }, 'security.signup.bogus'],
+      [{ features: { social_login: { providers: {}, relai: true } } }, 'features.social_login.relai'],
+    ] as const) {
+      const path = file('unknown.json', JSON.stringify(content));
+      const err = configError({ SVC_CONFIG_FILE: path });
+      expect(err.problems).toEqual([`SVC_CONFIG_FILE: ${key} is not a setting (unknown key in ${path})`]);
+    }
+    // Inside a social provider (a strict object) zod names the key itself.
+    const provider = file('provider.json', JSON.stringify({ features: { social_login: { providers: { google: { client_id: 'x', colour: 'red' } } } } }));
+    expect(configError({ SVC_CONFIG_FILE: provider }).problems).toEqual([expect.stringMatching(/^FEATURES_SOCIAL_LOGIN_PROVIDERS_GOOGLE: .*colour/)]);
+
+    const valid = file(
+      'valid.json',
+      JSON.stringify({
+        host: '127.0.0.1',
+        node_env: 'test',
+        http: { trusted_proxies: ['10.0.0.0/8'] },
+        oidc: { path: '/oidc', ttl: { access_token: 600 }, id_token_claims: 'conform' },
+        storage: { sqlite: { path: './x.db' }, postgresql: { pool_max: 3 } },
+        redis: { key_prefix: 'svc2' },
+        svc: { bootstrap: { client_id: 'boot', client_secret: 'a-long-enough-secret' } },
+        multi_tenancy: { provider_pool: { max_size: 7 }, tenant_cache: { ttl_ms: 1000 } },
+        security: { logging: { file_logging: { enabled: false } }, rate_limit: { read: 5 }, signup: { enabled: true, allowed_email_domains: ['example.com'] }, password: { argon2: { time_cost: 3 } } },
+        application: { title: 'Acme', default_locale: 'de', available_locales: ['de', 'en'] },
+        integrations: { smtp: { host: 'mail.example.com', port: 25 } },
+        notifications: { security_alerts: { password_changed: false } },
+        features: { metrics: { enabled: true }, social_login: { upstream_timeout_ms: 5000, providers: { google: { enabled: true, client_id: 'id', client_secret: 'secret', attribute_mapping: { username: 'email' } } } } },
+        workers: { argon2_threads: 1 },
+      }),
+    );
+    const c = loadConfig({ SVC_CONFIG_FILE: valid });
+    expect(c.multi_tenancy.provider_pool.max_size).toBe(7);
+    expect(c.application.default_locale).toBe('de');
+    expect(c.features.social_login.providers.google?.attribute_mapping).toEqual({ username: 'email' });
+  });
+
   it('refuses a file that is not JSON, not an object or missing, naming SVC_CONFIG_FILE', () => {
     for (const path of [file('broken.json', '{ port: 1'), file('array.json', '[1,2]'), join(dir, 'missing.json')]) {
       const err = configError({ SVC_CONFIG_FILE: path });
