@@ -62,12 +62,16 @@ export class TenantResolver {
     this.baseHost = new URL(config.base_url).hostname.toLowerCase();
   }
 
-  /** The tenant named by the host's left-most label when the host is `<tenant>.<base host>`. */
+  /**
+   * The tenant named by the host's left-most label when the host is `<tenant>.<base host>`. A
+   * trailing dot is the absolute form of the same name (`acme.localhost.`); an empty label
+   * (`acme..localhost`) is a malformed host, returned whole so that it fails the slug pattern (400).
+   */
   subdomainOf(req: RequestHeaders): string | undefined {
-    const host = hostName(req);
+    const host = hostName(req).replace(/\.$/, '');
     if (!host.endsWith(`.${this.baseHost}`)) return undefined;
-    const label = host.slice(0, -(this.baseHost.length + 1));
-    return label.includes('.') ? label.split('.')[0] : label;
+    const labels = host.slice(0, -(this.baseHost.length + 1)).split('.');
+    return labels.includes('') ? host : labels[0];
   }
 
   resolve(req: RequestHeaders): Resolution {
@@ -91,12 +95,15 @@ export class TenantResolver {
   /**
    * The tenant a strategy names, undefined when it names none; 400 when malformed. A host name is
    * case-insensitive (subdomainOf lower-cases it); the header is taken as sent, so `ACME` is a
-   * malformed slug (spec 1.5 rule 4), not `acme`.
+   * malformed slug (spec 1.5 rule 4), not `acme`. Only HTTP's optional whitespace (space, tab)
+   * around the value is dropped: String.prototype.trim also removes Unicode spaces (no-break space,
+   * U+3000, BOM), which would turn `acme` plus one of them into `acme`.
    */
   private candidate(req: RequestHeaders, strategy: 'header' | 'subdomain'): string | undefined {
     const raw = strategy === 'header' ? req.headers[this.config.multi_tenancy.tenant_header] : this.subdomainOf(req);
-    if (raw === undefined || raw.trim() === '') return undefined;
-    const name = raw.trim();
+    if (raw === undefined) return undefined;
+    const name = raw.replace(/^[ \t]+|[ \t]+$/g, '');
+    if (name === '') return undefined;
     if (!isValidTenantName(name)) {
       throw new ProblemError(400, 'invalid-tenant', `'${raw.slice(0, 80)}' is not a valid tenant name`);
     }

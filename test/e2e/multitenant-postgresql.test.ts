@@ -294,6 +294,14 @@ describe('multi-tenant mode', () => {
       expect(t.app.pool.has(ghost)).toBe(false);
     });
 
+    it('takes a host with a trailing dot as the same host and answers 400 for a host with an empty label', async () => {
+      const path = '/oidc/v1/.well-known/openid-configuration';
+      const absolute = await send(port, 'GET', path, { headers: { host: `${ACME}.localhost.:${port}` } });
+      expect(absolute.status, absolute.text).toBe(200);
+      expect(absolute.json.issuer).toBe(issuerOf(ACME));
+      expectProblem(await send(port, 'GET', path, { headers: { host: `${ACME}..localhost:${port}` } }), 400, 'invalid-tenant', path);
+    });
+
     it('resolves the tenant once per request, for a Management call and an OIDC request alike', async () => {
       const creds = await createClientIn(ACME, { client_name: 'acme resolver probe', grant_types: ['client_credentials'], scope: 'svc:clients:read' });
       const token = await clientToken(port, ACME, creds.client_id, creds.client_secret, 'svc:clients:read');

@@ -57,6 +57,28 @@ describe('TenantResolver', () => {
     expect(resolver().resolve(req({}, 'ACME.localhost:3000'))).toEqual({ tenant: 'acme', via: 'subdomain' });
   });
 
+  it('drops only spaces and tabs around the header: any other character at either end is a malformed slug (400)', () => {
+    // Unicode spaces String.prototype.trim removed (the Node transport decodes a 0xA0 byte to U+00A0).
+    for (const bad of ['acme\u00a0', '\u00a0acme', '\ufeffacme', 'acme\u3000', 'acme\u2028', 'acme\u200a', 'acmeé', 'éacme', 'acme\u00ff', 'acme😀', 'acmeＡ', 'acme\u0085']) {
+      const p = problemOf(() => resolver().resolve(req({ 'x-tenant-id': bad })));
+      expect(p.status, JSON.stringify(bad)).toBe(400);
+      expect(p.type).toBe('urn:svc:error:invalid-tenant');
+    }
+    expect(resolver().resolve(req({ 'x-tenant-id': '\tacme ' }))).toEqual({ tenant: 'acme', via: 'header' });
+  });
+
+  it('takes a host with a trailing dot as the same host, and refuses a host with an empty label (400)', () => {
+    expect(resolver({ NODE_ENV: 'production' }).resolve(req({}, 'acme.localhost.:3000'))).toEqual({ tenant: 'acme', via: 'subdomain' });
+    expect(resolver({ NODE_ENV: 'production' }).resolve(req({}, 'acme.eu.localhost.'))).toEqual({ tenant: 'acme', via: 'subdomain' });
+    for (const host of ['acme..localhost:3000', '.acme.localhost', 'acme.eu..localhost', '..localhost', 'acme.localhost..']) {
+      const p = problemOf(() => resolver({ NODE_ENV: 'production' }).resolve(req({}, host)));
+      expect(p.status, host).toBe(400);
+    }
+    expect(problemOf(() => resolver().resolve(req({}, 'acme..localhost:3000'))).type).toBe('urn:svc:error:invalid-tenant');
+    // A malformed host cannot overrule the header, as before.
+    expect(resolver().resolve(req({ 'x-tenant-id': 'acme' }, 'beta..localhost'))).toMatchObject({ tenant: 'acme', via: 'header' });
+  });
+
   it('reads the left-most label of a host under the base host (port ignored)', () => {
     expect(resolver().resolve(req({}, 'acme.localhost:3000'))).toEqual({ tenant: 'acme', via: 'subdomain' });
     expect(resolver().resolve(req({}, 'acme.eu.localhost'))).toEqual({ tenant: 'acme', via: 'subdomain' });
