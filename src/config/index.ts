@@ -7,6 +7,8 @@ import { parseCidrList } from '../http/client-ip.js';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { configSchema, type Config, type ParsedConfig } from './schema.js';
+import { socialUrlProblems } from './social.js';
+import { outboundPolicy, urlProblem } from '../outbound/policy.js';
 
 export type { Config } from './schema.js';
 
@@ -192,6 +194,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // mode: accepted there and ignored here would break the act-or-refuse rule (docs/settings.md).
   if (parsed.features.social_login.relay && !parsed.multi_tenancy.enabled) {
     problems.push('FEATURES_SOCIAL_LOGIN_RELAY: not supported in single-tenant mode (the relay needs MULTI_TENANCY_ENABLED=true)');
+  }
+  // The URLs a social provider of the file makes the service fetch: the same rule as a tenant's (checked when saved).
+  const outbound = outboundPolicy(parsed);
+  for (const p of socialUrlProblems(parsed.features.social_login.providers, (url) => urlProblem(url, outbound))) {
+    problems.push(`SVC_CONFIG_FILE: features.social_login.providers.${p.path.join('.')}: ${p.message}`);
   }
   const metricsClash = metricsPathClash(parsed.features.metrics.path, parsed.oidc.path);
   if (metricsClash) problems.push(`FEATURES_METRICS_PATH: ${metricsClash}`);

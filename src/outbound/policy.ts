@@ -3,7 +3,6 @@
  * Production refuses everything but public unicast unless `security.outbound.allow_private_networks`;
  * development and test also allow loopback (CONTRACT.md "Development conveniences").
  */
-import type { Config } from '../config/index.js';
 import { addressKind, type AddressKind } from './address.js';
 
 export interface OutboundPolicy {
@@ -13,7 +12,13 @@ export interface OutboundPolicy {
   readonly allowLoopback: boolean;
 }
 
-export function outboundPolicy(config: Pick<Config, 'node_env' | 'security'>): OutboundPolicy {
+/** The settings the rule reads (a structural type: the configuration floor checks URLs with it too). */
+export interface OutboundSettings {
+  node_env: string;
+  security: { outbound: { allow_private_networks: boolean } };
+}
+
+export function outboundPolicy(config: OutboundSettings): OutboundPolicy {
   const allowPrivateNetworks = config.security.outbound.allow_private_networks;
   const development = config.node_env === 'development' || config.node_env === 'test';
   return { allowPrivateNetworks, allowLoopback: allowPrivateNetworks || development };

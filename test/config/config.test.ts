@@ -270,6 +270,20 @@ describe('SVC_CONFIG_FILE', () => {
     expect(c.features.metrics.enabled).toBe(true);
   });
 
+  it("refuses a social provider URL the outbound rule refuses, as a tenant's is refused when saved", () => {
+    const provider = (issuer: string) => JSON.stringify({ features: { social_login: { providers: { corp: { type: 'oidc', enabled: true, client_id: 'c', client_secret: 's', issuer } } } } });
+    const metadata = file('metadata.json', provider('http://169.254.169.254/latest'));
+    expect(configError({ SVC_CONFIG_FILE: metadata }).problems).toEqual([
+      'SVC_CONFIG_FILE: features.social_login.providers.corp.issuer: the target is a private or special-purpose address (security.outbound.allow_private_networks is off)',
+    ]);
+    // Loopback is a development convenience: accepted in development, refused in production.
+    const loopback = file('loopback.json', provider('http://127.0.0.1:3442'));
+    expect(loadConfig({ SVC_CONFIG_FILE: loopback, NODE_ENV: 'development' }).features.social_login.providers.corp?.issuer).toBe('http://127.0.0.1:3442');
+    expect(configError({ SVC_CONFIG_FILE: loopback, NODE_ENV: 'production', SVC_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') }).problems).toContainEqual(
+      expect.stringMatching(/^SVC_CONFIG_FILE: features\.social_login\.providers\.corp\.issuer: the target is a loopback address/),
+    );
+  });
+
   it('validates values from the file like those from the environment', () => {
     const path = file('bad-value.json', JSON.stringify({ security: { key_store: { rotation_interval_days: -3 } } }));
     const err = configError({ SVC_CONFIG_FILE: path });
