@@ -125,6 +125,24 @@ describe('account page: limits and the MFA policy', () => {
     await page.context().close();
   });
 
+  it('TOTP enrolled before the tenant turned it off: the page says its codes are not asked at sign-in, not that it is on', async () => {
+    const user = await createUser(t);
+    const page = await signedIn(user);
+    await enrolTotp(page);
+    await setMfa({ required: false, totp_enabled: false });
+    try {
+      await page.goto(`${origin}/account`);
+      const text = await page.locator('main').innerText();
+      expect(text).toContain('You have an authenticator app set up, but your organisation does not ask for its codes at sign-in at the moment.');
+      expect(text).not.toContain('Two-step verification is on');
+    } finally {
+      await setMfa({ required: false, totp_enabled: true });
+    }
+    await page.goto(`${origin}/account`);
+    expect(await page.locator('main').innerText()).toContain('Two-step verification is on (authenticator app).');
+    await page.context().close();
+  });
+
   it('MFA required: turning two-step verification off is not offered and a posted disable is refused, nothing changed; recovery codes still regenerate', async () => {
     const user = await createUser(t);
     const page = await signedIn(user);

@@ -233,10 +233,11 @@ registerAccountSection({
 ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
     }
     const keep = mustKeepTotp(v);
+    // Enrolled before the tenant turned authenticator apps off: kept, but not asked at sign-in.
     return section(
       'mfa',
       t('account.mfa.heading'),
-      html`<p>${t('account.mfa.on')}</p>
+      html`<p>${t(totpOffered(v) ? 'account.mfa.on' : 'account.mfa.unused')}</p>
 <form method="post" action="${ACCOUNT_PATH}" novalidate>
 <input type="hidden" name="csrf_token" value="${v.csrf}">
 <label for="mfa-password">${t('account.mfa.confirm_password')}</label>

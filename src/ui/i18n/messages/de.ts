@@ -224,6 +224,7 @@ export const de: Messages = {
   'account.mfa.heading': "Bestätigung in zwei Schritten",
   'account.mfa.off': "Die Bestätigung in zwei Schritten ist ausgeschaltet.",
   'account.mfa.on': "Die Bestätigung in zwei Schritten ist eingeschaltet (Authenticator-App).",
+  'account.mfa.unused': 'Sie haben eine Authenticator-App eingerichtet, aber Ihre Organisation fragt bei der Anmeldung derzeit nicht nach ihren Codes.',
   'account.mfa.setup': "Bestätigung in zwei Schritten einrichten",
   'account.mfa.regenerate': "Wiederherstellungscodes neu erzeugen",
   'account.mfa.disable': "Bestätigung in zwei Schritten ausschalten",

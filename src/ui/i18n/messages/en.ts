@@ -229,6 +229,7 @@ export const en = {
   'account.mfa.heading': "Two-step verification",
   'account.mfa.off': "Two-step verification is off.",
   'account.mfa.on': "Two-step verification is on (authenticator app).",
+  'account.mfa.unused': 'You have an authenticator app set up, but your organisation does not ask for its codes at sign-in at the moment.',
   'account.mfa.setup': "Set up two-step verification",
   'account.mfa.regenerate': "Regenerate recovery codes",
   'account.mfa.disable': "Turn off two-step verification",

@@ -224,6 +224,7 @@ export const es: Messages = {
   'account.mfa.heading': "Verificación en dos pasos",
   'account.mfa.off': "La verificación en dos pasos está desactivada.",
   'account.mfa.on': "La verificación en dos pasos está activada (aplicación de autenticación).",
+  'account.mfa.unused': 'Tiene una aplicación de autenticación configurada, pero su organización no pide sus códigos al iniciar sesión por ahora.',
   'account.mfa.setup': "Configurar la verificación en dos pasos",
   'account.mfa.regenerate': "Generar nuevos códigos de recuperación",
   'account.mfa.disable': "Desactivar la verificación en dos pasos",

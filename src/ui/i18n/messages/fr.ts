@@ -224,6 +224,7 @@ export const fr: Messages = {
   'account.mfa.heading': "Validation en deux étapes",
   'account.mfa.off': "La validation en deux étapes est désactivée.",
   'account.mfa.on': "La validation en deux étapes est activée (application d'authentification).",
+  'account.mfa.unused': "Vous avez configuré une application d'authentification, mais votre organisation ne demande pas ses codes à la connexion pour le moment.",
   'account.mfa.setup': "Activer la validation en deux étapes",
   'account.mfa.regenerate': "Régénérer les codes de récupération",
   'account.mfa.disable': "Désactiver la validation en deux étapes",
