@@ -117,7 +117,8 @@ export const configSchema = z.object({
        * stopped nothing: ioredis took `notaurl` or `http://...` for a socket path and start-up went
        * on degraded, as if a well-formed Redis were only unreachable.
        */
-      url: z.string().refine(isRedisUrl, 'must be a redis:// or rediss:// URL with a host (redis://[:password@]host[:port][/db])').optional(),
+      // Empty means none, as unset (a deployment template's `REDIS_URL=`).
+      url: z.string().refine((v) => v === '' || isRedisUrl(v), 'must be a redis:// or rediss:// URL with a host (redis://[:password@]host[:port][/db])').optional(),
       /**
        * First segment of every Redis key and pub/sub channel (`<prefix>:<tenant>:...`), so several
        * deployments (or test runs) can share one Redis. CONTRACT.md's channels use the default.

@@ -164,6 +164,8 @@ describe('invalid settings stop start-up with the variable name and the reason',
     for (const value of ['redis://127.0.0.1:6379', 'redis://:password@redis:6379', 'rediss://user:pw@cache.example.com:6380/2', 'redis://[::1]:6379']) {
       expect(loadConfig({ REDIS_URL: value }).redis.url).toBe(value);
     }
+    // Empty is none, as unset (single-tenant: no Redis).
+    expect(loadConfig({ REDIS_URL: '' }).redis.url || undefined).toBeUndefined();
   });
 
   it('explains a short encryption key', () => {
