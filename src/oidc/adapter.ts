@@ -8,6 +8,9 @@ import { isUnavailable } from '../errors.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import { revokeGrant } from './grant-reads.js';
 
+/** Lifetime of a stored session without an account (see upsert). */
+export const ANONYMOUS_SESSION_SECONDS = 3600;
+
 /**
  * Storage that is down (Redis) is `temporarily_unavailable` with 503 for the client (RFC 6749
  * 4.1.2.1), not oidc-provider's generic server_error 500. The original error stays the cause.
@@ -33,7 +36,11 @@ export function adapterFactory(repo: OidcPayloadRepository, tenant: TenantId, lo
       if (this.model === 'Client') return; // clients are written through the Management API only
       // Device codes outlive their expiry a little so a late poll gets expired_token, not invalid_grant.
       const grace = this.model === 'DeviceCode' ? 600 : 0;
-      const expiresAt = expiresIn ? Math.floor(Date.now() / 1000) + expiresIn + grace : null;
+      // A session nobody signed in to (the device page keeps its form secret in one for every
+      // visitor) is kept for an hour, not the session lifetime: an anonymous GET must not buy
+      // weeks of storage. Signing in saves it again with the full lifetime.
+      const ttl = this.model === 'Session' && !payload.accountId && expiresIn ? Math.min(expiresIn, ANONYMOUS_SESSION_SECONDS) : expiresIn;
+      const expiresAt = ttl ? Math.floor(Date.now() / 1000) + ttl + grace : null;
       await guard(repo.upsert(tenant, this.model, id, payload as Record<string, unknown>, expiresAt));
     }
 

@@ -22,3 +22,16 @@ describe('device flow resume without its interaction', () => {
     expect(await res.text()).toContain('<html lang="en"');
   });
 });
+
+describe('the device page stores no lasting session for a visitor who has not signed in', () => {
+  it('an anonymous GET keeps its form secret in a session of an hour, not the session lifetime', async () => {
+    const before = new Set((await t.app.ctx.storage.oidc.listSessions('default', {})).map((r) => r.id));
+    const res = await fetch(`${t.url}/oidc/v1/device`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    const made = (await t.app.ctx.storage.oidc.listSessions('default', {})).filter((r) => !before.has(r.id));
+    expect(made).toHaveLength(1);
+    const expiresAt = made[0]!.expires_at ?? Number.POSITIVE_INFINITY;
+    expect(made[0]!.payload.accountId).toBeUndefined();
+    expect(expiresAt).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 3600 + 5);
+  });
+});
