@@ -14,6 +14,8 @@ import type { AppContext } from '../context.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { bodyForm } from '../http/urlencoded.js';
 import { pageHeaders } from '../ui/html.js';
+import { buildPageUi, type UiSettings } from '../ui/page-ui.js';
+import { messagePage } from '../ui/pages.js';
 import { attemptCounter, type AttemptCounter } from './attempt-counter.js';
 import { isUnavailable } from '../errors.js';
 import { ClearPairs } from './clear-pairs.js';
@@ -76,8 +78,14 @@ function tooManyClientFailures(): HttpResponse {
   };
 }
 
-function tooManyUserCodes(): HttpResponse {
-  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many attempts</title></head><body><main><h1>Too many attempts</h1><p>Too many wrong codes were entered from your network. Wait a few minutes and try again.</p></main></body></html>`;
+/** The device page's refusal, in the page's language and the tenant's brand like its other pages. */
+function tooManyUserCodes(req: HttpRequest, ui: UiSettings | undefined): HttpResponse {
+  const body = ui
+    ? (() => {
+        const page = buildPageUi(ui, { path: req.path, headers: req.headers }).ui;
+        return messagePage({ ui: page, title: page.t('device.too_many.title'), message: page.t('device.too_many.message'), error: true });
+      })()
+    : `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many attempts</title></head><body><main><h1>Too many attempts</h1><p>Too many wrong codes were entered from your network. Wait a few minutes and try again.</p></main></body></html>`;
   return { status: 429, headers: { ...pageHeaders(), 'retry-after': String(USER_CODE_WINDOW_SECONDS) }, body };
 }
 
@@ -90,6 +98,8 @@ export class AuthThrottle {
   constructor(
     private readonly ctx: AppContext,
     private readonly tenant: string,
+    /** The tenant's page settings (language, brand) for the device page's refusal. */
+    private readonly ui?: () => UiSettings,
   ) {
     this.clear = clearPairsOf(ctx);
   }
@@ -141,7 +151,7 @@ export class AuthThrottle {
     if (sub === DEVICE_PAGE) {
       const form = formOf(req);
       if (!form?.has('user_code')) return next();
-      if ((await counter.peek(this.tenant, 'user-code', req.ip, USER_CODE_WINDOW_SECONDS)) >= USER_CODE_FAILURES_PER_SOURCE) return tooManyUserCodes();
+      if ((await counter.peek(this.tenant, 'user-code', req.ip, USER_CODE_WINDOW_SECONDS)) >= USER_CODE_FAILURES_PER_SOURCE) return tooManyUserCodes(req, this.ui?.());
       const res = await next();
       // The input page again with 400 is a wrong (or expired) code (sign-in-config.ts).
       if (res.status === 400) await counter.hit(this.tenant, 'user-code', req.ip, USER_CODE_WINDOW_SECONDS);

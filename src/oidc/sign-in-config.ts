@@ -47,20 +47,39 @@ function interactionPrompts(): interactionPolicy.DefaultPolicy {
   return prompts;
 }
 
-export function signInConfiguration(host: SignInConfigHost): Partial<Configuration> {
-  /** The page context of a page oidc-provider renders (device, logout, errors); the language cookie set on ctx. */
-  const uiOf = (ctx: KoaContextWithOIDC): PageUi => {
-    const query = new URLSearchParams(ctx.method === 'GET' ? ctx.querystring : '');
-      const uiLocales = (ctx.oidc?.params as { ui_locales?: unknown } | undefined)?.ui_locales;
-    const { ui, setCookie } = buildPageUi(
-      host.ui,
-      { path: host.mountPath + ctx.path, query: query.toString(), headers: { cookie: ctx.get('cookie'), 'accept-language': ctx.get('accept-language') } },
-      uiLocales,
-    );
-    const headers = withCookie({ headers: {} as Record<string, string | string[]> }, setCookie).headers;
-    if (headers?.['set-cookie']) ctx.append('set-cookie', headers['set-cookie']);
-    return ui;
+/** The page context of a page oidc-provider renders (device, logout, errors); the language cookie set on ctx. */
+function pageUiOf(host: SignInConfigHost, ctx: KoaContextWithOIDC): PageUi {
+  const query = new URLSearchParams(ctx.method === 'GET' ? ctx.querystring : '');
+  const uiLocales = (ctx.oidc?.params as { ui_locales?: unknown } | undefined)?.ui_locales;
+  const { ui, setCookie } = buildPageUi(
+    host.ui,
+    { path: host.mountPath + ctx.path, query: query.toString(), headers: { cookie: ctx.get('cookie'), 'accept-language': ctx.get('accept-language') } },
+    uiLocales,
+  );
+  const headers = withCookie({ headers: {} as Record<string, string | string[]> }, setCookie).headers;
+  if (headers?.['set-cookie']) ctx.append('set-cookie', headers['set-cookie']);
+  return ui;
+}
+
+/**
+ * `verification_uri_complete` (`{oidc}/device?user_code=...`): oidc-provider answers with its own
+ * auto-submitting form (English, no `lang`, an inline script). The device page is shown instead,
+ * with the code filled in, for the user to compare with the device and continue (RFC 8628 5.4: the
+ * code is confirmed, not submitted behind the user's back). Runs after oidc-provider's answer.
+ */
+export function prefilledDeviceCode(host: SignInConfigHost) {
+  return async function prefill(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+    await next();
+    const oidc = ctx.oidc as KoaContextWithOIDC['oidc'] | undefined;
+    const userCode = (oidc?.params as { user_code?: unknown } | undefined)?.user_code;
+    if (ctx.method !== 'GET' || oidc?.route !== 'code_verification' || ctx.status !== 200 || typeof userCode !== 'string' || typeof ctx.body !== 'string') return;
+    const form = ctx.body;
+    render(ctx, deviceInputPage({ ui: pageUiOf(host, ctx), action: attr(form, /action="([^"]+)"/), xsrf: attr(form, /name="xsrf" value="([^"]+)"/), userCode }));
   };
+}
+
+export function signInConfiguration(host: SignInConfigHost): Partial<Configuration> {
+  const uiOf = (ctx: KoaContextWithOIDC): PageUi => pageUiOf(host, ctx);
   return {
     findAccount: findAccountFor(host.ctx.storage, host.tenant),
     interactions: {

@@ -42,7 +42,7 @@ import { claimsConfiguration, createProvider } from '../oidc/provider.js';
 import type { UserinfoSetup } from '../oidc/userinfo.js';
 import type { UserTokenSetup } from '../oidc/user-tokens.js';
 import type { SilentAuthSetup } from '../oidc/silent-auth.js';
-import { mergeConfiguration, signInConfiguration } from '../oidc/sign-in-config.js';
+import { mergeConfiguration, prefilledDeviceCode, signInConfiguration } from '../oidc/sign-in-config.js';
 import { pageHeaders } from '../ui/html.js';
 import type { UiSettings } from '../ui/page-ui.js';
 import { brandOf, brandStylesheet, brandStylesheetEtag, tenantBrand } from '../ui/branding.js';
@@ -165,7 +165,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.apply(state);
     this.issuer = ctx.resolver.issuerOf(tenant);
     this.mountPath = ctx.config.oidc.path;
-    this.authThrottle = new AuthThrottle(ctx, tenant);
+    this.authThrottle = new AuthThrottle(ctx, tenant, () => this.uiSettings());
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
   }
 
@@ -234,6 +234,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
     const oidcRepo = protectBearerIds(storage.oidc, sealer);
     const cookieKeys = [sealer.derive(`cookies:${this.tenant}`).toString('base64url')];
+    const signInHost = { tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey };
     const provider = createProvider({
       resources,
       customClaims,
@@ -247,7 +248,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       extend: (conf) => {
         mergeConfiguration(
           conf,
-          signInConfiguration({ tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey }),
+          signInConfiguration(signInHost),
         );
         // RFC 7591 clients find dynamic registration here (it is served by oidc/register-rp.ts,
         // not by oidc-provider's own registration feature, so oidc-provider would not announce it).
@@ -255,6 +256,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       },
       backchannelLogout: (client, sub, sid) => this.backchannel.send(client, sub, sid),
     });
+    provider.use(prefilledDeviceCode(signInHost));
     this.observe(provider);
     const callback = provider.callback() as unknown as NodeCallback;
     const discoveryResponse = await insideProvider(() => runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin }));

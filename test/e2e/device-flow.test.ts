@@ -6,6 +6,7 @@ import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { seriousViolations } from '../helpers/axe.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { createClient, createUser, type TestUser } from '../helpers/users.js';
 
@@ -94,6 +95,27 @@ describe('device flow', () => {
     const again = await poll(t, client, da.device_code);
     expect(again.body.error).toBe('invalid_grant');
     await page.context().close();
+  });
+
+  it('verification_uri_complete shows the device page with the code filled in, in the page language, for the user to confirm', async () => {
+    const da = await oidc.initiateDeviceAuthorization(config, { scope: 'openid' });
+    expect(da.verification_uri_complete).toBe(`${t.issuer}/device?user_code=${encodeURIComponent(da.user_code)}`);
+    const context = await browser.newContext({ locale: 'fr-FR' });
+    const page = await context.newPage();
+    const res = await page.goto(da.verification_uri_complete!);
+    expect(res!.status()).toBe(200);
+    expect(res!.headers()['content-security-policy']).toContain("default-src 'none'");
+    expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+    expect(await page.locator('script').count()).toBe(0);
+    // Nothing was submitted behind the user's back: the code waits in its field.
+    expect(await page.getByLabel("Code de l'appareil").inputValue()).toBe(da.user_code);
+    expect(await seriousViolations(page)).toEqual([]);
+    // Continue takes the code on (the code entry page is left, without an error), and the device waits.
+    await page.getByRole('button', { name: 'Continuer' }).click();
+    expect(await page.locator('h1').textContent()).not.toBe('Connecter un appareil');
+    expect(await page.locator('[role=alert]').count()).toBe(0);
+    expect((await poll(t, client, da.device_code)).body.error).toBe('authorization_pending');
+    await context.close();
   });
 
   it('answers slow_down when a pending code is polled faster than the interval', async () => {

@@ -47,7 +47,7 @@ describe('throttles', () => {
   });
 
   it('answers 429 after repeated wrong device user codes from one address', async () => {
-    const enter = async (code: string, ip: string) => {
+    const enter = async (code: string, ip: string, lang = 'en') => {
       const page = await fetch(`${t.issuer}/device`, { headers: { 'x-forwarded-for': ip } });
       const html = await page.text();
       const cookie = page.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
@@ -55,7 +55,7 @@ describe('throttles', () => {
       const action = /<form[^>]+action="([^"]+)"/.exec(html)?.[1] ?? `${t.issuer}/device`;
       const res = await fetch(new URL(action, t.issuer), {
         method: 'POST',
-        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip, 'accept-language': lang },
         body: new URLSearchParams({ xsrf, user_code: code }),
         redirect: 'manual',
       });
@@ -69,6 +69,12 @@ describe('throttles', () => {
     const blocked = await enter('BCDF-GHJK', '6.6.6.7');
     expect(blocked.status).toBe(429);
     expect(blocked.body).toContain('Too many attempts');
+    // The refusal is one of the tenant's pages: its stylesheet, in the visitor's language.
+    expect(blocked.body).toContain('rel="stylesheet"');
+    const french = await enter('BCDF-GHJK', '6.6.6.7', 'fr');
+    expect(french.status).toBe(429);
+    expect(french.body).toContain('<html lang="fr"');
+    expect(french.body).toContain('Trop de tentatives');
     expect((await enter('BCDF-GHJK', '203.0.113.8')).status).toBe(400);
   });
 });

@@ -23,6 +23,8 @@ export const de: Messages = {
   'page.form_expired.message': 'Dieses Formular konnte nicht überprüft werden. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
   'page.too_many.title': 'Zu viele Versuche',
   'page.too_many.message': 'Zu viele Versuche aus Ihrem Netzwerk. Warten Sie eine Minute und versuchen Sie es erneut.',
+  'device.too_many.title': 'Zu viele Versuche',
+  'device.too_many.message': 'Aus Ihrem Netzwerk wurden zu viele falsche Codes eingegeben. Warten Sie einige Minuten und versuchen Sie es erneut.',
   'page.not_found.title': 'Seite nicht gefunden',
   'page.not_found.message': 'Unter dieser Adresse gibt es nichts.',
 

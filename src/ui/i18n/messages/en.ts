@@ -28,6 +28,8 @@ export const en = {
   'page.form_expired.message': 'This form could not be verified. Go back, reload the page and try again.',
   'page.too_many.title': 'Too many attempts',
   'page.too_many.message': 'Too many attempts from your network. Wait a minute and try again.',
+  'device.too_many.title': 'Too many attempts',
+  'device.too_many.message': 'Too many wrong codes were entered from your network. Wait a few minutes and try again.',
   'page.not_found.title': 'Page not found',
   'page.not_found.message': 'There is nothing at this address.',
 

@@ -23,6 +23,8 @@ export const es: Messages = {
   'page.form_expired.message': 'No se pudo verificar este formulario. Vuelva atrás, recargue la página e inténtelo de nuevo.',
   'page.too_many.title': 'Demasiados intentos',
   'page.too_many.message': 'Demasiados intentos desde su red. Espere un minuto e inténtelo de nuevo.',
+  'device.too_many.title': 'Demasiados intentos',
+  'device.too_many.message': 'Se han introducido demasiados códigos incorrectos desde su red. Espere unos minutos e inténtelo de nuevo.',
   'page.not_found.title': 'Página no encontrada',
   'page.not_found.message': 'No hay nada en esta dirección.',
 

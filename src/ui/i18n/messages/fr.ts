@@ -23,6 +23,8 @@ export const fr: Messages = {
   'page.form_expired.message': "Ce formulaire n'a pas pu être vérifié. Revenez en arrière, rechargez la page et réessayez.",
   'page.too_many.title': 'Trop de tentatives',
   'page.too_many.message': 'Trop de tentatives depuis votre réseau. Patientez une minute et réessayez.',
+  'device.too_many.title': 'Trop de tentatives',
+  'device.too_many.message': 'Trop de codes erronés ont été saisis depuis votre réseau. Patientez quelques minutes et réessayez.',
   'page.not_found.title': 'Page introuvable',
   'page.not_found.message': "Il n'y a rien à cette adresse.",
 
