@@ -12,6 +12,7 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { seriousViolations } from '../helpers/axe.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { createUser, type TestUser } from '../helpers/users.js';
+import { pageWithAuthenticator } from '../helpers/webauthn.js';
 
 describe('account page: limits and the MFA policy', () => {
   let t: TestApp;
@@ -141,6 +142,29 @@ describe('account page: limits and the MFA policy', () => {
     await page.goto(`${origin}/account`);
     expect(await page.locator('main').innerText()).toContain('Two-step verification is on (authenticator app).');
     await page.context().close();
+  });
+
+  it('turning the authenticator app off while a passkey stays says the passkey remains the second step, not "only your password"', async () => {
+    const user = await createUser(t);
+    const { page, context } = await pageWithAuthenticator(browser);
+    await page.goto(`${origin}/account`);
+    await page.getByLabel('E-mail').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${origin}/account`);
+    await page.getByLabel(/name of the new passkey/i).fill('Laptop');
+    await page.getByRole('button', { name: /add a passkey/i }).click();
+    await page.waitForURL(/passkey=added/);
+    await page.goto(`${origin}/account`);
+    await enrolTotp(page);
+    expect((await getUser(user.id)).mfa.methods.sort()).toEqual(['totp', 'webauthn']);
+    await page.getByLabel('Password (to confirm)').fill(user.password);
+    await page.getByRole('button', { name: 'Turn off two-step verification' }).click();
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('The authenticator app is removed. Your passkeys remain the second step when you sign in.');
+    expect(text).not.toContain('needs only your password');
+    expect((await getUser(user.id)).mfa.methods).toEqual(['webauthn']);
+    await context.close();
   });
 
   it('MFA required: turning two-step verification off is not offered and a posted disable is refused, nothing changed; recovery codes still regenerate', async () => {

@@ -291,7 +291,9 @@ ${keep ? html`<p>${t('account.mfa.required')}</p>` : html``}`,
       await disableTotp(host.ctx, host.tenant, user.id, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: user.mfa_methods, by: 'user' } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
       v.session.user = (await host.ctx.storage.users.get(host.tenant, user.id)) ?? user;
-      return { notice: v.ui.t('account.mfa.disabled') };
+      // "Only your password" would be false while a passkey still serves as the second step.
+      const left = usableMethods(v.session.user, host.config.security.mfa);
+      return { notice: v.ui.t(left.length ? 'account.mfa.disabled_other' : 'account.mfa.disabled') };
     },
   },
 });

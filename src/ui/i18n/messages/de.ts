@@ -233,6 +233,7 @@ export const de: Messages = {
   'account.mfa.confirm_password': "Passwort (zur Bestätigung)",
   'account.mfa.qr': "QR-Code zum Scannen mit Ihrer Authenticator-App",
   'account.mfa.disabled': "Die Bestätigung in zwei Schritten ist ausgeschaltet. Zum Anmelden genügt jetzt Ihr Passwort.",
+  'account.mfa.disabled_other': 'Die Authenticator-App wurde entfernt. Ihre Passkeys bleiben der zweite Schritt bei der Anmeldung.',
   'account.mfa.required': "Die Bestätigung in zwei Schritten ist für dieses Konto vorgeschrieben und kann nicht ausgeschaltet werden.",
   'account.back': "Zurück zu Ihrem Konto",
   'account.sessions.heading': "Ihre Sitzungen",

@@ -238,6 +238,7 @@ export const en = {
   'account.mfa.confirm_password': "Password (to confirm)",
   'account.mfa.qr': "QR code to scan with your authenticator app",
   'account.mfa.disabled': "Two-step verification is off. Signing in now needs only your password.",
+  'account.mfa.disabled_other': 'The authenticator app is removed. Your passkeys remain the second step when you sign in.',
   'account.mfa.required': "Two-step verification is required for this account, so it cannot be turned off.",
   'account.back': "Back to your account",
   'account.sessions.heading': "Your sessions",

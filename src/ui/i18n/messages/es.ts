@@ -233,6 +233,7 @@ export const es: Messages = {
   'account.mfa.confirm_password': "Contraseña (para confirmar)",
   'account.mfa.qr': "Código QR para escanear con su aplicación de autenticación",
   'account.mfa.disabled': "La verificación en dos pasos está desactivada. Ahora para iniciar sesión solo se necesita su contraseña.",
+  'account.mfa.disabled_other': 'Se ha quitado la aplicación de autenticación. Sus llaves de acceso siguen siendo el segundo paso al iniciar sesión.',
   'account.mfa.required': "La verificación en dos pasos es obligatoria para esta cuenta, así que no se puede desactivar.",
   'account.back': "Volver a su cuenta",
   'account.sessions.heading': "Sus sesiones",

@@ -233,6 +233,7 @@ export const fr: Messages = {
   'account.mfa.confirm_password': "Mot de passe (pour confirmer)",
   'account.mfa.qr': "QR code à scanner avec votre application d'authentification",
   'account.mfa.disabled': "La validation en deux étapes est désactivée. La connexion ne demande plus que votre mot de passe.",
+  'account.mfa.disabled_other': "L'application d'authentification est supprimée. Vos clés d'accès restent la deuxième étape à la connexion.",
   'account.mfa.required': "La validation en deux étapes est obligatoire pour ce compte : elle ne peut pas être désactivée.",
   'account.back': "Retour à votre compte",
   'account.sessions.heading': "Vos sessions",
