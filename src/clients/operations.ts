@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import { clientChangedChannel, type ClientChangedEvent } from '../events/bus.js';
-import { Invalid, NotFound } from '../errors.js';
+import { Conflict, Invalid, NotFound } from '../errors.js';
 import type { AuditEntry, ClientMetadata, ClientRecord } from '../storage/types.js';
 import { assertMayConfigureClient } from './escalation.js';
 import { buildMetadata } from './rules.js';
@@ -119,7 +119,25 @@ export async function createClient(scope: ClientScope, metadata: ClientMetadata,
 }
 
 /** PUT (omitted fields cleared to their defaults) or PATCH (supplied fields only). */
+/** How often a PATCH is applied again to a client changed meanwhile before answering 409. */
+const PATCH_ATTEMPTS = 5;
+
+/**
+ * PUT replaces the mutable fields; PATCH applies the given ones to the stored client. The metadata
+ * is one JSON value, so a PATCH is a read-modify-write: it is written only if the client is still
+ * as it was read, and applied again to the newer version otherwise, so two PATCHes of different
+ * fields at once both land (CONTRACT: concurrent writes each succeed or fail with 409).
+ */
 export async function updateClient(scope: ClientScope, clientId: string, input: ClientInput, mode: 'put' | 'patch'): Promise<ClientRecord> {
+  for (let attempt = 1; ; attempt++) {
+    const updated = await writeClientChange(scope, clientId, input, mode);
+    if (updated) return updated;
+    if (attempt === PATCH_ATTEMPTS) throw new Conflict(`Client ${clientId} was changed by other requests meanwhile; retry`);
+  }
+}
+
+/** One attempt: the updated client, or undefined when it changed since it was read (a PATCH's base). */
+async function writeClientChange(scope: ClientScope, clientId: string, input: ClientInput, mode: 'put' | 'patch'): Promise<ClientRecord | undefined> {
   const existing = await getClient(scope, clientId);
   const metadata = clientMetadata(scope, input, mode === 'patch' ? existing.metadata : undefined);
   // Hole 3: changing a client (even fields other than scope: its redirect URIs, its keys) is
@@ -132,8 +150,11 @@ export async function updateClient(scope: ClientScope, clientId: string, input: 
   if (!isConfidential(metadata)) Object.assign(change, { secret_hash: null, secret_sealed: null });
   const fields = Object.keys(input).filter((k) => k in metadata);
   const event = { type: 'client.updated', details: { client_id: existing.client_id, fields, method: mode.toUpperCase() } };
-  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event));
-  if (!updated) throw new NotFound(`Client ${existing.client_id} not found`);
+  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event), mode === 'patch' ? existing.metadata : undefined);
+  if (!updated) {
+    // Deleted meanwhile (404 from getClient on the next attempt), or changed: applied again.
+    return undefined;
+  }
   await clientChanged(scope, updated.client_id);
   return updated;
 }

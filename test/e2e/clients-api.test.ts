@@ -231,6 +231,27 @@ describe('get, replace, update, delete', () => {
     expect(empty.json.data).toMatchObject({ client_name: 'Patch me', description: 'keep', tags: ['new'] });
   });
 
+  it('concurrent PATCHes of different fields all land (none is lost to another read of the same base)', async () => {
+    const c = await createClient(t, admin, { client_name: 'Patched at once', redirect_uris: ['https://rp.example.com/cb'] });
+    const patches = [
+      { description: 'D' },
+      { tags: ['T'] },
+      { logo_uri: 'https://l.example.com/x.png' },
+      { client_uri: 'https://c.example.com' },
+      { policy_uri: 'https://p.example.com' },
+      { contacts: ['z@example.com'] },
+      { redirect_uris: ['https://rp.example.com/cb', 'https://rp.example.com/cb2'] },
+    ];
+    const answers = await Promise.all(patches.map((body) => api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body })));
+    // Each succeeds, or is refused with 409 (CONTRACT), never a silent loss.
+    for (const a of answers) expect([200, 409], a.text).toContain(a.status);
+    const final = (await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data;
+    patches.forEach((body, i) => {
+      if (answers[i]!.status === 200) expect(final, JSON.stringify(body)).toMatchObject(body);
+    });
+    expect(answers.filter((a) => a.status === 200).length).toBeGreaterThan(0);
+  });
+
   it('keeps the secret of a confidential client through PUT and PATCH', async () => {
     const c = await serviceClient(t, admin, 'svc:clients:read');
     await api(t, 'PATCH', `/api/v1/clients/${c.id}`, { token: admin, body: { description: 'patched' } });

@@ -637,6 +637,21 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await s.audit.get(T, 'a-delete')).toMatchObject({ type: 'client.deleted' });
       });
 
+      it('writes a client change made on a read base only while the stored metadata is still that base', async () => {
+        await s.clients.create(T, clientRecord('ac-base'));
+        const base = (await s.clients.get(T, 'ac-base'))!.metadata;
+        const first = await s.clients.update(T, 'ac-base', { metadata: { ...base, description: 'first' } }, auditEntry('base-1', { type: 'client.based' }), base);
+        expect(first?.metadata.description).toBe('first');
+        // A second writer that read the same base: nothing written, no entry, undefined.
+        expect(await s.clients.update(T, 'ac-base', { metadata: { ...base, client_name: 'second' } }, auditEntry('base-2', { type: 'client.based' }), base)).toBeUndefined();
+        expect((await s.clients.get(T, 'ac-base'))?.metadata).toMatchObject({ description: 'first', client_name: base.client_name });
+        expect((await entriesOf('client.based')).map((e) => e.id)).toEqual(['base-1']);
+        // On the current base (equal as values, whatever its key order) it writes.
+        const current = (await s.clients.get(T, 'ac-base'))!.metadata;
+        const reordered = Object.fromEntries(Object.entries(current).reverse()) as typeof current;
+        expect((await s.clients.update(T, 'ac-base', { metadata: { ...current, client_name: 'second' } }, undefined, reordered))?.metadata.client_name).toBe('second');
+      });
+
       it('writes no entry when the client write changes nothing or is refused', async () => {
         expect(await s.clients.update(T, 'missing', { active: false }, auditEntry('a-none-1', { type: 'client.ghost' }))).toBeUndefined();
         expect(await s.clients.delete(T, 'missing', auditEntry('a-none-2', { type: 'client.ghost' }))).toBe(false);

@@ -63,7 +63,7 @@ export class PgClients implements ClientRepository {
     return rows[0]!.n;
   }
 
-  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2], audit?: AuditEntry): Promise<ClientRecord | undefined> {
+  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2], audit?: AuditEntry, unlessChangedFrom?: ClientRecord['metadata']): Promise<ClientRecord | undefined> {
     const p = new Params();
     const sets = [`updated_at = ${p.add(new Date().toISOString())}`];
     if (change.metadata) {
@@ -74,7 +74,9 @@ export class PgClients implements ClientRepository {
     if (change.secret_hash !== undefined) sets.push(`secret_hash = ${p.add(change.secret_hash)}`);
     if (change.secret_sealed !== undefined) sets.push(`secret_sealed = ${p.add(change.secret_sealed)}`);
     if (change.bump_generation) sets.push('secret_generation = secret_generation + 1');
-    const sql = `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = ${p.add(tenant)} AND client_id = ${p.add(clientId)} RETURNING ${COLUMNS}`;
+    // jsonb equality is by value, so the condition holds exactly while nobody changed the metadata.
+    const unchanged = unlessChangedFrom ? ` AND metadata = ${p.add(json(unlessChangedFrom))}::jsonb` : '';
+    const sql = `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = ${p.add(tenant)} AND client_id = ${p.add(clientId)}${unchanged} RETURNING ${COLUMNS}`;
     return this.db.withTenant(tenant, async (q) => {
       const { rows } = await q<Row>(sql, p.values);
       if (rows[0] && audit) await this.audit.write(q, tenant, audit);

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { AuditEntry, ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId, UsageEntry } from '../types.js';
 import type { SqliteAudit } from './audit.js';
 import { keysetPage, likePattern, prepared, type Db } from './db.js';
@@ -112,7 +113,7 @@ export class SqliteClients implements ClientRepository {
     return this.countStmt.get(tenant) ?? 0;
   }
 
-  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2], audit?: AuditEntry): Promise<ClientRecord | undefined> {
+  async update(tenant: TenantId, clientId: string, change: Parameters<ClientRepository['update']>[2], audit?: AuditEntry, unlessChangedFrom?: ClientRecord['metadata']): Promise<ClientRecord | undefined> {
     const sets: string[] = ['updated_at = @updated_at'];
     const params: Record<string, unknown> = { tenant, clientId, updated_at: new Date().toISOString() };
     if (change.metadata) {
@@ -135,7 +136,14 @@ export class SqliteClients implements ClientRepository {
       params.secret_sealed = change.secret_sealed;
     }
     if (change.bump_generation) sets.push('secret_generation = secret_generation + 1');
-    const changes = this.atomically(tenant, audit, () => prepared(this.db, `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = @tenant AND client_id = @clientId`).run(params).changes);
+    const changes = this.atomically(tenant, audit, () => {
+      // Compared as values inside the write's transaction (SQLite has one writer at a time).
+      if (unlessChangedFrom) {
+        const current = this.getStmt.get(tenant, clientId);
+        if (!current || !isDeepStrictEqual(JSON.parse(current.metadata), unlessChangedFrom)) return 0;
+      }
+      return prepared(this.db, `UPDATE clients SET ${sets.join(', ')} WHERE tenant_id = @tenant AND client_id = @clientId`).run(params).changes;
+    });
     if (changes === 0) return undefined;
     return this.get(tenant, clientId);
   }

@@ -80,6 +80,11 @@ export interface ClientRepository {
     /** `bump_generation` raises secret_generation atomically (concurrent bumps never collapse into one). */
     change: Partial<Pick<ClientRecord, 'metadata' | 'active' | 'secret_hash' | 'secret_sealed'>> & { bump_generation?: boolean },
     audit?: AuditEntry,
+    /**
+     * Writes only while the stored metadata still equals this (as JSON values): a read-modify-write
+     * (PATCH) whose base changed meanwhile writes nothing and answers undefined, as for an unknown id.
+     */
+    unlessChangedFrom?: ClientMetadata,
   ): Promise<ClientRecord | undefined>;
   delete(tenant: TenantId, clientId: string, audit?: AuditEntry): Promise<boolean>;
   /** Adds issued-token counts (batched by the caller). */
