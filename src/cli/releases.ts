@@ -1,5 +1,5 @@
 /** `svc update` and `svc rollback`: the release pointers (symlinks) under the releases directory. */
-import { existsSync, mkdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readlinkSync, realpathSync, renameSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fail } from './common.js';
@@ -25,16 +25,27 @@ function currentTarget(dir: string, name: string): string | undefined {
   }
 }
 
+/** A link's target as a real path (as given when it no longer exists). */
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 export function update(args: string[]): void {
   const { dir, rest } = releasesDir(args);
   const release = rest[0];
   if (!release) fail('update needs the release directory');
-  const target = resolve(release);
-  if (!existsSync(join(target, 'package.json'))) fail(`${target} does not look like a release (no package.json)`);
+  if (!existsSync(join(resolve(release), 'package.json'))) fail(`${resolve(release)} does not look like a release (no package.json)`);
+  // The real directory: a path through a symlink (`DIR/current` itself, an alias) must not make
+  // `current` point at itself or at the link.
+  const target = realpathSync(release);
   mkdirSync(dir, { recursive: true });
   const current = currentTarget(dir, 'current');
   // Updating to the release already current keeps the rollback target (it would become itself).
-  if (current && current !== target) pointTo(dir, 'previous', current);
+  if (current && realOrSelf(current) !== target) pointTo(dir, 'previous', current);
   pointTo(dir, 'current', target);
   const previous = currentTarget(dir, 'previous');
   process.stdout.write(`current -> ${target}${previous ? ` (previous -> ${previous})` : ''}\nMigrations, backups, restart and health checks are the operator's: run 'svc migrate' and restart the service.\n`);

@@ -12,6 +12,9 @@ export const password = z.string().min(8, 'must be at least 8 characters').max(1
 export const PROFILE_MAX = { username: 100, given_name: 100, family_name: 100, name: 200, nickname: 100 } as const;
 export type ProfileField = keyof typeof PROFILE_MAX;
 
+/** Whether `value` is over its field's limit, counted as the API's schema counts: characters (code points), not UTF-16 units. */
+export const overProfileLimit = (field: ProfileField, value: string): boolean => [...value].length > PROFILE_MAX[field];
+
 const profileText = (field: ProfileField) => z.string().trim().max(PROFILE_MAX[field], maxChars(PROFILE_MAX[field]));
 
 /** Every mutable field (spec 2.3 minus password). Optional text fields take null to clear them. */

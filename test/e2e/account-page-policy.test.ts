@@ -80,6 +80,12 @@ describe('account page: limits and the MFA policy', () => {
     const ok = await page.request.post(`${origin}/account`, { form: { csrf_token: csrf, action: 'profile.save', given_name: 'g'.repeat(100), name: 'n'.repeat(200), username: 'u'.repeat(100) } });
     expect(ok.status()).toBe(200);
     expect(await getUser(user.id)).toMatchObject({ given_name: 'g'.repeat(100), name: 'n'.repeat(200), username: 'u'.repeat(100) });
+    // Counted in characters as the API counts them: 100 emoji (200 UTF-16 units) are within the limit, 101 are not.
+    const emoji = await page.request.post(`${origin}/account`, { form: { csrf_token: csrf, action: 'profile.save', given_name: '😀'.repeat(100) } });
+    expect(emoji.status()).toBe(200);
+    expect((await getUser(user.id)).given_name).toBe('😀'.repeat(100));
+    const over = await page.request.post(`${origin}/account`, { form: { csrf_token: csrf, action: 'profile.save', given_name: '😀'.repeat(101) } });
+    expect(over.status()).toBe(400);
     await page.context().close();
   });
 

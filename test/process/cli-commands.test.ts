@@ -115,9 +115,13 @@ describe('svc as a process (SQLite)', { timeout: 240_000 }, () => {
     expect(second.status, second.stderr).toBe(0);
     expect(readlinkSync(join(releases, 'current'))).toBe(r2);
     expect(readlinkSync(join(releases, 'previous'))).toBe(r1);
-    // Updating to the current release again keeps the rollback target.
-    expect(svc(['update', r2, '--releases', releases]).status).toBe(0);
-    expect(readlinkSync(join(releases, 'previous'))).toBe(r1);
+    // Updating to the current release again keeps the rollback target, also named through a link
+    // (`current` itself, an alias): current never points at itself.
+    for (const same of [r2, `${r2}/`, join(releases, 'current')]) {
+      expect(svc(['update', same, '--releases', releases]).status).toBe(0);
+      expect(readlinkSync(join(releases, 'current'))).toBe(r2);
+      expect(readlinkSync(join(releases, 'previous'))).toBe(r1);
+    }
     const back = svc(['rollback', '--releases', releases]);
     expect(back.status, back.stderr).toBe(0);
     expect(readlinkSync(join(releases, 'current'))).toBe(r1);

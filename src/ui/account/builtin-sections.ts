@@ -14,7 +14,7 @@ import { generateTotpSecret, otpauthUri } from '../../users/totp.js';
 import { findSessions, getSession, revokeSession, sessionTtl } from '../../sessions/store.js';
 import { updateUser } from '../../users/operations.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
-import { PROFILE_MAX, type UserUpdateInput } from '../../users/schema.js';
+import { PROFILE_MAX, overProfileLimit, type UserUpdateInput } from '../../users/schema.js';
 import type { MessageKey } from '../i18n/index.js';
 import { Html, html } from '../escape.js';
 import { qrSvg } from '../qr.js';
@@ -85,7 +85,7 @@ registerAccountSection({
       // Refused, not cut short: a value over the limit is the user's mistake to see (the API answers 422).
       for (const { name, label } of PROFILE_FIELDS) {
         const value = (f.get(name) ?? '').trim();
-        if (value.length > PROFILE_MAX[name]) return { error: v.ui.t('account.profile.too_long', { field: v.ui.t(label), max: PROFILE_MAX[name] }) };
+        if (overProfileLimit(name, value)) return { error: v.ui.t('account.profile.too_long', { field: v.ui.t(label), max: PROFILE_MAX[name] }) };
         input[name] = value || null;
       }
       try {

@@ -15,7 +15,7 @@ import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import type { UserRecord } from '../../storage/types.js';
 import { Conflict } from '../../errors.js';
 import { createUser } from '../../users/operations.js';
-import { PROFILE_MAX, type UserCreateInput } from '../../users/schema.js';
+import { PROFILE_MAX, overProfileLimit, type UserCreateInput } from '../../users/schema.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
 import { existingAccountMail, verifyEmailMail } from '../mail-templates.js';
 import { messagePage } from '../pages.js';
@@ -141,7 +141,7 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
   const again = (status: number, error: string) => form_(s, status, { email, name, error });
 
   // Refused, not cut short (the users domain's limit; the API answers 422).
-  if (name.length > PROFILE_MAX.name) return again(400, t('account.profile.too_long', { field: t('signup.name'), max: PROFILE_MAX.name }));
+  if (overProfileLimit('name', name)) return again(400, t('account.profile.too_long', { field: t('signup.name'), max: PROFILE_MAX.name }));
   const match = EMAIL.exec(email);
   if (!match) return again(400, t('signup.invalid_email'));
   const domain = match[1]!.toLowerCase();
