@@ -102,6 +102,10 @@ describe('refused bodies write nothing', () => {
     expectValidation(await post({ client_name: 'x', redirect_uris: ['http://app.example.com/cb'] }), CLIENTS, 'redirect_uris.0');
     expectValidation(await post({ client_name: 'x', redirect_uris: ['https://*.example.com/cb'] }), CLIENTS, 'redirect_uris.0');
     expectValidation(await post({ client_name: 'x', redirect_uris: ['https://bücher.example/cb'] }), CLIENTS, 'redirect_uris.0');
+    // OIDC Back-Channel Logout 1.0 2.2: no fragment; http only for a confidential client.
+    expectValidation(await post({ client_name: 'x', backchannel_logout_uri: 'https://a.example.com/bc#f' }), CLIENTS, 'backchannel_logout_uri');
+    const publicHttp = { client_name: 'x', application_type: 'native', redirect_uris: ['com.example.app:/cb'], backchannel_logout_uri: 'http://rp.example.com/bc' };
+    expectValidation(await post(publicHttp), CLIENTS, 'backchannel_logout_uri');
   });
 
 });

@@ -361,6 +361,9 @@ describe('registration tokens and register-rp', () => {
       const array = await register(tok.token, '[]');
       expect(array.status).toBe(400);
       expect(array.json.error).toBe('invalid_client_metadata');
+      const fragment = await register(tok.token, { redirect_uris: ['https://app.example.com/cb'], backchannel_logout_uri: 'https://app.example.com/bc#x' });
+      expect(fragment.status, fragment.text).toBe(400);
+      expect(fragment.json.error).toBe('invalid_client_metadata');
       // Text no backend stores as sent is refused, not altered (PostgreSQL cannot hold U+0000).
       for (const name of ['App\u0000', 'App\ud800']) {
         const odd = await register(tok.token, { redirect_uris: ['https://app.example.com/cb'], client_name: name });
