@@ -13,6 +13,7 @@ import { seriousViolations } from '../helpers/axe.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { createUser, type TestUser } from '../helpers/users.js';
 import { pageWithAuthenticator } from '../helpers/webauthn.js';
+import { signInToAccountPage } from '../helpers/account-page.js';
 
 describe('account page: limits and the MFA policy', () => {
   let t: TestApp;
@@ -35,15 +36,7 @@ describe('account page: limits and the MFA policy', () => {
   };
   const getUser = async (id: string) => (await api(t, 'GET', `/api/v1/users/${id}`, { token: await t.token('svc:users:read') })).json.data;
 
-  async function signedIn(user: TestUser): Promise<Page> {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${origin}/account`);
-    await page.getByLabel('E-mail').fill(user.email);
-    await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${origin}/account`);
-    return page;
-  }
+  const signedIn = async (user: TestUser): Promise<Page> => signInToAccountPage(await (await browser.newContext()).newPage(), origin, user);
 
   /** Turns TOTP on from the page and returns to it. */
   async function enrolTotp(page: Page) {
@@ -153,11 +146,7 @@ describe('account page: limits and the MFA policy', () => {
   it('turning the authenticator app off while a passkey stays says the passkey remains the second step, not "only your password"', async () => {
     const user = await createUser(t);
     const { page, context } = await pageWithAuthenticator(browser);
-    await page.goto(`${origin}/account`);
-    await page.getByLabel('E-mail').fill(user.email);
-    await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${origin}/account`);
+    await signInToAccountPage(page, origin, user);
     await page.getByLabel(/name of the new passkey/i).fill('Laptop');
     await page.getByRole('button', { name: /add a passkey/i }).click();
     await page.waitForURL(/passkey=added/);

@@ -10,6 +10,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { seriousViolations } from '../helpers/axe.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { createUser } from '../helpers/users.js';
+import { signInToAccountPage } from '../helpers/account-page.js';
 
 describe('logout confirmation: Stay signed in', () => {
   let t: TestApp;
@@ -27,12 +28,7 @@ describe('logout confirmation: Stay signed in', () => {
   it('"Stay signed in" says the user is still signed in (never "Signed out"); "Sign out" then says signed out', async () => {
     const user = await createUser(t);
     const origin = new URL(t.issuer).origin;
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${origin}/account`);
-    await page.getByLabel('E-mail').fill(user.email);
-    await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${origin}/account`);
+    const page = await signInToAccountPage(await (await browser.newContext()).newPage(), origin, user);
 
     await page.goto(`${t.issuer}/session/end`);
     await page.getByRole('button', { name: 'Stay signed in' }).click();
