@@ -5,14 +5,13 @@
 import { parseArgs } from 'node:util';
 import { clientMetadata, createClient, presentClient } from '../clients/operations.js';
 import { clientCreateSchema } from '../clients/schema.js';
-import type { AppContext } from '../context.js';
 import { toProblem } from '../http/problem.js';
 import { DEFAULT_TENANT } from '../tenancy/resolver.js';
 import { createTenant, presentTenant } from '../tenants/operations.js';
 import { tenantCreateSchema } from '../tenants/schema.js';
 import { createUser, presentUser } from '../users/operations.js';
 import { userCreateSchema } from '../users/schema.js';
-import { fail, problemText, withContext } from './common.js';
+import { fail, problemText, requireTenant, withContext } from './common.js';
 
 export async function clientsCreate(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -52,15 +51,6 @@ export async function clientsCreate(args: string[]): Promise<void> {
       throw err;
     }
   });
-}
-
-/**
- * A record is written only for a tenant that exists (404 otherwise): one written for a slug nobody
- * created would come to life in the tenant created later under that slug. `default` needs no record
- * in single-tenant mode.
- */
-async function requireTenant(ctx: Pick<AppContext, 'config' | 'registry'>, tenant: string): Promise<void> {
-  if (tenant !== DEFAULT_TENANT || ctx.config.multi_tenancy.enabled) await ctx.registry.require(tenant);
 }
 
 /** The password of `users create`: hidden prompt (twice) on a terminal, else the first line of stdin. */

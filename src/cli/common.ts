@@ -1,7 +1,9 @@
 /** What every `svc` command shares: failing with a message, the configuration, a built context. */
 import { buildContext } from '../app.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import type { AppContext } from '../context.js';
 import type { ProblemError } from '../http/problem.js';
+import { DEFAULT_TENANT } from '../tenancy/resolver.js';
 import { createCliLogger } from '../log.js';
 
 export function fail(message: string, code = 1): never {
@@ -38,4 +40,13 @@ export async function withContext<T>(fn: (ctx: Awaited<ReturnType<typeof buildCo
 export function problemText(err: ProblemError): string {
   const fields = (err.extra?.errors as Array<{ field: string; message: string }> | undefined) ?? [];
   return [err.detail, ...fields.map((f) => `${f.field}: ${f.message}`)].join('; ');
+}
+
+/**
+ * A record (client, user, keys) is written only for a tenant that exists (404 otherwise): one
+ * written for a slug nobody created would come to life in the tenant created later under that slug.
+ * `default` needs no record in single-tenant mode.
+ */
+export async function requireTenant(ctx: Pick<AppContext, 'config' | 'registry'>, tenant: string): Promise<void> {
+  if (tenant !== DEFAULT_TENANT || ctx.config.multi_tenancy.enabled) await ctx.registry.require(tenant);
 }

@@ -4,22 +4,19 @@ import { ensureKeys } from '../keys/keystore.js';
 import { migratePostgres } from '../storage/postgresql/migrate.js';
 import { toProblem } from '../http/problem.js';
 import { DEFAULT_TENANT, isValidTenantName } from '../tenancy/resolver.js';
-import { config, fail, problemText, withContext } from './common.js';
+import { config, fail, problemText, requireTenant, withContext } from './common.js';
 
 export async function keysGenerate(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { tenant: { type: 'string', default: DEFAULT_TENANT } } });
   const tenant = values.tenant!;
   if (!isValidTenantName(tenant)) fail(`'${tenant.slice(0, 80)}' is not a valid tenant name`);
   await withContext(async (ctx) => {
-    // Keys only for a tenant that exists (as `users create`): keys made for a slug nobody created
-    // would become the signing keys of whoever creates that tenant later.
-    if (tenant !== DEFAULT_TENANT || ctx.config.multi_tenancy.enabled) {
-      await ctx.registry.require(tenant).catch((err: unknown) => {
-        const problem = toProblem(err);
-        if (problem) fail(problemText(problem));
-        throw err;
-      });
-    }
+    // Keys made for a slug nobody created would become the signing keys of whoever creates it later.
+    await requireTenant(ctx, tenant).catch((err: unknown) => {
+      const problem = toProblem(err);
+      if (problem) fail(problemText(problem));
+      throw err;
+    });
     const before = await ctx.storage.keys.list(tenant);
     const after = await ensureKeys(ctx.storage.keys, tenant, ctx.config.security.key_store.algorithms, ctx.sealer);
     const created = after.filter((k) => !before.some((b) => b.kid === k.kid));

@@ -118,12 +118,11 @@ export async function createClient(scope: ClientScope, metadata: ClientMetadata,
   return { record, secret };
 }
 
-/** PUT (omitted fields cleared to their defaults) or PATCH (supplied fields only). */
 /** How often a PATCH is applied again to a client changed meanwhile before answering 409. */
 const PATCH_ATTEMPTS = 5;
 
 /**
- * PUT replaces the mutable fields; PATCH applies the given ones to the stored client. The metadata
+ * PUT (omitted fields cleared to their defaults) replaces the mutable fields; PATCH applies the given ones to the stored client. The metadata
  * is one JSON value, so a PATCH is a read-modify-write: it is written only if the client is still
  * as it was read, and applied again to the newer version otherwise, so two PATCHes of different
  * fields at once both land (CONTRACT: concurrent writes each succeed or fail with 409).
@@ -151,10 +150,8 @@ async function writeClientChange(scope: ClientScope, clientId: string, input: Cl
   const fields = Object.keys(input).filter((k) => k in metadata);
   const event = { type: 'client.updated', details: { client_id: existing.client_id, fields, method: mode.toUpperCase() } };
   const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event), mode === 'patch' ? existing.metadata : undefined);
-  if (!updated) {
-    // Deleted meanwhile (404 from getClient on the next attempt), or changed: applied again.
-    return undefined;
-  }
+  // Deleted meanwhile (404 from getClient on the next attempt), or changed: applied again.
+  if (!updated) return undefined;
   await clientChanged(scope, updated.client_id);
   return updated;
 }

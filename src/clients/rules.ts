@@ -99,8 +99,8 @@ export function buildMetadata(input: ClientInput, base: ClientMetadata | undefin
   // OIDC Back-Channel Logout 1.0 2.2: an absolute URI (no fragment); http only for a confidential client.
   if (m.backchannel_logout_uri) {
     const uri = new URL(m.backchannel_logout_uri);
-    if (uri.hash || m.backchannel_logout_uri.includes('#')) errors.push({ field: 'backchannel_logout_uri', message: 'must not contain a fragment' });
-    else if (uri.protocol === 'http:' && m.token_endpoint_auth_method === 'none' && !(development && ['localhost', '127.0.0.1', '[::1]'].includes(uri.hostname))) {
+    if (m.backchannel_logout_uri.includes('#')) errors.push({ field: 'backchannel_logout_uri', message: 'must not contain a fragment' });
+    else if (uri.protocol === 'http:' && m.token_endpoint_auth_method === 'none' && !(development && LOOPBACK.has(uri.hostname))) {
       errors.push({ field: 'backchannel_logout_uri', message: 'a public client must use https for back-channel logout' });
     }
   }

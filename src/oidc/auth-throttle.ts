@@ -80,14 +80,15 @@ function tooManyClientFailures(): HttpResponse {
 
 /** The device page's refusal, in the page's language and the tenant's brand like its other pages. */
 function tooManyUserCodes(req: HttpRequest, ui: UiSettings | undefined): HttpResponse {
-  const body = ui
-    ? (() => {
-        const page = buildPageUi(ui, { path: req.path, headers: req.headers }).ui;
-        return messagePage({ ui: page, title: page.t('device.too_many.title'), message: page.t('device.too_many.message'), error: true });
-      })()
-    : `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many attempts</title></head><body><main><h1>Too many attempts</h1><p>Too many wrong codes were entered from your network. Wait a few minutes and try again.</p></main></body></html>`;
-  return { status: 429, headers: { ...pageHeaders(), 'retry-after': String(USER_CODE_WINDOW_SECONDS) }, body };
+  const headers = { ...pageHeaders(), 'retry-after': String(USER_CODE_WINDOW_SECONDS) };
+  // Without page settings (a throttle built for the token endpoints alone): the plain English page.
+  if (!ui) return { status: 429, headers, body: PLAIN_TOO_MANY_CODES };
+  const page = buildPageUi(ui, { path: req.path, headers: req.headers }).ui;
+  return { status: 429, headers, body: messagePage({ ui: page, title: page.t('device.too_many.title'), message: page.t('device.too_many.message'), error: true }) };
 }
+
+const PLAIN_TOO_MANY_CODES =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many attempts</title></head><body><main><h1>Too many attempts</h1><p>Too many wrong codes were entered from your network. Wait a few minutes and try again.</p></main></body></html>';
 
 export class AuthThrottle {
   /** The app's counter behind its fail-open guard, made once (the app keeps one counter for good). */

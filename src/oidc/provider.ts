@@ -77,6 +77,9 @@ function accessTokenTtl(config: Config) {
   return config.oidc.ttl.access_token;
 }
 
+/** The scopes of oidc-provider itself (the only ones a token without an audience may carry). */
+const PROVIDER_SCOPES: readonly string[] = ['openid', 'offline_access', 'profile', 'email', 'roles'];
+
 export function createProvider(opts: ProviderOptions): Provider {
   const { config, keys } = opts;
   const ttl = config.oidc.ttl;
@@ -90,7 +93,7 @@ export function createProvider(opts: ProviderOptions): Provider {
     // The code flow only: no client can register another response type (clients/schema.ts), so
     // discovery must not advertise `none`.
     responseTypes: ['code'],
-    scopes: ['openid', 'offline_access', 'profile', 'email', 'roles', ...MANAGEMENT_SCOPES, ...(opts.resources?.scopeNames ?? [])],
+    scopes: [...PROVIDER_SCOPES, ...MANAGEMENT_SCOPES, ...(opts.resources?.scopeNames ?? [])],
     claims: claimsConfiguration(opts.customClaims ?? []),
     ttl: {
       AccessToken: (_ctx, token) => (token.resourceServer?.accessTokenTTL as number | undefined) ?? ttl.access_token,
@@ -243,8 +246,6 @@ export function createProvider(opts: ProviderOptions): Provider {
 
 export type { KoaContextWithOIDC };
 
-/** The scopes a client_credentials token without an audience may carry: oidc-provider's own. */
-const AUDIENCELESS_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_access', 'profile', 'email', 'roles']);
 
 /**
  * client_credentials without `resource` (and without svc:* scopes): a scope of an API resource is
@@ -255,6 +256,6 @@ const AUDIENCELESS_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_acc
 function refuseAudiencelessScopes(scopes: readonly string[], resources: ResourceIndex | undefined): void {
   for (const scope of scopes) {
     if (resources?.scopeNames.has(scope)) throw new errors.InvalidScope(`requested scope belongs to an API resource: ask for it with resource=<the API's identifier>`, scope);
-    if (!AUDIENCELESS_SCOPES.has(scope)) throw new errors.InvalidScope('requested scope is not allowed', scope);
+    if (!PROVIDER_SCOPES.includes(scope)) throw new errors.InvalidScope('requested scope is not allowed', scope);
   }
 }

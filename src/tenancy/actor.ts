@@ -494,7 +494,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   }
 
   async grantLive(grantId: string): Promise<boolean> {
-    return (await this.ctx.storage.oidc.find(this.tenant, 'Grant', grantId)) !== undefined;
+    return (await this.findArtefact('Grant', grantId)) !== undefined;
   }
 
   readTogether<T>(reads: () => T): T {
