@@ -198,7 +198,7 @@ export function protectBearerIds(repo: OidcPayloadRepository, sealer: Sealer): O
       takeFound(tenant, model, id);
       const ids = storedIds(tenant, model, id);
       sealedIds.delete(ids[0]!);
-      await Promise.all(ids.map((each) => repo.destroy(tenant, model, each)));
+      return (await Promise.all(ids.map((each) => repo.destroy(tenant, model, each)))).includes(true);
     },
   };
   if (many) wrapped.upsertMany = (tenant, rows) => many(tenant, rows.map((row) => toStored(tenant, row)));

@@ -115,14 +115,20 @@ export async function getSession(repo: OidcPayloadRepository, tenant: TenantId, 
  * stop working too (revokeByGrantId drops tokens and codes; the Grant row has no grantId column),
  * and reports it so its relying parties get a back-channel logout (ended.ts).
  */
-export async function revokeSession(ending: SessionEnding, tenant: TenantId, session: SessionView): Promise<void> {
-  await dropSession(ending.storage.oidc, tenant, session);
+/**
+ * Ends a session and its grants. False when another call ended it first (two revocations at once:
+ * one of them is the revocation, answered and audited; the other finds nothing to revoke).
+ */
+export async function revokeSession(ending: SessionEnding, tenant: TenantId, session: SessionView): Promise<boolean> {
+  if (!(await dropSession(ending.storage.oidc, tenant, session))) return false;
   ending.sessionsEnded.report(tenant, [session]);
+  return true;
 }
 
-async function dropSession(repo: OidcPayloadRepository, tenant: TenantId, session: SessionView): Promise<void> {
+/** The grants go first (revoking them twice is harmless); the session's own destroy says who ended it. */
+async function dropSession(repo: OidcPayloadRepository, tenant: TenantId, session: SessionView): Promise<boolean> {
   for (const grantId of session.grant_ids) await revokeGrant(repo, tenant, grantId);
-  await repo.destroy(tenant, 'Session', session.jti);
+  return repo.destroy(tenant, 'Session', session.jti);
 }
 
 export async function revokeGrant(repo: OidcPayloadRepository, tenant: TenantId, grantId: string): Promise<void> {
@@ -134,11 +140,12 @@ export async function revokeGrant(repo: OidcPayloadRepository, tenant: TenantId,
 export async function revokeAccount(ending: SessionEnding, tenant: TenantId, accountId: string, sessionTtl: number): Promise<number> {
   const repo = ending.storage.oidc;
   const sessions = await findSessions(repo, tenant, { username: accountId }, sessionTtl);
-  for (const s of sessions) await dropSession(repo, tenant, s);
-  ending.sessionsEnded.report(tenant, sessions);
+  const ended: SessionView[] = [];
+  for (const s of sessions) if (await dropSession(repo, tenant, s)) ended.push(s);
+  ending.sessionsEnded.report(tenant, ended);
   // The account's grants from the index (those of its sessions are already gone).
   for (const grantId of await repo.listGrantIds(tenant, { accountId })) await revokeGrant(repo, tenant, grantId);
-  return sessions.length;
+  return ended.length;
 }
 
 /** Live sessions and grants a client holds (its statistics); both from indexes. */

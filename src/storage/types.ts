@@ -104,7 +104,12 @@ export interface OidcPayloadRepository {
    * revokes the grant, as for any replay).
    */
   consume(tenant: TenantId, model: string, id: string): Promise<boolean>;
-  destroy(tenant: TenantId, model: string, id: string): Promise<void>;
+  /**
+   * Removes the row. True when this call removed it; false when it was not there (already destroyed,
+   * or expired on Redis). Atomic like consume: of two destroys of one row exactly one gets true, so a
+   * revocation raced by another is answered and audited once.
+   */
+  destroy(tenant: TenantId, model: string, id: string): Promise<boolean>;
   revokeByGrantId(tenant: TenantId, grantId: string): Promise<void>;
   /** Rows of one listed model (sessions, grants); unexpired only. */
   listByModel(tenant: TenantId, model: ListedModel): Promise<OidcListedRow[]>;

@@ -149,6 +149,14 @@ describe('sessions API', () => {
     expect(audit.items[0]).toMatchObject({ client_id: 'bootstrap-admin', details: { jti: 's-kill', account_id: 'dave', client_ids: ['app-1', 'app-2'] } });
   });
 
+  it('concurrent revocations of one session: one 204 and one session.revoked entry, the rest 404', async () => {
+    await session('s-race', 'gina', ['app-1']);
+    const statuses = (await Promise.all([1, 2, 3, 4, 5, 6].map(() => call('DELETE', '/api/v1/sessions/s-race', revoke)))).map((r) => r.status).sort();
+    expect(statuses).toEqual([204, 404, 404, 404, 404, 404]);
+    const audit = await t.app.ctx.storage.audit.list(T, { type: 'session.revoked', user_id: 'gina' }, { limit: 10, include_count: false });
+    expect(audit.items).toHaveLength(1);
+  });
+
   it('checks the scope before looking the session up', async () => {
     const none = await t.token('svc:users:read');
     expect((await call('GET', '/api/v1/sessions/unknown', none)).status).toBe(403);
@@ -181,6 +189,15 @@ describe('sessions API', () => {
       expect(await remaining()).toEqual(['b-3', 'b-4']);
       expect(await tokensAlive('b-1', 'app-1')).toEqual([false, false, false]);
       expect(await tokensAlive('b-3', 'app-1')).toEqual([true, true, true]);
+    });
+
+    it('concurrent bulk revocations count and audit each session once', async () => {
+      const entries = async () => (await t.app.ctx.storage.audit.list(T, { type: 'session.revoked', user_id: 'erin' }, { limit: 100, include_count: false })).items.length;
+      const before = await entries();
+      const answers = await Promise.all([1, 2, 3, 4].map(() => call('DELETE', '/api/v1/sessions?username=erin', revoke)));
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect(answers.reduce((n, r) => n + r.json.data.revoked_count, 0)).toBe(2);
+      expect((await entries()) - before).toBe(2);
     });
 
     it('revokes by client, and by account and client together', async () => {

@@ -369,9 +369,14 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         await checkFindWithGrant(s.oidc, 'oidc-with-grant', 'oidc-with-grant-2', s.kind === 'postgresql');
       });
 
-      it('destroys one row', async () => {
-        await s.oidc.destroy(ot, 'AccessToken', 'at2');
+      it('destroys one row, saying whether this call removed it (of concurrent destroys exactly one)', async () => {
+        expect(await s.oidc.destroy(ot, 'AccessToken', 'at2')).toBe(true);
         expect(await s.oidc.find(ot, 'AccessToken', 'at2')).toBeUndefined();
+        expect(await s.oidc.destroy(ot, 'AccessToken', 'at2')).toBe(false);
+        expect(await s.oidc.destroy(ot, 'AccessToken', 'never-stored')).toBe(false);
+        await s.oidc.upsert(ot, 'Session', 'raced', { accountId: 'x' }, nowSec() + 60);
+        const results = await Promise.all([1, 2, 3, 4].map(() => s.oidc.destroy(ot, 'Session', 'raced')));
+        expect(results.filter(Boolean)).toHaveLength(1);
       });
 
       it('lists sessions by account and by authorised client', async () => {

@@ -41,7 +41,8 @@ export const sessionOperations: Operation[] = [
     success: { status: 204 },
     handler: async (call) => {
       const session = await mustGet(call, call.params.jti);
-      await revokeSession(call.ctx, call.tenant, session);
+      // Revoked by a concurrent call between the read and here: that call answers 204.
+      if (!(await revokeSession(call.ctx, call.tenant, session))) throw notFound(`Session ${call.params.jti} not found`);
       await call.audit({ type: 'session.revoked', user_id: session.account_id, details: auditDetails(session) });
       return noContent();
     },
@@ -65,12 +66,15 @@ export const sessionOperations: Operation[] = [
         );
       }
       const sessions = await findSessions(call.ctx.storage.oidc, call.tenant, { username, client_id }, sessionTtl(call.actor.config));
+      let revoked = 0;
       for (const s of sessions) {
-        await revokeSession(call.ctx, call.tenant, s);
+        // A session a concurrent revocation ended first is that call's to count and audit.
+        if (!(await revokeSession(call.ctx, call.tenant, s))) continue;
+        revoked++;
         // One entry per session, so each account's activity log shows its own revocation.
         await call.audit({ type: 'session.revoked', user_id: s.account_id, details: { ...auditDetails(s), bulk: true, filter: { username, client_id } } });
       }
-      return sendJson(200, revokedOut({ data: { revoked_count: sessions.length } }));
+      return sendJson(200, revokedOut({ data: { revoked_count: revoked } }));
     },
   }),
 ];

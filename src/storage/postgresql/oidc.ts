@@ -81,8 +81,9 @@ export class PgOidcPayloads implements OidcPayloadRepository {
     return rowCount === 1;
   }
 
-  async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
-    await this.db.statement(tenant, 'DELETE FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND id = $3', [tenant, model, id]);
+  async destroy(tenant: TenantId, model: string, id: string): Promise<boolean> {
+    const { rowCount } = await this.db.statement(tenant, 'DELETE FROM oidc_payloads WHERE tenant_id = $1 AND model = $2 AND id = $3', [tenant, model, id]);
+    return rowCount === 1;
   }
 
   async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {

@@ -132,9 +132,9 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
     return (await redisCall(() => consumeScript.run(this.redis, [key], [String(nowSec())]))) === 1;
   }
 
-  async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
+  async destroy(tenant: TenantId, model: string, id: string): Promise<boolean> {
     const key = this.record(tenant, model, id);
-    await redisCall(() => destroyScript.run(this.redis, [key], [this.index(tenant), model, id]));
+    return (await redisCall(() => destroyScript.run(this.redis, [key], [this.index(tenant), model, id]))) === 1;
   }
 
   async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {

@@ -195,8 +195,13 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
     return consumed;
   }
 
-  async destroy(tenant: TenantId, model: string, id: string): Promise<void> {
-    return this.batch.write(removalKeys(tenant, model, id), () => this.destroyStmt.run(tenant, model, id));
+  async destroy(tenant: TenantId, model: string, id: string): Promise<boolean> {
+    // Set by the run that commits, as in consume.
+    let removed = false;
+    await this.batch.write(removalKeys(tenant, model, id), () => {
+      removed = this.destroyStmt.run(tenant, model, id).changes === 1;
+    });
+    return removed;
   }
 
   async revokeByGrantId(tenant: TenantId, grantId: string): Promise<void> {
