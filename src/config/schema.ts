@@ -227,6 +227,12 @@ export const configSchema = z.object({
           totp_enabled: bool.default(true),
           webauthn_enabled: bool.default(true),
         })
+        .superRefine((v, ctx) => {
+          // Required with no method on would let every password-only sign-in through (spec 1.5 rule 2).
+          if (v.required && !v.totp_enabled && !v.webauthn_enabled) {
+            ctx.addIssue({ code: 'custom', path: ['required'], message: 'needs totp_enabled or webauthn_enabled: with both off no second factor could be asked' });
+          }
+        })
         .prefault({}),
       password: z
         .object({

@@ -54,6 +54,22 @@ describe('the tenant config endpoints in single-tenant mode', () => {
   });
 });
 
+describe("the tenant's own security section (PUT /api/v1/config/security)", () => {
+  it('refuses every second-factor method off while MFA is required, and stores nothing', async () => {
+    const token = await t.token('svc:config:read svc:config:write');
+    const before = await t.app.ctx.storage.tenantConfig.get('default');
+    const both = { totp_enabled: false, webauthn_enabled: false };
+    const res = await api(t, 'PUT', '/api/v1/config/security', { token, body: { mfa: { required: true, ...both } } });
+    expectProblem(res, 422, 'validation', '/api/v1/config/security');
+    expect(res.json.errors.map((e: { field: string }) => e.field)).toEqual(['mfa.totp_enabled', 'mfa.webauthn_enabled']);
+    expect(await t.app.ctx.storage.tenantConfig.get('default')).toEqual(before);
+    // One method on, or MFA not required: accepted.
+    expect((await api(t, 'PUT', '/api/v1/config/security', { token, body: { mfa: { required: true, totp_enabled: false } } })).status).toBe(200);
+    expect((await api(t, 'PUT', '/api/v1/config/security', { token, body: { mfa: both } })).status).toBe(200);
+    expect((await api(t, 'PUT', '/api/v1/config/security', { token, body: {} })).status).toBe(200);
+  });
+});
+
 describe('the actor follows its tenant overrides without a restart', () => {
   it('token lifetimes: the Management fast path and oidc-provider both issue 120 s tokens', async () => {
     const before = await requestToken(t, bootstrap, 'svc:clients:read');

@@ -121,6 +121,22 @@ describe('floors and ceilings (policy.ts)', () => {
     expect(errorsOf('security', { mfa: { required: false } })).toEqual([]);
   });
 
+  it('refuse to turn every second-factor method off while MFA is required (by the tenant or the platform)', () => {
+    const both = { totp_enabled: false, webauthn_enabled: false };
+    expect(fields('security', { mfa: both }, strict)).toEqual(['mfa.totp_enabled', 'mfa.webauthn_enabled']);
+    expect(fields('security', { mfa: { required: true, ...both } })).toEqual(['mfa.totp_enabled', 'mfa.webauthn_enabled']);
+    expect(errorsOf('security', { mfa: { required: true, ...both } })[0]!.message).toMatch(/at least one of mfa.totp_enabled and mfa.webauthn_enabled/);
+    expect(fields('security', { mfa: { webauthn_enabled: false } }, strict)).toEqual([]);
+    expect(fields('security', { mfa: { totp_enabled: false } }, strict)).toEqual([]);
+    expect(fields('security', { mfa: both })).toEqual([]); // MFA not required: turning both off is turning MFA off
+    expect(fields('security', { mfa: { required: false, ...both } })).toEqual([]);
+  });
+
+  it('refuse a global configuration that requires MFA with every method off', () => {
+    expect(() => loadConfig({ SECURITY_MFA_REQUIRED: 'true', SECURITY_MFA_TOTP_ENABLED: 'false', SECURITY_MFA_WEBAUTHN_ENABLED: 'false' })).toThrow(/SECURITY_MFA_REQUIRED.*totp_enabled or webauthn_enabled/s);
+    expect(loadConfig({ SECURITY_MFA_REQUIRED: 'true', SECURITY_MFA_TOTP_ENABLED: 'false' }).security.mfa.webauthn_enabled).toBe(true);
+  });
+
   it('refuse every field nothing acts on yet with "not supported yet", naming it (act or refuse)', () => {
     expect(UNSUPPORTED_FIELDS).toEqual(['notifications.email', 'notifications.sms']);
     expect(fields('notifications', { email: { enabled: true } })).toEqual(['email']);
@@ -212,6 +228,13 @@ describe('merge over the global configuration', () => {
     expect(effective.oidc.ttl.access_token).toBe(86400);
     expect(effective.overrides.security?.mfa).toEqual({ required: true, totp_enabled: true });
     expect(clamp(stored, strict)).toEqual(effective.overrides);
+  });
+
+  it('gives stored method switches back to the platform when they would leave required MFA without a method', () => {
+    const stored = { security: { mfa: { totp_enabled: false, webauthn_enabled: false } } };
+    expect(mergeConfig(global, stored).security.mfa).toEqual({ required: false, totp_enabled: false, webauthn_enabled: false });
+    expect(mergeConfig(strict, stored).security.mfa).toEqual({ required: true, totp_enabled: true, webauthn_enabled: true });
+    expect(mergeConfig(strict, { security: { mfa: { totp_enabled: false } } }).security.mfa).toEqual({ required: true, totp_enabled: false, webauthn_enabled: true });
   });
 
   it('adds the tenant discovery metadata', () => {

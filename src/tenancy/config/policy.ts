@@ -84,6 +84,7 @@ export function violations(section: SectionName, data: JsonObject, global: Confi
     const bad = check(rule, valueAt(data, path), global);
     if (bad) errors.push({ field: path.join('.'), message: bad.message });
   }
+  if (section === 'security') errors.push(...mfaMethodErrors(data, global));
   // The URLs a social provider makes the service fetch, under the outbound rule of this deployment.
   const providers = section === 'features' ? (data as { social_login?: { providers?: Record<string, SocialProviderSettings> } }).social_login?.providers : undefined;
   if (providers) {
@@ -93,6 +94,26 @@ export function violations(section: SectionName, data: JsonObject, global: Confi
   return errors;
 }
 
+const MFA_METHODS = ['totp_enabled', 'webauthn_enabled'] as const;
+
+/**
+ * MFA required (by the tenant or the platform) with every method off would ask for no second factor
+ * at all: required would be accepted and ignored. The section's values over the platform's decide.
+ */
+function mfaWithoutMethod(security: JsonObject, global: Config): boolean {
+  const own = (name: 'required' | (typeof MFA_METHODS)[number]) => {
+    const v = valueAt(security, ['mfa', name]);
+    return typeof v === 'boolean' ? v : global.security.mfa[name];
+  };
+  return own('required') && !own('totp_enabled') && !own('webauthn_enabled');
+}
+
+function mfaMethodErrors(security: JsonObject, global: Config): FieldError[] {
+  if (!mfaWithoutMethod(security, global)) return [];
+  const message = 'at least one of mfa.totp_enabled and mfa.webauthn_enabled must stay true while MFA is required (security.mfa.required, by this tenant or the platform)';
+  return MFA_METHODS.filter((m) => valueAt(security, ['mfa', m]) === false).map((m) => ({ field: `mfa.${m}`, message }));
+}
+
 /** The overrides with every non-compliant value replaced by its limit (pure). */
 export function clamp(overrides: TenantOverrides, global: Config): TenantOverrides {
   let out = overrides as JsonObject;
@@ -100,6 +121,11 @@ export function clamp(overrides: TenantOverrides, global: Config): TenantOverrid
     const path = rule.path.split('.');
     const bad = check(rule, valueAt(out, path), global);
     if (bad) out = withValueAt(out, path, bad.fixed);
+  }
+  // Stored before the platform required MFA: the tenant's method switches give way to the platform's.
+  const security = valueAt(out, ['security']);
+  if (security && typeof security === 'object' && !Array.isArray(security) && mfaWithoutMethod(security as JsonObject, global)) {
+    for (const m of MFA_METHODS) out = withValueAt(out, ['security', 'mfa', m], undefined);
   }
   return out as TenantOverrides;
 }
