@@ -83,7 +83,7 @@ export class ManagementApi {
         // An operation without query parameters still refuses unknown ones (422), never ignores them.
         query: parseQuery(o.query ?? NO_QUERY, req),
         body: o.body ? parseBody(o.body, req) : undefined,
-        cursors: this.deps.cursors,
+        cursors: this.deps.cursors.of(tenant),
         peekActor: (t) => this.deps.peekActor?.(t),
         by,
         audit: async (event) => {

@@ -104,8 +104,8 @@ export class PlatformRoutes {
 
   private async list(req: HttpRequest): Promise<HttpResponse> {
     const { status, ...pq } = parseQuery(tenantListQuery, req);
-    const page = await this.deps.ctx.storage.tenants.list({ status }, this.deps.cursors.request('tenants', pq));
-    return sendJson(200, manyTenants(this.deps.cursors.envelope('tenants', page, (t) => [t.created_at, t.id], presentTenant)));
+    const page = await this.deps.ctx.storage.tenants.list({ status }, this.deps.cursors.of(PLATFORM_TENANT).request('tenants', pq));
+    return sendJson(200, manyTenants(this.deps.cursors.of(PLATFORM_TENANT).envelope('tenants', page, (t) => [t.created_at, t.id], presentTenant)));
   }
 
   private async create(req: HttpRequest, admin: PlatformAdmin): Promise<HttpResponse> {
@@ -126,8 +126,8 @@ export class PlatformRoutes {
     const { account_enabled, role, auth_provider, q, ...pq } = parseQuery(userListQuery, req);
     // Any tenant that resolves has users, `default` included (the registry knows it hard-coded).
     if (!(await this.deps.ctx.registry.find(slug))) throw notFound(`Tenant ${slug} not found`);
-    const page = await this.deps.ctx.storage.users.list(slug, { account_enabled, role, auth_provider, q }, this.deps.cursors.request('users', pq));
+    const page = await this.deps.ctx.storage.users.list(slug, { account_enabled, role, auth_provider, q }, this.deps.cursors.of(slug).request('users', pq));
     const now = new Date().toISOString();
-    return sendJson(200, manyUsers(this.deps.cursors.envelope('users', page, (u) => [u.created_at, u.id], (u) => presentUser(u, now))));
+    return sendJson(200, manyUsers(this.deps.cursors.of(slug).envelope('users', page, (u) => [u.created_at, u.id], (u) => presentUser(u, now))));
   }
 }

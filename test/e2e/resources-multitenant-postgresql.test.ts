@@ -107,6 +107,25 @@ describe('resources across tenants and instances', () => {
   });
 });
 
+describe('list cursors', () => {
+  it("are bound to their tenant: another tenant's cursor is a 422 on after, not an empty page", async () => {
+    // Each tenant's own audit log (a resource and a client created in each), with its own token.
+    const own = async (slug: string) => (await token(a, slug, clients[slug]!, RESOURCE, 'svc:audit:read')).json.access_token as string;
+    const [acme, globex] = [await own('acme'), await own('globex')];
+    const first = await call(a, 'GET', '/api/v1/audit?limit=1', { tenant: 'globex', token: globex });
+    const cursor = encodeURIComponent(first.json.pagination.next_cursor);
+    expect((await call(a, 'GET', `/api/v1/audit?limit=1&after=${cursor}`, { tenant: 'globex', token: globex })).status).toBe(200);
+    const foreign = await call(a, 'GET', `/api/v1/audit?limit=100&after=${cursor}`, { tenant: 'acme', token: acme });
+    expect(foreign.status, foreign.text).toBe(422);
+    expect(foreign.json.errors).toEqual([{ field: 'after', message: 'Invalid cursor' }]);
+    // The audit log read across tenants: a cursor of acme's log is not one of globex's.
+    const log = await call(a, 'GET', '/api/v1/audit?tenant=acme&limit=1', { tenant: '_platforms' });
+    const logCursor = encodeURIComponent(log.json.pagination.next_cursor);
+    expect((await call(a, 'GET', `/api/v1/audit?tenant=acme&limit=1&after=${logCursor}`, { tenant: '_platforms' })).status).toBe(200);
+    expect((await call(a, 'GET', `/api/v1/audit?tenant=globex&limit=1&after=${logCursor}`, { tenant: '_platforms' })).status).toBe(422);
+  });
+});
+
 describe('audit tenant filter', () => {
   it('a _platforms cross-tenant token lists a named tenant; a tenant token naming another is 403', async () => {
     const listed = await call(a, 'GET', '/api/v1/audit?tenant=acme&type=resource.created', { tenant: '_platforms' });

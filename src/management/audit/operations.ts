@@ -41,8 +41,10 @@ export const auditOperations: Operation[] = [
     handler: async (call) => {
       const { limit, after, include_count, tenant: named, ...filter } = call.query;
       const tenant = await auditTenantOf(call, named);
-      const page = await call.ctx.storage.audit.list(tenant, filter, call.cursors.request('audit', { limit, after, include_count }));
-      return sendJson(200, many(call.cursors.envelope('audit', page, (e) => [e.timestamp, e.id], presentAuditEntry)));
+      // The log read may be another tenant's (`tenant=`): its cursors are that log's.
+      const cursors = call.cursors.of(tenant);
+      const page = await call.ctx.storage.audit.list(tenant, filter, cursors.request('audit', { limit, after, include_count }));
+      return sendJson(200, many(cursors.envelope('audit', page, (e) => [e.timestamp, e.id], presentAuditEntry)));
     },
   }),
   op({

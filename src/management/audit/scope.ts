@@ -1,7 +1,8 @@
 /**
  * Which tenant's audit log a list reads (spec 1.6 `tenant` filter, issue 19): the caller's own, or,
  * for a `_platforms` token holding svc:cross-tenant:read, the tenant named by `tenant`. Anyone
- * else naming another tenant gets the 403 of the scope they lack; an unknown tenant is a 404.
+ * else naming another tenant gets the 403 of the scope they lack; an unknown tenant is a 404, and so
+ * is any other tenant in single-tenant mode.
  */
 import ipaddr from 'ipaddr.js';
 import { insufficientScope, notFound } from '../../http/problem.js';
@@ -10,9 +11,11 @@ import type { Call } from '../operation.js';
 
 export async function auditTenantOf(call: Call, named: string | undefined): Promise<string> {
   if (named === undefined || named === call.tenant) return call.tenant;
+  // One tenant only: another is not there, whatever the token holds (not a scope it could ask for).
+  if (!call.ctx.config.multi_tenancy.enabled) throw notFound(`Tenant ${named} not found`);
   const platformIssuer = call.ctx.resolver.issuerOf(PLATFORM_TENANT);
   const scopes = new Set((call.claims.scope ?? '').split(' '));
-  if (!call.ctx.config.multi_tenancy.enabled || call.claims.iss !== platformIssuer || !scopes.has('svc:cross-tenant:read')) {
+  if (call.claims.iss !== platformIssuer || !scopes.has('svc:cross-tenant:read')) {
     throw insufficientScope('svc:cross-tenant:read');
   }
   if (named !== PLATFORM_TENANT && !(await call.ctx.registry.find(named))) throw notFound(`Tenant ${named} not found`);
