@@ -15,7 +15,19 @@ export const pageQuery = {
 };
 
 export class Cursors {
-  constructor(private readonly key: Buffer) {}
+  /** `within`: the tenant whose lists these cursors walk (signed into each), '' for platform-wide lists. */
+  constructor(
+    private readonly key: Buffer,
+    private readonly within = '',
+  ) {}
+
+  /**
+   * The cursors of one tenant's lists: a cursor another tenant's list handed out is a 422 there,
+   * not a position read in this tenant's rows (it would end or skip the walk silently).
+   */
+  of(tenant: string): Cursors {
+    return new Cursors(this.key, tenant);
+  }
 
   encode(scope: string, created_at: string, id: string): string {
     const body = Buffer.from(JSON.stringify([created_at, id])).toString('base64url');
@@ -57,6 +69,6 @@ export class Cursors {
   }
 
   private sign(scope: string, body: string): string {
-    return createHmac('sha256', this.key).update(`${scope}|${body}`).digest('base64url').slice(0, 22);
+    return createHmac('sha256', this.key).update(`${this.within}|${scope}|${body}`).digest('base64url').slice(0, 22);
   }
 }

@@ -47,7 +47,13 @@ function declaredKeys(schema: z.ZodType): Set<string> | undefined {
  */
 export function parseQuery<S extends z.ZodType>(schema: S, req: HttpRequest): z.output<S> {
   const raw: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(req.rawQuery)) raw[k] = v;
+  const repeated = new Set<string>();
+  for (const [k, v] of new URLSearchParams(req.rawQuery)) {
+    if (k in raw) repeated.add(k);
+    raw[k] = v;
+  }
+  // Every parameter takes one value: keeping one of several would let a refused value pass unseen.
+  if (repeated.size) throw validation([...repeated].map((field) => ({ field, message: 'must be given once' })));
   const known = declaredKeys(schema);
   const unknown = known ? Object.keys(raw).filter((k) => !known.has(k)) : [];
   if (unknown.length) throw validation(unknown.map((field) => ({ field, message: 'Unknown query parameter' })));

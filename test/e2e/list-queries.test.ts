@@ -67,6 +67,15 @@ describe('unknown query parameters', () => {
     expect(res.json.errors).toEqual([{ field: 'ipaddress', message: 'Unknown query parameter' }]);
   });
 
+  it.each(['/api/v1/audit?status=bogus&status=failure', '/api/v1/audit?type=login&type=logout', '/api/v1/clients?limit=1&limit=2', '/api/v1/users?q=a&q=b', '/api/v1/audit/export?type=a&type=b'])(
+    'GET %s (a parameter given twice) is a 422 naming it, not the last value',
+    async (path) => {
+      const res = await api(t, 'GET', path, { token });
+      expect(res.status).toBe(422);
+      expect(res.json.errors).toEqual([{ field: new URLSearchParams(path.split('?')[1]).keys().next().value, message: 'must be given once' }]);
+    },
+  );
+
   it('known parameters still work and the scope check still comes first', async () => {
     expect((await api(t, 'GET', '/api/v1/clients?limit=1', { token })).status).toBe(200);
     const weak = await t.token('svc:clients:read');
