@@ -717,6 +717,16 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await entriesOf('user.erased')).toHaveLength(1);
       });
 
+      it('leaves updated_at alone when a write only stamps the sign-in (OIDC Core 5.1: the profile did not change)', async () => {
+        const u = user({ updated_at: '2020-01-01T00:00:00.000Z' });
+        await s.users.create(T, u);
+        const signedIn = await s.users.update(T, u.id, { last_login_at: new Date().toISOString() });
+        expect(signedIn?.updated_at).toBe('2020-01-01T00:00:00.000Z');
+        expect((await s.users.get(T, u.id))?.updated_at).toBe('2020-01-01T00:00:00.000Z');
+        const renamed = await s.users.update(T, u.id, { name: 'Renamed', last_login_at: new Date().toISOString() });
+        expect(renamed?.updated_at).not.toBe('2020-01-01T00:00:00.000Z');
+      });
+
       it('stores several entries with one user write (a sign-in), or none of them and no change', async () => {
         const u = user();
         await s.users.create(T, u);

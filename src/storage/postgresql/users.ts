@@ -2,6 +2,7 @@ import { UniqueViolation } from '../errors.js';
 import type { AuditEntry, Page, PageRequest, TenantId, UserWithoutSecrets, UserFilter, UserRecord, UserRepository } from '../types.js';
 import type { PgAudit } from './audit.js';
 import { sqlState } from './errors.js';
+import { stampsUpdatedAt } from '../user-stamps.js';
 import { Params, json, likePattern } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 import type { PgUserCache } from './user-cache.js';
@@ -110,8 +111,8 @@ export class PgUsers implements UserRepository {
   }
 
   async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2], audit?: AuditEntry | readonly AuditEntry[]): Promise<UserRecord | undefined> {
-    // updated_at is stamped now unless the change supplies one (as in SQLite).
-    const values = new Map<string, unknown>([['updated_at', new Date().toISOString()]]);
+    // updated_at is stamped now unless the change supplies one or is only a sign-in stamp (as in SQLite).
+    const values = new Map<string, unknown>(stampsUpdatedAt(change) ? [['updated_at', new Date().toISOString()]] : []);
     for (const [key, value] of Object.entries(change)) {
       // Undefined means "not supplied"; null clears. Unknown keys never reach SQL.
       if (value === undefined || !UPDATABLE.has(key)) continue;

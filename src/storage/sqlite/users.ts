@@ -1,6 +1,7 @@
 import type { AuditEntry, Page, PageRequest, TenantId, UserFilter, UserRecord, UserRepository } from '../types.js';
 import type { SqliteAudit } from './audit.js';
 import { UniqueViolation } from '../errors.js';
+import { stampsUpdatedAt } from '../user-stamps.js';
 import { keysetPage, likePattern, prepared, type Db } from './db.js';
 
 interface Row {
@@ -170,8 +171,12 @@ export class SqliteUsers implements UserRepository {
   }
 
   async update(tenant: TenantId, id: string, change: Parameters<UserRepository['update']>[2], audit?: AuditEntry | readonly AuditEntry[]): Promise<UserRecord | undefined> {
-    const params: Record<string, unknown> = { tenant, id, updated_at: new Date().toISOString() };
-    const sets = new Set<string>(['updated_at = @updated_at']);
+    const params: Record<string, unknown> = { tenant, id };
+    const sets = new Set<string>();
+    if (stampsUpdatedAt(change)) {
+      sets.add('updated_at = @updated_at');
+      params.updated_at = new Date().toISOString();
+    }
     for (const [key, value] of Object.entries(change)) {
       // Undefined means "not supplied"; null clears. Unknown keys never reach SQL.
       if (value === undefined || !UPDATABLE.has(key)) continue;
