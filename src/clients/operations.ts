@@ -13,7 +13,7 @@ import type { AuditEntry, ClientMetadata, ClientRecord } from '../storage/types.
 import { assertMayConfigureClient } from './escalation.js';
 import { buildMetadata } from './rules.js';
 import { checkClientScopes } from './scope-names.js';
-import type { ClientInput } from './schema.js';
+import { SPEC_OPTIONAL_CLIENT_FIELDS, type ClientInput } from './schema.js';
 import { hashSecret, newClientSecret } from './secrets.js';
 
 /** The part of a tenant handle the domain needs: this instance's cache of the tenant's clients. */
@@ -33,8 +33,10 @@ export interface ClientScope {
   held?: ReadonlySet<string>;
 }
 
+const UNSET_FIELDS = Object.fromEntries(SPEC_OPTIONAL_CLIENT_FIELDS.map((f) => [f, null]));
+
 export function presentClient(r: ClientRecord, secret?: string): Record<string, unknown> {
-  return { ...r.metadata, client_id: r.client_id, active: r.active, created_at: r.created_at, updated_at: r.updated_at, ...(secret ? { client_secret: secret } : {}) };
+  return { ...UNSET_FIELDS, ...r.metadata, client_id: r.client_id, active: r.active, created_at: r.created_at, updated_at: r.updated_at, ...(secret ? { client_secret: secret } : {}) };
 }
 
 export function isConfidential(m: ClientMetadata): boolean {

@@ -41,8 +41,10 @@ function checkRedirect(uri: string, type: ClientMetadata['application_type'], de
  */
 export function buildMetadata(input: ClientInput, base: ClientMetadata | undefined, config: Config): ClientMetadata {
   const supplied: Partial<ClientMetadata> = {};
+  const cleared: string[] = [];
   for (const key of MUTABLE_CLIENT_FIELDS) {
-    if (input[key] !== undefined) (supplied as Record<string, unknown>)[key] = input[key];
+    if (input[key] === null) cleared.push(key); // NULLABLE_CLIENT_FIELDS: unset, or back to the default
+    else if (input[key] !== undefined) (supplied as Record<string, unknown>)[key] = input[key];
   }
   const type = supplied.application_type ?? base?.application_type ?? 'web';
   const grantTypes = supplied.grant_types ?? base?.grant_types ?? ['authorization_code'];
@@ -61,6 +63,7 @@ export function buildMetadata(input: ClientInput, base: ClientMetadata | undefin
     ...(base ?? {}),
     ...supplied,
   };
+  for (const key of cleared) delete (m as unknown as Record<string, unknown>)[key];
   if (base && supplied.grant_types && !supplied.response_types) m.response_types = grantTypes.includes('authorization_code') ? ['code'] : [];
   if (base && supplied.application_type && !supplied.token_endpoint_auth_method && base.application_type !== type) {
     m.token_endpoint_auth_method = defaultsFor(type).token_endpoint_auth_method;

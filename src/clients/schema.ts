@@ -56,8 +56,19 @@ const readOnly = {
   updated_at: z.unknown().optional(),
 };
 
-const optionalFields = Object.fromEntries(Object.entries(mutableFields).map(([k, v]) => [k, v.optional()])) as {
-  [K in keyof typeof mutableFields]: z.ZodOptional<(typeof mutableFields)[K]>;
+/**
+ * Optional fields without a value of their own: a response shows the spec 2.2 ones as null when
+ * unset (CONTRACT.md: every field of spec 2.2), and a body may send null for any of them: not set
+ * (create, PUT: a GET sent back as it is) or cleared to the default (PATCH).
+ */
+export const NULLABLE_CLIENT_FIELDS = ['scope', 'client_uri', 'logo_uri', 'policy_uri', 'tos_uri', 'description', 'id_token_signed_response_alg', 'subject_type', 'default_max_age', 'backchannel_logout_uri', 'jwks_uri', 'jwks'] as const;
+/** Those of spec 2.2 (jwks_uri and jwks are shown only when set). */
+export const SPEC_OPTIONAL_CLIENT_FIELDS = NULLABLE_CLIENT_FIELDS.filter((f) => f !== 'jwks_uri' && f !== 'jwks');
+type Nullable = (typeof NULLABLE_CLIENT_FIELDS)[number];
+const isNullable = (k: string): k is Nullable => (NULLABLE_CLIENT_FIELDS as readonly string[]).includes(k);
+
+const optionalFields = Object.fromEntries(Object.entries(mutableFields).map(([k, v]) => [k, isNullable(k) ? v.nullable().optional() : v.optional()])) as {
+  [K in keyof typeof mutableFields]: K extends Nullable ? z.ZodOptional<z.ZodNullable<(typeof mutableFields)[K]>> : z.ZodOptional<(typeof mutableFields)[K]>;
 };
 
 export const clientCreateSchema = z.strictObject({ ...optionalFields, ...readOnly, client_name: mutableFields.client_name });

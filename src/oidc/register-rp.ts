@@ -71,8 +71,11 @@ function registrationResponse(client: Record<string, unknown>, createdAt: string
   }
   out.client_id_issued_at = Math.floor(Date.parse(createdAt) / 1000);
   for (const key of REGISTRATION_FIELDS) {
-    if (client[key] !== undefined) out[key] = client[key];
+    if (client[key] !== undefined && client[key] !== null) out[key] = client[key];
   }
+  // Every client with a back-channel URI gets `sid` in its ID tokens and logout tokens (client-metadata.ts):
+  // RFC 7591 3.2.1, the registered value is returned even where it replaced the one sent.
+  if (typeof client.backchannel_logout_uri === 'string') out.backchannel_logout_session_required = true;
   return out;
 }
 

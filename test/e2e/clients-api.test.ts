@@ -205,10 +205,33 @@ describe('get, replace, update, delete', () => {
     expectNoSecret(res, c.client_secret);
     const d = res.json.data;
     expect(d).toMatchObject({ client_id: c.client_id, client_name: 'After PUT', tags: [], contacts: [], grant_types: ['authorization_code'], require_pkce: true, active: true });
-    for (const cleared of ['description', 'client_uri', 'scope', 'default_max_age']) expect(d).not.toHaveProperty(cleared);
+    for (const cleared of ['description', 'client_uri', 'scope', 'default_max_age']) expect(d[cleared]).toBeNull();
     expect(d.created_at).toBe(c.created_at);
     expect(d.updated_at >= c.updated_at).toBe(true);
     expect((await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data).toEqual(d);
+  });
+
+  it('shows every field of spec 2.2 (CONTRACT.md), null where unset; PATCH null clears a field, PUT null leaves it unset', async () => {
+    const SPEC_2_2 = ['client_id', 'client_name', 'application_type', 'redirect_uris', 'post_logout_redirect_uris', 'grant_types', 'response_types', 'scope', 'token_endpoint_auth_method',
+      'client_uri', 'logo_uri', 'policy_uri', 'tos_uri', 'contacts', 'description', 'tags', 'require_pkce', 'id_token_signed_response_alg', 'subject_type', 'default_max_age', 'backchannel_logout_uri'];
+    const c = await createClient(t, admin, { client_name: 'Minimal' });
+    const got = (await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data;
+    for (const field of [...SPEC_2_2, 'active', 'created_at', 'updated_at']) expect(got, field).toHaveProperty(field);
+    expect(got).toMatchObject({ scope: null, description: null, logo_uri: null, default_max_age: null, backchannel_logout_uri: null, subject_type: null });
+    expect(got).not.toHaveProperty('client_secret');
+    const listed = (await api(t, 'GET', '/api/v1/clients?limit=100', { token: admin })).json.data.find((x: { client_id: string }) => x.client_id === c.client_id);
+    expect(listed).toEqual(got);
+
+    const set = await api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body: { description: 'kept', logo_uri: 'https://logo.example.com/a.png' } });
+    expect(set.json.data).toMatchObject({ description: 'kept', logo_uri: 'https://logo.example.com/a.png' });
+    const cleared = await api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body: { logo_uri: null } });
+    expect(cleared.status).toBe(200);
+    expect(cleared.json.data).toMatchObject({ description: 'kept', logo_uri: null });
+    const put = await api(t, 'PUT', `/api/v1/clients/${c.client_id}`, { token: admin, body: { ...cleared.json.data, client_name: 'Minimal again' } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.json.data).toMatchObject({ client_name: 'Minimal again', description: 'kept', logo_uri: null, scope: null });
+    // null is "unset", never a value: a required field stays required.
+    expect((await api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body: { client_name: null } })).status).toBe(422);
   });
 
   it('PUT accepts a GET representation sent back, ignoring read-only fields', async () => {

@@ -373,6 +373,16 @@ describe('registration tokens and register-rp', () => {
       expect((await getToken(tok.jti)).json.data.current_usage_count).toBe(0);
     });
 
+    it('returns the registered back-channel session requirement (RFC 7591 3.2.1) and no unset field as null', async () => {
+      const tok = await createToken();
+      const res = await register(tok.token, { redirect_uris: ['https://app.example.com/cb'], backchannel_logout_uri: 'https://app.example.com/bc', backchannel_logout_session_required: false });
+      expect(res.status, res.text).toBe(201);
+      expect(res.json).toMatchObject({ backchannel_logout_uri: 'https://app.example.com/bc', backchannel_logout_session_required: true });
+      expect(Object.entries(res.json).filter(([, v]) => v === null)).toEqual([]);
+      const plain = await register(tok.token, { redirect_uris: ['https://app.example.com/cb'] });
+      expect(plain.json).not.toHaveProperty('backchannel_logout_session_required');
+    });
+
     it('defaults the scope to include offline_access only with the refresh_token grant', async () => {
       const tok = await createToken();
       const res = await register(tok.token, { redirect_uris: ['https://app.example.com/cb'], grant_types: ['authorization_code', 'refresh_token'] });
