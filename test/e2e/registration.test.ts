@@ -22,7 +22,7 @@ interface TokenObject {
   max_usage_count: number;
   current_usage_count: number;
   policies: string[];
-  note?: string;
+  note?: string | null;
   created_at: string;
 }
 
@@ -63,7 +63,7 @@ describe('registration tokens and register-rp', () => {
       expect(d.policies).toEqual(['general-policy']);
       expect(d.max_usage_count).toBe(3);
       expect(d.current_usage_count).toBe(0);
-      expect(d.note).toBeUndefined();
+      expect(d.note).toBeNull(); // spec 2.7 lists note: present, null when none was given
       const expires = Date.parse(d.expires_at);
       expect(expires).toBeGreaterThanOrEqual(before + 600_000 - 1000);
       expect(expires).toBeLessThanOrEqual(Date.now() + 600_000 + 1000);

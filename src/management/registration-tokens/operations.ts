@@ -30,7 +30,7 @@ function present(r: RegistrationTokenRecord, token?: string): Record<string, unk
     max_usage_count: r.max_usage_count,
     current_usage_count: r.current_usage_count,
     policies: r.policies,
-    ...(r.note !== null ? { note: r.note } : {}),
+    note: r.note,
     created_at: r.created_at,
   };
 }

@@ -32,6 +32,6 @@ export const registrationTokenResponse = z.object({
   max_usage_count: z.number(),
   current_usage_count: z.number(),
   policies: z.array(z.string()),
-  note: z.string().optional(),
+  note: z.string().nullable(),
   created_at: z.string(),
 });
