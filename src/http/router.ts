@@ -38,14 +38,14 @@ export class Router {
 
   /** Methods the path answers (HEAD wherever GET is), for the Allow header of a 405. */
   allowedMethods(path: string): string[] {
-    const methods = new Set<string>(this.exact.get(path)?.keys() ?? []);
+    const exact = this.exact.get(path);
+    const methods = new Set<string>(exact?.keys() ?? []);
     const parts = path.split('/');
-    for (const r of this.patterns) if (matchSegments(r.segments, parts)) methods.add(r.method);
+    if (!exact) for (const r of this.patterns) if (matchSegments(r.segments, parts)) methods.add(r.method);
     if (methods.has('GET')) methods.add('HEAD');
     return [...methods].sort();
   }
 
-  /** Returns the match, 'method' when the path exists under another method, or undefined. */
   /**
    * The one dispatch of the JSON surfaces (Management API, platform routes): the route's handler
    * with its path parameters, 404 problem+json for an unknown path, 405 with Allow for a known
@@ -61,14 +61,18 @@ export class Router {
     return match.handler(req);
   }
 
+  /** Returns the match, 'method' when the path exists under another method, or undefined. */
   match(method: string, path: string): Match | 'method' | undefined {
     const exact = this.exact.get(path);
     if (exact) {
       const r = exact.get(method) ?? (method === 'HEAD' ? exact.get('GET') : undefined);
       if (r) return { handler: r.handler, params: {}, pattern: r.pattern };
+      // A path registered as itself is that resource under every method: POST /jwks/rotate is not
+      // the key `rotate` to a GET or DELETE (which would read, or retire, by that name).
+      return 'method';
     }
     const parts = path.split('/');
-    let pathKnown = exact !== undefined;
+    let pathKnown = false;
     for (const r of this.patterns) {
       const params = matchSegments(r.segments, parts);
       if (!params) continue;

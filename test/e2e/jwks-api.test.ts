@@ -99,11 +99,12 @@ describe('signing keys API', () => {
   });
 
   it('routes /jwks/rotate and /jwks/retire-expired apart from /jwks/:kid', async () => {
-    // GET on the action paths is a lookup of a kid that does not exist, never the action.
-    expect((await api(t, 'GET', '/api/v1/jwks/rotate', { token: read })).status).toBe(404);
-    expect((await api(t, 'GET', '/api/v1/jwks/retire-expired', { token: read })).status).toBe(404);
-    expect((await api(t, 'PUT', '/api/v1/jwks/rotate', { token: admin })).status).toBe(405);
-    expect((await api(t, 'DELETE', '/api/v1/jwks/rotate', { token: admin })).status).toBe(404);
+    // The action paths answer POST only (405, Allow: POST): never a lookup or retirement of a key by that name.
+    for (const [method, path] of [['GET', '/api/v1/jwks/rotate'], ['GET', '/api/v1/jwks/retire-expired'], ['PUT', '/api/v1/jwks/rotate'], ['DELETE', '/api/v1/jwks/rotate'], ['DELETE', '/api/v1/jwks/retire-expired']] as const) {
+      const res = await api(t, method, path, { token: admin });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+    }
     expect((await listKeys(t, read, 'expiring')).length).toBe(0);
   });
 

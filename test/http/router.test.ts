@@ -56,6 +56,18 @@ describe('Router', () => {
     expect(r.match('GET', '/api/v1/clients/x/unknown')).toBeUndefined();
   });
 
+  it('keeps a path registered as itself to its own methods: never a parameter of a pattern route', async () => {
+    const keys = new Router()
+      .add('POST', '/api/v1/jwks/rotate', named('rotate'))
+      .add('GET', '/api/v1/jwks/:kid', named('get-key'))
+      .add('DELETE', '/api/v1/jwks/:kid', named('retire-key'));
+    expect(await nameOf(keys.match('POST', '/api/v1/jwks/rotate'))).toBe('rotate');
+    expect(keys.match('GET', '/api/v1/jwks/rotate')).toBe('method');
+    expect(keys.match('DELETE', '/api/v1/jwks/rotate')).toBe('method');
+    expect(keys.allowedMethods('/api/v1/jwks/rotate')).toEqual(['POST']);
+    expect(await nameOf(keys.match('DELETE', '/api/v1/jwks/k1'))).toBe('retire-key');
+  });
+
   it('serves HEAD with the GET route', async () => {
     expect(await nameOf(r.match('HEAD', '/api/v1/clients'))).toBe('list');
     expect(await nameOf(r.match('HEAD', '/api/v1/clients/x/stats'))).toBe('stats');
