@@ -10,6 +10,8 @@ import type { LogoutTarget } from './backchannel.js';
 import type { KeySet } from '../keys/keystore.js';
 import type { OidcPayloadRepository, TenantId } from '../storage/types.js';
 import { adapterFactory, type ClientLoader } from './adapter.js';
+import { outboundPolicy } from '../outbound/index.js';
+import { providerFetch } from './provider-fetch.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
 import { isSecretHash, secretMatches } from '../clients/secrets.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
@@ -89,6 +91,7 @@ export function createProvider(opts: ProviderOptions): Provider {
     clients: [],
     jwks: keys.providerJwks() as Configuration['jwks'],
     cookies: { keys: opts.cookieKeys, long: { signed: true }, short: { signed: true } },
+    fetch: providerFetch(outboundPolicy(config)) as Configuration['fetch'],
     routes: OIDC_ROUTES,
     // The code flow only: no client can register another response type (clients/schema.ts), so
     // discovery must not advertise `none`.

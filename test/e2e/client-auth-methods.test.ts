@@ -261,6 +261,22 @@ describe('private_key_jwt with jwks_uri', () => {
     expect((await tokenWithAssertion(await assertion(id, { alg: 'RS256', key: unknown.privateKey, kid: unknown.jwk.kid }))).status).toBe(401);
     expect(fetches - before).toBe(1);
   });
+
+  it('is fetched under the same outbound rule where oidc-provider authenticates the client (loopback allowed here): the same answer at every endpoint', async () => {
+    const k = await keyPair('ES256');
+    served = [k.jwk];
+    const id = await privateKeyJwtClient({ jwks_uri: uri });
+    const signed = () => assertion(id, { alg: 'ES256', key: k.privateKey, kid: k.jwk.kid });
+    const auth = async () => ({ client_assertion_type: ASSERTION_TYPE, client_assertion: await signed() });
+    expect((await tokenWithAssertion(await signed())).status).toBe(200); // the actor's path
+    // oidc-provider's paths: an opaque token of the client's own, introspection and revocation.
+    const opaque = await postForm(t, '/token', { grant_type: 'client_credentials', ...(await auth()) });
+    expect(opaque.status, JSON.stringify(opaque.json)).toBe(200);
+    const seen = await postForm(t, '/token/introspection', { token: 'not-a-token', ...(await auth()) });
+    expect(seen.status, JSON.stringify(seen.json)).toBe(200);
+    expect(seen.json).toEqual({ active: false });
+    expect((await postForm(t, '/token/revocation', { token: 'not-a-token', ...(await auth()) })).status).toBe(200);
+  });
 });
 
 describe('none (public clients)', () => {
