@@ -118,7 +118,9 @@ export async function clientCredentialsGrant(ctx: TokenContext, req: HttpRequest
  * Introspection in the actor: JWT access tokens of this tenant, and opaque tokens stored as
  * oidc-provider `ClientCredentials`. Anything else (user access tokens and refresh tokens with
  * their grant, session and pairwise-subject rules; unknown opaque values; client attestation)
- * returns undefined for oidc-provider, decided before the client is authenticated.
+ * returns undefined for oidc-provider, decided before the client is authenticated. The client is
+ * authenticated by oidc-provider's method rule, as oidc-provider does for the tokens it answers:
+ * with the stricter rule the status told a caller whether a string was one of these tokens.
  */
 export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<HttpResponse | undefined> {
   const form = parseForm(req, ctx.config.oidc.path);
@@ -131,11 +133,11 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
     // for an authenticated caller (RFC 7662 2.2), where oidc-provider would answer 400
     // unsupported_token_type because it is structured.
     if (!row && isStructuredToken(token)) {
-      const auth = await authenticateClient(ctx, req, form, endpoint);
+      const auth = await authenticateClient(ctx, req, form, endpoint, 'oidc-provider');
       return auth === 'fallback' ? undefined : introspectionResponse({ active: false });
     }
     if (!row) return undefined;
-    const auth = await authenticateClient(ctx, req, form, endpoint);
+    const auth = await authenticateClient(ctx, req, form, endpoint, 'oidc-provider');
     if (auth === 'fallback') return undefined;
     const body = opaqueIntrospection(row.payload, auth, ctx.issuer);
     if (!body) return undefined;
@@ -148,7 +150,7 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
     }
     return introspectionResponse(body);
   }
-  const auth = await authenticateClient(ctx, req, form, endpoint);
+  const auth = await authenticateClient(ctx, req, form, endpoint, 'oidc-provider');
   if (auth === 'fallback') return undefined;
   const check = await checkAccessToken(ctx, token);
   const live = check.active && allowedPolicy(auth, check.claims.client_id) && (await audienceLive(ctx, check.claims.aud, check.claims.iat));

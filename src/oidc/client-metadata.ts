@@ -2,9 +2,14 @@
  * Translation of a stored client (Management API shape, spec 2.2) into oidc-provider client
  * metadata. The secret helpers are the clients domain's (src/clients/secrets.ts).
  */
+import { randomBytes } from 'node:crypto';
 import type { AdapterPayload } from 'oidc-provider';
+import { hashSecret } from '../clients/secrets.js';
 import type { Sealer } from '../keys/sealer.js';
 import type { ClientRecord, TenantId } from '../storage/types.js';
+
+/** Matches no presented secret (and, as an HMAC key, signs nothing a client could make). */
+const NO_SECRET = hashSecret(randomBytes(32).toString('base64url'));
 
 export function toProviderMetadata(record: ClientRecord, sealer: Sealer, tenant: TenantId): AdapterPayload {
   const m = record.metadata;
@@ -42,6 +47,11 @@ export function toProviderMetadata(record: ClientRecord, sealer: Sealer, tenant:
   }
   if (m.application_type === 'spa' || m.token_endpoint_auth_method === 'none') {
     delete out.client_secret;
+  } else if (out.client_secret === undefined && m.token_endpoint_auth_method !== 'private_key_jwt') {
+    // Made confidential without a secret yet (PATCH from `none`; the secret comes from POST /secret):
+    // oidc-provider would refuse to load the client at all (400 invalid_client_metadata on every
+    // request naming it). A hash of nothing anyone knows: authentication fails as for a wrong secret.
+    out.client_secret = NO_SECRET;
   }
   return out;
 }

@@ -279,6 +279,47 @@ describe('private_key_jwt with jwks_uri', () => {
   });
 });
 
+describe('introspection with the other secret method (Basic for a client_secret_post client, and the reverse)', () => {
+  it("answers as oidc-provider does for any token: the status never tells whether a string is one of the actor's tokens", async () => {
+    for (const method of ['client_secret_basic', 'client_secret_post'] as const) {
+      const c = await serviceClient(t, admin, SCOPE, { token_endpoint_auth_method: method });
+      // Each token asked for with the registered method, then introspected with the other one.
+      const own = (path: string, form: Record<string, string>) =>
+        method === 'client_secret_basic' ? postForm(t, path, form, c) : postForm(t, path, { ...form, client_id: c.id, client_secret: c.secret });
+      const other = (token: string) =>
+        method === 'client_secret_basic' ? postForm(t, '/token/introspection', { token, client_id: c.id, client_secret: c.secret }) : postForm(t, '/token/introspection', { token }, c);
+      const jwt = (await own('/token', { grant_type: 'client_credentials', resource: RESOURCE, scope: SCOPE })).json.access_token as string;
+      const opaque = (await own('/token', { grant_type: 'client_credentials' })).json.access_token as string;
+      const answers = await Promise.all([jwt, opaque, 'not-a-token'].map(other));
+      expect(answers.map((r) => r.status), method).toEqual([200, 200, 200]);
+      expect(answers.map((r) => r.json.active)).toEqual([true, true, false]);
+    }
+  });
+});
+
+describe('a client made confidential without a secret yet', () => {
+  it('answers 401 invalid_client at every endpoint (not 400 invalid_client_metadata) until POST /secret gives it one', async () => {
+    const pub = await createClient(t, admin, { client_name: 'was public', token_endpoint_auth_method: 'none', redirect_uris: ['https://app.example.com/cb'], grant_types: ['authorization_code'] });
+    const patched = await fetch(`${t.url}/api/v1/clients/${pub.client_id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['authorization_code', 'client_credentials'], scope: SCOPE }),
+    });
+    expect(patched.status).toBe(200);
+    const guess: Credentials = { id: pub.client_id as string, secret: 'any-guess' };
+    for (const [path, form] of [['/token', { grant_type: 'client_credentials' }], ['/token', { grant_type: 'client_credentials', resource: RESOURCE, scope: SCOPE }], ['/token/introspection', { token: 'x' }], ['/token/revocation', { token: 'x' }]] as const) {
+      const res = await postForm(t, path, form, guess);
+      expect(res.status, `${path} ${JSON.stringify(res.json)}`).toBe(401);
+      expect(res.json.error).toBe('invalid_client');
+    }
+    const rotator = await t.token(`svc:clients:delete svc:clients:write ${SCOPE}`);
+    const rotated = await fetch(`${t.url}/api/v1/clients/${pub.client_id}/secret`, { method: 'POST', headers: { authorization: `Bearer ${rotator}` } });
+    expect(rotated.status).toBe(200);
+    const secret = (await rotated.json()).data.client_secret as string;
+    expect((await postForm(t, '/token', { grant_type: 'client_credentials' }, { id: guess.id, secret })).status).toBe(200);
+  });
+});
+
 describe('none (public clients)', () => {
   it('cannot use client_credentials, and only learns about its own tokens at introspection', async () => {
     const pub = await createClient(t, admin, { client_name: 'public', application_type: 'spa', redirect_uris: ['http://localhost:5173/cb'], grant_types: ['authorization_code'] });
