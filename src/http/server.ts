@@ -220,7 +220,7 @@ export class HttpServer {
       const response = this.opts.fast({ id, method, path, rawQuery, headers, ip: remote });
       if (response) {
         // Still inside uWS's callback: the response goes out corked with no extra hop.
-        res.cork(() => this.write(res, response, id));
+        res.cork(() => this.write(res, response, id, method === 'HEAD'));
         return;
       }
     }
@@ -242,12 +242,12 @@ export class HttpServer {
         this.inFlight--;
         if (this.inFlight === 0 && this.drained) this.drained();
       };
-      if (response.stream) {
+      if (response.stream && method !== 'HEAD') {
         void this.pump(res, response, id, () => aborted, onAbort).finally(done);
         return;
       }
       if (!aborted) {
-        res.cork(() => this.write(res, response, id));
+        res.cork(() => this.write(res, response, id, method === 'HEAD'));
       }
       done();
     };
@@ -406,11 +406,24 @@ export class HttpServer {
     }
   }
 
-  private write(res: uWS.HttpResponse, unchecked: HttpResponse, id: string): void {
+  /** `head`: the answer to a HEAD request, written without its content (RFC 9110 9.3.2). */
+  private write(res: uWS.HttpResponse, unchecked: HttpResponse, id: string, head = false): void {
     const response = this.checked(unchecked, id);
     this.writeHead(res, response, id);
     const close = response.headers?.connection === 'close';
-    if (response.status === 204 || response.status === 304) {
+    if (head && response.status !== 204 && response.status !== 304) {
+      // The headers GET would have, its length included; content after them would be read by the
+      // client as the start of the next answer on a kept-alive connection. uWS's own reported
+      // length (endWithoutBody(n)) leaves the answer waiting for n bytes that never come, so the
+      // length is a header of ours and uWS writes none. Closing, uWS must write its own (0).
+      if (close) {
+        res.endWithoutBody(0, true);
+        return;
+      }
+      const body = response.stream ? undefined : response.body;
+      if (body !== undefined) res.writeHeader('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
+      res.endWithoutBody();
+    } else if (response.status === 204 || response.status === 304) {
       // No arguments when the connection stays open: an explicit `undefined` length reaches the
       // native binding as Content-Length 2^63, and the client's next request on that kept-alive
       // connection fails. Closing anyway, a zero length is harmless.

@@ -16,6 +16,8 @@ export interface RawConnection {
   closed: Promise<void>;
   /** Whether the socket is closed. */
   isClosed(): boolean;
+  /** Every byte received so far (several answers on a kept-alive connection). */
+  received(): Buffer;
   end(): void;
 }
 
@@ -75,6 +77,7 @@ export function openRaw(port: number): Promise<RawConnection> {
         response,
         closed,
         isClosed: () => closedFlag,
+        received: () => buf,
         end: () => socket.destroy(),
       }),
     );

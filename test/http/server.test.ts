@@ -161,6 +161,37 @@ describe('HttpServer', () => {
     expect(text).not.toContain('boom');
   });
 
+  it('answers HEAD with the headers of GET and no content (RFC 9110 9.3.2), on the fast path too; the connection stays usable', async () => {
+    const server = new HttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      log: pino({ level: 'silent' }),
+      handle: async (req) => ({ status: req.path === '/missing' ? 404 : 200, headers: { 'content-type': 'application/problem+json' }, body: `{"path":"${req.path}","n":"äö"}` }),
+      fast: (req) => (req.path === '/fast' ? { status: 200, headers: { 'content-type': 'application/json' }, body: '{"fast":true}' } : undefined),
+    });
+    servers.push(server);
+    const port = await server.listen();
+    for (const path of ['/page', '/missing', '/fast']) {
+      const get = await fetch(`http://127.0.0.1:${port}${path}`);
+      const content = Buffer.from(await get.arrayBuffer());
+      // Two HEADs then a GET on one kept-alive connection: any content after a HEAD answer would
+      // be read as the start of the next answer.
+      const conn = await openRaw(port);
+      await conn.write(`${head('HEAD', path, port, {})}${head('HEAD', path, port, {})}${head('GET', path, port, { connection: 'close' })}`);
+      await conn.closed;
+      const answers = conn.received().toString('utf8').split(/(?=HTTP\/1\.1 )/);
+      expect(answers, path).toHaveLength(3);
+      for (const answer of answers.slice(0, 2)) {
+        const [top, rest] = answer.split('\r\n\r\n');
+        expect(top, path).toMatch(new RegExp(`^HTTP/1.1 ${get.status} `));
+        expect(top!.toLowerCase(), path).toContain(`content-length: ${content.length}`);
+        expect(top!.toLowerCase(), path).toContain(`content-type: ${get.headers.get('content-type')}`);
+        expect(rest, path).toBe('');
+      }
+      expect(answers[2]!.endsWith(content.toString('utf8')), path).toBe(true);
+    }
+  });
+
   describe('close()', () => {
     it.each([
       ['settles in microtasks', async (): Promise<HttpResponse> => ({ status: 201, body: 'done' })],
