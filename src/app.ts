@@ -201,7 +201,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
 
   async function route(req: HttpRequest): Promise<HttpResponse> {
     // The base stylesheet without a tenant: the error pages of requests no tenant could answer.
-    if (req.path === GLOBAL_STYLESHEET_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+    // Not on `_ops`, which serves no page (its 404 is problem+json, below).
+    if (req.path === GLOBAL_STYLESHEET_PATH && (req.method === 'GET' || req.method === 'HEAD') && !frontDoor.isOps(req)) {
       return { status: 200, headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' }, body: STYLESHEET };
     }
     if (req.path === '/healthz') return json(200, { status: 'ok' }, { 'cache-control': 'no-store' });
@@ -327,8 +328,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   function errorResponse(err: unknown, req: HttpRequest): HttpResponse {
     const problem = toProblem(err);
     // A person navigating to a page gets a page (ui/error-page.ts); API clients get problem+json.
-    if (problem && problem.status < 500 && wantsErrorPage(req, oidcPath)) return problemPage(req, problem.status, problem.code);
-    if (problem && problem.status === 503 && wantsErrorPage(req, oidcPath)) {
+    // `_ops` answers JSON only (spec 1.5), a browser's Accept notwithstanding: it has no pages.
+    const asPage = problem !== undefined && wantsErrorPage(req, oidcPath) && !frontDoor.isOps(req);
+    if (problem && problem.status < 500 && asPage) return problemPage(req, problem.status, problem.code);
+    if (problem && problem.status === 503 && asPage) {
       const page = problemPage(req, 503, 'unavailable');
       return { ...page, headers: { ...page.headers, ...(problem.extra.headers ?? {}) } };
     }

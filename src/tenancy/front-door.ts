@@ -75,6 +75,20 @@ export class TenantFrontDoor {
     return undefined;
   }
 
+  /**
+   * True when `_ops` answers the request (multi-tenant mode): it answers JSON only (spec 1.5), so
+   * the front door must not draw an HTML error page or serve the tenants' stylesheet for it. A
+   * request whose tenant cannot be resolved is not `_ops` (its refusal is the resolver's).
+   */
+  isOps(req: HttpRequest): boolean {
+    if (!this.deps.ctx.config.multi_tenancy.enabled) return false;
+    try {
+      return this.resolve(req).tenant === OPS_TENANT;
+    } catch {
+      return false;
+    }
+  }
+
   /** The actor of the tenant a request addresses; 400 (resolution), 404 (unknown) or 403 (suspended). */
   async actorFor(req: HttpRequest): Promise<TenantTarget> {
     const { ctx, pool } = this.deps;

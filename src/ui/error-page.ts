@@ -4,7 +4,7 @@
  * before a page could be drawn (unknown, suspended or unnamed tenant, storage down) or oidc-provider
  * refuses it (unregistered redirect_uri, unknown client), it gets a styled, translated page with a
  * plain explanation and the request id, instead of problem+json or protocol wording. APIs (any other
- * path or Accept) keep their JSON.
+ * path or Accept) keep their JSON, and so does `_ops`, which has no pages (app.ts asks the front door).
  */
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { html } from './escape.js';
