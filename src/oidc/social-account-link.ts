@@ -16,11 +16,10 @@ import { linkIdentity, type Who } from '../social/accounts.js';
 import type { SocialProvider } from '../social/providers.js';
 import { UpstreamError, authorizationUrl, exchangeCode, type UpstreamIdentity } from '../social/upstream.js';
 import type { FlowState } from '../social/state.js';
-import type { PageUi } from '../ui/page-ui.js';
 import { socialErrorPage } from '../ui/social-pages.js';
 import { canSignIn } from './accounts.js';
 import { page, redirect, type SignInHost } from './interactions.js';
-import { MAX_PARAM, appleUser, callbackUrl, socialBindingCookie, type SocialContext } from './social-common.js';
+import { MAX_PARAM, appleUser, callbackUrl, resultPageUi, socialBindingCookie, type SocialContext } from './social-common.js';
 
 const ACCOUNT_PAGE = '/account';
 
@@ -61,12 +60,13 @@ export async function finishAccountLink(
   sc: SocialContext,
   p: SocialProvider,
   req: HttpRequest,
-  ui: PageUi,
   link: NonNullable<FlowState['link']>,
   secrets: { verifier: string; nonce: string },
   clear: string,
 ): Promise<HttpResponse> {
   const { ctx, tenant } = host;
+  // Every refusal leads back to the account page: so does its language switcher.
+  const ui = resultPageUi(host.ui, req, ACCOUNT_PAGE);
   const { t } = ui;
   const vars = { provider: p.displayName };
   const q = new URLSearchParams(req.rawQuery);

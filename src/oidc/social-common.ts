@@ -1,14 +1,17 @@
 /**
  * What social sign-in (social-signin.ts) and linking from the account page
  * (social-account-link.ts) share: the tenant's social context, the callback URL, the
- * browser-binding cookie and Apple's one-time user field. A module of its own so neither flow
+ * browser-binding cookie, Apple's one-time user field and the page context of a callback's result
+ * page. A module of its own so neither flow
  * imports the other's internals (and the account pages can name the context type without an
  * import cycle through the sign-in interaction).
  */
+import type { HttpRequest } from '../http/types.js';
 import type { SocialSettings } from '../social/providers.js';
 import type { StateCodec } from '../social/state.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
 import type { RelayState } from '../tenancy/ops.js';
+import { buildPageUi, type PageUi, type UiSettings } from '../ui/page-ui.js';
 import type { ReplayStore } from './replay-store.js';
 
 /** Everything social login needs of one tenant actor (rebuilt when the tenant's config changes). */
@@ -50,3 +53,16 @@ export function appleUser(raw: string | null): { name?: { firstName?: string; la
   }
 }
 
+
+/**
+ * The page context of a page the callback answers with (docs/decisions.md "Callback result
+ * pages"). The callback URL answers once (its state is single use; without state and code it is
+ * an invalid answer, and a failed sign-in in the audit log), so the language switcher never points
+ * at it: its links lead where the page's way back leads (`back`: the sign-in interaction, or the
+ * account page for a link), with `lang` set, which that page reads and remembers. A page without
+ * a way back has no switcher. `uiLocales`: the sign-in's own `ui_locales`, once the state named it.
+ */
+export function resultPageUi(settings: UiSettings, req: Pick<HttpRequest, 'headers'>, back: string | undefined, uiLocales?: unknown): PageUi {
+  const { ui } = buildPageUi(settings, { path: back ?? '/', headers: req.headers }, uiLocales);
+  return back === undefined ? { ...ui, languages: [] } : ui;
+}

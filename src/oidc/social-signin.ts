@@ -23,7 +23,7 @@ import type { SocialProvider } from '../social/providers.js';
 import { UpstreamError, authorizationUrl, exchangeCode, type UpstreamIdentity } from '../social/upstream.js';
 import type { UserRecord } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
-import { buildPageUi, type PageUi } from '../ui/page-ui.js';
+import type { PageUi } from '../ui/page-ui.js';
 import { socialButtons, socialErrorPage, socialLinkPage } from '../ui/social-pages.js';
 import { canSignIn } from './accounts.js';
 import {
@@ -42,7 +42,7 @@ import {
   type SocialHooks,
 } from './interactions.js';
 import { finishAccountLink } from './social-account-link.js';
-import { BINDING_COOKIE, MAX_PARAM, appleUser, callbackUrl, socialBindingCookie, type SocialContext } from './social-common.js';
+import { BINDING_COOKIE, MAX_PARAM, appleUser, callbackUrl, resultPageUi, socialBindingCookie, type SocialContext } from './social-common.js';
 
 export { MAX_PARAM, appleUser, callbackUrl, socialBindingCookie };
 
@@ -120,14 +120,15 @@ export async function handleSocial(host: SignInHost, sc: SocialContext | undefin
   if (link && method !== 'POST') return { status: 405, headers: { allow: 'POST', ...pageHeaders() }, body: 'Method Not Allowed' };
   if (callback && method !== 'GET' && method !== 'POST') return { status: 405, headers: { allow: 'GET, POST', ...pageHeaders() }, body: 'Method Not Allowed' };
   const uid = start?.[1] ?? link?.[1];
-  const ui = uid ? pageUiFor(host, req, uid).ui : buildPageUi(host.ui, { path: req.path, headers: req.headers }).ui;
+  // The callback's pages until its state names the sign-in: no switcher (social-common.ts resultPageUi).
+  const ui = uid ? pageUiFor(host, req, uid).ui : resultPageUi(host.ui, req, undefined);
   const name = start?.[2] ?? callback?.[1];
   const provider = name ? sc?.settings.providers.find((p) => p.name === name) : undefined;
   if ((name && !provider) || !sc) {
     return page(404, socialErrorPage({ ui, title: ui.t('social.unavailable.title'), message: ui.t('social.unavailable.message') }));
   }
   if (start) return startFlow(host, sc, provider!, req, start[1]!, ui);
-  if (callback) return method === 'POST' ? formPostToQuery(req) : finishFlow(host, sc, provider!, req, ui);
+  if (callback) return method === 'POST' ? formPostToQuery(req) : finishFlow(host, sc, provider!, req);
   return confirmLink(host, sc, req, link![1]!, link![2] === 'link-cancel', ui);
 }
 
@@ -139,15 +140,18 @@ function expiredPage(ui: PageUi, mismatch = false): HttpResponse {
   return page(400, socialErrorPage({ ui, title: ui.t('signin.expired.title'), message: ui.t(mismatch ? 'signin.mismatch.message' : 'signin.expired.message') }));
 }
 
-async function startFlow(host: SignInHost, sc: SocialContext, p: SocialProvider, req: HttpRequest, uid: string, ui: PageUi): Promise<HttpResponse> {
+/** `early`: the page context before the interaction is read (without its ui_locales). */
+async function startFlow(host: SignInHost, sc: SocialContext, p: SocialProvider, req: HttpRequest, uid: string, early: PageUi): Promise<HttpResponse> {
   return withNodeObjects(req, host.target, async (nreq, nres) => {
     let details: Interaction;
     try {
       details = await host.provider.interactionDetails(nreq as never, nres as never);
     } catch {
-      return expiredPage(ui);
+      return expiredPage(early);
     }
-    if (details.uid !== uid || details.prompt.name !== 'login') return expiredPage(ui, true);
+    if (details.uid !== uid || details.prompt.name !== 'login') return expiredPage(early, true);
+    // Its page in the sign-in's language, as the sign-in page was (ui_locales).
+    const { ui } = pageUiFor(host, req, uid, details.params.ui_locales);
     const { state, flow } = sc.codec.create(p.name, uid);
     const sent = sc.relayIssuer ? sc.relay.sign(host.tenant, state) : state;
     let location: string;
@@ -176,18 +180,22 @@ function formPostToQuery(req: HttpRequest): HttpResponse {
 
 type Fail = (status: number, result: SocialResult, reason: string, title: string, message: string, back?: string, userId?: string) => Promise<HttpResponse>;
 
-async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider, req: HttpRequest, ui: PageUi): Promise<HttpResponse> {
+async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider, req: HttpRequest): Promise<HttpResponse> {
   const { ctx, tenant } = host;
-  const { t } = ui;
   const vars = { provider: p.displayName };
   const q = new URLSearchParams(req.rawQuery);
   const clear = bindingCookie(host, '', 0);
   const who: Who = { ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null };
+  // The sign-in's `ui_locales`, once the state has named its interaction: every page from then on
+  // is in the language the sign-in page was in (CONTRACT.md "Languages").
+  let uiLocales: unknown;
+  const uiFor = (back?: string) => resultPageUi(host.ui, req, back, uiLocales);
+  let { t } = uiFor();
   const fail: Fail = async (status, result, reason, title, message, back, userId) => {
     count(host, p, result);
     ctx.log.info({ req_id: req.id, tenant, provider: p.name, result, reason }, 'social sign-in refused');
     await ctx.audit.record(tenant, { type: 'social_login', status: 'failed', user_id: userId ?? null, ...who, details: { provider: p.name, reason: result, ...(userId ? { user_id: userId } : {}) } });
-    return withCookie(page(status, socialErrorPage({ ui, title, message, ...(back ? { back } : {}) })), clear);
+    return withCookie(page(status, socialErrorPage({ ui: uiFor(back), title, message, ...(back ? { back } : {}) })), clear);
   };
   const invalid = (reason: string) => fail(400, 'invalid_state', reason, t('social.invalid.title'), t('social.invalid.message'));
 
@@ -202,6 +210,10 @@ async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider
   if (flow === 'expired') return fail(400, 'expired', 'state expired', t('signin.expired.title'), t('social.expired.message'));
   if (typeof flow === 'string') return invalid(`state ${flow}`);
   const back = `${host.target.mountPath}/interaction/${encodeURIComponent(flow.uid)}`;
+  // The sign-in it belongs to (a link from the account page has none).
+  const interaction = flow.link ? undefined : await host.provider.Interaction.find(flow.uid);
+  uiLocales = interaction?.params.ui_locales;
+  ({ t } = uiFor());
   // 2. The browser that started it (a callback URL handed to someone else does not sign them in).
   if (!sc.codec.bindingValid(flow.jti, cookieOf(req, BINDING_COOKIE))) {
     return fail(400, 'wrong_browser', 'binding cookie missing or not of this state', t('social.invalid.title'), t('social.wrong_browser.message'));
@@ -211,8 +223,7 @@ async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider
     return fail(400, 'replayed_state', 'state already used', t('social.replayed.title'), t('social.replayed.message'));
   }
   // A link started from the account page (src/oidc/social-account-link.ts), not a sign-in.
-  if (flow.link) return finishAccountLink(host, sc, p, req, ui, flow.link, { verifier: flow.verifier, nonce: flow.nonce }, clear);
-  const interaction = await host.provider.Interaction.find(flow.uid);
+  if (flow.link) return finishAccountLink(host, sc, p, req, flow.link, { verifier: flow.verifier, nonce: flow.nonce }, clear);
   if (!interaction) return fail(400, 'expired', 'interaction gone', t('signin.expired.title'), t('signin.expired.message'));
   who.client_id = typeof interaction.params.client_id === 'string' ? interaction.params.client_id : null;
 
@@ -256,7 +267,7 @@ async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider
     user = resolution.user;
     await ctx.storage.socialIdentities.touch(tenant, p.name, identity.subject, new Date().toISOString());
   }
-  return withCookie(await completeSignIn(host, p, interaction as unknown as Interaction, user, ['fed'], who, result, fail, ui), clear);
+  return withCookie(await completeSignIn(host, p, interaction as unknown as Interaction, user, ['fed'], who, result, fail, uiFor(back)), clear);
 }
 
 /** The user is known: a second factor when enrolled, otherwise the login handed to oidc-provider. */
@@ -285,16 +296,18 @@ async function completeSignIn(host: SignInHost, p: SocialProvider, details: Inte
 }
 
 /** The password confirmation (or its cancellation) of a pending link. */
-async function confirmLink(host: SignInHost, sc: SocialContext, req: HttpRequest, uid: string, cancel: boolean, ui: PageUi): Promise<HttpResponse> {
+async function confirmLink(host: SignInHost, sc: SocialContext, req: HttpRequest, uid: string, cancel: boolean, early: PageUi): Promise<HttpResponse> {
   const { ctx, tenant } = host;
-  const { t } = ui;
   return withNodeObjects(req, host.target, async (nreq, nres) => {
     let details: Interaction;
     try {
       details = await host.provider.interactionDetails(nreq as never, nres as never);
     } catch {
-      return expiredPage(ui);
+      return expiredPage(early);
     }
+    // The link page again (wrong password) in the sign-in's language, as it was first drawn (ui_locales).
+    const { ui } = pageUiFor(host, req, uid, details.params.ui_locales);
+    const { t } = ui;
     const base = `${host.target.mountPath}/interaction/${encodeURIComponent(uid)}`;
     const form = readForm(req);
     if (details.uid !== uid || !form || !csrfValid(host, uid, form.get('csrf_token'))) {

@@ -4,7 +4,8 @@
  * global config file. Chromium signs in at the product, continues at the upstream and comes back;
  * openid-client is the relying party. Covers first sign-in (user created), second sign-in (same
  * user), linking to an existing user (refused without the password, done with it), an unverified
- * upstream e-mail that never links, and the sign-up rules.
+ * upstream e-mail that never links, the sign-up rules, and a sign-in cancelled at the upstream (its
+ * page in the sign-in's `ui_locales`, a language switcher that never re-runs the callback).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,13 +77,13 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
   const linksNow = () => count('SELECT count(*) AS n FROM social_identities');
 
   /** A fresh browser (no cookies at the product or the upstream) at the product's sign-in page. */
-  async function authorize(opts: { bypassCSP?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; verifier: string; state: string; nonce: string }> {
-    const context = await browser.newContext(opts.bypassCSP ? { bypassCSP: true } : {});
+  async function authorize(opts: { bypassCSP?: boolean; locale?: string; params?: Record<string, string> } = {}): Promise<{ context: BrowserContext; page: Page; verifier: string; state: string; nonce: string }> {
+    const context = await browser.newContext({ ...(opts.bypassCSP ? { bypassCSP: true } : {}), ...(opts.locale ? { locale: opts.locale } : {}) });
     const page = await context.newPage();
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid profile email', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, nonce });
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid profile email', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, nonce, ...opts.params });
     await page.goto(url.href);
     return { context, page, verifier, state, nonce };
   }
@@ -209,6 +210,55 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
     expect(await linksNow()).toBe(links);
     expect(await t.sql('SELECT * FROM social_identities WHERE user_id = ?', [carol.id])).toEqual([]);
   });
+
+  /** The language switcher's links of the page: name and href. */
+  const switcher = (page: Page) => page.locator('nav.languages a').evaluateAll((as) => as.map((a) => ({ name: a.textContent, href: a.getAttribute('href') })));
+  const failedSocialLogins = async () => {
+    await t.app.ctx.audit.drain();
+    return count("SELECT count(*) AS n FROM audit_entries WHERE type = 'social_login' AND status = 'failed'");
+  };
+
+  it("cancelled at the upstream: the page is in the sign-in's language (ui_locales), its switcher leads back to the sign-in in the chosen language, and writes no failed login", async () => {
+    const flow = await authorize({ locale: 'en-US', params: { ui_locales: 'de' } });
+    flow.page.setDefaultTimeout(10_000);
+    expect(await flow.page.getByRole('heading', { name: 'Anmelden' }).count()).toBe(1);
+    const interaction = new URL(flow.page.url()).pathname;
+    expect(interaction).toMatch(/^\/oidc\/v1\/interaction\/[A-Za-z0-9_-]+$/);
+    await flow.page.getByRole('link', { name: 'Weiter mit Corp SSO' }).click();
+    await flow.page.waitForURL((u) => u.href.startsWith(upstream.issuer));
+    const answer = flow.page.waitForResponse((r) => r.url().startsWith(`${t.issuer}/social/corp/callback`));
+    await flow.page.getByRole('link', { name: '[ Cancel ]' }).click();
+    expect((await answer).status()).toBe(401);
+    await flow.page.getByRole('heading', { name: 'Anmeldung abgebrochen' }).waitFor();
+    expect(await flow.page.locator('html').getAttribute('lang')).toBe('de');
+    expect(await flow.page.getByRole('link', { name: 'Zurück zur Anmeldung' }).getAttribute('href')).toBe(interaction);
+    // The callback runs once: no switcher link re-runs it; each leads to the sign-in, `lang` set.
+    const links = await switcher(flow.page);
+    expect(links.map((l) => l.name)).toEqual(['English', 'Français', 'Deutsch', 'Español']);
+    for (const l of links) expect(l.href).toMatch(new RegExp(`^${interaction}\\?lang=(en|fr|de|es)$`));
+    const failed = await failedSocialLogins();
+    await flow.page.getByRole('link', { name: 'English' }).click();
+    await flow.page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(new URL(flow.page.url()).pathname).toBe(interaction);
+    expect((await flow.context.cookies()).find((c) => c.name === 'svc_lang')?.value).toBe('en');
+    expect(await failedSocialLogins()).toBe(failed);
+    // The sign-in goes on in English: cancelled again, the result page follows the choice.
+    await flow.page.getByRole('link', { name: 'Continue with Corp SSO' }).click();
+    await flow.page.waitForURL((u) => u.href.startsWith(upstream.issuer));
+    await flow.page.getByRole('link', { name: '[ Cancel ]' }).click();
+    await flow.page.getByRole('heading', { name: 'Sign-in cancelled' }).waitFor();
+    expect(await failedSocialLogins()).toBe(failed + 1);
+    await flow.context.close();
+
+    // A page without a way back (a callback opened with a state that is not valid here) has no switcher.
+    const context = await browser.newContext({ locale: 'de-DE' });
+    const page = await context.newPage();
+    const res = await page.goto(`${t.issuer}/social/corp/callback?state=x&code=y`);
+    expect(res?.status()).toBe(400);
+    expect(await page.locator('html').getAttribute('lang')).toBe('de');
+    expect(await switcher(page)).toEqual([]);
+    await context.close();
+  }, 60_000);
 
   it('with sign-up off, only already linked users come in; allowed domains limit who is created', async () => {
     await setSignup({ enabled: false });
@@ -364,6 +414,10 @@ describe('social login: generic OpenID Connect upstream (stock oidc-provider)', 
     await flow.page.getByRole('link', { name: 'Link Corp SSO' }).click();
     await atUpstream(flow.page, 'alice');
     await expect.poll(() => flow.page.getByRole('heading', { name: 'Already linked' }).count()).toBe(1);
+    // Its language switcher leads where its way back does (the account page), not to the callback.
+    const accountLinks = await switcher(flow.page);
+    expect(accountLinks).toHaveLength(4);
+    for (const l of accountLinks) expect(l.href).toMatch(/^\/account\?lang=(en|fr|de|es)$/);
     expect(await t.sql('SELECT * FROM social_identities WHERE user_id = ?', [hank.id])).toEqual([]);
     const [alice] = await t.sql("SELECT user_id FROM social_identities WHERE provider = 'corp' AND subject = 'alice'");
     expect(alice!.user_id).not.toBe(hank.id);

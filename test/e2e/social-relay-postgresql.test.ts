@@ -6,7 +6,8 @@
  * refused at tenant B. The tenant override of the provider section keeps its secret sealed.
  * Linking through the relay: an existing user of tenant A with the same verified e-mail is linked
  * only after that user's password (cancel and a wrong password link nothing). The admin console
- * of tenant A shows the `_ops` callback URL to register.
+ * of tenant A shows the `_ops` callback URL to register. A cancelled sign-in and a link page keep
+ * the sign-in's `ui_locales` on A's pages; their language switcher never re-runs the callback.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -85,15 +86,17 @@ describe('social login relay through `_ops` (multi-tenant, PostgreSQL + Redis)',
   const countIn = async (tenant: string, table: string) => Number(Object.values((await t.sql(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = ?`, [tenant]))[0]!)[0]);
 
   /** From tenant's authorization endpoint to the upstream's page; the callback URL it offers. */
-  async function toUpstream(tenant: string): Promise<{ context: BrowserContext; page: Page; callback: string; verifier: string }> {
-    const context = await browser.newContext();
+  async function toUpstream(tenant: string, o: { uiLocales?: string; button?: string } = {}): Promise<{ context: BrowserContext; page: Page; callback: string; verifier: string; interaction: string }> {
+    const context = await browser.newContext({ locale: 'en-US' });
     const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
     const verifier = randomBytes(32).toString('base64url');
-    const params = new URLSearchParams({ client_id: clients[tenant]!.client_id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid email', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: 'st', nonce: 'nn' });
+    const params = new URLSearchParams({ client_id: clients[tenant]!.client_id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid email', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: 'st', nonce: 'nn', ...(o.uiLocales ? { ui_locales: o.uiLocales } : {}) });
     await page.goto(`${issuerOf(tenant)}/auth?${params}`);
-    await page.getByRole('link', { name: 'Continue with Rogue ID' }).click();
+    const interaction = new URL(page.url()).pathname;
+    await page.getByRole('link', { name: o.button ?? 'Continue with Rogue ID' }).click();
     await page.waitForURL((u) => u.href.startsWith(rogue.issuer));
-    return { context, page, callback: (await page.locator('#continue').getAttribute('href'))!, verifier };
+    return { context, page, callback: (await page.locator('#continue').getAttribute('href'))!, verifier, interaction };
   }
 
   it('registers one callback for every tenant: the _ops one', async () => {
@@ -199,6 +202,51 @@ describe('social login relay through `_ops` (multi-tenant, PostgreSQL + Redis)',
     expect(await countIn(B, 'users')).toBe(before.b);
     expect(await countIn(B, 'social_identities')).toBe(before.linksB);
   }, 90_000);
+
+  it("ends a cancelled sign-in through the relay on A's page in the sign-in's language (ui_locales); its switcher leads back to the sign-in, never to the callback, and writes no failed login", async () => {
+    const failedLogins = async () => {
+      await t.app.ctx.audit.drain();
+      return Number(Object.values((await t.sql("SELECT count(*) AS n FROM audit_entries WHERE tenant_id = ? AND type = 'social_login' AND status = 'failed'", [A]))[0]!)[0]);
+    };
+    rogue.mode = 'error';
+    try {
+      const { context, page, interaction } = await toUpstream(A, { uiLocales: 'de', button: 'Weiter mit Rogue ID' });
+      expect(interaction).toMatch(/^\/oidc\/v1\/interaction\/[A-Za-z0-9_-]+$/);
+      const answer = page.waitForResponse((r) => r.url().startsWith(`${issuerOf(A)}/social/rogue/callback`));
+      await page.locator('#continue').click();
+      expect((await answer).status()).toBe(401);
+      await page.getByRole('heading', { name: 'Anmeldung abgebrochen' }).waitFor();
+      expect(new URL(page.url()).host).toBe(`${A}.localhost:${port}`);
+      expect(await page.locator('html').getAttribute('lang')).toBe('de');
+      expect(await page.getByRole('link', { name: 'Zurück zur Anmeldung' }).getAttribute('href')).toBe(interaction);
+      const hrefs = await page.locator('nav.languages a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+      expect(hrefs).toEqual(['en', 'fr', 'de', 'es'].map((l) => `${interaction}?lang=${l}`));
+      const failed = await failedLogins();
+      await page.getByRole('link', { name: 'Español' }).click();
+      await page.getByRole('heading', { name: 'Iniciar sesión' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe(interaction);
+      expect(await failedLogins()).toBe(failed);
+      await context.close();
+    } finally {
+      rogue.mode = 'ok';
+    }
+  });
+
+  it("keeps a link page in the sign-in's language after a wrong password (ui_locales)", async () => {
+    const email = `link-de-${run}@example.com`;
+    const token = await platformToken('svc:users:write svc:cross-tenant:write');
+    const created = await send(port, 'POST', '/api/v1/users', { tenant: A, token, body: { email, password: 'Relay-Link-Passw0rd!', email_verified: true } });
+    expect(created.status, created.text).toBe(201);
+    rogue.claims = { sub: `link-de-${run}`, email, email_verified: true };
+    const flow = await toUpstream(A, { uiLocales: 'de', button: 'Weiter mit Rogue ID' });
+    await flow.page.locator('#continue').click();
+    await flow.page.getByRole('heading', { name: 'Ihr Rogue ID-Konto verknüpfen' }).waitFor();
+    await flow.page.getByLabel('Passwort').fill('not-the-password');
+    await flow.page.getByRole('button', { name: 'Verknüpfen und anmelden' }).click();
+    await expect.poll(() => flow.page.getByRole('alert').textContent()).toContain('Das Passwort ist nicht korrekt.');
+    expect(await flow.page.locator('html').getAttribute('lang')).toBe('de');
+    await flow.context.close();
+  });
 
   it("shows the _ops callback URL in tenant A's admin console and the platform's API (relay on)", async () => {
     const ops = `http://_ops.localhost:${port}/oidc/v1/social/rogue/callback`;
