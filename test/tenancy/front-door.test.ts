@@ -33,11 +33,15 @@ function setup() {
   const pool = new ActorPool<FakeActor>({ maxSize: 10, idleTtlMs: 60_000, cleanupIntervalMs: 60_000, create: async (t) => new FakeActor(t), onHit: () => hits++ });
   pools.push(pool);
   const resolver = {
-    resolve: (req: HttpRequest): Resolution => ({
-      tenant: req.headers['x-tenant'] ?? 'default',
-      via: (req.headers['x-via'] as Resolution['via'] | undefined) ?? 'header',
-      ...(req.headers['x-conflict'] ? { conflict: req.headers['x-conflict'] } : {}),
-    }),
+    resolve: (req: HttpRequest): Resolution => {
+      // A name the real resolver refuses (400), as a malformed header or host would be.
+      if (req.headers['x-tenant'] === 'Bad Name') throw new ProblemError(400, 'invalid-tenant', 'not a tenant name');
+      return {
+        tenant: req.headers['x-tenant'] ?? 'default',
+        via: (req.headers['x-via'] as Resolution['via'] | undefined) ?? 'header',
+        ...(req.headers['x-conflict'] ? { conflict: req.headers['x-conflict'] } : {}),
+      };
+    },
   };
   const ctx = {
     config: { multi_tenancy: { enabled: true, tenant_header: 'x-tenant' }, oidc: { path: '/oidc/v1' } },
@@ -87,5 +91,14 @@ describe('TenantFrontDoor.liveTarget', () => {
     expect(door.liveTarget(conflicting)).toBeUndefined();
     expect((await door.actorFor(conflicting)).req.headers.cookie).toBeUndefined();
     expect(door.liveTarget(req({ 'x-tenant': '_ops' }))).toBeUndefined();
+  });
+});
+
+describe('TenantFrontDoor.isOps', () => {
+  it('is true for `_ops` only (its answers are JSON, never a page), false when no tenant resolves', () => {
+    const { door, req } = setup();
+    expect(door.isOps(req({ 'x-tenant': '_ops' }))).toBe(true);
+    expect(door.isOps(req({ 'x-tenant': 'acme' }))).toBe(false);
+    expect(door.isOps(req({ 'x-tenant': 'Bad Name' }))).toBe(false);
   });
 });
