@@ -109,21 +109,31 @@ export function readablePalette(p: Palette, defaultSurface: string): Palette {
   return out;
 }
 
-/** Links in the brand colour when it reads on the surface, else in the text colour. */
-function linkColour(p: Palette): string {
-  const surface = p.surface ?? p.background ?? '#ffffff';
-  return contrastRatio(p.primary!, surface) >= 4.5 ? p.primary! : (p.text ?? readableOn(surface));
+/**
+ * Links in the brand colour when it reads on the card, else in the text colour when that does, else
+ * black or white. Every `--link` link is inside `main.card` (footer and language links use `--fg`),
+ * whose background is `--card`: the palette's surface, or the product's own card of that scheme
+ * (`defaultCard`: white in light mode, #1b212b in dark mode). `background` only paints the page
+ * around the card, so it is not what links are read on.
+ */
+function linkColour(p: Palette, defaultCard: string): string {
+  const card = p.surface && HEX.test(p.surface) ? p.surface : defaultCard;
+  if (contrastRatio(p.primary!, card) >= 4.5) return p.primary!;
+  return p.text && HEX.test(p.text) && contrastRatio(p.text, card) >= 4.5 ? p.text : readableOn(card);
 }
 
+/** The product's own card colours (src/ui/style.ts `--card`), what a palette without a surface shows. */
+const DEFAULT_CARD = { light: '#ffffff', dark: '#1b212b' } as const;
+
 export function brandStylesheet(brand: Brand): string {
-  const decl = (p: Palette) =>
-    VARS.filter(([k]) => p[k] && /^#[0-9a-fA-F]{3,8}$/.test(p[k]!))
+  const decl = (p: Palette, defaultCard: string) =>
+    VARS.filter(([k]) => p[k] && HEX.test(p[k]!))
       .map(([k, v]) => `${v}:${p[k]}`)
-      .concat(p.primary && /^#[0-9a-fA-F]{3,8}$/.test(p.primary) ? [`--accent-fg:${readableOn(p.primary)}`, `--link:${linkColour(p)}`] : [])
+      .concat(p.primary && HEX.test(p.primary) ? [`--accent-fg:${readableOn(p.primary)}`, `--link:${linkColour(p, defaultCard)}`] : [])
       .join(';');
   const parts: string[] = [];
-  const light = decl(readablePalette(brand.light, '#ffffff'));
-  const dark = decl(readablePalette(brand.dark, '#1b212b'));
+  const light = decl(readablePalette(brand.light, DEFAULT_CARD.light), DEFAULT_CARD.light);
+  const dark = decl(readablePalette(brand.dark, DEFAULT_CARD.dark), DEFAULT_CARD.dark);
   if (light) parts.push(`:root{${light}}`);
   if (dark) parts.push(`@media (prefers-color-scheme:dark){:root{${dark}}}`);
   if (brand.font && /^[A-Za-z0-9 ,'"-]+$/.test(brand.font)) parts.push(`body{font-family:${brand.font},system-ui,sans-serif}`);

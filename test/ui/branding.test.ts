@@ -41,6 +41,27 @@ describe('contrast', () => {
     expect(css).toContain('@media (prefers-color-scheme:dark)');
   });
 
+  it('links read on the card they sit on in dark mode too (the default dark card unless the palette sets a surface)', () => {
+    const DEFAULT_CARD = { light: '#ffffff', dark: '#1b212b' };
+    const darkBlock = (css: string) => vars(/prefers-color-scheme:dark\)\{:root\{([^}]*)\}/.exec(css)![1]!);
+    const lightBlock = (css: string) => vars(/^:root\{([^}]*)\}/.exec(css)![1]!);
+    // The audit's case: a light primary on the default dark card is its own link colour, not black.
+    expect(brandStylesheet(brandOf({ palette_dark: { primary: '#abcdef' } }, undefined))).toBe('@media (prefers-color-scheme:dark){:root{--accent:#abcdef;--accent-fg:#000000;--link:#abcdef}}');
+    for (const primary of ['#abcdef', '#ffcc00', '#1a237e', '#777777', '#000000', '#ffffff', '#7aa2ff', '#2456d3']) {
+      for (const extra of [{}, { surface: '#000000' }, { surface: '#ffffff' }, { background: '#000000' }, { text: '#222222' }, { text: '#eeeeee', surface: '#101010' }]) {
+        const palette = { primary, ...extra };
+        const dark = darkBlock(brandStylesheet(brandOf({ palette_dark: palette }, undefined)));
+        const light = lightBlock(brandStylesheet(brandOf({ palette_light: palette }, undefined)));
+        const ctx = JSON.stringify(palette);
+        expect(contrastRatio(dark.link!, palette.surface ?? DEFAULT_CARD.dark), `dark ${ctx}`).toBeGreaterThanOrEqual(4.5);
+        expect(contrastRatio(light.link!, palette.surface ?? DEFAULT_CARD.light), `light ${ctx}`).toBeGreaterThanOrEqual(4.5);
+        // The brand colour itself whenever it reads on the card.
+        if (contrastRatio(primary, palette.surface ?? DEFAULT_CARD.dark) >= 4.5) expect(dark.link, `dark ${ctx}`).toBe(primary);
+        if (contrastRatio(primary, palette.surface ?? DEFAULT_CARD.light) >= 4.5) expect(light.link, `light ${ctx}`).toBe(primary);
+      }
+    }
+  });
+
   it('only hex colours and a plain font list reach the stylesheet', () => {
     const css = brandStylesheet(brandOf({ font_family: 'x;}</style><script>', palette_light: { primary: 'red;}body{display:none' } }, undefined));
     expect(css).toBe('');
