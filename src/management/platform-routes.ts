@@ -8,7 +8,7 @@
  * in to therefore gets nothing here. JSON in and out, the same envelopes and problems as the
  * Management API.
  *
- *   GET   /platform/tenants                 list (limit, after, status)        svc:tenants:read
+ *   GET   /platform/tenants                 list (limit, after, status, q)     svc:tenants:read
  *   POST  /platform/tenants                 create                             svc:tenants:write
  *   GET   /platform/tenants/:slug           one tenant                         svc:tenants:read
  *   PATCH /platform/tenants/:slug           status, display_name, domain       svc:tenants:write
@@ -103,9 +103,10 @@ export class PlatformRoutes {
   }
 
   private async list(req: HttpRequest): Promise<HttpResponse> {
-    const { status, ...pq } = parseQuery(tenantListQuery, req);
-    const page = await this.deps.ctx.storage.tenants.list({ status }, this.deps.cursors.of(PLATFORM_TENANT).request('tenants', pq));
-    return sendJson(200, manyTenants(this.deps.cursors.of(PLATFORM_TENANT).envelope('tenants', page, (t) => [t.created_at, t.id], presentTenant)));
+    const { status, q, ...pq } = parseQuery(tenantListQuery, req);
+    const cursors = this.deps.cursors.of(PLATFORM_TENANT);
+    const page = await this.deps.ctx.storage.tenants.list({ status, q }, cursors.request('tenants', pq));
+    return sendJson(200, manyTenants(cursors.envelope('tenants', page, (t) => [t.created_at, t.id], presentTenant)));
   }
 
   private async create(req: HttpRequest, admin: PlatformAdmin): Promise<HttpResponse> {

@@ -449,6 +449,55 @@ describe('multi-tenant mode', () => {
       expect(await t.sql('SELECT 1 FROM clients WHERE tenant_id = ?', [name])).toEqual([]);
     });
 
+    it('searches the list with q (slug, display name or domain; case-insensitive, wildcards literal, at most 200 characters) beside status and paging', async () => {
+      const write = await platformToken(port, 'svc:tenants:write');
+      const read = await platformToken(port, 'svc:tenants:read');
+      const [north, south, east] = [slug('qnorth'), slug('qsouth'), slug('qeast')];
+      await createTenant(north, { display_name: 'Northwind 100%_Traders' });
+      await createTenant(south, { display_name: 'Southwind 100 Traders', domain: `sso.${south}.example.com` });
+      await createTenant(east, { display_name: 'Eastern' });
+      expect((await send(port, 'PATCH', `/api/v1/tenants/${south}`, { token: write, body: { status: 'suspended' } })).status).toBe(200);
+      const slugsOf = async (query: string) => {
+        const res = await send(port, 'GET', `/api/v1/tenants?${query}`, { token: read });
+        expect(res.status, res.text).toBe(200);
+        return (res.json.data as Array<{ slug: string }>).map((x) => x.slug);
+      };
+      expect(await slugsOf('q=WIND')).toEqual([north, south]);
+      expect(await slugsOf(`q=${encodeURIComponent(`SSO.${south}`)}`)).toEqual([south]); // domain
+      expect(await slugsOf(`q=${encodeURIComponent(east.toUpperCase())}`)).toEqual([east]); // slug
+      expect(await slugsOf(`q=${encodeURIComponent('100%_')}`)).toEqual([north]);
+      expect(await slugsOf('q=%25')).toEqual([north]);
+      expect(await slugsOf('q=wind&status=suspended')).toEqual([south]);
+      expect(await slugsOf('q=wind&status=active')).toEqual([north]);
+      const first = await send(port, 'GET', '/api/v1/tenants?q=wind&limit=1&include_count=true', { token: read });
+      expect(first.json.data.map((x: { slug: string }) => x.slug)).toEqual([north]);
+      expect(first.json.pagination).toMatchObject({ has_more: true, total_count: 2 });
+      expect(await slugsOf(`q=wind&limit=1&after=${encodeURIComponent(first.json.pagination.next_cursor)}`)).toEqual([south]);
+      expect(await slugsOf(`q=${'x'.repeat(200)}`)).toEqual([]);
+      expectValidation(await send(port, 'GET', `/api/v1/tenants?q=${'x'.repeat(201)}`, { token: read }), '/api/v1/tenants', 'q');
+      expect((await send(port, 'PATCH', `/api/v1/tenants/${south}`, { token: write, body: { status: 'active' } })).status).toBe(200);
+    });
+
+    it('renames a tenant and changes or removes its domain with PATCH (422 at the field, 409 for a domain in use); `_platforms` can be renamed only', async () => {
+      const write = await platformToken(port, 'svc:tenants:write');
+      const [one, two] = [slug('rename1'), slug('rename2')];
+      await createTenant(one);
+      await createTenant(two, { domain: `login.${two}.example.com` });
+      const renamed = await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { display_name: '  Renamed Ltd  ', domain: `login.${one}.example.com` } });
+      expect(renamed.status, renamed.text).toBe(200);
+      expect(renamed.json.data).toMatchObject({ slug: one, display_name: 'Renamed Ltd', domain: `login.${one}.example.com`, status: 'active' });
+      expectValidation(await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { display_name: '   ' } }), `/api/v1/tenants/${one}`, 'display_name');
+      expectValidation(await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { domain: 'Not A Host' } }), `/api/v1/tenants/${one}`, 'domain');
+      expectProblem(await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { domain: `login.${two}.example.com` } }), 409, 'conflict', `/api/v1/tenants/${one}`);
+      const cleared = await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { domain: null } });
+      expect(cleared.json.data).toMatchObject({ display_name: 'Renamed Ltd', domain: null });
+      const before = await send(port, 'GET', '/api/v1/tenants/_platforms', { token: await platformToken(port, 'svc:tenants:read') });
+      const platform = await send(port, 'PATCH', '/api/v1/tenants/_platforms', { token: write, body: { display_name: 'The Platform' } });
+      expect(platform.status, platform.text).toBe(200);
+      expect(platform.json.data).toMatchObject({ slug: '_platforms', display_name: 'The Platform', status: 'active' });
+      expect((await send(port, 'PATCH', '/api/v1/tenants/_platforms', { token: write, body: { display_name: before.json.data.display_name } })).status).toBe(200);
+    });
+
     it('validates slugs (422), refuses reserved tenants (422 on create, 409 on delete or suspend) and unknown ones (404)', async () => {
       const write = await platformToken(port, 'svc:tenants:write svc:tenants:delete');
       for (const bad of ['a', '-acme', 'acme-', 'Acme', 'ac_me', 'a'.repeat(64), '_ops']) {
@@ -561,6 +610,10 @@ describe('multi-tenant mode', () => {
       expect(created.json.data).toMatchObject({ slug: name, status: 'active' });
       expectProblem(await send(port, 'POST', '/platform/tenants', { tenant: '_platforms', token: adminToken, body: { slug: name, display_name: 'x' } }), 409, 'conflict', '/platform/tenants');
       expectValidation(await send(port, 'POST', '/platform/tenants', { tenant: '_platforms', token: adminToken, body: { slug: '-x', display_name: 'x' } }), '/platform/tenants', 'slug');
+      // The same search as /api/v1/tenants.
+      const found = await send(port, 'GET', `/platform/tenants?q=${encodeURIComponent('MADE ON THE')}`, { sub: '_platforms', token: adminToken });
+      expect((found.json.data as Array<{ slug: string }>).map((x) => x.slug)).toEqual([name]);
+      expectValidation(await send(port, 'GET', `/platform/tenants?q=${'x'.repeat(201)}`, { sub: '_platforms', token: adminToken }), '/platform/tenants', 'q');
 
       const user = await createUserIn(ACME, { username: 'visible-to-platform' });
       const users = await send(port, 'GET', `/platform/tenants/${ACME}/users?limit=100`, { sub: '_platforms', token: adminToken });

@@ -59,6 +59,37 @@ function describeTenants(name: string, open: () => Promise<{ storage: Storage; r
       expect(suspended.total_count).toBe(2);
     });
 
+    it('searches slug, display name and domain case-insensitively, wildcards literal, with the status filter, cursors and count', async () => {
+      await s.tenants.create(tenant('q-north', { display_name: 'Northwind Traders', domain: 'login.northwind.example' }));
+      await s.tenants.create(tenant('q-south', { display_name: '100%_Pure Ltd', status: 'suspended' }));
+      await s.tenants.create(tenant('q-east', { display_name: 'Überall East\\Side', domain: 'sso.eastern.example' }));
+      await s.tenants.create(tenant('q-percent', { display_name: '100 Pure Ltd' }));
+      const slugs = async (q: string, status?: TenantRecord['status'], over: Partial<PageRequest> = {}) => (await s.tenants.list({ q, status }, page(over))).items.map((t) => t.slug);
+      expect(await slugs('q-')).toEqual(['q-north', 'q-south', 'q-east', 'q-percent']);
+      expect(await slugs('NORTHWIND')).toEqual(['q-north']); // display name and domain
+      expect(await slugs('wind trad')).toEqual(['q-north']);
+      expect(await slugs('EASTERN.example')).toEqual(['q-east']); // domain only
+      expect(await slugs('Q-SOUTH')).toEqual(['q-south']); // slug
+      // LIKE wildcards and the escape character match themselves only.
+      expect(await slugs('100%_')).toEqual(['q-south']);
+      expect(await slugs('%')).toEqual(['q-south']);
+      expect(await slugs('_')).toEqual(['q-south']);
+      expect(await slugs('t\\s')).toEqual(['q-east']);
+      expect(await slugs('\\%')).toEqual([]);
+      // Case folding is ASCII-only on both backends (as the users and clients lists): the same answers.
+      expect(await slugs('berall')).toEqual(['q-east']);
+      expect(await slugs('Überall')).toEqual(['q-east']);
+      expect(await slugs('überall')).toEqual([]);
+      expect(await slugs('q-', 'suspended')).toEqual(['q-south']);
+      expect(await slugs('nothing like it')).toEqual([]);
+      const counted = await s.tenants.list({ q: 'q-' }, page({ limit: 2, include_count: true }));
+      expect(counted.items.map((t) => t.slug)).toEqual(['q-north', 'q-south']);
+      expect([counted.has_more, counted.total_count]).toEqual([true, 4]);
+      const last = counted.items[1]!;
+      expect(await slugs('q-', undefined, { limit: 2, after: { created_at: last.created_at, id: last.id } })).toEqual(['q-east', 'q-percent']);
+      for (const t of ['q-north', 'q-south', 'q-east', 'q-percent']) expect(await s.tenants.delete(t)).toBe(true);
+    });
+
     it('deletes the record and purges that tenant’s data only; an unknown slug purges nothing', async () => {
       for (const t of ['gone', 'kept']) {
         if (t === 'gone') await s.tenants.create(tenant('gone'));

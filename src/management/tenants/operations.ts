@@ -17,12 +17,12 @@ const route = '/api/v1/tenants/:slug';
 export const tenantOperations: Operation[] = [
   op({
     method: 'GET', path: '/api/v1/tenants', scope: 'svc:tenants:read', rateClass: 'read', tag: 'tenants', platform: true,
-    summary: 'List tenants (multi-tenant mode; `_platforms` tokens only)',
+    summary: 'List tenants, filtered by status and a search (multi-tenant mode; `_platforms` tokens only)',
     query: tenantListQuery,
     success: { status: 200, schema: listEnvelope(tenantResponse) },
     handler: async (call) => {
-      const { status, ...pq } = call.query;
-      const page = await call.ctx.storage.tenants.list({ status }, call.cursors.request(CURSOR_SCOPE, pq));
+      const { status, q, ...pq } = call.query;
+      const page = await call.ctx.storage.tenants.list({ status, q }, call.cursors.request(CURSOR_SCOPE, pq));
       return sendJson(200, many(call.cursors.envelope(CURSOR_SCOPE, page, (t) => [t.created_at, t.id], presentTenant)));
     },
   }),

@@ -10,9 +10,11 @@ import { TENANT_STATUSES } from '../../tenants/schema.js';
 
 export { TENANT_STATUSES, tenantCreateSchema, tenantPatchSchema, tenantSlug, CREATE_SLUG_PATTERN, type TenantCreateInput, type TenantPatchInput } from '../../tenants/schema.js';
 
+/** `q`: a case-insensitive substring of slug, display_name or domain (as the users and clients lists' `q`). */
 export const tenantListQuery = z.object({
   ...pageQuery,
   status: z.enum(TENANT_STATUSES, { message: `must be one of ${TENANT_STATUSES.join(', ')}` }).optional(),
+  q: z.string().max(200, 'must be at most 200 characters').optional(),
 });
 
 export const tenantResponse = z.object({

@@ -7,7 +7,7 @@ import { UniqueViolation } from '../errors.js';
 import { REGISTRY_OWNER, REGISTRY_TABLE } from '../registry.js';
 import type { Page, PageRequest, TenantFilter, TenantRecord, TenantRepository } from '../types.js';
 import { sqlState } from './errors.js';
-import { Params } from './sql.js';
+import { Params, likePattern } from './sql.js';
 import type { Query, TenantDb } from './tenant-db.js';
 
 const COLUMNS = 'id, slug, display_name, domain, status, created_at, updated_at';
@@ -66,6 +66,12 @@ export class PgTenants implements TenantRepository {
     const p = new Params();
     const where = [`tenant_id = ${p.add(REGISTRY_OWNER)}`];
     if (filter.status) where.push(`status = ${p.add(filter.status)}`);
+    if (filter.q) {
+      // display_name has the database's collation, which folds non-ASCII case too: compared as
+      // COLLATE "C" like slug and domain, the search folds ASCII only, as on SQLite.
+      const q = p.add(likePattern(filter.q));
+      where.push(`(slug ILIKE ${q} ESCAPE '\\' OR display_name COLLATE "C" ILIKE ${q} ESCAPE '\\' OR coalesce(domain, '') ILIKE ${q} ESCAPE '\\')`);
+    }
     const filterSql = where.join(' AND ');
     const countParams = p.snapshot();
     const pageSql = page.after ? `${filterSql} AND (created_at, id) > (${p.add(page.after.created_at)}::timestamptz, ${p.add(page.after.id)})` : filterSql;

@@ -5,7 +5,7 @@
 import { UniqueViolation } from '../errors.js';
 import { REGISTRY_OWNER, REGISTRY_TABLE } from '../registry.js';
 import type { Page, PageRequest, TenantFilter, TenantRecord, TenantRepository } from '../types.js';
-import { keysetPage, prepared, type Db } from './db.js';
+import { keysetPage, likePattern, prepared, type Db } from './db.js';
 
 const COLUMNS = 'id, slug, display_name, domain, status, created_at, updated_at';
 
@@ -53,6 +53,10 @@ export class SqliteTenants implements TenantRepository {
     if (filter.status) {
       filterSql += ' AND status = @status';
       params.status = filter.status;
+    }
+    if (filter.q) {
+      filterSql += " AND (slug LIKE @q ESCAPE '\\' OR display_name LIKE @q ESCAPE '\\' OR coalesce(domain, '') LIKE @q ESCAPE '\\')";
+      params.q = likePattern(filter.q);
     }
     return keysetPage<TenantRecord>(this.db, { table: 'tenants', columns: COLUMNS, where: filterSql, params, sortKey: ['created_at', 'id'] }, page);
   }

@@ -17,6 +17,8 @@ export interface TenantRecord {
 
 export interface TenantFilter {
   status?: TenantRecord['status'];
+  /** Case-insensitive (ASCII) substring of slug, display_name or domain; LIKE wildcards match themselves. */
+  q?: string;
 }
 
 /** The tenant registry: platform data, not owned by any one tenant. */
