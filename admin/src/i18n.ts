@@ -236,6 +236,18 @@ const C: Record<string, Entry> = {
   'tenant.slug_hint': ['2–63 lowercase letters, digits and hyphens.', '2 à 63 minuscules, chiffres et tirets.', '2–63 Kleinbuchstaben, Ziffern und Bindestriche.', '2–63 minúsculas, dígitos y guiones.'],
   'tenant.display_name': ['Display name', 'Nom affiché', 'Anzeigename', 'Nombre visible'],
   'tenant.domain': ['Domain', 'Domaine', 'Domain', 'Dominio'],
+  'tenant.domain_hint': [
+    'A host name such as login.example.com; empty removes it.',
+    'Un nom d’hôte comme login.example.com ; vide le supprime.',
+    'Ein Hostname wie login.example.com; leer entfernt ihn.',
+    'Un nombre de host como login.example.com; vacío lo elimina.',
+  ],
+  'tenant.reserved': [
+    'The platform tenant can be renamed, but neither suspended nor deleted.',
+    'Le locataire de la plateforme peut être renommé, mais ni suspendu ni supprimé.',
+    'Der Plattform-Mandant kann umbenannt, aber weder gesperrt noch gelöscht werden.',
+    'El inquilino de la plataforma puede renombrarse, pero no suspenderse ni eliminarse.',
+  ],
   'tenant.suspend': ['Suspend', 'Suspendre', 'Sperren', 'Suspender'],
   'tenant.suspend.q': ['Suspend {name}? Its sign-in and API stop answering; its data is kept.', 'Suspendre {name} ? Sa connexion et son API cessent de répondre ; ses données sont conservées.', '{name} sperren? Anmeldung und API antworten nicht mehr; die Daten bleiben.', '¿Suspender {name}? Su acceso y su API dejan de responder; sus datos se conservan.'],
   'tenant.delete.q': ['Delete tenant {name} and all its data?', 'Supprimer le locataire {name} et toutes ses données ?', 'Mandant {name} mit allen Daten löschen?', '¿Eliminar el inquilino {name} y todos sus datos?'],

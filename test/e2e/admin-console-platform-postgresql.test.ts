@@ -3,7 +3,9 @@
  * bootstrap superadmin signs in on the `_platforms` origin, creates a tenant, edits its
  * configuration (a per-field error from the API shown at its field), sees its users, suspends it
  * (its issuer then answers tenant-suspended), activates and deletes it. A tenant admin on the
- * tenant's own origin gets the tenant console. axe-core and a screenshot for each view.
+ * tenant's own origin gets the tenant console. The Tenants list is searched; a tenant's display
+ * name and domain are edited (422 and 409 at the Domain field); `_platforms` offers no Suspend or
+ * Delete. axe-core and a screenshot for each view.
  */
 import { randomBytes } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -154,6 +156,73 @@ describe('administration console in _platforms', () => {
     await other.waitForTimeout(1500);
     expect(authorizations).toBe(0);
     await other.context().close();
+  });
+
+  it('the superadmin searches the tenants, edits a display name and domain (errors at the field) and is offered no suspend or delete on `_platforms`', async () => {
+    const write = await token('svc:tenants:write');
+    const [edited, taken] = [`edit-${slug}`, `taken-${slug}`];
+    for (const body of [{ slug: edited, display_name: 'Edit Me' }, { slug: taken, display_name: 'Taken Domain', domain: `login.${taken}.example.com` }]) {
+      const res = await send(port, 'POST', '/api/v1/tenants', { token: write, body });
+      expect(res.status, res.text).toBe(201);
+    }
+    await page.goto(`http://_platforms.localhost:${port}/admin/tenants`);
+    await page.getByRole('heading', { level: 1, name: 'Tenants' }).waitFor();
+    const table = page.getByRole('table', { name: 'Tenants' });
+    await table.getByRole('link', { name: taken }).waitFor();
+
+    // Search: display name, case-insensitive; then by domain; the query string holds it.
+    await page.getByRole('search').getByLabel('Search').fill('EDIT ME');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL((u) => u.searchParams.get('q') === 'EDIT ME');
+    // The list reloads (the table leaves while loading): poll until the filtered page is shown.
+    await expect.poll(() => table.getByRole('link').allTextContents()).toEqual([edited]);
+    await check('tenants-search');
+    await page.getByRole('search').getByLabel('Search').fill(`${taken}.example`);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => table.getByRole('link').allTextContents()).toEqual([taken]);
+
+    // Edit: a malformed domain is refused at its field (422), a domain in use too (409); then saved.
+    await page.goto(`http://_platforms.localhost:${port}/admin/tenants/${edited}`);
+    await page.getByRole('heading', { level: 1, name: 'Edit Me' }).waitFor();
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const domain = page.getByLabel('Domain');
+    await domain.fill('Not A Host');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.locator('.field.invalid').first().waitFor();
+    expect(await domain.getAttribute('aria-invalid')).toBe('true');
+    await check('tenant-edit-error');
+    await domain.fill(`login.${taken}.example.com`);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: 'Another tenant already uses this domain' }).waitFor();
+    expect(await domain.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.field.invalid .field-error').allTextContents()).toEqual(['Another tenant already uses this domain']);
+    await page.getByLabel('Display name').fill('Edited Ltd');
+    await domain.fill(`login.${edited}.example.com`);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved.', { exact: true }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Edited Ltd' }).waitFor();
+    await page.getByText(`login.${edited}.example.com`, { exact: true }).waitFor();
+    const read = await token('svc:tenants:read');
+    expect((await send(port, 'GET', `/api/v1/tenants/${edited}`, { token: read })).json.data).toMatchObject({ display_name: 'Edited Ltd', domain: `login.${edited}.example.com`, status: 'active' });
+    // An emptied domain is removed.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await domain.fill('');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved.', { exact: true }).waitFor();
+    await page.getByLabel('Domain').waitFor({ state: 'detached' });
+    expect((await send(port, 'GET', `/api/v1/tenants/${edited}`, { token: read })).json.data).toMatchObject({ display_name: 'Edited Ltd', domain: null });
+
+    // `_platforms`: renamed like any tenant, but neither suspended nor deleted (the API's 409 stays).
+    await page.goto(`http://_platforms.localhost:${port}/admin/tenants/_platforms`);
+    await page.getByRole('link', { name: 'Configuration' }).waitFor();
+    await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: 'Suspend' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    await check('tenant-platforms');
+    const del = await token('svc:tenants:delete');
+    expect((await send(port, 'DELETE', '/api/v1/tenants/_platforms', { token: del })).status).toBe(409);
+    expect((await send(port, 'PATCH', '/api/v1/tenants/_platforms', { token: write, body: { status: 'suspended' } })).status).toBe(409);
+    expect(watch.problems).toEqual([]);
   });
 
   it('deleting the tenant from the console purges it', async () => {

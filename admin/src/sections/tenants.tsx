@@ -1,9 +1,11 @@
-/** Tenants (in `_platforms`): list by status, create, suspend/activate, delete, config and users. */
-import type { Page } from '../api';
+/** Tenants (in `_platforms`): list with search and status filter, create, edit, suspend/activate, delete, config and users. */
+import { useState } from 'preact/hooks';
+import { ApiError, type Page } from '../api';
 import { ActionButton } from '../components/action-button';
 import { ApiForm } from '../components/api-form';
 import { Badge } from '../components/badge';
 import { DataTable } from '../components/data-table';
+import { EditToggle } from '../components/edit-toggle';
 import { Field, Select } from '../components/fields';
 import { FilterForm } from '../components/filter-form';
 import { useFormState } from '../components/form-state';
@@ -27,6 +29,13 @@ interface Tenant {
   created_at: string;
   updated_at: string;
 }
+
+/**
+ * The platform's own tenant: the API refuses to suspend or delete it (409, it would lock out the
+ * platform's administrators), so the console does not offer either. (`default` and `_ops` are not
+ * records: they never have a page here.)
+ */
+const PLATFORM_TENANT = '_platforms';
 
 const StatusBadge = ({ status }: { status: string }) => <Badge tone={status === 'active' ? 'ok' : 'bad'}>{status}</Badge>;
 
@@ -54,14 +63,51 @@ function CreateTenant({ onCreated }: { onCreated(t: Tenant): void }) {
   );
 }
 
+/**
+ * PATCH of the display name and domain (an emptied domain is removed: `null`). A 409 of this form
+ * can only be its domain being another tenant's, so it is shown at that field as well as above.
+ */
+function EditTenant({ tenant, onSaved }: { tenant: Tenant; onSaved(): void }) {
+  const { api } = useServices();
+  const { values: f, text } = useFormState({ display_name: tenant.display_name, domain: tenant.domain ?? '' });
+  return (
+    <ApiForm
+      submitLabel={t('save')}
+      busyLabel={t('saving')}
+      onSubmit={async () => {
+        const body = { display_name: f.display_name.trim(), domain: f.domain.trim() || null };
+        try {
+          await api.json('PATCH', `/api/v1/tenants/${encodeURIComponent(tenant.slug)}`, { body });
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 409) throw new ApiError(err.status, err.title, err.detail, err.type, [{ field: 'domain', message: err.detail || err.title }]);
+          throw err;
+        }
+        onSaved();
+      }}
+    >
+      {(fe) => (
+        <>
+          <Field label={t('tenant.display_name')} required {...text('display_name', fe)} />
+          <Field label={t('tenant.domain')} hint={t('tenant.domain_hint')} {...text('domain', fe)} />
+        </>
+      )}
+    </ApiForm>
+  );
+}
+
 export function TenantsSection({ query }: { query: URLSearchParams }) {
   const { api, notify } = useServices();
-  const state = useAsync(() => api.get<Page<Tenant>>('/api/v1/tenants', { status: query.get('status'), after: query.get('after'), limit: 20 }), query.toString());
+  const state = useAsync(() => api.get<Page<Tenant>>('/api/v1/tenants', { q: query.get('q'), status: query.get('status'), after: query.get('after'), limit: 20 }), query.toString());
   return (
     <>
       <h1>{t('nav.tenants')}</h1>
-      <FilterForm query={query} fields={['status']}>
-        {(v, set) => <Select label={t('status')} name="status" value={v.status!} options={[['', t('any')], ['active', 'active'], ['suspended', 'suspended']]} onChange={(x) => set('status', x)} />}
+      <FilterForm query={query} fields={['q', 'status']}>
+        {(v, set) => (
+          <>
+            <Field label={t('search')} name="q" type="search" value={v.q!} onInput={(x) => set('q', x)} />
+            <Select label={t('status')} name="status" value={v.status!} options={[['', t('any')], ['active', 'active'], ['suspended', 'suspended']]} onChange={(x) => set('status', x)} />
+          </>
+        )}
       </FilterForm>
       <PagedList state={state} empty={t('tenants.empty')} query={query} path="/tenants">
         {(tenants) => (
@@ -101,9 +147,10 @@ function TenantUsers({ slug, query }: { slug: string; query: URLSearchParams }) 
 }
 
 export function TenantDetail({ slug, tab, query }: { slug: string; tab?: string; query: URLSearchParams }) {
-  const { api } = useServices();
+  const { api, notify } = useServices();
   const path = `/api/v1/tenants/${encodeURIComponent(slug)}`;
   const state = useAsync(() => api.get<{ data: Tenant }>(path), slug);
+  const [editing, setEditing] = useState(false);
   const base = `/tenants/${encodeURIComponent(slug)}`;
   const setStatus = (status: string) => () => api.json('PATCH', path, { body: { status } });
   return (
@@ -117,13 +164,17 @@ export function TenantDetail({ slug, tab, query }: { slug: string; tab?: string;
             <StatusBadge status={x.status} />
           </TitleRow>
           <div class="toolbar">
-            {x.status === 'active' ? (
+            {!tab ? <EditToggle editing={editing} onToggle={setEditing} /> : null}
+            {x.slug === PLATFORM_TENANT ? null : x.status === 'active' ? (
               <ActionButton danger label={t('tenant.suspend')} question={t('tenant.suspend.q', { name: x.slug })} run={setStatus('suspended')} done={t('done.suspended')} then={state.reload} />
             ) : (
               <ActionButton label={t('activate')} run={setStatus('active')} done={t('done.activated')} then={state.reload} />
             )}
-            <ActionButton danger label={t('delete')} question={t('tenant.delete.q', { name: x.slug })} run={() => api.json('DELETE', path)} done={t('done.deleted')} then={() => navigate(href('/tenants'))} />
+            {x.slug === PLATFORM_TENANT ? null : (
+              <ActionButton danger label={t('delete')} question={t('tenant.delete.q', { name: x.slug })} run={() => api.json('DELETE', path)} done={t('done.deleted')} then={() => navigate(href('/tenants'))} />
+            )}
           </div>
+          {x.slug === PLATFORM_TENANT ? <p>{t('tenant.reserved')}</p> : null}
           <nav class="tabs" aria-label={t('tenant.views')}>
             <a href={href(base)} aria-current={!tab ? 'page' : undefined}>
               {t('tenant.info')}
@@ -139,6 +190,15 @@ export function TenantDetail({ slug, tab, query }: { slug: string; tab?: string;
             <TenantSettings slug={slug} section={query.get('section') ?? 'application'} onSection={(s) => setQuery({ section: s }, true)} />
           ) : tab === 'users' ? (
             <TenantUsers slug={slug} query={query} />
+          ) : editing ? (
+            <EditTenant
+              tenant={x}
+              onSaved={() => {
+                notify(t('done.saved'), 'ok');
+                setEditing(false);
+                state.reload();
+              }}
+            />
           ) : (
             <PropList
               items={[
