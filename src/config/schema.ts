@@ -15,6 +15,8 @@ import { socialLoginGlobalSchema } from './social.js';
 const bool = z.boolean();
 const posInt = z.number().int().positive();
 const nonNegInt = z.number().int().nonnegative();
+const VSCHAR = /^[\x20-\x7e]+$/;
+const VSCHAR_MESSAGE = 'must be printable ASCII (RFC 6749 Appendix A: VSCHAR)';
 
 export const SIGNING_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGORITHMS)[number];
@@ -137,8 +139,10 @@ export const configSchema = z.object({
       config_file: z.string().optional(),
       bootstrap: z
         .object({
-          client_id: z.string().min(1).max(255).optional(),
-          client_secret: z.string().min(16, 'must be at least 16 characters').max(512).optional(),
+          // RFC 6749 Appendix A: client-id and client-secret are *VSCHAR (printable ASCII); anything
+          // else could be set here but never presented in a Basic header the service decodes.
+          client_id: z.string().min(1).max(255).regex(VSCHAR, VSCHAR_MESSAGE).optional(),
+          client_secret: z.string().min(16, 'must be at least 16 characters').max(512).regex(VSCHAR, VSCHAR_MESSAGE).optional(),
           admin_email: z.email().optional(),
           admin_password: z.string().min(8).max(128).optional(),
         })

@@ -14,6 +14,7 @@ import { outboundPolicy } from '../outbound/index.js';
 import { providerFetch } from './provider-fetch.js';
 import { CLIENT_AUTH_SIGNING_ALGS } from './client-keys.js';
 import { isSecretHash, secretMatches } from '../clients/secrets.js';
+import { AUTH_METHODS } from '../clients/schema.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
 import { managementOnly, type ResourceIndex } from '../resources/index-cache.js';
 import { tenantResourceServer } from '../resources/resource-server.js';
@@ -116,6 +117,16 @@ export function createProvider(opts: ProviderOptions): Provider {
       authorizationSigningAlgValues: [...algs],
       // The actor's fast path checks client assertions with the same list (client-assertion.ts).
       clientAuthSigningAlgValues: [...CLIENT_AUTH_SIGNING_ALGS],
+    },
+    // The methods a client may register (clients/schema.ts), at every endpoint that authenticates it.
+    clientAuthMethods: [...AUTH_METHODS],
+    // oidc-provider 9 announces them for the token endpoint only; by RFC 8414 2 an omitted
+    // introspection or revocation list means client_secret_basic alone, where all of them work.
+    discovery: {
+      introspection_endpoint_auth_methods_supported: [...AUTH_METHODS],
+      introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_AUTH_SIGNING_ALGS],
+      revocation_endpoint_auth_methods_supported: [...AUTH_METHODS],
+      revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_AUTH_SIGNING_ALGS],
     },
     // oidc-provider's defaults, but the ID token algorithm of a client that names none where the
     // key store has no RS256 key (defaultIdTokenAlg): oidc-provider's RS256 left such a client

@@ -206,6 +206,18 @@ describe('invalid settings stop start-up with the variable name and the reason',
       expect.stringMatching(/^SVC_BOOTSTRAP_CLIENT_SECRET: /),
     ]);
   });
+
+  it('refuses a bootstrap client id or secret a client could never present (RFC 6749 VSCHAR: printable ASCII)', () => {
+    const secret = 'a-long-enough-secret-0123';
+    expect(configError({ SVC_BOOTSTRAP_CLIENT_ID: 'admin é', SVC_BOOTSTRAP_CLIENT_SECRET: secret }).problems).toEqual([
+      'SVC_BOOTSTRAP_CLIENT_ID: must be printable ASCII (RFC 6749 Appendix A: VSCHAR)',
+    ]);
+    expect(configError({ SVC_BOOTSTRAP_CLIENT_ID: 'admin', SVC_BOOTSTRAP_CLIENT_SECRET: `${secret}\u00e9` }).problems).toEqual([
+      'SVC_BOOTSTRAP_CLIENT_SECRET: must be printable ASCII (RFC 6749 Appendix A: VSCHAR)',
+    ]);
+    // RFC 6749's own examples: ':', '%', '+' and spaces are VSCHAR (Basic encodes them).
+    expect(loadConfig({ SVC_BOOTSTRAP_CLIENT_ID: 'a:b%c+d e', SVC_BOOTSTRAP_CLIENT_SECRET: `s:e%c+r/e t=${secret}` }).svc.bootstrap.client_id).toBe('a:b%c+d e');
+  });
 });
 
 describe('settings refused rather than ignored', () => {

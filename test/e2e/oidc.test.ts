@@ -34,6 +34,12 @@ describe('discovery and client credentials with openid-client', () => {
     expect(meta.introspection_endpoint).toBe(`${t.issuer}/token/introspection`);
     expect(meta.grant_types_supported).toContain('client_credentials');
     expect(meta.scopes_supported).toEqual(expect.arrayContaining(['openid', 'svc:clients:read']));
+    // RFC 8414 2: an omitted introspection or revocation list would mean client_secret_basic alone.
+    const methods = ['none', 'client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt'];
+    for (const endpoint of ['token', 'introspection', 'revocation'] as const) {
+      expect([...(meta[`${endpoint}_endpoint_auth_methods_supported`] as string[])].sort(), endpoint).toEqual([...methods].sort());
+      expect(meta[`${endpoint}_endpoint_auth_signing_alg_values_supported`], endpoint).toEqual(meta.token_endpoint_auth_signing_alg_values_supported);
+    }
 
     const before = Math.floor(Date.now() / 1000);
     const tokens = await client.clientCredentialsGrant(config, { scope: 'svc:clients:read svc:clients:write', resource: RESOURCE });
