@@ -319,6 +319,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       ui,
       csrf: csrfFor(host, uid),
       clientName,
+      clientId,
       formTargets: formTargets(),
       limiter: host.limiter,
       pending: signupPendingOf(details.result),

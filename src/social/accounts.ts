@@ -110,16 +110,17 @@ export async function createSocialUser(ctx: AppContext, tenant: TenantId, provid
     updated_at: now,
     last_login_at: null,
   };
+  // The account and its one entry in one transaction (never an unaudited account).
+  const signedUp = () => ctx.audit.entry(tenant, { type: 'signup', status: 'success', username: email, user_id: user.id, ...who, details: { user_id: user.id, method: 'social', provider: provider.name } });
   try {
-    await ctx.storage.users.create(tenant, user);
+    await ctx.storage.users.create(tenant, user, signedUp());
   } catch (err) {
     if (!(err instanceof UniqueViolation)) throw err;
     if (err.field !== 'username') return undefined;
     // A taken username is not worth refusing the sign-up for: the user can pick one later.
     user.username = null;
-    await ctx.storage.users.create(tenant, user);
+    await ctx.storage.users.create(tenant, user, signedUp());
   }
-  await ctx.audit.record(tenant, { type: 'signup', status: 'success', username: email, user_id: user.id, ...who, details: { user_id: user.id, method: 'social', provider: provider.name } });
   await linkIdentity(ctx, tenant, user, provider, identity, who);
   return user;
 }

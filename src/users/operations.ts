@@ -113,7 +113,12 @@ async function mustUpdate(scope: UserScope, id: string, change: UserChange, even
   return updated;
 }
 
-export async function createUser(scope: UserScope, b: UserCreateInput): Promise<UserRecord> {
+/**
+ * `recordedAs`: the entry written with the user instead of `user.created`, for a creation that has
+ * an end-user event of its own (a self sign-up is audited `signup`, as a first social sign-in is):
+ * one entry per account created, in the user's own transaction.
+ */
+export async function createUser(scope: UserScope, b: UserCreateInput, recordedAs?: (id: string) => AuditEvent): Promise<UserRecord> {
   checkRole(b.role, scope.tenant);
   // Before hashing: a duplicate should not cost an Argon2 run.
   await checkEmailFree(scope, b.email);
@@ -144,7 +149,7 @@ export async function createUser(scope: UserScope, b: UserCreateInput): Promise<
     updated_at: now,
     last_login_at: null,
   };
-  const event = { type: 'user.created', user_id: user.id, details: { user_id: user.id, role: user.role } };
+  const event = recordedAs?.(user.id) ?? { type: 'user.created', user_id: user.id, details: { user_id: user.id, role: user.role } };
   await scope.ctx.storage.users.create(scope.tenant, user, entry(scope, event)).catch(uniqueToConflict);
   return user;
 }

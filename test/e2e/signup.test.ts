@@ -96,7 +96,10 @@ describe('sign-up with e-mail verification', () => {
 
     const audit = await t.token('svc:audit:read');
     const signup = await api(t, 'GET', '/api/v1/audit?type=signup', { token: audit });
-    expect(signup.json.data).toEqual([expect.objectContaining({ status: 'success', user_id: claims.sub })]);
+    // One entry for the account: `signup` (not also user.created), naming the client whose request it continued.
+    expect(signup.json.data).toEqual([expect.objectContaining({ status: 'success', user_id: claims.sub, client_id: config.clientMetadata().client_id })]);
+    const created = await api(t, 'GET', '/api/v1/audit?type=user.created', { token: audit });
+    expect(created.json.data.filter((e: { details: { user_id?: string } }) => e.details.user_id === claims.sub)).toEqual([]);
     const verified = await api(t, 'GET', '/api/v1/audit?type=email_verified', { token: audit });
     expect(verified.json.data).toEqual([expect.objectContaining({ user_id: claims.sub })]);
     // The link works once.

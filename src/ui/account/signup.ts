@@ -89,6 +89,8 @@ export interface SignupStep {
   ui: PageUi;
   csrf: string;
   clientName: string;
+  /** The client whose authorization request the sign-up continues (named in its audit entries). */
+  clientId: string;
   formTargets: string[];
   limiter: WindowLimiter;
   pending: SignupPending | undefined;
@@ -154,12 +156,14 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
   const existing = await ctx.storage.users.findByEmail(tenant, email);
   if (existing) return taken(s, existing, email);
 
-  // Through the users domain (the same rules and audit entry as every other way of creating a user).
+  // Through the users domain (the same rules as every other way of creating a user), recorded as the
+  // sign-up it is: one entry, written with the user.
   let user: UserRecord;
   try {
     user = await createUser(
-      { ctx, tenant, config: account.config, by: { username: email, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null } },
+      { ctx, tenant, config: account.config, by: { username: email, client_id: s.clientId, ...who(req) } },
       { email, password, email_verified: false, ...(name ? { name } : {}) } as UserCreateInput,
+      (id) => ({ type: 'signup', status: 'success', user_id: id, details: { user_id: id, method: 'password' } }),
     );
   } catch (err) {
     // The address was taken in the meantime (the domain answers 409): the same page as any taken address.
@@ -168,7 +172,6 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
     if (winner) return taken(s, winner, email);
     throw err;
   }
-  await ctx.audit.record(tenant, { type: 'signup', status: 'success', username: email, user_id: user.id, ...who(req), details: { user_id: user.id, method: 'password' } });
   await ctx.storage.userPreferences.put(tenant, user.id, { [SELF_SIGNUP]: true }, new Date().toISOString());
 
   if (mailAvailable(account)) await sendVerification(s, user, email);
@@ -181,7 +184,7 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
 /** Same page as a new sign-up; the owner of the address hears about it (one mail per window). */
 async function taken(s: SignupStep, existing: UserRecord, email: string): Promise<HttpResponse> {
   const { account } = s;
-  await account.ctx.audit.record(account.tenant, { type: 'signup', status: 'failed', username: email, user_id: existing.id, ...who(s.req), details: { user_id: existing.id, reason: 'email_taken' } });
+  await account.ctx.audit.record(account.tenant, { type: 'signup', status: 'failed', username: email, user_id: existing.id, client_id: s.clientId, ...who(s.req), details: { user_id: existing.id, reason: 'email_taken' } });
   if (mailAvailable(account) && existing.email && (await s.limiter.allow(`${account.tenant}:signup-taken:${email.toLowerCase()}`, RESEND.limit, RESEND.windowSeconds))) {
     const resetUrl = `${account.origin.origin}${FORGOT_PATH}`;
     sendMail(account, 'signup_existing', existing, existing.email, s.ui.t.lang, (a) => existingAccountMail(a, resetUrl));
