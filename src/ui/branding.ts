@@ -85,6 +85,10 @@ export function brandOf(branding: BrandingSettings | undefined, title: string | 
   };
 }
 
+/** The product's own card and text colours (src/ui/style.ts `--card`, `--fg`), what a palette without them shows. */
+const DEFAULT_CARD = { light: '#ffffff', dark: '#1b212b' } as const;
+const DEFAULT_TEXT = { light: '#1d2433', dark: '#e6e9ef' } as const;
+
 const VARS: Array<[keyof Palette, string]> = [
   ['primary', '--accent'],
   ['background', '--bg'],
@@ -98,15 +102,28 @@ const VARS: Array<[keyof Palette, string]> = [
 const HEX = /^#[0-9a-fA-F]{3,8}$/;
 
 /**
- * A palette whose text would be hard to read on its own surface (WCAG AA, 4.5:1) gets black or
- * white text instead: a tenant can choose its colours, not make its sign-in page unreadable.
+ * A palette whose text would be hard to read on its card (WCAG AA, 4.5:1) gets black or white text
+ * instead: a tenant can choose its colours, not make its sign-in page unreadable. The text (`--fg`)
+ * is read on the card (the palette's surface, else the product's card of that scheme); what sits on
+ * the page background around it has its own colour (pageText).
  */
-export function readablePalette(p: Palette, defaultSurface: string): Palette {
-  const surface = p.surface && HEX.test(p.surface) ? p.surface : p.background && HEX.test(p.background) ? p.background : defaultSurface;
+export function readablePalette(p: Palette, defaultCard: string): Palette {
+  const card = p.surface && HEX.test(p.surface) ? p.surface : defaultCard;
   const out = { ...p };
-  if (out.text && HEX.test(out.text) && contrastRatio(out.text, surface) < 4.5) out.text = readableOn(surface);
-  if (!out.text && (p.surface || p.background) && contrastRatio(defaultSurface === '#ffffff' ? '#1d2433' : '#e6e9ef', surface) < 4.5) out.text = readableOn(surface);
+  if (out.text && HEX.test(out.text) && contrastRatio(out.text, card) < 4.5) out.text = readableOn(card);
+  if (!out.text && p.surface && HEX.test(p.surface) && contrastRatio(DEFAULT_TEXT[defaultCard === DEFAULT_CARD.light ? 'light' : 'dark'], card) < 4.5) out.text = readableOn(card);
   return out;
+}
+
+/**
+ * The colour of what sits on the page background outside the card (the footer's links, the
+ * language switcher): the text colour where it reads there, else black or white. Undefined when
+ * the palette keeps the product's background, where `--fg` reads.
+ */
+function pageText(p: Palette, defaultCard: string): string | undefined {
+  if (!p.background || !HEX.test(p.background)) return undefined;
+  const text = p.text && HEX.test(p.text) ? p.text : DEFAULT_TEXT[defaultCard === DEFAULT_CARD.light ? 'light' : 'dark'];
+  return contrastRatio(text, p.background) >= 4.5 ? text : readableOn(p.background);
 }
 
 /**
@@ -122,15 +139,16 @@ function linkColour(p: Palette, defaultCard: string): string {
   return p.text && HEX.test(p.text) && contrastRatio(p.text, card) >= 4.5 ? p.text : readableOn(card);
 }
 
-/** The product's own card colours (src/ui/style.ts `--card`), what a palette without a surface shows. */
-const DEFAULT_CARD = { light: '#ffffff', dark: '#1b212b' } as const;
 
 export function brandStylesheet(brand: Brand): string {
-  const decl = (p: Palette, defaultCard: string) =>
-    VARS.filter(([k]) => p[k] && HEX.test(p[k]!))
+  const decl = (p: Palette, defaultCard: string) => {
+    const page = pageText(p, defaultCard);
+    return VARS.filter(([k]) => p[k] && HEX.test(p[k]!))
       .map(([k, v]) => `${v}:${p[k]}`)
       .concat(p.primary && HEX.test(p.primary) ? [`--accent-fg:${readableOn(p.primary)}`, `--link:${linkColour(p, defaultCard)}`] : [])
+      .concat(page ? [`--page-fg:${page}`] : [])
       .join(';');
+  };
   const parts: string[] = [];
   const light = decl(readablePalette(brand.light, DEFAULT_CARD.light), DEFAULT_CARD.light);
   const dark = decl(readablePalette(brand.dark, DEFAULT_CARD.dark), DEFAULT_CARD.dark);

@@ -26,14 +26,14 @@ code.uri{display:block;font-size:.8rem;word-break:break-all;margin:0 0 16px}
 ul.codes{columns:2;padding-left:20px;margin:0 0 16px;font-family:ui-monospace,monospace}
 nav.languages{margin:16px 24px;text-align:center}
 nav.languages ul{list-style:none;margin:0;padding:0;display:flex;gap:16px;justify-content:center;flex-wrap:wrap}
-nav.languages a{color:var(--fg)}
+nav.languages a{color:var(--page-fg,var(--fg))}
 nav.languages a[aria-current]{font-weight:700;text-decoration:none}
 p.hint{font-size:.875rem;margin:6px 0 0}
 p.aside{margin:8px 0 0;font-size:.9375rem}
 a{color:var(--link,var(--accent))}
 footer.legal{margin:16px 24px 0;text-align:center;font-size:.9rem}
 footer.legal ul{list-style:none;margin:0;padding:0;display:flex;gap:16px;justify-content:center;flex-wrap:wrap}
-footer.legal a{color:var(--fg)}
+footer.legal a{color:var(--page-fg,var(--fg))}
 .brand-description{margin:4px 0 0;color:var(--fg)}
 .brand{margin:0 0 16px}.brand .logo{max-height:48px;max-width:200px}.logo-dark{display:none}.brand-name{font-weight:700;font-size:1.1rem;color:var(--fg)}
 section{border-top:1px solid var(--border);margin-top:24px;padding-top:8px}

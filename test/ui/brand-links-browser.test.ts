@@ -49,6 +49,27 @@ describe('brand colour links in Chromium', () => {
     }
   }
 
+  it('a palette that sets only the page background keeps the card text and the links around the card readable', async () => {
+    // A black page in light mode, a white one in dark mode: the cards stay the product's own.
+    const res = await api(t, 'PUT', '/api/v1/config/branding', { token, body: { palette_light: { background: '#000000' }, palette_dark: { background: '#ffffff' } } });
+    expect(res.status, res.text).toBe(200);
+    for (const scheme of ['light', 'dark'] as const) {
+      const context = await browser.newContext({ colorScheme: scheme, locale: 'en-US' });
+      try {
+        const page = await context.newPage();
+        await page.goto(`${new URL(t.issuer).origin}/account`);
+        const heading = page.getByRole('heading', { level: 1 });
+        const [text, card] = (await heading.evaluate((h) => [getComputedStyle(h).color, getComputedStyle(h.closest('main.card')!).backgroundColor])).map((c) => hexOf(c!));
+        expect(contrastRatio(text!, card!), `${scheme}: heading ${text} on card ${card}`).toBeGreaterThanOrEqual(4.5);
+        const language = page.getByRole('navigation').getByRole('link').first();
+        const [link, body] = (await language.evaluate((a) => [getComputedStyle(a).color, getComputedStyle(document.body).backgroundColor])).map((c) => hexOf(c!));
+        expect(contrastRatio(link!, body!), `${scheme}: language link ${link} on page ${body}`).toBeGreaterThanOrEqual(4.5);
+      } finally {
+        await context.close();
+      }
+    }
+  });
+
   for (const [name, primary] of [['light', '#abcdef'], ['dark', '#1a237e'], ['mid grey', '#777777']] as const) {
     it(`a ${name} primary (${primary}) gives links that read on the card in dark and light mode`, async () => {
       const res = await api(t, 'PUT', '/api/v1/config/branding', { token, body: { palette_dark: { primary }, palette_light: { primary } } });

@@ -41,6 +41,16 @@ describe('contrast', () => {
     expect(css).toContain('@media (prefers-color-scheme:dark)');
   });
 
+  it('a page background alone changes neither the text on the card nor leaves the footer unreadable (--page-fg)', () => {
+    const css = brandStylesheet(brandOf({ palette_light: { background: '#000000' } }, undefined));
+    const light = vars(/:root\{([^}]*)\}/.exec(css)![1]!);
+    expect(light.fg).toBeUndefined(); // the product's text on the product's white card
+    expect(light['page-fg']).toBe('#ffffff');
+    const kept = vars(/:root\{([^}]*)\}/.exec(brandStylesheet(brandOf({ palette_light: { background: '#f0f0f0', text: '#222222' } }, undefined)))![1]!);
+    expect(kept['page-fg']).toBe('#222222');
+    expect(brandStylesheet(brandOf({ palette_light: { primary: '#2456d3' } }, undefined))).not.toContain('--page-fg');
+  });
+
   it('links read on the card they sit on in dark mode too (the default dark card unless the palette sets a surface)', () => {
     const DEFAULT_CARD = { light: '#ffffff', dark: '#1b212b' };
     const darkBlock = (css: string) => vars(/prefers-color-scheme:dark\)\{:root\{([^}]*)\}/.exec(css)![1]!);
