@@ -9,11 +9,9 @@ import type { TenantId } from '../storage/types.js';
 import { outboundFetch, outboundPolicy } from '../outbound/index.js';
 import type { AssertionServices } from './client-assertion.js';
 import { ClientKeyCache, freshUntilOf, type JwksFetchResult } from './client-keys.js';
+import { CLIENT_FETCH_MAX_BYTES, CLIENT_FETCH_TIMEOUT_MS } from './provider-fetch.js';
 import { ReplayStore } from './replay-store.js';
 
-/** oidc-provider's outbound timeout; the body cap is ours (oidc-provider sets none for jwks_uri). */
-const FETCH_TIMEOUT_MS = 2500;
-const MAX_JWKS_BYTES = 512 * 1024;
 
 export function jwksFetcher(ctx: AppContext): (uri: string) => Promise<JwksFetchResult> {
   return async (uri) => {
@@ -21,8 +19,8 @@ export function jwksFetcher(ctx: AppContext): (uri: string) => Promise<JwksFetch
     // call applies instead (src/outbound: checked address, no redirects, size and time bounded).
     const res = await outboundFetch(uri, {
       headers: { accept: 'application/json' },
-      timeoutMs: FETCH_TIMEOUT_MS,
-      maxBytes: MAX_JWKS_BYTES,
+      timeoutMs: CLIENT_FETCH_TIMEOUT_MS,
+      maxBytes: CLIENT_FETCH_MAX_BYTES,
       policy: outboundPolicy(ctx.config),
     });
     const freshUntil = freshUntilOf({ get: (name) => res.header(name) });

@@ -8,9 +8,9 @@
  */
 import { outboundFetch, type OutboundPolicy } from '../outbound/index.js';
 
-/** oidc-provider's timeout for its requests; the body cap is ours. */
-const TIMEOUT_MS = 2500;
-const MAX_BYTES = 512 * 1024;
+/** oidc-provider's timeout for its requests; the body cap is ours (oidc-provider sets none for jwks_uri). Also the actor's (assertion-services.ts). */
+export const CLIENT_FETCH_TIMEOUT_MS = 2500;
+export const CLIENT_FETCH_MAX_BYTES = 512 * 1024;
 /** Statuses a fetch Response may not carry a body with. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
@@ -25,7 +25,7 @@ export function providerFetch(policy: OutboundPolicy): FetchLike {
       headers[name] = value;
     });
     const body = typeof init.body === 'string' ? init.body : undefined;
-    const res = await outboundFetch(url, { method, headers, body, timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES, policy });
+    const res = await outboundFetch(url, { method, headers, body, timeoutMs: CLIENT_FETCH_TIMEOUT_MS, maxBytes: CLIENT_FETCH_MAX_BYTES, policy });
     return new Response(NULL_BODY.has(res.status) ? null : new Uint8Array(res.body), { status: res.status, headers: res.headers });
   };
 }
