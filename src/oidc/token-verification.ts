@@ -50,8 +50,11 @@ export interface VerifierHost {
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
   /** The user a user token's `sub` names in this tenant (any state; checked here). */
   findTokenUser(sub: string): Promise<UserWithoutSecrets | undefined>;
-  /** Whether the grant a user token names is still stored (not revoked, not expired). */
-  grantLive(grantId: string): Promise<boolean>;
+  /**
+   * The grant a user token names while it is stored (not revoked, not expired), with the account it
+   * was granted to; undefined once it is gone.
+   */
+  grantOf(grantId: string): Promise<{ accountId: string | undefined } | undefined>;
   /** True for the `_platforms` tenant, whose platform roles grant the tenant and cross-tenant scopes. */
   readonly platformTenant: boolean;
 }
@@ -90,16 +93,19 @@ export async function checkAccessToken(host: VerifierHost, token: string): Promi
 /**
  * The user half of a user token's check, at every use (issue 12): the user must still exist and be
  * able to sign in (not deleted, disabled or locked), its grant must still exist, and a Management API token holds only what
- * the user's current role grants, whatever it held when issued. A `sub` that names no user of this
- * tenant (a pairwise subject, a forged token) is not active.
+ * the user's current role grants, whatever it held when issued. The user is the grant's account (a
+ * pairwise client's `sub` names no user: it is the user's subject in the client's sector), or for a
+ * token from before `grant_id` the `sub`; a token naming no user of this tenant is not active.
  */
 async function checkTokenUser(host: VerifierHost, claims: AccessTokenClaims): Promise<TokenCheck> {
-  const [user, grantLive] = await Promise.all([host.findTokenUser(claims.sub), claims.grant_id === undefined || host.grantLive(claims.grant_id)]);
-  if (!user) return { active: false, reason: 'the user of the token does not exist' };
+  const [grant, bySub] = await Promise.all([claims.grant_id === undefined ? undefined : host.grantOf(claims.grant_id), host.findTokenUser(claims.sub)]);
   // Ending the session or the grant (an administrator's revocation, a lock, a password reset, the
   // revocation endpoint) ends the token too, as it ends an opaque one, and for good: an unlock later
   // does not bring it back. Tokens issued before the claim existed carry none and expire as before.
-  if (!grantLive) return { active: false, reason: 'the grant of the token was revoked' };
+  if (claims.grant_id !== undefined && !grant) return { active: false, reason: 'the grant of the token was revoked' };
+  const accountId = grant?.accountId ?? claims.sub;
+  const user = bySub?.id === accountId ? bySub : await host.findTokenUser(accountId);
+  if (!user) return { active: false, reason: 'the user of the token does not exist' };
   if (!canSignIn(user)) return { active: false, reason: 'the user of the token can no longer sign in' };
   const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
   const who = { id: user.id, email: user.email, role: user.role };

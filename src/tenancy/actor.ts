@@ -493,8 +493,10 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     return users.getForToken ? users.getForToken(this.tenant, sub) : users.get(this.tenant, sub);
   }
 
-  async grantLive(grantId: string): Promise<boolean> {
-    return (await this.findArtefact('Grant', grantId)) !== undefined;
+  async grantOf(grantId: string): Promise<{ accountId: string | undefined } | undefined> {
+    const row = await this.findArtefact('Grant', grantId);
+    if (!row) return undefined;
+    return { accountId: typeof row.payload.accountId === 'string' ? row.payload.accountId : undefined };
   }
 
   readTogether<T>(reads: () => T): T {

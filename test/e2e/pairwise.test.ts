@@ -29,11 +29,11 @@ afterAll(async () => {
   await rp?.close();
 });
 
-async function rpFor(redirect: string, subjectType: 'public' | 'pairwise') {
+async function rpFor(redirect: string, subjectType: 'public' | 'pairwise', scope = 'openid') {
   const token = await t.token('svc:clients:write');
   const res = await api(t, 'POST', '/api/v1/clients', {
     token,
-    body: { client_name: `rp ${subjectType}`, redirect_uris: [redirect], grant_types: ['authorization_code'], scope: 'openid', subject_type: subjectType, first_party: true },
+    body: { client_name: `rp ${subjectType}`, redirect_uris: [redirect], grant_types: ['authorization_code'], scope, subject_type: subjectType, first_party: true },
   });
   if (res.status !== 201) throw new Error(res.text);
   const config = await oidc.discovery(new URL(t.issuer), res.json.data.client_id, res.json.data.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
@@ -41,19 +41,22 @@ async function rpFor(redirect: string, subjectType: 'public' | 'pairwise') {
 }
 
 async function subjectOf(client: { config: oidc.Configuration; redirect: string }, who: TestUser): Promise<string> {
+  return (await signIn(client, who)).claims()!.sub;
+}
+
+async function signIn(client: { config: oidc.Configuration; redirect: string }, who: TestUser, params: Record<string, string> = {}) {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
     const verifier = oidc.randomPKCECodeVerifier();
     const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(client.config, { redirect_uri: client.redirect, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', nonce });
+    const url = oidc.buildAuthorizationUrl(client.config, { redirect_uri: client.redirect, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', nonce, ...params });
     await page.goto(url.href);
     await page.getByLabel('E-mail').fill(who.email);
     await page.getByLabel('Password').fill(who.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${client.redirect}**`);
-    const tokens = await oidc.authorizationCodeGrant(client.config, new URL(page.url()), { pkceCodeVerifier: verifier, expectedNonce: nonce });
-    return tokens.claims()!.sub;
+    return await oidc.authorizationCodeGrant(client.config, new URL(page.url()), { pkceCodeVerifier: verifier, expectedNonce: nonce }, params.resource ? { resource: params.resource } : undefined);
   } finally {
     await context.close();
   }
@@ -78,3 +81,18 @@ describe('subject_type pairwise', () => {
     expect(await subjectOf(pub, user)).toBe(user.id);
   });
 });
+
+describe('a pairwise client with an API resource', () => {
+  it("has its JWT access token introspect as active with the sector's subject (the user is the grant's account)", async () => {
+    const ORDERS = 'https://orders.example.com/';
+    const made = await api(t, 'POST', '/api/v1/resources', { token: await t.token('svc:resources:write'), body: { identifier: ORDERS, name: 'Orders', scopes: [{ name: 'read:orders' }] } });
+    expect(made.status, made.text).toBe(201);
+    const client = await rpFor(`http://localhost:${new URL(rp.origin).port}/orders`, 'pairwise', 'openid read:orders');
+    const tokens = await signIn(client, user, { scope: 'openid read:orders', resource: ORDERS });
+    const sub = tokens.claims()!.sub;
+    expect(sub).not.toBe(user.id);
+    const info = await oidc.tokenIntrospection(client.config, tokens.access_token);
+    expect(info).toMatchObject({ active: true, sub, aud: ORDERS, scope: 'read:orders' });
+  });
+});
+
