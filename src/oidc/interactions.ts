@@ -592,6 +592,15 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       }
       return relogin(401, t('signin.invalid'));
     }
-    return afterPassword(user);
+    // Locked while this password waited for its check (a burst of guesses ahead of it locked the
+    // account): the lock's answer, as for any password now, or the right one would stand out.
+    const current = await ctx.storage.users.get(tenant, user.id);
+    if (!current || !canSignIn(current)) {
+      ctx.metrics.loginAttempts.inc({ result: 'refused' });
+      const reason = current?.account_enabled && !current.deleted_at ? 'account_locked' : 'account_disabled';
+      await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason } });
+      return relogin(403, refusal(current ?? user));
+    }
+    return afterPassword(current);
   }
 }

@@ -53,15 +53,23 @@ export class LoginGuard {
     return liftExpiredLock(this.ctx, tenant, user);
   }
 
-  /** Records a failed password for an existing account; locks it at the threshold. Returns true if it locked now. */
+  /**
+   * Records a failed password (or code) for an existing account; true once the failures reach the
+   * threshold: the account is locked, by this attempt or one before it. The count is atomic (one
+   * attempt counts exactly the threshold and writes the lock and its one `account_locked` entry);
+   * attempts counted past it, in flight while the lock was written, get the lock's answer too.
+   */
   async recordFailure(tenant: TenantId, user: UserRecord, ip: string, userAgent: string | undefined): Promise<boolean> {
     const { max_failed_attempts, failure_window_seconds, lockout_seconds } = this.config().security.login;
     const now = new Date();
     const failures = await countFailure(this.ctx, tenant, user.id, now, failure_window_seconds);
-    if (failures < max_failed_attempts || user.locked) return false;
-    const until = new Date(now.getTime() + lockout_seconds * 1000).toISOString();
-    await lockAfterFailures(this.ctx, tenant, user, { until, failures }, { ip_address: ip, user_agent: userAgent });
-    this.onLocked?.(tenant, user);
+    if (failures < max_failed_attempts) return false;
+    // An administrator's lock (no end) is not turned into a timed one.
+    if (failures === max_failed_attempts && !user.locked) {
+      const until = new Date(now.getTime() + lockout_seconds * 1000).toISOString();
+      await lockAfterFailures(this.ctx, tenant, user, { until, failures }, { ip_address: ip, user_agent: userAgent });
+      this.onLocked?.(tenant, user);
+    }
     return true;
   }
 

@@ -27,10 +27,15 @@ export async function recordSignIn(deps: Deps, tenant: TenantId, user: UserRecor
   ]);
 }
 
-/** An automatic lock that has run out is lifted (unaudited, as before); returns the user as it now stands. */
+/**
+ * An automatic lock that has run out is lifted (unaudited, as before), and the failure count starts
+ * over with it; returns the user as it now stands.
+ */
 export async function liftExpiredLock(deps: Deps, tenant: TenantId, user: UserRecord, now = Date.now()): Promise<UserRecord> {
   if (user.locked && user.locked_until && Date.parse(user.locked_until) <= now) {
-    return (await deps.storage.users.update(tenant, user.id, { locked: false, locked_until: null })) ?? user;
+    const lifted = (await deps.storage.users.update(tenant, user.id, { locked: false, locked_until: null })) ?? user;
+    await clearFailures(deps, tenant, user.id);
+    return lifted;
   }
   return user;
 }
@@ -46,7 +51,12 @@ export function clearFailures(deps: Deps, tenant: TenantId, userId: string): Pro
   return deps.storage.loginAttempts.clear(tenant, accountKey(userId));
 }
 
-/** The brute-force lock: locked until `until`, audited `account_locked` in the same transaction; the count starts over. */
+/**
+ * The brute-force lock: locked until `until`, audited `account_locked` in the same transaction. The
+ * count is kept while the lock lasts (liftExpiredLock clears it): attempts still in flight when the
+ * lock was written count past the threshold and get the lock's answer, instead of starting a new
+ * count of five (a burst of concurrent guesses got ~20 answers).
+ */
 export async function lockAfterFailures(
   deps: Deps,
   tenant: TenantId,
@@ -67,5 +77,4 @@ export async function lockAfterFailures(
       details: { user_id: user.id, reason: 'too_many_failed_logins', failures: lock.failures, locked_until: lock.until },
     }),
   );
-  await clearFailures(deps, tenant, user.id);
 }
