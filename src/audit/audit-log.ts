@@ -6,6 +6,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 import type { Logger } from 'pino';
+import { Unavailable } from '../errors.js';
 import type { AuditEntry, AuditStatus, Storage, TenantId } from '../storage/types.js';
 
 export interface AuditEvent {
@@ -97,6 +98,18 @@ export class AuditLog {
     this.pending.add(write);
     void write.finally(() => this.pending.delete(write));
     return write;
+  }
+
+  /**
+   * For an administrator's change stored before its entry (keys, sessions, resources, registration
+   * tokens, tenants and their configuration): an entry that cannot be written fails the request
+   * (503), so the change is never acknowledged unaudited. The change itself stays (it committed);
+   * the answer says so, and the caller reads before it retries.
+   */
+  async recordOrFail(tenant: TenantId, event: AuditEvent): Promise<AuditEntry> {
+    const written = await this.record(tenant, event);
+    if (!written) throw new Unavailable(`The change was stored but its audit entry (${event.type}) could not be written: read the resource before retrying`);
+    return written;
   }
 
   /** Resolves once every entry recorded so far is written (or has failed and been logged). */

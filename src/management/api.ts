@@ -86,8 +86,10 @@ export class ManagementApi {
         cursors: this.deps.cursors.of(tenant),
         peekActor: (t) => this.deps.peekActor?.(t),
         by,
+        // The domain writes that take their entry into their own transaction (clients, users) never
+        // come here; the others are refused rather than acknowledged unaudited (recordOrFail).
         audit: async (event) => {
-          await this.deps.ctx.audit.record(tenant, { ...event, ...by });
+          await this.deps.ctx.audit.recordOrFail(tenant, { ...event, ...by });
         },
       };
       const res = await o.handler(call);

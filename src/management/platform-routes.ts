@@ -91,7 +91,7 @@ export class PlatformRoutes {
   }
 
   private audit(req: HttpRequest, admin: PlatformAdmin, type: string, details: Record<string, unknown>): Promise<unknown> {
-    return this.deps.ctx.audit.record(PLATFORM_TENANT, {
+    return this.deps.ctx.audit.recordOrFail(PLATFORM_TENANT, {
       type,
       user_id: admin.user.id,
       username: admin.user.email,

@@ -67,7 +67,22 @@ export function claimedClientId(req: HttpRequest, form: URLSearchParams | undefi
     }
   }
   const id = form?.get('client_id');
-  return id ? id.slice(0, 256) : undefined;
+  if (id) return id.slice(0, 256);
+  // A client assertion needs no client_id (RFC 7523 3): the client it names (`sub`, which must
+  // equal `iss`) is counted, unverified here: only the count depends on it.
+  const assertion = form?.get('client_assertion');
+  return assertion ? assertedClientId(assertion) : undefined;
+}
+
+function assertedClientId(jwt: string): string | undefined {
+  const payload = jwt.split('.')[1];
+  if (!payload || payload.length > 8192) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown };
+    return typeof claims.sub === 'string' && claims.sub ? claims.sub.slice(0, 256) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function tooManyClientFailures(): HttpResponse {

@@ -254,7 +254,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     const withPasskey = (extras: LoginExtras): LoginExtras =>
       passkeys ? { ...extras, afterPassword: [passkeySignIn(ui, { action: `${base}/passkey`, optionsUrl: `${base}/passkey/options`, csrf: csrfFor(host, uid) }), ...(extras.afterPassword ?? [])] } : extras;
     const loginForm = (status: number, error?: string, email = '') =>
-      page(
+      retryAfterMinute(page(
         status,
         loginPage({
           ui,
@@ -271,7 +271,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         formTargets(),
         passkeys,
         logoImgSources(logoUri),
-      );
+      ));
     /** The second step of a user with a usable passkey: the passkey, and the app code if enrolled. */
     const secondStep = (status: number, user: UserRecord, error?: string) => {
       const totp = usableMethods(user, host.mfa).includes('totp') ? { action: `${base}/mfa`, csrf: csrfFor(host, uid), recoveryHref: `${base}?method=recovery` } : undefined;
@@ -603,4 +603,9 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     }
     return afterPassword(current);
   }
+}
+
+/** The per-address sign-in limit counts per minute (login-guard.ts allowIp): its 429 says when to come back. */
+function retryAfterMinute(res: HttpResponse): HttpResponse {
+  return res.status === 429 ? { ...res, headers: { ...res.headers, 'retry-after': '60' } } : res;
 }

@@ -2,6 +2,8 @@
  * Issue 12 item 11: client authentication was not throttled (2,344 wrong Basic secrets a second),
  * nor was typing device user codes (300 wrong codes in 0.6 s; RFC 8628 section 5.1).
  */
+import { randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_FAILURES_PER_SOURCE, USER_CODE_FAILURES_PER_SOURCE } from '../../src/oidc/auth-throttle.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -44,6 +46,26 @@ describe('throttles', () => {
     // The real client elsewhere is unaffected.
     const real = await token(client.client_secret, '203.0.113.7');
     expect(real.status, JSON.stringify(real.body)).toBe(200);
+  });
+
+  it('counts a client assertion sent without client_id against the client it names (RFC 7523 makes client_id optional)', async () => {
+    const jwtClient = await createClient(t, { client_name: 'hs256', grant_types: ['client_credentials'], scope: 'openid', token_endpoint_auth_method: 'client_secret_jwt' });
+    const assertion = async (secret: string) => {
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT({ iss: jwtClient.client_id, sub: jwtClient.client_id, aud: t.issuer, iat: now, exp: now + 60, jti: randomUUID() })
+        .setProtectedHeader({ alg: 'HS256' })
+        .sign(new TextEncoder().encode(secret));
+    };
+    const post = async (secret: string) => {
+      const body = new URLSearchParams({ grant_type: 'client_credentials', scope: 'openid', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: await assertion(secret) });
+      const res = await fetch(`${t.url}/oidc/v1/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '7.7.7.7' }, body });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    await awayFromWindowEdge(60);
+    for (let i = 0; i < CLIENT_FAILURES_PER_SOURCE; i++) expect(await post(`wrong-secret-${i}-0123456789abcdef`)).toBe(401);
+    expect(await post('another-wrong-secret-0123456789abcdef')).toBe(429);
+    expect(await post(jwtClient.client_secret)).toBe(429); // no oracle while throttled
   });
 
   it('answers 429 after repeated wrong device user codes from one address', async () => {

@@ -82,7 +82,7 @@ async function audit(call: Call, tenant: string, section: SectionName, data: Jso
   await call.audit({ type: 'tenant.config_updated', details });
   if (tenant === call.tenant) return;
   // The same attribution as the caller's own entry (client, request, and the user with a user token).
-  await call.ctx.audit.record(tenant, { type: 'tenant.config_updated', ...call.by, details: { ...details, by_tenant: call.tenant } });
+  await call.ctx.audit.recordOrFail(tenant, { type: 'tenant.config_updated', ...call.by, details: { ...details, by_tenant: call.tenant } });
 }
 
 /** Every section of `tenant`'s overrides, secrets masked: the body of both config reads. */

@@ -97,9 +97,12 @@ async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearch
   const sent = htmlPage(200, messagePage({ ui, title: t('reset.sent.title'), message: t('reset.sent.message', { email, minutes: Math.round(ttl / 60) }) }), cookies);
 
   // Limits answer like success: a refusal would tell an attacker the address is being watched.
-  const ipOk = await limiter.allow(`${host.tenant}:reset-ip:${req.ip}`, PER_IP.limit, PER_IP.windowSeconds);
-  const addressOk = await limiter.allow(`${host.tenant}:reset-addr:${email.toLowerCase()}`, PER_ADDRESS.limit, PER_ADDRESS.windowSeconds);
   const user = await host.ctx.storage.users.findByEmail(host.tenant, email);
+  const ipOk = await limiter.allow(`${host.tenant}:reset-ip:${req.ip}`, PER_IP.limit, PER_IP.windowSeconds);
+  // Per account when the address finds one: the storage matches addresses case-insensitively by
+  // rules JavaScript's toLowerCase does not share (İ), so a key on the typed text gave each
+  // spelling of one address its own three mails.
+  const addressOk = await limiter.allow(`${host.tenant}:reset-addr:${user ? `user:${user.id}` : email.toLowerCase()}`, PER_ADDRESS.limit, PER_ADDRESS.windowSeconds);
   const eligible = user && !user.deleted_at && user.account_enabled && user.email;
   await host.ctx.audit.record(host.tenant, {
     type: 'password_reset_requested',
