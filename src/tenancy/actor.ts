@@ -44,6 +44,7 @@ import type { UserTokenSetup } from '../oidc/user-tokens.js';
 import type { SilentAuthSetup } from '../oidc/silent-auth.js';
 import { mergeConfiguration, prefilledDeviceCode, signInConfiguration } from '../oidc/sign-in-config.js';
 import { pageHeaders } from '../ui/html.js';
+import { problemPage, wantsErrorPage } from '../ui/error-page.js';
 import type { UiSettings } from '../ui/page-ui.js';
 import { brandOf, brandStylesheet, brandStylesheetEtag, tenantBrand } from '../ui/branding.js';
 import type { AccountHost } from '../ui/account/host.js';
@@ -596,13 +597,28 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
         throw new Unavailable('storage is unavailable', 1, { cause: err });
       });
     }
-    return inRequestScope(
+    const res = await inRequestScope(
       () => runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin }),
       () => {
         this.ctx.log.error({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request answered 503: its audit entry could not be written');
         return { status: 503, headers: { ...pageHeaders(), 'retry-after': '1' }, body: '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Try again</title></head><body><main><h1>Try again</h1><p>This could not be completed. Try again in a moment.</p></main></body></html>' };
       },
     );
+    return res.status === 503 ? this.retryLater(req, res) : res;
+  }
+
+  /**
+   * oidc-provider's own 503s (storage down inside it: userinfo, revocation, end-session) say when to
+   * retry, like every other outage answer, and a browser on a page path gets the styled page rather
+   * than Koa's plain text.
+   */
+  private retryLater(req: HttpRequest, res: HttpResponse): HttpResponse {
+    const type = String(res.headers?.['content-type'] ?? '');
+    if (!type.startsWith('text/html') && wantsErrorPage(req, this.mountPath)) {
+      const page = problemPage(req, 503, 'unavailable');
+      return { ...page, headers: { ...page.headers, 'retry-after': '1' } };
+    }
+    return res.headers?.['retry-after'] === undefined ? { ...res, headers: { ...res.headers, 'retry-after': '1' } } : res;
   }
 
   /** Synchronous: an eviction on a pool miss costs no promise (pool.ts). */

@@ -15,7 +15,8 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { bootstrap, postForm } from '../helpers/oauth.js';
 import { expectProblem } from '../helpers/problem.js';
 import { privateRedis, type PrivateRedis } from '../helpers/redis.js';
-import { createClient } from '../helpers/users.js';
+import { createClient, createUser } from '../helpers/users.js';
+import { HttpSession, codeFlowClient } from '../helpers/code-flow.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -39,6 +40,8 @@ let server: PrivateRedis;
 let t: TestApp;
 let admin: string;
 let deviceClient: { id: string; secret: string };
+/** A user's tokens and their client, taken while Redis is up. */
+let user: { access: string; refresh: string; client: { client_id: string; client_secret?: string } };
 /** A direct connection, to see what the service keeps in Redis. */
 let peek: Redis;
 
@@ -94,6 +97,11 @@ describe('with Redis up', () => {
     const health = await api(t, 'GET', '/api/v1/stats/health', { token: admin });
     expect(health.status).toBe(200);
     expect(health.json.data.checks.redis).toEqual({ status: 'healthy' });
+
+    const who = await createUser(t, { email_verified: true });
+    const client = await codeFlowClient(t, await t.token('svc:clients:write'), 'https://rp.example.com/cb');
+    const tokens = await new HttpSession(t.issuer, who).tokens(client, { scope: 'openid offline_access' });
+    user = { access: tokens.access_token, refresh: tokens.refresh_token!, client };
   });
 });
 
@@ -142,6 +150,21 @@ describe('with Redis down', () => {
     expect(res.status).toBe(503);
     expect(res.json).toMatchObject({ error: 'temporarily_unavailable' });
     expect(ms).toBeLessThan(2000);
+  });
+
+  it('userinfo, revocation and sign-out answer 503 with Retry-After, sign-out as the styled page to a browser', async () => {
+    const info = await fetch(`${t.issuer}/userinfo`, { headers: { authorization: `Bearer ${user.access}` } });
+    expect(info.status).toBe(503);
+    expect(info.headers.get('retry-after')).toMatch(/^\d+$/);
+    const basicAuth = `Basic ${Buffer.from(`${user.client.client_id}:${user.client.client_secret}`).toString('base64')}`;
+    const revoked = await fetch(`${t.issuer}/token/revocation`, { method: 'POST', headers: { authorization: basicAuth, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: user.refresh }) });
+    expect(revoked.status).toBe(503);
+    expect(revoked.headers.get('retry-after')).toMatch(/^\d+$/);
+    const signOut = await fetch(`${t.issuer}/session/end`, { headers: { accept: 'text/html' } });
+    expect(signOut.status).toBe(503);
+    expect(signOut.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(signOut.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await signOut.text()).toContain('<html lang="en">');
   });
 
   it('a rotation elsewhere commits although its event cannot be published', async () => {
