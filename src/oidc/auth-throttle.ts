@@ -11,6 +11,7 @@
  * Counts are the app's (Redis when configured: every instance; attempt-counter.ts).
  */
 import type { AppContext } from '../context.js';
+import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { bodyForm } from '../http/urlencoded.js';
 import { pageHeaders } from '../ui/html.js';
@@ -150,7 +151,15 @@ export class AuthThrottle {
         if (overLimits(mine, all)) return tooManyClientFailures();
         this.clear.mark(this.tenant, clientId, req.ip, ticket);
       }
-      const res = await next();
+      // The actor's direct paths (client_credentials for an audience) refuse a client by throwing
+      // its 401; oidc-provider answers one: both are counted.
+      let res: HttpResponse;
+      try {
+        res = await next();
+      } catch (err) {
+        if (!(err instanceof OAuthError) || err.status !== 401) throw err;
+        res = oauthResponse(err);
+      }
       if (res.status === 401) {
         // This instance counts the client's pairs again at once; the others once the failure is in
         // the shared counts, so that the count they then read holds it.

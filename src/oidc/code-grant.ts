@@ -17,6 +17,7 @@
  * other parameters. The code is consumed and the tokens written before the answer leaves.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { OAuthError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { OidcUpsert } from '../storage/types.js';
 import { pkceChallenge } from '../social/upstream.js';
@@ -54,6 +55,9 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
   if (!source || source.payload.redirectUri !== redirectUri || !pkceHolds(verifier, source.payload.codeChallenge, source.payload.codeChallengeMethod)) return undefined;
   const p = await parties(host, setup, req, form, source, GTY, now);
   if (!p) return undefined;
+  // A redirect URI the client lost while the user signed in (oidc-provider issues the code for the
+  // URI the request named): refused, as its authorization endpoint now refuses that URI.
+  if (!p.client.metadata.redirect_uris.includes(redirectUri)) throw new OAuthError(400, 'invalid_grant', 'redirect_uri is no longer registered for the client');
   const code = source.payload;
 
   // The ID token's signature runs on libuv's pool while the writes below run here.

@@ -201,6 +201,16 @@ describe('refusals are oidc-provider\'s own', () => {
     expect(await viaProduct(await actor(), exchange({ client: basic, code }))).toMatchObject({ direct: true, res: { status: 200 } });
   });
 
+  it('a redirect URI removed from the client while the user signed in: its code is refused (invalid_grant), unused', async () => {
+    const client = await newClient({ redirect_uris: [REDIRECT, 'http://127.0.0.1:65533/kept'] });
+    const code = await codeFor(client, 'openid');
+    const patched = await api(t, 'PATCH', `/api/v1/clients/${client.client_id}`, { token: admin, body: { redirect_uris: ['http://127.0.0.1:65533/kept'] } });
+    expect(patched.status).toBe(200);
+    const out = await viaProduct(await actor(), exchange({ client, code }));
+    expect(out).toMatchObject({ res: { status: 400 }, json: { error: 'invalid_grant' } });
+    expect((await storedRow(t, 'AuthorizationCode', code.code))?.consumed).toBe(false);
+  });
+
   it('a wrong secret: the same 401 invalid_client as oidc-provider, the code unused', async () => {
     const code = await codeFor(basic, 'openid');
     const req = exchange({ client: basic, code, secret: 'wrong-secret' });

@@ -48,6 +48,21 @@ describe('throttles', () => {
     expect(real.status, JSON.stringify(real.body)).toBe(200);
   });
 
+  it("counts wrong secrets on the actor's direct client_credentials path (a token for the Management API) too", async () => {
+    const direct = async (secret: string) => {
+      const res = await fetch(`${t.url}/oidc/v1/token`, {
+        method: 'POST',
+        headers: { authorization: basic(client.client_id, secret), 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '8.8.4.4' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', resource: 'urn:svc:api:v1', scope: 'svc:clients:read' }),
+      });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    await awayFromWindowEdge(60);
+    for (let i = 0; i < CLIENT_FAILURES_PER_SOURCE; i++) expect(await direct(`wrong-${i}`)).toBe(401);
+    expect(await direct('wrong-again')).toBe(429);
+  });
+
   it('counts a client assertion sent without client_id against the client it names (RFC 7523 makes client_id optional)', async () => {
     const jwtClient = await createClient(t, { client_name: 'hs256', grant_types: ['client_credentials'], scope: 'openid', token_endpoint_auth_method: 'client_secret_jwt' });
     const assertion = async (secret: string) => {
