@@ -36,18 +36,21 @@ describe('languages of the end-user pages', () => {
     await rp?.close();
   });
 
-  async function signInPage(extra: Record<string, string>, locale?: string): Promise<Page> {
-    const context = await browser.newContext(locale ? { locale } : {});
-    const page = await context.newPage();
-    const url = oidc.buildAuthorizationUrl(config, {
+  async function authorizationUrl(extra: Record<string, string>): Promise<string> {
+    return oidc.buildAuthorizationUrl(config, {
       redirect_uri: redirect,
       scope: 'openid',
       code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
       code_challenge_method: 'S256',
       state: oidc.randomState(),
       ...extra,
-    });
-    await page.goto(url.href);
+    }).href;
+  }
+
+  async function signInPage(extra: Record<string, string>, locale?: string): Promise<Page> {
+    const context = await browser.newContext(locale ? { locale } : {});
+    const page = await context.newPage();
+    await page.goto(await authorizationUrl(extra));
     return page;
   }
 
@@ -88,6 +91,25 @@ describe('languages of the end-user pages', () => {
     await page.getByRole('button', { name: 'Permitir' }).click();
     await page.waitForURL(`${redirect}**`);
     expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+    await page.context().close();
+  });
+
+  it('the forgot-password link keeps the page language without storing a choice: later pages follow ui_locales again', async () => {
+    const page = await signInPage({ ui_locales: 'fr' }, 'en-US');
+    await page.getByRole('link', { name: 'Mot de passe oublié ?' }).click();
+    expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Réinitialiser votre mot de passe');
+    // The form's answer (a POST) is in the same language, carried by the form, not by a cookie.
+    await page.locator('input[type="email"][name="email"]').fill('nobody@example.com');
+    await page.getByRole('button', { name: 'Envoyer le lien' }).click();
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Consultez vos e-mails');
+    expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+    expect((await page.context().cookies()).map((c) => c.name)).not.toContain('svc_lang');
+    // The next sign-in asks for German: nothing the user never chose holds it in French.
+    await page.goto(await authorizationUrl({ ui_locales: 'de' }));
+    expect(await page.locator('html').getAttribute('lang')).toBe('de');
+    await page.goto(await authorizationUrl({}));
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
     await page.context().close();
   });
 

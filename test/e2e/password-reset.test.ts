@@ -227,6 +227,8 @@ describe('password reset by e-mail', () => {
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Revise su correo');
     const [mail] = await sink.waitFor(spanish.email);
     expect(mail!.html).toContain('lang="es"');
+    // Carried by the link and the form, not stored: the user chose no language.
+    expect((await context.cookies()).map((c) => c.name)).not.toContain('svc_lang');
     await context.close();
   });
 

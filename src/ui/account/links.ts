@@ -9,9 +9,10 @@ export function loginExtras(host: AccountHost, uid: string, ui: PageUi): LoginEx
   const { t } = ui;
   const back = `${host.mountPath}/interaction/${uid}`;
   const extras: LoginExtras = { afterPassword: [], afterForm: [] };
-  // `lang`: the reset form (and so its mail) stays in the sign-in page's language, which may have come
-  // from the relying party's ui_locales rather than from anything the browser sends.
-  if (mailAvailable(host)) extras.afterPassword!.push(html`<p class="aside"><a href="${FORGOT_PATH}?return=${encodeURIComponent(back)}&lang=${t.lang}">${t('signin.forgot')}</a></p>`);
+  // `ui_locales`: the reset form (and so its mail) stays in the sign-in page's language, which may
+  // have come from the relying party's ui_locales rather than from anything the browser sends. Not
+  // `lang`: that is the switcher's parameter, a choice the user made, remembered for a year.
+  if (mailAvailable(host)) extras.afterPassword!.push(html`<p class="aside"><a href="${FORGOT_PATH}?return=${encodeURIComponent(back)}&ui_locales=${t.lang}">${t('signin.forgot')}</a></p>`);
   if (signupSettings(host).enabled) extras.afterForm!.push(html`<p><a href="${back}/signup">${t('signin.signup')}</a></p>`);
   return extras;
 }

@@ -57,18 +57,23 @@ export async function handlePasswordReset(host: AccountHost, req: HttpRequest, l
   if (req.method === 'GET' && isForgot && back) kept.set('return', back);
   if (req.method === 'GET' && !isForgot && wellFormedToken(query.get('token'))) kept.set('token', query.get('token')!);
   if (query.get('lang')) kept.set('lang', query.get('lang')!);
-  const { ui, setCookie: langCookie } = buildPageUi(host.ui, { path: req.path, query: kept.toString(), headers: req.headers });
+  // The sign-in page's language (links.ts), a preference like the relying party's own ui_locales:
+  // it ranks below a choice made with the switcher, and is never remembered.
+  const uiLocales = (query.get('ui_locales') ?? '').slice(0, 100);
+  const { ui, setCookie: langCookie } = buildPageUi(host.ui, { path: req.path, query: kept.toString(), headers: req.headers }, uiLocales);
   const { t } = ui;
   const secure = host.origin.protocol === 'https:';
   const csrf = formCsrf(host.csrfKey, req.headers.cookie, secure);
   const cookies = [langCookie, csrf.setCookie];
+  // The request form posts back with the language it was drawn in, so its answer and its mail keep it.
+  const forgotAction = uiLocales ? `${FORGOT_PATH}?ui_locales=${t.lang}` : FORGOT_PATH;
   const message = (status: number, title: string, text: string, error = false) => htmlPage(status, messagePage({ ui, title, message: text, error }), cookies);
 
   if (!mailAvailable(host)) return message(404, t('page.not_found.title'), t('page.not_found.message'), true);
   if (req.method !== 'GET' && req.method !== 'POST') return { status: 405, headers: { allow: 'GET, POST', 'cache-control': 'no-store' } };
 
   if (req.method === 'GET') {
-    if (isForgot) return htmlPage(200, forgotPage({ ui, action: FORGOT_PATH, csrf: csrf.token, back }), cookies);
+    if (isForgot) return htmlPage(200, forgotPage({ ui, action: forgotAction, csrf: csrf.token, back }), cookies);
     const token = query.get('token');
     const record = wellFormedToken(token) ? await host.ctx.storage.accountTokens.findUsable(host.tenant, 'password_reset', hashToken(token), new Date().toISOString()) : undefined;
     if (!record) return invalidLink(ui, cookies);
@@ -80,19 +85,20 @@ export async function handlePasswordReset(host: AccountHost, req: HttpRequest, l
     host.ctx.log.info({ req_id: req.id, tenant: host.tenant, path: req.path }, 'self-service form refused: missing or invalid CSRF token');
     return message(403, t('page.form_expired.title'), t('page.form_expired.message'), true);
   }
-  return isForgot ? requestReset(host, req, form, ui, cookies, csrf.token, limiter) : completeReset(host, req, form, ui, cookies, csrf.token);
+  return isForgot ? requestReset(host, req, form, ui, cookies, csrf.token, limiter, forgotAction) : completeReset(host, req, form, ui, cookies, csrf.token);
 }
 
 function invalidLink(ui: PageUi, cookies: Array<string | undefined>): HttpResponse {
   const { t } = ui;
-  const again = html`<p><a href="${FORGOT_PATH}">${t('reset.again')}</a></p>`;
+  // In this page's language, as a preference (not the switcher's remembered choice).
+  const again = html`<p><a href="${FORGOT_PATH}?ui_locales=${t.lang}">${t('reset.again')}</a></p>`;
   return htmlPage(400, messagePage({ ui, title: t('reset.invalid.title'), message: t('reset.invalid.message'), error: true, links: [again] }), cookies);
 }
 
-async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearchParams, ui: PageUi, cookies: Array<string | undefined>, csrf: string, limiter: WindowLimiter): Promise<HttpResponse> {
+async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearchParams, ui: PageUi, cookies: Array<string | undefined>, csrf: string, limiter: WindowLimiter, action: string): Promise<HttpResponse> {
   const { t } = ui;
   const email = (form.get('email') ?? '').trim().slice(0, 320);
-  if (!EMAIL.test(email)) return htmlPage(400, forgotPage({ ui, action: FORGOT_PATH, csrf, email, error: t('reset.request.invalid_email') }), cookies);
+  if (!EMAIL.test(email)) return htmlPage(400, forgotPage({ ui, action, csrf, email, error: t('reset.request.invalid_email') }), cookies);
   const ttl = resetTtlSeconds(host);
   const sent = htmlPage(200, messagePage({ ui, title: t('reset.sent.title'), message: t('reset.sent.message', { email, minutes: Math.round(ttl / 60) }) }), cookies);
 
