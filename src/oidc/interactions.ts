@@ -499,7 +499,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           // A refused passkey is a failed sign-in for the brute-force guard, like a wrong code.
           ctx.metrics.loginAttempts.inc({ result: 'failure' });
           await auditPasskeyRefusal(ctx, tenant, who, 'second_factor', outcome.reason, { id: outcome.credential?.id ?? '', user_id: user.id }, user.email);
-          if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
+          if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'], t.lang)) return loginForm(403, cannotSignIn);
           return secondStep(401, user, t(passkeyFailureKey(outcome.reason)));
         }
         await ctx.audit.record(tenant, { type: 'mfa_verified', status: 'success', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method: 'webauthn', credential_id: outcome.credential.id } });
@@ -536,7 +536,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         // A wrong second factor is a failed sign-in for the brute-force guard, like a wrong password.
         ctx.metrics.loginAttempts.inc({ result: 'failure' });
         await ctx.audit.record(tenant, { type: 'mfa_failed', status: 'failed', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method, reason: outcome === 'replayed' ? 'code_already_used' : 'invalid_code' } });
-        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) {
+        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'], t.lang)) {
           return loginForm(403, refusal(lockedNow(user, ctx.config.security.login.lockout_seconds)));
         }
         if (outcome === 'replayed') return again(401, t('mfa.code_used'));
@@ -586,7 +586,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     if (!user || !user.password_hash || !ok) {
       ctx.metrics.loginAttempts.inc({ result: 'failure' });
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: email.slice(0, 320), user_id: user?.id ?? null, ...who, details: { reason: user ? 'wrong_password' : 'unknown_account' } });
-      if (user && (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent']))) {
+      if (user && (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'], t.lang))) {
         // Locked by this very attempt: from now on every password gets the lock's answer.
         return relogin(403, refusal(lockedNow(user, ctx.config.security.login.lockout_seconds)));
       }

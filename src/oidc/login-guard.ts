@@ -5,6 +5,7 @@
  */
 import type { AppContext } from '../context.js';
 import type { TenantId, UserRecord } from '../storage/types.js';
+import type { Locale } from '../ui/i18n/index.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
 import { clearFailures, countFailure, liftExpiredLock, lockAfterFailures } from '../users/sign-in.js';
 import { attemptCounter } from './attempt-counter.js';
@@ -22,8 +23,8 @@ export class LoginGuard {
     private readonly ctx: GuardDeps,
     /** The tenant's effective configuration as it is now (it changes with a reload), never the global one. */
     private readonly config: () => EffectiveConfig,
-    /** Told when an account gets locked (the security alert mail). */
-    private readonly onLocked?: (tenant: TenantId, user: UserRecord) => void,
+    /** Told when an account gets locked (the security alert mail, in the language of the page the attempt came from). */
+    private readonly onLocked?: (tenant: TenantId, user: UserRecord, lang: Locale | undefined) => void,
   ) {}
 
   /**
@@ -58,8 +59,9 @@ export class LoginGuard {
    * threshold: the account is locked, by this attempt or one before it. The count is atomic (one
    * attempt counts exactly the threshold and writes the lock and its one `account_locked` entry);
    * attempts counted past it, in flight while the lock was written, get the lock's answer too.
+   * `lang`: the language of the page the attempt was made on, for the lock's alert mail.
    */
-  async recordFailure(tenant: TenantId, user: UserRecord, ip: string, userAgent: string | undefined): Promise<boolean> {
+  async recordFailure(tenant: TenantId, user: UserRecord, ip: string, userAgent: string | undefined, lang?: Locale): Promise<boolean> {
     const { max_failed_attempts, failure_window_seconds, lockout_seconds } = this.config().security.login;
     const now = new Date();
     const failures = await countFailure(this.ctx, tenant, user.id, now, failure_window_seconds);
@@ -68,7 +70,7 @@ export class LoginGuard {
     if (failures === max_failed_attempts && !user.locked) {
       const until = new Date(now.getTime() + lockout_seconds * 1000).toISOString();
       await lockAfterFailures(this.ctx, tenant, user, { until, failures }, { ip_address: ip, user_agent: userAgent });
-      this.onLocked?.(tenant, user);
+      this.onLocked?.(tenant, user, lang);
     }
     return true;
   }

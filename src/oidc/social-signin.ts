@@ -338,7 +338,7 @@ async function confirmLink(host: SignInHost, sc: SocialContext, req: HttpRequest
     if (!ok) {
       ctx.metrics.loginAttempts.inc({ result: 'failure' });
       await ctx.audit.record(tenant, { type: 'failed_login', status: 'failed', username: user.email, user_id: user.id, ...who, details: { reason: 'wrong_password', step: 'social_link', provider: p.name } });
-      if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return cannot();
+      if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'], t.lang)) return cannot();
       return again(401, t('social.link.wrong_password'));
     }
     if (!canSignIn(user)) return cannot();

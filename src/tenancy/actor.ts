@@ -124,7 +124,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private refreshTask: SerialTask | undefined;
   private closed = false;
   private get guard(): LoginGuard {
-    return (this.loginGuard ??= new LoginGuard(this.ctx, () => this.config, (_tenant, user) => securityAlert(this.accountHost(), user, 'account_locked')));
+    return (this.loginGuard ??= new LoginGuard(this.ctx, () => this.config, (_tenant, user, lang) => securityAlert(this.accountHost(), user, 'account_locked', lang)));
   }
   private loginGuard: LoginGuard | undefined;
   private readonly authThrottle: AuthThrottle;

@@ -53,6 +53,24 @@ describe('security alerts', () => {
     await page.context().close();
   });
 
+  it('the lock alert is in the language of the sign-in page the failures were made on', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const context = await browser.newContext({ locale: 'fr-FR' });
+    const page = await context.newPage();
+    await page.goto(`${origin}/account`);
+    expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+    for (let i = 0; i < 5; i++) {
+      await page.getByLabel('Adresse e-mail').fill(user.email);
+      await page.getByLabel('Mot de passe').fill(`wrong-password-${i}`);
+      await page.getByRole('button', { name: 'Se connecter' }).click();
+      await page.getByRole('alert').waitFor();
+    }
+    const [mail] = await sink.waitFor(user.email);
+    expect(mail!.subject).toBe('Votre compte a été verrouillé');
+    expect(mail!.html).toContain('<html lang="fr">');
+    await context.close();
+  });
+
   it('mails on a sign-in from a new device, not on the first sign-in nor from a known device', async () => {
     const user = await createUser(t, { email_verified: true });
     const first = await browser.newContext();

@@ -71,4 +71,18 @@ describe('LoginGuard reads the tenant configuration', () => {
     expect(await guard.recordFailure(T, v, '198.51.100.9', undefined)).toBe(false);
     expect(await guard.recordFailure(T, v, '198.51.100.9', undefined)).toBe(true);
   });
+
+  it('tells the one lock to onLocked with the language of the page the locking attempt came from', async () => {
+    const told: Array<[string, string | undefined]> = [];
+    tenantConfig = withLogin(global, { max_failed_attempts: 2 });
+    const ctx = { storage: tmp.storage, passwords: {} as PasswordHasher, audit: new AuditLog(tmp.storage, pino({ level: 'silent' })), config: global } as unknown as AppContext;
+    const alerting = new LoginGuard(ctx, () => tenantConfig, (_tenant, locked, lang) => told.push([locked.id, lang]));
+    const w = user('u3');
+    await tmp.storage.users.create(T, w);
+    expect(await alerting.recordFailure(T, w, '198.51.100.10', undefined, 'de')).toBe(false);
+    expect(await alerting.recordFailure(T, w, '198.51.100.10', undefined, 'fr')).toBe(true);
+    // Past the threshold: the lock's answer, no second lock and no second alert.
+    expect(await alerting.recordFailure(T, w, '198.51.100.10', undefined, 'es')).toBe(true);
+    expect(told).toEqual([['u3', 'fr']]);
+  });
 });

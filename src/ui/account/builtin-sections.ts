@@ -52,7 +52,7 @@ async function passwordOk(v: AccountVisit, given: string, step: string): Promise
   const ok = await host.ctx.passwords.verify(user.password_hash ?? (await host.guard.dummyHash()), given);
   if (ok && user.password_hash) return true;
   await host.ctx.audit.record(host.tenant, { type: 'failed_login', status: 'failed', ...who(v), details: { reason: 'wrong_password', step } });
-  await host.guard.recordFailure(host.tenant, user, v.req.ip, v.req.headers['user-agent']);
+  await host.guard.recordFailure(host.tenant, user, v.req.ip, v.req.headers['user-agent'], v.ui.t.lang);
   return false;
 }
 
