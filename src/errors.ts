@@ -33,9 +33,15 @@ export class NotFound extends Error {
   }
 }
 
-/** The change contradicts the current state (a taken e-mail, a reserved tenant): the message says how. */
+/**
+ * The change contradicts the current state (a taken e-mail, a reserved tenant): the message says how,
+ * `field` names the field whose value is taken when there is one (for surfaces that word it themselves).
+ */
 export class Conflict extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
     super(message);
     this.name = 'Conflict';
   }

@@ -18,6 +18,7 @@ import { withNodeObjects, type BridgeTarget } from '../http/koa-bridge.js';
 import { Unavailable, isUnavailable } from '../errors.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, TenantId, UserRecord } from '../storage/types.js';
+import { clientDisplayName } from '../ui/client-name.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
 import type { AccountHost } from '../ui/account/host.js';
@@ -244,7 +245,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
   {
     const clientId = String(details.params.client_id ?? '');
     const client = await host.loadClient(clientId);
-    const clientName = client?.metadata.client_name ?? clientId;
+    const clientName = clientDisplayName(t, clientId, client?.metadata.client_name);
     const logoUri = client?.metadata.logo_uri;
     // Only pages need it (a URL parse): not the redirect that ends a successful sign-in.
     const formTargets = () => formTargetOf(typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined);

@@ -7,6 +7,7 @@ import type { AppContext } from '../context.js';
 import type { TenantId } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
 import { buildPageUi, withCookie, type PageUi, type UiSettings } from '../ui/page-ui.js';
+import { clientDisplayName } from '../ui/client-name.js';
 import { deviceConfirmPage, deviceInputPage, logoutPage, messagePage } from '../ui/pages.js';
 import { findAccountFor } from './accounts.js';
 import { pairwiseSubject } from './pairwise.js';
@@ -116,9 +117,10 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
           );
         },
         userCodeConfirmSource: (ctx, form, client, _deviceInfo, userCode) => {
+          const ui = uiOf(ctx);
           render(
             ctx,
-            deviceConfirmPage({ ui: uiOf(ctx), action: attr(form, /action="([^"]+)"/), xsrf: attr(form, /name="xsrf" value="([^"]+)"/), userCode, clientName: client.clientName ?? client.clientId }),
+            deviceConfirmPage({ ui, action: attr(form, /action="([^"]+)"/), xsrf: attr(form, /name="xsrf" value="([^"]+)"/), userCode, clientName: clientDisplayName(ui.t, client.clientId, client.clientName) }),
           );
         },
         successSource: (ctx) => {
@@ -130,7 +132,9 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
         enabled: true,
         logoutSource: (ctx, form) => {
           const target = ctx.oidc.params?.post_logout_redirect_uri;
-          render(ctx, logoutPage({ ui: uiOf(ctx), form, clientName: ctx.oidc.client ? (ctx.oidc.client.clientName ?? ctx.oidc.client.clientId) : undefined }), undefined, formTargetOf(typeof target === 'string' ? target : undefined));
+          const ui = uiOf(ctx);
+          const client = ctx.oidc.client;
+          render(ctx, logoutPage({ ui, form, clientName: client ? clientDisplayName(ui.t, client.clientId, client.clientName) : undefined }), undefined, formTargetOf(typeof target === 'string' ? target : undefined));
         },
         postLogoutSuccessSource: async (ctx) => {
           const ui = uiOf(ctx);

@@ -47,7 +47,8 @@ function compose(a: MailAudience, c: Composition): MailMessage {
     greeting,
     '',
     ...paragraphs(c.before).flatMap((p) => [p, '']),
-    `${t(c.action.label)}:`,
+    // The separator is the language's (French: a no-break space before the colon).
+    t('mail.text_action', { action: t(c.action.label) }),
     c.action.url,
     '',
     ...paragraphs(c.after).flatMap((p) => [p, '']),

@@ -6,6 +6,7 @@
  * Every text comes from the language catalogues (keys `passkey.*`, `mfa.required.*`).
  */
 import type { WebauthnCredentialRecord } from '../storage/types.js';
+import { pageTime } from './dates.js';
 import { Html, html, layout } from './html.js';
 import type { PageUi } from './page-ui.js';
 import { codeField, errorBlock } from './pages.js';
@@ -72,9 +73,6 @@ ${totp}`,
   );
 }
 
-/** Dates as the service stores them, to the minute (the same in every language). */
-const when = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
-
 /** The account page's passkey list with rename and remove, and the button that adds one. */
 export function passkeySection(
   ui: PageUi,
@@ -92,7 +90,7 @@ export function passkeySection(
   const { t } = ui;
   const items = o.passkeys.map(
     (p, i) => html`<li class="passkey">
-<p><strong>${p.name}</strong><br>${t('passkey.added_on', { created: when(p.created_at), used: p.last_used_at ? when(p.last_used_at) : t('passkey.never') })}</p>
+<p><strong>${p.name}</strong><br>${t('passkey.added_on', { created: pageTime(t, p.created_at), used: p.last_used_at ? pageTime(t, p.last_used_at) : t('passkey.never') })}</p>
 <form method="post" action="${o.renameAction}">
 <input type="hidden" name="csrf_token" value="${o.add.csrf}">${o.hidden?.rename ?? html``}
 <input type="hidden" name="id" value="${p.id}">

@@ -96,13 +96,13 @@ function checkRole(role: string | undefined, tenant: string): void {
 /** 409 when another live account already has the e-mail (checked up front for a clear answer). */
 async function checkEmailFree(scope: UserScope, email: string, selfId?: string): Promise<void> {
   const other = await scope.ctx.storage.users.findByEmail(scope.tenant, email);
-  if (other && other.id !== selfId) throw new Conflict('A user with this e-mail address already exists');
+  if (other && other.id !== selfId) throw new Conflict('A user with this e-mail address already exists', 'email');
 }
 
 /** The unique indexes are the real guard (two concurrent writers): their violation is a 409 too. */
 function uniqueToConflict(err: unknown): never {
   if (err instanceof UniqueViolation) {
-    throw new Conflict(err.field === 'username' ? 'A user with this username already exists' : 'A user with this e-mail address already exists');
+    throw err.field === 'username' ? new Conflict('A user with this username already exists', 'username') : new Conflict('A user with this e-mail address already exists', 'email');
   }
   throw err;
 }

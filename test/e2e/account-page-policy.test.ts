@@ -82,6 +82,27 @@ describe('account page: limits and the MFA policy', () => {
     await page.context().close();
   });
 
+  it('profile: a taken username is told in the page language, never in the Management API’s English', async () => {
+    const owner = await createUser(t);
+    const taken = (await getUser(owner.id)).username as string;
+    const user = await createUser(t);
+    const page = await (await browser.newContext({ locale: 'de-DE' })).newPage();
+    await page.goto(`${origin}/account`);
+    await page.getByLabel('E-Mail-Adresse').fill(user.email);
+    await page.getByLabel('Passwort').fill(user.password);
+    await page.getByRole('button', { name: 'Anmelden', exact: true }).click();
+    await page.waitForURL(`${origin}/account`);
+    await page.getByLabel('Benutzername').fill(taken.toUpperCase());
+    await page.getByLabel('Vorname').fill('Augusta');
+    const [res] = await Promise.all([page.waitForResponse((r) => r.url() === `${origin}/account` && r.request().method() === 'POST'), page.getByRole('button', { name: 'Profil speichern' }).click()]);
+    expect(res.status()).toBe(400);
+    const alert = (await page.getByRole('alert').textContent()) ?? '';
+    expect(alert).toBe('Dieser Benutzername ist bereits vergeben. Wählen Sie einen anderen.');
+    expect(alert).not.toMatch(/already|exists|username/i);
+    expect((await getUser(user.id)).given_name).toBe('Ada');
+    await page.context().close();
+  });
+
   it('sign-up: the name input carries the limit, and an over-long name is refused on the form (400), no account created', async () => {
     const page = await (await browser.newContext()).newPage();
     await page.goto(`${origin}/account`);

@@ -113,6 +113,20 @@ describe('languages of the end-user pages', () => {
     await page.context().close();
   });
 
+  it('the built-in clients are named in the page language (the account page: "Page de compte", not "Account")', async () => {
+    const context = await browser.newContext({ locale: 'fr-FR' });
+    const page = await context.newPage();
+    await page.goto(`${new URL(t.issuer).origin}/account`);
+    expect(await page.locator('html').getAttribute('lang')).toBe('fr');
+    await expect(page.getByText('pour continuer vers Page de compte').isVisible()).resolves.toBe(true);
+    await context.close();
+    const german = await browser.newContext({ locale: 'de-DE' });
+    const other = await german.newPage();
+    await other.goto(`${new URL(t.issuer).origin}/account`);
+    await expect(other.getByText('um mit Kontoseite fortzufahren').isVisible()).resolves.toBe(true);
+    await german.close();
+  });
+
   it('a language the product lacks falls back to English; a hostile lang value changes nothing', async () => {
     const page = await signInPage({ ui_locales: 'tlh it' }, 'it-IT');
     expect(await page.locator('html').getAttribute('lang')).toBe('en');

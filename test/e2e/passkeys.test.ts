@@ -154,6 +154,21 @@ describe('passkeys (WebAuthn)', () => {
     expect(JSON.stringify(user)).not.toContain(stored[0]!.public_key);
   });
 
+  it('shows when a passkey was added in the page language, as the sessions list does', async () => {
+    const stored = (await passkeysOf(userA.id))[0]!;
+    const when = (lang: string, iso: string) => `${new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso))} UTC`;
+    try {
+      for (const [lang, added] of [['fr', 'Ajoutée le'], ['de', 'Hinzugefügt'], ['en', 'Added']] as const) {
+        await a.page.goto(`${accountUrl()}?lang=${lang}`);
+        const item = (await a.page.locator('li.passkey p').first().textContent()) ?? '';
+        expect(item).toContain(`${added} ${when(lang, stored.created_at)}`);
+        expect(item).not.toContain(stored.created_at.slice(0, 10));
+      }
+    } finally {
+      await a.page.goto(`${accountUrl()}?lang=en`);
+    }
+  });
+
   it('does not register the same authenticator twice (excluded credentials); the former two-step page leads to the account page', async () => {
     const old = await a.page.request.get(`${t.issuer}/account/mfa`, { maxRedirects: 0 });
     expect(old.status()).toBe(303);

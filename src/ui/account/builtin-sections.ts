@@ -6,8 +6,7 @@
  * Over 300 lines, on purpose: the six sections register together in their page order, each a
  * render and its actions; a file per section would split that order over six files.
  */
-import { ACCOUNT_CLIENT_ID, ADMIN_CLIENT_ID } from '../../clients/system-clients.js';
-import { toProblem } from '../../http/problem.js';
+import { isSystemClientId } from '../../clients/system-clients.js';
 import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../users/mfa.js';
 import { usableMethods } from '../../users/passkeys.js';
 import { generateTotpSecret, otpauthUri } from '../../users/totp.js';
@@ -16,6 +15,8 @@ import { updateUser } from '../../users/operations.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
 import { PROFILE_MAX, overProfileLimit, type UserUpdateInput } from '../../users/schema.js';
 import type { MessageKey } from '../i18n/index.js';
+import { clientDisplayName } from '../client-name.js';
+import { pageTime } from '../dates.js';
 import { Html, html } from '../escape.js';
 import { qrSvg } from '../qr.js';
 import { verifyEmailMail } from '../mail-templates.js';
@@ -24,6 +25,7 @@ import { ALERT_KINDS, alertChoices, securityAlert } from './alerts.js';
 import { VERIFY_TTL_SECONDS, issueToken, mailAvailable, sendMail } from './host.js';
 import { passwordRulesMessage } from './password-messages.js';
 import { htmlPage } from './respond.js';
+import { PROFILE_LABELS, profileError, type ProfileFormField } from './profile-messages.js';
 import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
 import { ACCOUNT_PATH, isThisSession } from './session.js';
 
@@ -62,11 +64,11 @@ function text(formData: URLSearchParams, name: string, max: number): string {
 
 /** The profile form's fields in page order, with their labels (limits: the users domain's PROFILE_MAX). */
 const PROFILE_FIELDS = [
-  { name: 'given_name', label: 'account.profile.given_name', autocomplete: 'given-name' },
-  { name: 'family_name', label: 'account.profile.family_name', autocomplete: 'family-name' },
-  { name: 'name', label: 'account.profile.name', autocomplete: 'name' },
-  { name: 'username', label: 'account.profile.username', autocomplete: 'nickname' },
-] as const satisfies ReadonlyArray<{ name: keyof typeof PROFILE_MAX; label: MessageKey; autocomplete: string }>;
+  { name: 'given_name', label: PROFILE_LABELS.given_name, autocomplete: 'given-name' },
+  { name: 'family_name', label: PROFILE_LABELS.family_name, autocomplete: 'family-name' },
+  { name: 'name', label: PROFILE_LABELS.name, autocomplete: 'name' },
+  { name: 'username', label: PROFILE_LABELS.username, autocomplete: 'nickname' },
+] as const satisfies ReadonlyArray<{ name: ProfileFormField; label: MessageKey; autocomplete: string }>;
 
 registerAccountSection({
   id: 'profile',
@@ -93,10 +95,10 @@ registerAccountSection({
         v.session.user = updated;
         return { notice: v.ui.t('account.saved') };
       } catch (err) {
-        const problem = toProblem(err);
-        if (!problem || problem.status >= 500) throw err;
-        const reason = (problem.extra.errors ?? []).map((e) => `${e.field}: ${e.message}`).join('; ') || problem.detail;
-        return { error: v.ui.t('account.profile.invalid', { reason }) };
+        // In the page's language: never the Management API's English words (profile-messages.ts).
+        const error = profileError(v.ui.t, err, input);
+        if (error === undefined) throw err;
+        return { error };
       }
     },
   },
@@ -305,12 +307,9 @@ ${keep ? html`<p>${t('account.mfa.required')}</p>` : html``}`,
 async function applicationNames(v: AccountVisit, ids: string[]): Promise<Map<string, string>> {
   const names = new Map<string, string>();
   for (const id of new Set(ids)) {
-    if (id === ACCOUNT_CLIENT_ID) names.set(id, v.ui.t('account.sessions.app.account'));
-    else if (id === ADMIN_CLIENT_ID) names.set(id, v.ui.t('account.sessions.app.admin'));
-    else {
-      const name = (await v.host.ctx.storage.clients.get(v.host.tenant, id))?.metadata.client_name;
-      if (typeof name === 'string' && name !== '') names.set(id, name);
-    }
+    // The built-in clients are never stored: named from the catalogue without a read.
+    const stored = isSystemClientId(id) ? undefined : await v.host.ctx.storage.clients.get(v.host.tenant, id);
+    names.set(id, clientDisplayName(v.ui.t, id, stored?.metadata.client_name));
   }
   return names;
 }
@@ -322,7 +321,7 @@ registerAccountSection({
     const { host } = v;
     const list = (await findSessions(host.ctx.storage.oidc, host.tenant, { username: v.session.user.id, active: true }, sessionTtl(host.config))).filter((s) => s.active);
     const names = await applicationNames(v, list.flatMap((s) => s.client_ids));
-    const when = (iso: string | null) => (iso ? `${new Intl.DateTimeFormat(t.lang, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso))} UTC` : '?');
+    const when = (iso: string | null) => (iso ? pageTime(t, iso) : '?');
     const items = list.map(
       (s) => html`<li>
 <p>${isThisSession(v.session, s.jti) ? html`<strong>${t('account.sessions.this')}</strong> ` : html``}${t('account.sessions.started', { time: when(s.created_at), last: when(s.last_active_at) })}</p>
