@@ -25,6 +25,7 @@ import type { AccountHost } from '../ui/account/host.js';
 import type { WindowLimiter } from '../ui/account/limiter.js';
 import { loginExtras } from '../ui/account/links.js';
 import { recogniseDevice } from '../ui/account/devices.js';
+import { securityAlert } from '../ui/account/alerts.js';
 import { SIGNUP_PENDING, awaitsConfirmation, checkEmailView, handleSignupStep, remindConfirmation, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
 import type { Html } from '../ui/html.js';
 import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
@@ -279,11 +280,15 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const passkey = { action: `${base}/mfa`, optionsUrl: `${base}/mfa/options`, csrf: csrfFor(host, uid) };
       return page(status, secondStepPage({ ui, script: host.script, clientName, passkey, totp, error }), formTargets(), true);
     };
-    /** Enrolment the MFA policy requires: the tenant's enabled methods, a fresh TOTP secret each time. */
-    const enrolment = async (status: number, accountId: string, error?: string) => {
+    /**
+     * Enrolment the MFA policy requires: the tenant's enabled methods. The TOTP secret is a fresh one
+     * when the page is first drawn, and the one already shown when the page comes back after a wrong
+     * code (the user may have added it to an app already, as on the account page).
+     */
+    const enrolment = async (status: number, accountId: string, error?: string, shownSecret?: string) => {
       const user = await ctx.storage.users.get(tenant, accountId);
       const label = user?.email ?? user?.username ?? accountId;
-      const secret = generateTotpSecret();
+      const secret = shownSecret ?? generateTotpSecret();
       const uri = otpauthUri(secret, host.target.origin.host, label);
       const totp = host.mfa.totp_enabled
         ? { action: `${base}/enrol`, csrf: csrfFor(host, uid), secret, uri, qrSvg: await qrSvg(uri), enrollment: sealEnrolmentSecret(ctx, tenant, uid, accountId, secret) }
@@ -458,7 +463,9 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     if (action === 'enrol') {
       const user = await pendingUser(MFA_ENROL);
       if (!('id' in user)) return user;
-      if (!(await host.guard.allowIp(tenant, req.ip))) return enrolment(429, user.id, tooMany);
+      // The secret this page showed (sealed in its form): kept on every answer that draws the page again.
+      const shown = form.has('enrollment') ? openEnrolmentSecret(ctx, tenant, uid, user.id, form.get('enrollment') ?? '') : undefined;
+      if (!(await host.guard.allowIp(tenant, req.ip))) return enrolment(429, user.id, tooMany, shown);
       const whoUser = { username: user.email, user_id: user.id, ...who };
       if (form.has('credential')) {
         if (!passkeys) return enrolment(404, user.id, t('passkey.unavailable'));
@@ -468,19 +475,23 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           await ctx.audit.record(tenant, { type: 'mfa_enrollment_failed', status: 'failed', ...whoUser, details: { user_id: user.id, method: 'webauthn', reason: outcome.reason } });
           return enrolment(400, user.id, t(outcome.reason === 'duplicate' ? 'passkey.duplicate' : 'passkey.invalid'));
         }
+        // The same alert as a passkey added on the account page (the user's alert choices apply).
+        securityAlert(host.account, user, 'mfa_changed', t.lang);
         return complete(user, ['pwd', passkeyAmr(outcome.credential), 'mfa'], 'password+webauthn');
       }
       if (!host.mfa.totp_enabled) return enrolment(404, user.id, t('mfa.totp_unavailable'));
-      const secret = openEnrolmentSecret(ctx, tenant, uid, user.id, form.get('enrollment') ?? '');
+      const secret = shown;
       if (!secret) return enrolment(400, user.id, t('mfa.enroll.expired'));
       const code = (form.get('code') ?? '').trim();
       const check = code && code.length <= 16 ? await checkTotp(ctx, tenant, user.id, secret, code) : 'invalid';
       if (check !== 'ok') {
         await ctx.audit.record(tenant, { type: 'mfa_enrollment_failed', status: 'failed', ...whoUser, details: { user_id: user.id, method: 'totp', reason: check } });
-        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'])) return loginForm(403, cannotSignIn);
-        return enrolment(400, user.id, t('mfa.enroll.code_invalid'));
+        if (await host.guard.recordFailure(tenant, user, req.ip, req.headers['user-agent'], t.lang)) return loginForm(403, cannotSignIn);
+        return enrolment(400, user.id, t(check === 'replayed' ? 'mfa.enroll.code_used' : 'mfa.enroll.code_invalid'), secret);
       }
       const codes = await enableTotp(ctx, tenant, user.id, secret, { type: 'mfa_enabled', status: 'success', ...whoUser, details: { user_id: user.id, method: 'totp', methods: ['totp'], at: 'sign_in' } });
+      // The same alert as the account page's set-up (the user's alert choices apply).
+      securityAlert(host.account, user, 'mfa_changed', t.lang);
       return complete(user, ['pwd', 'otp', 'mfa'], 'password+totp', (resumeUrl) => page(200, enrolledPage({ ui, codes, continueHref: resumeUrl })));
     }
 

@@ -17,9 +17,11 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';
 import { createClient, createUser, type TestUser } from '../helpers/users.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { pageWithAuthenticator, seriousViolations, type AuthenticatorPage } from '../helpers/webauthn.js';
 
 const TENANT = 'default';
+const MFA_ALERT = 'Your two-step verification settings changed';
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, any>;
 
 interface Rp {
@@ -78,10 +80,12 @@ describe('passkeys (WebAuthn)', () => {
   let userA: TestUser;
   let userB: TestUser;
   let a: AuthenticatorPage;
+  let sink: SmtpSink;
 
   beforeAll(async () => {
     rpServer = await startRpServer();
-    t = await startTestApp();
+    sink = await startSmtpSink();
+    t = await startTestApp(sink.env());
     browser = await launchBrowser();
     rp = await relyingParty(t, rpServer);
     userA = await createUser(t, { email_verified: true });
@@ -92,6 +96,7 @@ describe('passkeys (WebAuthn)', () => {
     await browser?.close();
     await t?.close();
     await rpServer?.close();
+    await sink?.close();
   });
 
   const audits = async (type: string, userId?: string) =>
@@ -152,6 +157,9 @@ describe('passkeys (WebAuthn)', () => {
     const user = await getUser(userA.id);
     expect(user.mfa).toEqual({ enabled: true, methods: ['webauthn'] });
     expect(JSON.stringify(user)).not.toContain(stored[0]!.public_key);
+    // A second step added is told to the owner, as an authenticator app set up is.
+    const [alert] = await sink.waitFor(userA.email);
+    expect(alert!.subject).toBe(MFA_ALERT);
   });
 
   it('shows when a passkey was added in the page language, as the sessions list does', async () => {
@@ -343,6 +351,8 @@ describe('passkeys (WebAuthn)', () => {
     expect(await passkeysOf(other.id)).toEqual([]);
     expect((await getUser(other.id)).mfa).toEqual({ enabled: false, methods: [] });
     expect((await audits('mfa_disabled', other.id))[0]!.details).toMatchObject({ method: 'webauthn' });
+    // Added, then removed: two alerts.
+    expect((await sink.waitFor(other.email, 2)).map((m) => m.subject)).toEqual([MFA_ALERT, MFA_ALERT]);
     await b.context.close();
   });
 
@@ -363,10 +373,12 @@ describe('MFA policy: security.mfa.required', () => {
   let browser: Browser;
   let rpServer: RpServer;
   let rp: Rp;
+  let sink: SmtpSink;
 
   beforeAll(async () => {
     rpServer = await startRpServer();
-    t = await startTestApp({ SECURITY_MFA_REQUIRED: 'true' });
+    sink = await startSmtpSink();
+    t = await startTestApp({ ...sink.env(), SECURITY_MFA_REQUIRED: 'true' });
     browser = await launchBrowser();
     rp = await relyingParty(t, rpServer);
   });
@@ -374,6 +386,7 @@ describe('MFA policy: security.mfa.required', () => {
     await browser?.close();
     await t?.close();
     await rpServer?.close();
+    await sink?.close();
   });
 
   it('forces enrolment at the next sign-in; a passkey made there completes it, and is the second step next time', async () => {
@@ -390,6 +403,7 @@ describe('MFA policy: security.mfa.required', () => {
     expect((await t.app.ctx.storage.webauthn.listCredentials(TENANT, user.id))).toHaveLength(1);
     const enabled = (await t.app.ctx.storage.audit.list(TENANT, { type: 'mfa_enabled', user_id: user.id }, { limit: 5, include_count: false })).items[0]!;
     expect(enabled.details).toMatchObject({ method: 'webauthn', at: 'sign_in' });
+    expect((await sink.waitFor(user.email))[0]!.subject).toBe(MFA_ALERT);
 
     flow = await authorize(a.page, rp);
     await passwordStep(a.page, user);
@@ -416,6 +430,29 @@ describe('MFA policy: security.mfa.required', () => {
     expect(claimsOf(tokens.id_token!).amr).toEqual(['pwd', 'otp', 'mfa']);
     const got = await api(t, 'GET', `/api/v1/users/${user.id}`, { token: await t.token('svc:users:read') });
     expect(got.json.data.mfa).toEqual({ enabled: true, methods: ['totp'] });
+    // Told to the owner, as the same set-up on the account page is.
+    expect((await sink.waitFor(user.email))[0]!.subject).toBe(MFA_ALERT);
+    await page.context().close();
+  });
+
+  it('a wrong code at sign-in enrolment keeps the key already shown: the app that holds it still completes the set-up', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const page = await (await browser.newContext()).newPage();
+    const flow = await authorize(page, rp);
+    await passwordStep(page, user);
+    await page.getByRole('heading', { name: 'Set up two-step verification' }).waitFor();
+    const secret = (await page.locator('#totp-secret').textContent())!.replace(/\s/g, '');
+    const right = totpAt(secret, Date.now());
+    await page.getByLabel('Authentication code').fill(right === '000000' ? '111111' : '000000');
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByRole('alert').waitFor();
+    expect((await page.locator('#totp-secret').textContent())!.replace(/\s/g, '')).toBe(secret);
+    await page.getByLabel('Authentication code').fill(totpAt(secret, Date.now()));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByRole('heading', { name: 'Two-step verification is on' }).waitFor();
+    await page.getByRole('link', { name: 'Continue' }).click();
+    const tokens = await tokensFrom(page, rp, flow);
+    expect(claimsOf(tokens.id_token!).amr).toEqual(['pwd', 'otp', 'mfa']);
     await page.context().close();
   });
 

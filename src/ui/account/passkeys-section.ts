@@ -14,6 +14,7 @@ import { html } from '../escape.js';
 import type { MessageKey } from '../i18n/index.js';
 import { passkeySection } from '../passkey-pages.js';
 import { csrfOf } from './session-csrf.js';
+import { securityAlert } from './alerts.js';
 import type { AccountHost } from './host.js';
 import { readForm } from './password-reset.js';
 import { seeOther } from './respond.js';
@@ -71,6 +72,8 @@ registerAccountSection(
           const key: MessageKey = outcome.reason === 'duplicate' ? 'passkey.duplicate' : outcome.reason === 'expired' ? 'passkey.expired' : 'passkey.invalid';
           return { error: v.ui.t(key) };
         }
+        // A second step added or removed is told to the owner, like the authenticator app's set-up.
+        securityAlert(host, session.user, 'mfa_changed', v.ui.t.lang);
         return done('added');
       },
       async rename(v, f) {
@@ -91,6 +94,7 @@ registerAccountSection(
         const id = (f.get('id') ?? '').slice(0, 1024);
         if (!(await removePasskey(host.ctx, host.tenant, session.user.id, id))) return { error: v.ui.t('passkey.not_found.message'), status: 404 };
         await host.ctx.audit.record(host.tenant, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: session.user.id, method: 'webauthn', credential_id: id, by: 'user' } });
+        securityAlert(host, session.user, 'mfa_changed', v.ui.t.lang);
         return done('removed');
       },
     },
