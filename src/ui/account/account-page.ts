@@ -14,6 +14,7 @@ import './builtin-sections.js';
 import './passkeys-section.js';
 import './social-section.js';
 import type { AccountHost } from './host.js';
+import type { WindowLimiter } from './limiter.js';
 import { readForm } from './password-reset.js';
 import { htmlPage } from './respond.js';
 import { accountSections, type AccountVisit, type ActionOutcome } from './sections.js';
@@ -39,7 +40,7 @@ ${parts}`;
   return htmlPage(status, layout({ title: t('account.title'), ui: v.ui, ...(script ? { script } : {}) }, body), [], [], Boolean(script));
 }
 
-export async function handleAccountPage(host: AccountHost, req: HttpRequest, exchange: (body: URLSearchParams) => Promise<HttpResponse>): Promise<HttpResponse> {
+export async function handleAccountPage(host: AccountHost, req: HttpRequest, exchange: (body: URLSearchParams) => Promise<HttpResponse>, limiter: WindowLimiter): Promise<HttpResponse> {
   const { ui, setCookie } = buildPageUi(host.ui, { path: ACCOUNT_PATH, query: req.method === 'GET' ? req.rawQuery : '', headers: req.headers });
   const withLang = (res: HttpResponse) => (setCookie ? { ...res, headers: { ...res.headers, 'set-cookie': [setCookie, ...([] as string[]).concat(res.headers?.['set-cookie'] ?? [])] } } : res);
   const message = (status: number, title: string, text: string) => htmlPage(status, messagePage({ ui, title, message: text, error: true }), [setCookie]);
@@ -57,7 +58,7 @@ export async function handleAccountPage(host: AccountHost, req: HttpRequest, exc
     if (req.method === 'POST') return message(403, ui.t('page.form_expired.title'), ui.t('page.form_expired.message'));
     return withLang(startSignIn(host, ui.t.lang));
   }
-  const v: AccountVisit = { host, req, session, ui, csrf: csrfOf(host, session.sessionUid) };
+  const v: AccountVisit = { host, req, session, ui, csrf: csrfOf(host, session.sessionUid), limiter };
   if (req.method === 'GET') return withLang(await renderAccount(v, 200));
 
   const form = readForm(req);

@@ -22,10 +22,11 @@ import { qrSvg } from '../qr.js';
 import { verifyEmailMail } from '../mail-templates.js';
 import { mfaEnrollPage, recoveryCodesPage } from '../pages.js';
 import { ALERT_KINDS, alertChoices, securityAlert } from './alerts.js';
-import { VERIFY_TTL_SECONDS, issueToken, mailAvailable, sendMail } from './host.js';
+import { VERIFY_TTL_SECONDS, afterAnswer, issueToken, mailAvailable, refusedDomain, sendMail, signupSettings } from './host.js';
+import { MAILS_PER_ADDRESS } from './password-reset.js';
 import { passwordRulesMessage } from './password-messages.js';
-import { htmlPage } from './respond.js';
 import { PROFILE_LABELS, profileError, type ProfileFormField } from './profile-messages.js';
+import { htmlPage } from './respond.js';
 import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
 import { ACCOUNT_PATH, isThisSession } from './session.js';
 
@@ -129,17 +130,39 @@ ${form(v, 'email.change', html`<label for="new-email">${t('account.email.new')}<
       if (!EMAIL.test(email)) return { error: t('signup.invalid_email') };
       if (email.toLowerCase() === user.email?.toLowerCase()) return { error: t('account.email.same') };
       if (!mailAvailable(host)) return { error: t('page.not_found.message') };
-      if (!(await v.host.ctx.storage.users.findByEmail(host.tenant, email))) {
-        const raw = await issueToken(host, 'verify_email', user, email, VERIFY_TTL_SECONDS);
-        const link = `${host.origin.origin}/account/verify?token=${raw}`;
-        sendMail(host, 'verify_email', user, email, v.ui.t.lang, (a) => verifyEmailMail(a, link, VERIFY_TTL_SECONDS));
-        await host.ctx.audit.record(host.tenant, { type: 'email_change_requested', status: 'info', ...who(v), details: { user_id: user.id } });
-      }
-      // The same answer when the address belongs to someone else: this page does not tell.
+      // The tenant's list of address domains holds for a changed address as for a new account.
+      const domain = refusedDomain(signupSettings(host), email);
+      if (domain) return { error: t('signup.domain_not_allowed', { domain }) };
+      // Per target address, as the password reset's (storage compares addresses lower-cased). Over
+      // the limit the answer is the same: a refusal would tell that someone else sent mail there.
+      const allowed = await v.limiter.allow(`${host.tenant}:email-change-addr:${email.toLowerCase()}`, MAILS_PER_ADDRESS.limit, MAILS_PER_ADDRESS.windowSeconds);
+      // Whose address it is, and the token and mail that follow, are looked at after the answer in
+      // every case: the answer takes the same time and says the same whether the address is free or
+      // someone else's.
+      afterAnswer(host, 'email_change', () => requestEmailChange(v, email, allowed));
       return { notice: t('account.email.sent', { email }) };
     },
   },
 });
+
+/** The confirmation mail to a new address when it is free and within its limit; audited in every case. */
+async function requestEmailChange(v: AccountVisit, email: string, allowed: boolean): Promise<void> {
+  const { host } = v;
+  const user = v.session.user;
+  const taken = Boolean(await host.ctx.storage.users.findByEmail(host.tenant, email));
+  const reason = taken ? 'email_taken' : allowed ? undefined : 'address_limit';
+  if (!reason) {
+    const raw = await issueToken(host, 'verify_email', user, email, VERIFY_TTL_SECONDS);
+    const link = `${host.origin.origin}/account/verify?token=${raw}`;
+    sendMail(host, 'verify_email', user, email, v.ui.t.lang, (a) => verifyEmailMail(a, link, VERIFY_TTL_SECONDS));
+  }
+  await host.ctx.audit.record(host.tenant, {
+    type: 'email_change_requested',
+    status: reason === 'address_limit' ? 'warning' : 'info',
+    ...who(v),
+    details: { user_id: user.id, mail_sent: !reason, ...(reason ? { reason } : {}) },
+  });
+}
 
 registerAccountSection({
   id: 'password',

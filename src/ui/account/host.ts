@@ -75,6 +75,24 @@ export function signupSettings(host: AccountHost): SignupSettings {
   };
 }
 
+/** The domain of `email` when the tenant's sign-up list (allowed_email_domains) leaves it out; undefined when it may be used. */
+export function refusedDomain(settings: SignupSettings, email: string): string | undefined {
+  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+  if (!settings.allowedDomains.length) return undefined;
+  return settings.allowedDomains.some((d) => d.toLowerCase() === domain) ? undefined : domain;
+}
+
+/**
+ * Work whose duration must not show in an answer (it depends on whose address a form named): run
+ * once the answer has been decided and sent on its way, for every case alike. A failure is logged,
+ * never thrown (the answer is gone).
+ */
+export function afterAnswer(host: AccountHost, what: string, work: () => Promise<void>): void {
+  setImmediate(() => {
+    work().catch((err: unknown) => host.ctx.log.error({ err, tenant: host.tenant, what }, 'account work after the answer failed'));
+  });
+}
+
 export function resetTtlSeconds(host: AccountHost): number {
   const own = (host.config.overrides.security as { password_reset?: { ttl_seconds?: number } } | undefined)?.password_reset?.ttl_seconds;
   return own ?? host.config.security.password_reset.ttl_seconds;

@@ -27,8 +27,11 @@ import { securityAlert } from './alerts.js';
 export const FORGOT_PATH = '/account/password/forgot';
 export const RESET_PATH = '/account/password/reset';
 
-/** Per address: a few mails an hour is enough for a real person and useless for mail-bombing. */
-const PER_ADDRESS = { limit: 3, windowSeconds: 3600 };
+/**
+ * Per address: a few mails an hour is enough for a real person and useless for mail-bombing. Also
+ * the limit of the account page's confirmation mails to a new address (builtin-sections.ts).
+ */
+export const MAILS_PER_ADDRESS = { limit: 3, windowSeconds: 3600 };
 const PER_IP = { limit: 20, windowSeconds: 3600 };
 const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[^\s@<>()[\]\\,;:"]{1,255}$/;
 
@@ -62,11 +65,11 @@ export async function handlePasswordReset(host: AccountHost, req: HttpRequest, l
   const uiLocales = (query.get('ui_locales') ?? '').slice(0, 100);
   const { ui, setCookie: langCookie } = buildPageUi(host.ui, { path: req.path, query: kept.toString(), headers: req.headers }, uiLocales);
   const { t } = ui;
+  // The request form posts back with the language it was drawn in, so its answer and its mail keep it.
+  const forgotAction = uiLocales ? `${FORGOT_PATH}?ui_locales=${t.lang}` : FORGOT_PATH;
   const secure = host.origin.protocol === 'https:';
   const csrf = formCsrf(host.csrfKey, req.headers.cookie, secure);
   const cookies = [langCookie, csrf.setCookie];
-  // The request form posts back with the language it was drawn in, so its answer and its mail keep it.
-  const forgotAction = uiLocales ? `${FORGOT_PATH}?ui_locales=${t.lang}` : FORGOT_PATH;
   const message = (status: number, title: string, text: string, error = false) => htmlPage(status, messagePage({ ui, title, message: text, error }), cookies);
 
   if (!mailAvailable(host)) return message(404, t('page.not_found.title'), t('page.not_found.message'), true);
@@ -108,7 +111,7 @@ async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearch
   // Per account when the address finds one: the storage matches addresses case-insensitively by
   // rules JavaScript's toLowerCase does not share (İ), so a key on the typed text gave each
   // spelling of one address its own three mails.
-  const addressOk = await limiter.allow(`${host.tenant}:reset-addr:${user ? `user:${user.id}` : email.toLowerCase()}`, PER_ADDRESS.limit, PER_ADDRESS.windowSeconds);
+  const addressOk = await limiter.allow(`${host.tenant}:reset-addr:${user ? `user:${user.id}` : email.toLowerCase()}`, MAILS_PER_ADDRESS.limit, MAILS_PER_ADDRESS.windowSeconds);
   const eligible = user && !user.deleted_at && user.account_enabled && user.email;
   await host.ctx.audit.record(host.tenant, {
     type: 'password_reset_requested',

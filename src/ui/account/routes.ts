@@ -22,7 +22,7 @@ import { LINK_PATH, handleSocialLink } from './social-section.js';
  */
 export type AccountRoute = { path: string; handle: (host: AccountHost, req: HttpRequest, limiter: WindowLimiter) => Promise<HttpResponse> };
 
-const accountPage: AccountRoute['handle'] = (host, req) => handleAccountPage(host, req, host.exchange);
+const accountPage: AccountRoute['handle'] = (host, req, limiter) => handleAccountPage(host, req, host.exchange, limiter);
 
 export const ACCOUNT_ROUTES: AccountRoute[] = [
   { path: ACCOUNT_PATH, handle: accountPage },

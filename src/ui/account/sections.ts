@@ -8,6 +8,7 @@ import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import type { Html } from '../escape.js';
 import type { PageUi } from '../page-ui.js';
 import type { AccountHost } from './host.js';
+import type { WindowLimiter } from './limiter.js';
 import type { AccountSession } from './session.js';
 
 export interface AccountVisit {
@@ -17,6 +18,8 @@ export interface AccountVisit {
   ui: PageUi;
   /** CSRF token of the page's forms (bound to the sign-in session). */
   csrf: string;
+  /** The self-service forms' per-address limits (the e-mail change's confirmation mails). */
+  limiter: WindowLimiter;
 }
 
 /** What an action leads to: the account page again with a message, or a page of its own. */

@@ -20,7 +20,7 @@ import { unmetPasswordRules } from '../../users/password-policy.js';
 import { existingAccountMail, verifyEmailMail } from '../mail-templates.js';
 import { messagePage } from '../pages.js';
 import type { PageUi } from '../page-ui.js';
-import { VERIFY_TTL_SECONDS, issueToken, mailAvailable, sendMail, signupSettings, type AccountHost } from './host.js';
+import { VERIFY_TTL_SECONDS, issueToken, mailAvailable, refusedDomain, sendMail, signupSettings, type AccountHost } from './host.js';
 import type { WindowLimiter } from './limiter.js';
 import { checkEmailPage, signupPage } from './pages.js';
 import { passwordRulesMessage } from './password-messages.js';
@@ -37,7 +37,7 @@ export interface SignupPending {
 
 export const SIGNUP_PENDING = 'svc_signup_pending';
 const PENDING_SECONDS = 3600;
-const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+)$/;
+const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const RESEND = { limit: 3, windowSeconds: 3600 };
 const PER_IP = { limit: 20, windowSeconds: 3600 };
 
@@ -144,10 +144,9 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
 
   // Refused, not cut short (the users domain's limit; the API answers 422).
   if (overProfileLimit('name', name)) return again(400, t('account.profile.too_long', { field: t('signup.name'), max: PROFILE_MAX.name }));
-  const match = EMAIL.exec(email);
-  if (!match) return again(400, t('signup.invalid_email'));
-  const domain = match[1]!.toLowerCase();
-  if (settings.allowedDomains.length && !settings.allowedDomains.includes(domain)) return again(400, t('signup.domain_not_allowed', { domain }));
+  if (!EMAIL.test(email)) return again(400, t('signup.invalid_email'));
+  const domain = refusedDomain(settings, email);
+  if (domain) return again(400, t('signup.domain_not_allowed', { domain }));
   const policy = account.config.security.password_policy;
   const unmet = unmetPasswordRules(password, policy, email);
   if (unmet.length) return again(400, passwordRulesMessage(t, unmet, policy));
