@@ -12,6 +12,29 @@ import { MUTABLE_CLIENT_FIELDS, type ClientInput } from './schema.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** A loopback http URI without its port, or undefined for any other URI. */
+function loopbackWithoutPort(uri: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(uri);
+  } catch {
+    return undefined;
+  }
+  return u.protocol === 'http:' && LOOPBACK.has(u.hostname) ? `http://${u.hostname}${u.pathname}${u.search}` : undefined;
+}
+
+/**
+ * Whether `uri` is one of the client's redirect URIs as the authorization endpoint matches them
+ * (oidc-provider's redirectUriAllowed): exactly, or for a native client a loopback http URI on any
+ * port (RFC 8252 7.3: the app picks its port when it runs).
+ */
+export function redirectUriRegistered(m: Pick<ClientMetadata, 'application_type' | 'redirect_uris'>, uri: string): boolean {
+  if (m.redirect_uris.includes(uri)) return true;
+  if (m.application_type !== 'native') return false;
+  const bare = loopbackWithoutPort(uri);
+  return bare !== undefined && m.redirect_uris.some((registered) => loopbackWithoutPort(registered) === bare);
+}
+
 export function defaultsFor(type: ClientMetadata['application_type']): Pick<ClientMetadata, 'token_endpoint_auth_method'> {
   return { token_endpoint_auth_method: type === 'web' ? 'client_secret_basic' : 'none' };
 }

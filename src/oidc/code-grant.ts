@@ -17,6 +17,7 @@
  * other parameters. The code is consumed and the tokens written before the answer leaves.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { redirectUriRegistered } from '../clients/rules.js';
 import { OAuthError } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { OidcUpsert } from '../storage/types.js';
@@ -57,7 +58,7 @@ export async function authorizationCodeGrant(host: UserTokenHost, req: HttpReque
   if (!p) return undefined;
   // A redirect URI the client lost while the user signed in (oidc-provider issues the code for the
   // URI the request named): refused, as its authorization endpoint now refuses that URI.
-  if (!p.client.metadata.redirect_uris.includes(redirectUri)) throw new OAuthError(400, 'invalid_grant', 'redirect_uri is no longer registered for the client');
+  if (!redirectUriRegistered(p.client.metadata, redirectUri)) throw new OAuthError(400, 'invalid_grant', 'redirect_uri is no longer registered for the client');
   const code = source.payload;
 
   // The ID token's signature runs on libuv's pool while the writes below run here.
