@@ -13,7 +13,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startApp, type App } from '../../src/app.js';
 import { ConfigError, loadConfig, type Config } from '../../src/config/index.js';
@@ -24,6 +24,7 @@ import { expectInsufficientScope, expectProblem, expectUnauthorized, expectValid
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { send, type TenantRequest, type TenantResponse } from '../helpers/tenant-http.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';
+import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
 
 const ADMIN_EMAIL = 'root@platform.example.com';
 const ADMIN_PASSWORD = 'Platform-Admin-Passw0rd';
@@ -163,11 +164,7 @@ describe('multi-tenant mode', () => {
     REDIRECT = `${rp.origin}/cb`;
     t = await startTestApp(mtEnv(prefix));
     port = t.app.port;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage', '--host-resolver-rules=MAP *.localhost 127.0.0.1'],
-    });
+    browser = await launchBrowser([TENANT_SUBDOMAINS]);
   });
   afterAll(async () => {
     await browser?.close();

@@ -6,12 +6,12 @@
  * cookie. By header and by host, over HTTP and in Chromium.
  */
 import type { Browser } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropRedisKeys, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problem.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { send, type TenantRequest } from '../helpers/tenant-http.js';
+import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
 
 /** What Chromium sends when it navigates to a page. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
@@ -27,11 +27,7 @@ describe('`_ops` answers JSON only, also to a browser (multi-tenant, PostgreSQL 
     prefix = uniquePrefix('opsjson');
     t = await startTestApp({ MULTI_TENANCY_ENABLED: 'true', STORAGE_ADAPTER: 'postgresql', REDIS_URL: SHARED_REDIS_URL, REDIS_KEY_PREFIX: prefix });
     port = t.app.port;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage', '--host-resolver-rules=MAP *.localhost 127.0.0.1'],
-    });
+    browser = await launchBrowser([TENANT_SUBDOMAINS]);
   });
   afterAll(async () => {
     await browser?.close();

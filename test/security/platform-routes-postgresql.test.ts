@@ -9,13 +9,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, dropRedisKeys, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectInsufficientScope, expectProblem, expectUnauthorized } from '../helpers/problem.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { send } from '../helpers/tenant-http.js';
 import { claimsOf } from '../helpers/user-token.js';
+import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
 
 const ADMIN_EMAIL = 'root@platform.example.com';
 const ADMIN_PASSWORD = 'Platform-Admin-Passw0rd';
@@ -99,11 +100,7 @@ describe('hole 1: /platform/* needs a first-party Management token of a platform
       SVC_BOOTSTRAP_ADMIN_EMAIL: ADMIN_EMAIL, SVC_BOOTSTRAP_ADMIN_PASSWORD: ADMIN_PASSWORD,
     });
     port = t.app.port;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage', '--host-resolver-rules=MAP *.localhost 127.0.0.1'],
-    });
+    browser = await launchBrowser([TENANT_SUBDOMAINS]);
   });
   afterAll(async () => {
     await browser?.close();
