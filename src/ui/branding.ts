@@ -101,6 +101,15 @@ const VARS: Array<[keyof Palette, string]> = [
 /** Only what the tenant sets; hex colours and the font list are safe by their validation, re-checked here. */
 const HEX = /^#[0-9a-fA-F]{3,8}$/;
 
+/** A colour the tenant set, when it is a valid hex colour. */
+const own = (colour: string | undefined): string | undefined => (colour && HEX.test(colour) ? colour : undefined);
+
+/** The card a palette's text and links are read on: its surface, else the product's card of that scheme. */
+const cardOf = (p: Palette, defaultCard: string): string => own(p.surface) ?? defaultCard;
+
+/** The product's text colour of the scheme whose card is `defaultCard`. */
+const defaultTextFor = (defaultCard: string): string => DEFAULT_TEXT[defaultCard === DEFAULT_CARD.light ? 'light' : 'dark'];
+
 /**
  * A palette whose text would be hard to read on its card (WCAG AA, 4.5:1) gets black or white text
  * instead: a tenant can choose its colours, not make its sign-in page unreadable. The text (`--fg`)
@@ -108,10 +117,10 @@ const HEX = /^#[0-9a-fA-F]{3,8}$/;
  * the page background around it has its own colour (pageText).
  */
 export function readablePalette(p: Palette, defaultCard: string): Palette {
-  const card = p.surface && HEX.test(p.surface) ? p.surface : defaultCard;
+  const card = cardOf(p, defaultCard);
   const out = { ...p };
-  if (out.text && HEX.test(out.text) && contrastRatio(out.text, card) < 4.5) out.text = readableOn(card);
-  if (!out.text && p.surface && HEX.test(p.surface) && contrastRatio(DEFAULT_TEXT[defaultCard === DEFAULT_CARD.light ? 'light' : 'dark'], card) < 4.5) out.text = readableOn(card);
+  if (own(out.text) && contrastRatio(out.text!, card) < 4.5) out.text = readableOn(card);
+  if (!out.text && own(p.surface) && contrastRatio(defaultTextFor(defaultCard), card) < 4.5) out.text = readableOn(card);
   return out;
 }
 
@@ -121,24 +130,24 @@ export function readablePalette(p: Palette, defaultCard: string): Palette {
  * the palette keeps the product's background, where `--fg` reads.
  */
 function pageText(p: Palette, defaultCard: string): string | undefined {
-  if (!p.background || !HEX.test(p.background)) return undefined;
-  const text = p.text && HEX.test(p.text) ? p.text : DEFAULT_TEXT[defaultCard === DEFAULT_CARD.light ? 'light' : 'dark'];
-  return contrastRatio(text, p.background) >= 4.5 ? text : readableOn(p.background);
+  const background = own(p.background);
+  if (!background) return undefined;
+  const text = own(p.text) ?? defaultTextFor(defaultCard);
+  return contrastRatio(text, background) >= 4.5 ? text : readableOn(background);
 }
 
 /**
  * Links in the brand colour when it reads on the card, else in the text colour when that does, else
- * black or white. Every `--link` link is inside `main.card` (footer and language links use `--fg`),
- * whose background is `--card`: the palette's surface, or the product's own card of that scheme
- * (`defaultCard`: white in light mode, #1b212b in dark mode). `background` only paints the page
- * around the card, so it is not what links are read on.
+ * black or white. Every `--link` link is inside `main.card` (footer and language links use
+ * `--page-fg`), whose background is `--card` (cardOf). `background` only paints the page around the
+ * card, so it is not what links are read on.
  */
 function linkColour(p: Palette, defaultCard: string): string {
-  const card = p.surface && HEX.test(p.surface) ? p.surface : defaultCard;
+  const card = cardOf(p, defaultCard);
   if (contrastRatio(p.primary!, card) >= 4.5) return p.primary!;
-  return p.text && HEX.test(p.text) && contrastRatio(p.text, card) >= 4.5 ? p.text : readableOn(card);
+  const text = own(p.text);
+  return text && contrastRatio(text, card) >= 4.5 ? text : readableOn(card);
 }
-
 
 export function brandStylesheet(brand: Brand): string {
   const decl = (p: Palette, defaultCard: string) => {
