@@ -53,7 +53,6 @@ export function appleUser(raw: string | null): { name?: { firstName?: string; la
   }
 }
 
-
 /**
  * The page context of a page the callback answers with (docs/decisions.md "Callback result
  * pages"). The callback URL answers once (its state is single use; without state and code it is

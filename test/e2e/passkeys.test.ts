@@ -414,13 +414,19 @@ describe('MFA policy: security.mfa.required', () => {
     await a.context.close();
   });
 
-  it('an authenticator app set up at sign-in completes it too: recovery codes, then Continue to the application', async () => {
+  /** A new user's sign-in up to the enrolment page the MFA policy asks for, and the TOTP key it shows. */
+  async function atEnrolment() {
     const user = await createUser(t, { email_verified: true });
     const page = await (await browser.newContext()).newPage();
     const flow = await authorize(page, rp);
     await passwordStep(page, user);
     await page.getByRole('heading', { name: 'Set up two-step verification' }).waitFor();
     const secret = (await page.locator('#totp-secret').textContent())!.replace(/\s/g, '');
+    return { user, page, flow, secret };
+  }
+
+  it('an authenticator app set up at sign-in completes it too: recovery codes, then Continue to the application', async () => {
+    const { user, page, flow, secret } = await atEnrolment();
     await page.getByLabel('Authentication code').fill(totpAt(secret, Date.now()));
     await page.getByRole('button', { name: 'Turn on' }).click();
     await page.getByRole('heading', { name: 'Two-step verification is on' }).waitFor();
@@ -436,12 +442,7 @@ describe('MFA policy: security.mfa.required', () => {
   });
 
   it('a wrong code at sign-in enrolment keeps the key already shown: the app that holds it still completes the set-up', async () => {
-    const user = await createUser(t, { email_verified: true });
-    const page = await (await browser.newContext()).newPage();
-    const flow = await authorize(page, rp);
-    await passwordStep(page, user);
-    await page.getByRole('heading', { name: 'Set up two-step verification' }).waitFor();
-    const secret = (await page.locator('#totp-secret').textContent())!.replace(/\s/g, '');
+    const { page, flow, secret } = await atEnrolment();
     const right = totpAt(secret, Date.now());
     await page.getByLabel('Authentication code').fill(right === '000000' ? '111111' : '000000');
     await page.getByRole('button', { name: 'Turn on' }).click();
