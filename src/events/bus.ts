@@ -7,7 +7,14 @@
  * InProcessBus is the default (single instance, no Redis); RedisEventBus plugs in behind the same
  * interface.
  */
+import { randomUUID } from 'node:crypto';
+
 export interface EventBus {
+  /**
+   * This bus's own id (one per instance): a publisher of a change this instance has applied already
+   * names it in the payload (ConfigChangedEvent.origin), so the instance skips its own echo.
+   */
+  readonly origin: string;
   /** Hands the payload over for delivery; resolves before subscribers have handled it. */
   publish(channel: string, payload: object): Promise<void>;
   /**
@@ -85,6 +92,8 @@ export interface ConfigChangedEvent {
   section: string;
   /** ISO 8601 time of the change. */
   at: string;
+  /** The publishing instance's EventBus.origin when that instance applied the change before publishing. */
+  origin?: string;
 }
 
 /** Payload on rotationChannel (CONTRACT.md): `kids` are the keys the change affected. */
@@ -100,6 +109,7 @@ export interface JwksRotatedEvent {
 export type BusErrorHandler = (err: unknown, channel: string) => void;
 
 export class InProcessBus implements EventBus {
+  readonly origin = randomUUID();
   private readonly patterns = new Set<{ match: RegExp; listener: (channel: string, message: string) => void }>();
   private closed = false;
 

@@ -8,6 +8,7 @@
  * Storage is the source of truth (see keys/rotation.ts), so onReconnect lets the owner of the
  * subscriptions re-read what it may have missed.
  */
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Unavailable } from '../errors.js';
 import { closeRedis, commandOptions, createRedis, pingRedis, redisCall, subscriberOptions, waitReady } from '../storage/redis/client.js';
@@ -16,6 +17,7 @@ import type { BusErrorHandler, EventBus } from './bus.js';
 type PatternHandler = (channel: string, payload: unknown) => void;
 
 export class RedisEventBus implements EventBus {
+  readonly origin = randomUUID();
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly patternHandlers = new Map<string, Set<PatternHandler>>();

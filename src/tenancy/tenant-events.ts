@@ -11,7 +11,7 @@
  * client failed to authenticate -> the throttle counts that client's addresses again (clear-pairs.ts).
  * The tenant is taken from the channel name; a payload naming another tenant is ignored.
  */
-import { channelPattern, type ClientAuthFailedEvent, type ClientChangedEvent, type EventBus } from '../events/bus.js';
+import { channelPattern, type ClientAuthFailedEvent, type ClientChangedEvent, type ConfigChangedEvent, type EventBus } from '../events/bus.js';
 import type { Logger } from '../log.js';
 import type { ClearPairs } from '../oidc/clear-pairs.js';
 import type { TenantActor } from './actor.js';
@@ -56,6 +56,8 @@ function deliver(deps: TenantEventDeps, kind: Kind, tenant: string, payload: unk
   switch (kind) {
     case 'jwks:rotated':
     case 'config:changed': {
+      // This instance's own configuration change, applied before it was published (config-changed.ts).
+      if (kind === 'config:changed' && (payload as Partial<ConfigChangedEvent> | null)?.origin === deps.events.origin) return;
       // A live actor reloads (which invalidates first); otherwise the cached state is dropped.
       const actor = pool.peek(tenant);
       if (!actor) states.invalidate(tenant);

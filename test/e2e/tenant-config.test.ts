@@ -8,7 +8,7 @@
  * token lifetimes, rate limits and discovery follow the tenant's merged configuration without a
  * restart, and a stored value beyond a ceiling is clamped.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { configChangedChannel } from '../../src/events/bus.js';
 import type { SectionName } from '../../src/tenancy/config/sections.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
@@ -156,5 +156,31 @@ describe('the actor follows its tenant overrides without a restart', () => {
     expect(doc.claim_types_supported).toEqual(['normal']);
     // That section no longer sets a lifetime: back to the global 3600 s.
     expect((await requestToken(t, bootstrap, 'svc:clients:read')).json.expires_in).toBe(3600);
+  });
+
+  it("a change made through this instance reloads its actor once: its own config:changed event is skipped, another instance's is not", async () => {
+    const { events, config, tenantStates } = t.app.ctx;
+    const prefix = config.redis.key_prefix;
+    const writer = await t.token('svc:resources:write');
+    const actor = await t.app.pool.get('default');
+    const reload = vi.spyOn(actor, 'reload');
+    const invalidate = vi.spyOn(tenantStates, 'invalidate');
+    try {
+      const put = await api(t, 'PUT', '/api/v1/claims', { token: writer, body: { claims: [{ name: 'tier', value: 'gold' }] } });
+      expect(put.status, put.text).toBe(200);
+      expect(reload).toHaveBeenCalledTimes(1);
+      // One publisher's events arrive in order: once this marker is routed, the PUT's event was too.
+      await events.publish(configChangedChannel('marker', prefix), { tenant: 'marker', section: 'oidc', at: new Date().toISOString() });
+      await within(1000, async () => expect(invalidate).toHaveBeenCalledWith('marker'));
+      // A second reload would have dropped the oidc-provider build the first one made.
+      expect(reload).toHaveBeenCalledTimes(1);
+
+      await events.publish(configChangedChannel('default', prefix), { tenant: 'default', section: 'oidc', at: new Date().toISOString(), origin: 'another-instance' });
+      await within(1000, async () => expect(reload).toHaveBeenCalledTimes(2));
+    } finally {
+      reload.mockRestore();
+      invalidate.mockRestore();
+      expect((await api(t, 'PUT', '/api/v1/claims', { token: writer, body: { claims: [] } })).status).toBe(200);
+    }
   });
 });

@@ -11,6 +11,7 @@ import type { TenantActor } from '../../src/tenancy/actor.js';
 import type { ActorPool } from '../../src/tenancy/pool.js';
 import { tenantChangedChannel, type TenantChangedEvent, type TenantRegistry } from '../../src/tenancy/registry.js';
 import { TenantStateCache } from '../../src/tenancy/state-cache.js';
+import { configChanged } from '../../src/tenancy/config-changed.js';
 import { routeTenantEvents } from '../../src/tenancy/tenant-events.js';
 import { clientMetadata, openTempStorage, type TempStorage } from '../helpers/storage.js';
 
@@ -124,6 +125,26 @@ describe('routeTenantEvents', () => {
     await bus.publish(rotationChannel('acme', 'svc'), { tenant: 'acme', kids: [], promoted: 1, at: '' });
     await tick();
     expect(calls).toEqual([]);
+  });
+
+  it("skips this instance's own configuration change (applied before it was published), not another's, nor a key rotation", async () => {
+    const { bus, calls } = setup('svc');
+    await configChanged({ events: bus, tenantStates: { invalidate: () => calls.push('local') }, log: { error: () => {}, warn: () => {} }, config: { redis: { key_prefix: 'svc' } } }, 'acme', 'oidc', {
+      reload: async () => void calls.push('local-reload'),
+    });
+    await bus.publish(configChangedChannel('acme', 'svc'), { tenant: 'acme', section: 'oidc', at: '', origin: 'another-instance' });
+    await bus.publish(rotationChannel('acme', 'svc'), { tenant: 'acme', kids: [], promoted: 1, at: '' });
+    await tick();
+    await tick();
+    expect(calls).toEqual(['local-reload', 'invalidate:acme', 'reload:acme', 'invalidate:acme', 'reload:acme']);
+  });
+
+  it('a change the instance could not apply locally is not marked as its own: the echo is the retry', async () => {
+    const { bus, calls } = setup('svc');
+    const deps = { events: bus, tenantStates: { invalidate: () => {} }, log: { error: () => calls.push('logged'), warn: () => {} }, config: { redis: { key_prefix: 'svc' } } };
+    await configChanged(deps, 'acme', 'oidc', { reload: () => Promise.reject(new Error('storage away')) });
+    await tick();
+    expect(calls).toEqual(['logged', 'invalidate:acme', 'reload:acme']);
   });
 
   it('matches a prefix holding glob characters literally', async () => {

@@ -3,9 +3,9 @@
  * instance (the actor reloads, so its provider and resource index are rebuilt) and on the others
  * through the tenant's config:changed event (section `resources`), like a configuration change.
  */
-import { configChangedChannel, type ConfigChangedEvent } from '../../events/bus.js';
 import { createResource, deleteResource, getResource, updateResource, type ResourceScope } from '../../resources/operations.js';
 import type { ResourceRecord } from '../../storage/types.js';
+import { configChanged } from '../../tenancy/config-changed.js';
 import { op, type Call, type Operation } from '../operation.js';
 import { dataEnvelope, listEnvelope, noContent, sendJson, serializer } from '../respond.js';
 import { resourceCreateSchema, resourceListQuery, resourcePatchSchema, resourceResponse } from './schema.js';
@@ -18,21 +18,6 @@ const present = (r: ResourceRecord): Record<string, unknown> => ({ ...r });
 
 /** The domain's view of a call (src/resources/operations.ts holds the rules). */
 const scopeOf = (call: Call): ResourceScope => ({ repo: call.ctx.storage.resources, tenant: call.tenant, config: call.actor.config });
-
-async function resourcesChanged(call: Call): Promise<void> {
-  const { ctx, tenant } = call;
-  try {
-    await call.actor.reload();
-  } catch (err) {
-    ctx.log.error({ err, tenant }, 'resource change could not be applied to the local actor');
-  }
-  const event: ConfigChangedEvent = { tenant, section: 'resources', at: new Date().toISOString() };
-  try {
-    await ctx.events.publish(configChangedChannel(tenant, ctx.config.redis.key_prefix), event);
-  } catch (err) {
-    ctx.log.warn({ err, tenant }, 'config:changed event (resources) could not be published');
-  }
-}
 
 export const resourceOperations: Operation[] = [
   op({
@@ -51,7 +36,7 @@ export const resourceOperations: Operation[] = [
     errors: [409, 422],
     handler: async (call) => {
       const record = await createResource(scopeOf(call), call.body);
-      await resourcesChanged(call);
+      await configChanged(call.ctx, call.tenant, 'resources', call.actor);
       await call.audit({ type: 'resource.created', details: { resource_id: record.id, identifier: record.identifier } });
       return sendJson(201, one({ data: present(record) }));
     },
@@ -69,7 +54,7 @@ export const resourceOperations: Operation[] = [
     handler: async (call) => {
       const { id: _id, created_at: _c, updated_at: _u, ...patch } = call.body;
       const { record: updated, fields } = await updateResource(scopeOf(call), call.params.id, patch);
-      await resourcesChanged(call);
+      await configChanged(call.ctx, call.tenant, 'resources', call.actor);
       await call.audit({ type: 'resource.updated', details: { resource_id: updated.id, fields } });
       return sendJson(200, one({ data: present(updated) }));
     },
@@ -80,7 +65,7 @@ export const resourceOperations: Operation[] = [
     handler: async (call) => {
       const id = call.params.id;
       await deleteResource(scopeOf(call), id);
-      await resourcesChanged(call);
+      await configChanged(call.ctx, call.tenant, 'resources', call.actor);
       await call.audit({ type: 'resource.deleted', details: { resource_id: id } });
       return noContent();
     },

@@ -12,10 +12,10 @@
  * change is applied to this instance's actor of the tenant before the response and announced on
  * `<prefix>:<tenant>:config:changed` for every other instance.
  */
-import { configChangedChannel, type ConfigChangedEvent } from '../../events/bus.js';
 import { notFound, validation } from '../../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import type { Config } from '../../config/index.js';
+import { configChanged } from '../../tenancy/config-changed.js';
 import type { JsonObject } from '../../tenancy/config/json-path.js';
 import { violations } from '../../tenancy/config/policy.js';
 import { MASK, maskSections, sealSection } from '../../tenancy/config/secrets.js';
@@ -53,29 +53,6 @@ function parseSection(section: SectionName, req: HttpRequest, global: Config): J
   return data;
 }
 
-/**
- * Makes a stored change live: this instance's actor of the tenant (if it has one) reloads before
- * the response; the others reload on the event (pub/sub). The write is committed either way, so a
- * failure here is logged, not returned: an instance that misses the event re-reads the overrides
- * when its event bus reconnects or its actor is rebuilt.
- */
-async function propagate(call: Call, tenant: string, section: SectionName): Promise<void> {
-  const { ctx } = call;
-  try {
-    const actor = call.peekActor(tenant);
-    if (actor) await actor.reload(); // invalidates the cached state first
-    else ctx.tenantStates.invalidate(tenant);
-  } catch (err) {
-    ctx.log.error({ err, tenant }, 'tenant configuration could not be applied to the local actor');
-  }
-  const event: ConfigChangedEvent = { tenant, section, at: new Date().toISOString() };
-  try {
-    await ctx.events.publish(configChangedChannel(tenant, ctx.config.redis.key_prefix), event);
-  } catch (err) {
-    ctx.log.warn({ err, tenant }, 'config:changed event could not be published');
-  }
-}
-
 /** Section and field names only, never values. In the caller's audit log and, for another tenant, in that tenant's too. */
 async function audit(call: Call, tenant: string, section: SectionName, data: JsonObject): Promise<void> {
   const details = { tenant, section, fields: Object.keys(data) };
@@ -103,7 +80,7 @@ export async function writeTenantSection(call: Call, tenant: string, section: Se
   const sealed = sealSection(call.ctx.sealer, tenant, section, data, stored[section]);
   if (sealed.errors.length) throw validation(sealed.errors);
   await repo.put(tenant, section, sealed.data);
-  await propagate(call, tenant, section);
+  await configChanged(call.ctx, tenant, section, call.peekActor(tenant));
   await audit(call, tenant, section, data);
   return readTenantConfig(call, tenant);
 }
