@@ -204,6 +204,15 @@ export async function grantConsent(host: SignInHost, details: Interaction, accou
   return grant.save();
 }
 
+/** What a forced consent (prompt=consent, nothing missing) confirms again: the requested scopes the client's grant holds. */
+async function reconfirmedScopes(host: SignInHost, details: Interaction): Promise<string[]> {
+  const grant = details.grantId ? await host.provider.Grant.find(details.grantId) : undefined;
+  if (!grant) return [];
+  const held = new Set(grant.getOIDCScope().split(' '));
+  for (const resource of [details.params.resource].flat()) if (typeof resource === 'string') for (const s of grant.getResourceScope(resource).split(' ')) held.add(s);
+  return [...new Set(String(details.params.scope ?? '').split(' '))].filter((s) => held.has(s));
+}
+
 export async function handleInteraction(host: SignInHost, req: HttpRequest, uid: string, action: InteractionAction): Promise<HttpResponse> {
   try {
     return await interaction(host, req, uid, action);
@@ -361,7 +370,10 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         const accountId = details.session?.accountId;
         if (client?.metadata.first_party && accountId) return finish({ ...loginOfThisRequest(details), consent: { grantId: await grantConsent(host, details, accountId) } });
         const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
-        const scopes = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
+        const missing = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
+        // prompt=consent on a grant that holds everything asked for: nothing is missing, and the
+        // user is asked again about what the client asks for (OIDC Core 3.1.2.1).
+        const scopes = missing.length ? missing : await reconfirmedScopes(host, details);
         const signedIn = accountId ? await ctx.storage.users.get(tenant, accountId) : undefined;
         const signedInAs = signedIn ? (signedIn.email ?? signedIn.username ?? undefined) : undefined;
         return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, logoUri, signedInAs, scopes }), formTargets(), false, logoImgSources(logoUri));

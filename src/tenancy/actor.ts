@@ -64,7 +64,7 @@ import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { loadCustomClaims } from '../resources/custom-claims.js';
 import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantHandle } from './handle.js';
-import { DISCOVERY_PATH, documentResponse, jwksResponse, routeOidc, type OidcRouteHost } from './oidc-routes.js';
+import { canonicalSub, DISCOVERY_PATH, documentResponse, jwksResponse, routeOidc, type OidcRouteHost } from './oidc-routes.js';
 import { PLATFORM_TENANT } from './resolver.js';
 import type { TenantState } from './state-cache.js';
 
@@ -542,8 +542,11 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   }
 
   /** Every request under the OIDC path of this tenant: the route table (oidc-routes.ts), then oidc-provider. */
-  async handleOidc(req: HttpRequest): Promise<HttpResponse> {
-    const sub = req.path.slice(this.mountPath.length) || '/';
+  async handleOidc(request: HttpRequest): Promise<HttpResponse> {
+    const given = request.path.slice(this.mountPath.length) || '/';
+    // `/TOKEN/` is oidc-provider's `/token`: everything below sees the one spelling (oidc-routes.ts).
+    const sub = canonicalSub(given);
+    const req = sub === given ? request : { ...request, path: this.mountPath + sub };
     // Failed client authentications and wrong device codes are throttled (oidc/auth-throttle.ts).
     try {
       return await this.authThrottle.around(req, sub, () => routeOidc(this, req, sub));

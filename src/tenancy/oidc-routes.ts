@@ -145,10 +145,36 @@ const LABELLED = new Map<string, string>(
 );
 
 /**
+ * oidc-provider's router matches ASCII letters in any case and ignores one trailing slash
+ * (lib/helpers/router.js), so `/TOKEN/` is its token endpoint. Everything in front of it (the
+ * client-authentication throttle, the device-code limit, this table's fast paths and guards)
+ * compares exact paths: each such path is reached under its one spelling (canonicalSub), or
+ * `/token/` would skip the throttle and `/device/` the limit on guessing user codes.
+ */
+const SPELLINGS = new Map<string, string>(
+  [...Object.values(OIDC_ROUTES), '/session/end/confirm', '/session/end/success', DISCOVERY_PATH, '/.well-known/oauth-authorization-server'].map((sub) => [sub.toLowerCase(), sub]),
+);
+/** oidc-provider's routes with a parameter (`/auth/:uid`, `/reg/:clientId`, `/device/:uid`): the head's spelling. */
+const PARAMETER_HEADS = new Set<string>([OIDC_ROUTES.authorization, OIDC_ROUTES.registration, OIDC_ROUTES.code_verification]);
+
+/** The spelling of `sub` this table and the throttle know, when oidc-provider would serve `sub` as that path; else `sub`. */
+export function canonicalSub(sub: string): string {
+  if (SPELLINGS.has(sub)) return sub;
+  const trimmed = sub.length > 1 && sub.endsWith('/') ? sub.slice(0, -1) : sub;
+  const lower = trimmed.replace(/[A-Z]+/g, (s) => s.toLowerCase());
+  const known = SPELLINGS.get(lower);
+  if (known !== undefined) return known;
+  const slash = lower.indexOf('/', 1);
+  if (slash > 0 && !lower.includes('/', slash + 1) && PARAMETER_HEADS.has(lower.slice(0, slash))) return lower.slice(0, slash) + trimmed.slice(slash);
+  return sub;
+}
+
+/**
  * The route label of an OIDC path (below the mount path): the endpoint, with interaction ids and
  * anything unknown folded, so a client cannot grow the metrics' label sets without bound.
  */
-export function oidcRouteLabel(sub: string): string {
+export function oidcRouteLabel(path: string): string {
+  const sub = canonicalSub(path);
   const labelled = LABELLED.get(sub);
   if (labelled !== undefined) return labelled;
   const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);

@@ -50,6 +50,22 @@ describe('a third-party client asking for a fresh sign-in', () => {
   });
 });
 
+describe('prompt=consent on a grant that already holds every scope asked for', () => {
+  it('lists what the client asks for again (nothing is missing, but the user is asked)', async () => {
+    const user = await createUser(f.t, { email_verified: true });
+    const session = new HttpSession(f.t.issuer, user);
+    session.consent = true;
+    const client = await thirdParty();
+    await session.tokens(client, { scope: 'openid email' });
+    await session.tokens(client, { scope: 'openid email', extra: { prompt: 'consent' } });
+    expect(session.consents).toBe(2);
+    const items = (page: string) => [.../<ul class="scopes">([\s\S]*?)<\/ul>/.exec(page)![1]!.matchAll(/<li>([^<]*)<\/li>/g)].map((m) => m[1]);
+    const [first, forced] = session.consentPages.map(items);
+    expect(first).toHaveLength(2);
+    expect(forced).toEqual(first);
+  });
+});
+
 describe('discovery', () => {
   it('advertises only the code response type, the one a client can register', async () => {
     const doc = (await (await fetch(`${f.t.issuer}/.well-known/openid-configuration`)).json()) as { response_types_supported: string[] };

@@ -67,6 +67,8 @@ export class HttpSession {
   /** Sign-in forms and consent pages submitted so far. */
   signIns = 0;
   consents = 0;
+  /** The HTML of each consent page answered (newest last). */
+  readonly consentPages: string[] = [];
   /** Whether authorize() answers a consent page with Allow (third-party clients). */
   consent = false;
 
@@ -129,7 +131,10 @@ export class HttpSession {
         fields.set('email', this.user.email);
         fields.set('password', this.user.password);
         this.signIns++;
-      } else this.consents++;
+      } else {
+        this.consents++;
+        this.consentPages.push(step.html);
+      }
       current = new URL(form[1]!.replace(/&amp;/g, '&'), current).href;
       step = await this.step(current, 'POST', fields.toString());
     }

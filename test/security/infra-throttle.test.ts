@@ -26,7 +26,7 @@ describe('throttles', () => {
     const res = await fetch(`${t.url}${path}`, {
       method: 'POST',
       headers: { authorization: basic(client.client_id, secret), 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
-      body: path.endsWith('/token') ? 'grant_type=client_credentials&scope=openid' : 'token=abc',
+      body: /\/token\/?$/i.test(path) ? 'grant_type=client_credentials&scope=openid' : 'token=abc',
     });
     return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, string> };
   };
@@ -46,6 +46,20 @@ describe('throttles', () => {
     // The real client elsewhere is unaffected.
     const real = await token(client.client_secret, '203.0.113.7');
     expect(real.status, JSON.stringify(real.body)).toBe(200);
+  });
+
+  it('counts every spelling oidc-provider serves as its endpoint (case, a trailing slash) as that endpoint', async () => {
+    await awayFromWindowEdge(60);
+    const spellings = ['/oidc/v1/token/', '/oidc/v1/TOKEN', '/oidc/v1/Token/Introspection/', '/oidc/v1/token'];
+    for (let i = 0; i < CLIENT_FAILURES_PER_SOURCE; i++) {
+      const res = await token(`wrong-${i}`, '6.6.5.5', spellings[i % spellings.length]);
+      expect(res.status).toBe(401);
+    }
+    for (const path of spellings) expect((await token('wrong-x', '6.6.5.5', path)).status, path).toBe(429);
+    expect((await token(client.client_secret, '6.6.5.5', '/oidc/v1/token/')).status).toBe(429);
+    // Elsewhere the spelling works as oidc-provider's endpoint, through the same fast paths.
+    const other = await token(client.client_secret, '203.0.113.9', '/oidc/v1/TOKEN/');
+    expect(other.status, JSON.stringify(other.body)).toBe(200);
   });
 
   it("counts wrong secrets on the actor's direct client_credentials path (a token for the Management API) too", async () => {
@@ -84,12 +98,12 @@ describe('throttles', () => {
   });
 
   it('answers 429 after repeated wrong device user codes from one address', async () => {
-    const enter = async (code: string, ip: string, lang = 'en') => {
-      const page = await fetch(`${t.issuer}/device`, { headers: { 'x-forwarded-for': ip } });
+    const enter = async (code: string, ip: string, lang = 'en', path = '/device') => {
+      const page = await fetch(`${t.issuer}${path}`, { headers: { 'x-forwarded-for': ip } });
       const html = await page.text();
       const cookie = page.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
       const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
-      const action = /<form[^>]+action="([^"]+)"/.exec(html)?.[1] ?? `${t.issuer}/device`;
+      const action = /<form[^>]+action="([^"]+)"/.exec(html)?.[1] ?? `${t.issuer}${path}`;
       const res = await fetch(new URL(action, t.issuer), {
         method: 'POST',
         headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip, 'accept-language': lang },
@@ -113,5 +127,8 @@ describe('throttles', () => {
     expect(french.body).toContain('<html lang="fr"');
     expect(french.body).toContain('Trop de tentatives');
     expect((await enter('BCDF-GHJK', '203.0.113.8')).status).toBe(400);
+    // oidc-provider serves /device/ and /DEVICE as /device: the limit holds there too.
+    expect((await enter('BCDF-GHJK', '6.6.6.7', 'en', '/device/')).status).toBe(429);
+    expect((await enter('BCDF-GHJK', '6.6.6.7', 'en', '/DEVICE')).status).toBe(429);
   });
 });
