@@ -238,7 +238,10 @@ describe('merge over the global configuration', () => {
   });
 
   it('adds the tenant discovery metadata', () => {
-    expect(discoveryMetadata(mergeConfig(global, {}))).toEqual({});
+    // The pages' languages always: every one the product has, or the global list, or the tenant's.
+    expect(discoveryMetadata(mergeConfig(global, {}))).toEqual({ ui_locales_supported: ['en', 'fr', 'de', 'es'] });
+    const globalList = loadConfig({ NODE_ENV: 'test', APPLICATION_AVAILABLE_LOCALES: 'en,fr' });
+    expect(discoveryMetadata(mergeConfig(globalList, {}))).toEqual({ ui_locales_supported: ['en', 'fr'] });
     const effective = mergeConfig(global, { oidc: { discovery: { op_tos_uri: 'https://acme.test/terms' } }, application: { available_locales: ['en', 'de'] } });
     expect(discoveryMetadata(effective)).toEqual({ op_tos_uri: 'https://acme.test/terms', ui_locales_supported: ['en', 'de'] });
   });

@@ -15,6 +15,7 @@
  * also available as set under `overrides` (sensitive fields still sealed).
  */
 import type { Config } from '../../config/index.js';
+import { PRODUCT_LOCALES } from '../../config/locales.js';
 import { clamp } from './policy.js';
 import type { TenantOverrides } from './sections.js';
 
@@ -60,6 +61,8 @@ export function discoveryMetadata(config: EffectiveConfig): Record<string, strin
     // The organisation's own policy and terms pages (integrations.urls) unless discovery names others.
     op_policy_uri: d?.op_policy_uri ?? config.overrides.integrations?.urls?.privacy_policy,
     op_tos_uri: d?.op_tos_uri ?? config.overrides.integrations?.urls?.terms,
-    ui_locales_supported: config.overrides.application?.available_locales,
+    // The languages the pages are served in (as actor.ts uiSettings offers them): the tenant's
+    // list, or the global one, else every language the product has.
+    ui_locales_supported: config.overrides.application?.available_locales ?? (config.application.available_locales.length ? [...config.application.available_locales] : [...PRODUCT_LOCALES]),
   }) as Record<string, string | string[]>;
 }
