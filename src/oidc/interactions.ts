@@ -376,7 +376,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         const scopes = missing.length ? missing : await reconfirmedScopes(host, details);
         const signedIn = accountId ? await ctx.storage.users.get(tenant, accountId) : undefined;
         const signedInAs = signedIn ? (signedIn.email ?? signedIn.username ?? undefined) : undefined;
-        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, logoUri, signedInAs, scopes }), formTargets(), false, logoImgSources(logoUri));
+        return page(200, consentPage({ ui, action: `${base}/confirm`, abortAction: `${base}/abort`, csrf: csrfFor(host, uid), clientName, logoUri, policyUri: client?.metadata.policy_uri ?? undefined, tosUri: client?.metadata.tos_uri ?? undefined, signedInAs, scopes }), formTargets(), false, logoImgSources(logoUri));
       }
       return page(400, messagePage({ ui, title: t('signin.unsupported.title'), message: t('signin.unsupported.message', { step: details.prompt.name }), error: true }));
     }

@@ -59,15 +59,23 @@ ${o.extras?.afterForm ?? []}`,
   );
 }
 
-export function consentPage(o: Base & { action: string; abortAction: string; csrf: string; clientName: string; logoUri?: string; signedInAs?: string; scopes: string[] }): string {
+export function consentPage(
+  o: Base & { action: string; abortAction: string; csrf: string; clientName: string; logoUri?: string; policyUri?: string; tosUri?: string; signedInAs?: string; scopes: string[] },
+): string {
   const { t } = o.ui;
   const items = o.scopes.map((s) => html`<li>${SCOPE_KEYS[s] ? t(SCOPE_KEYS[s]) : s}</li>`);
+  // The client's own policy and terms (OIDC Dynamic Client Registration 2: the OP SHOULD display them).
+  const links = [
+    o.policyUri ? html`<a href="${o.policyUri}" rel="noopener noreferrer">${t('consent.client_policy', { client: o.clientName })}</a>` : undefined,
+    o.tosUri ? html`<a href="${o.tosUri}" rel="noopener noreferrer">${t('consent.client_terms', { client: o.clientName })}</a>` : undefined,
+  ].filter((l) => l !== undefined);
   return layout(
     { title: t('consent.title'), ui: o.ui },
     html`${clientLogo(o.ui, o.logoUri, o.clientName)}<h1>${t('consent.heading')}</h1>
 ${o.signedInAs ? html`<p class="signed-in-as">${t.html('consent.signed_in_as', { user: html`<strong>${o.signedInAs}</strong>` })}</p>` : html``}
 <p>${t.html('consent.asks', { client: html`<strong>${o.clientName}</strong>` })}</p>
 <ul class="scopes">${items}</ul>
+${links.length ? html`<ul class="client-links">${links.map((l) => html`<li>${l}</li>`)}</ul>` : html``}
 <form method="post" action="${o.action}">
 <input type="hidden" name="csrf_token" value="${o.csrf}">
 <div class="actions">

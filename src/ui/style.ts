@@ -20,6 +20,8 @@ button{flex:1;padding:10px 16px;font:inherit;font-weight:600;border-radius:8px;b
 button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-fg)}
 .error{color:var(--danger);font-weight:600}
 ul.scopes{padding-left:20px;margin:0 0 16px}
+ul.client-links{list-style:none;padding:0;margin:0 0 16px;font-size:.875rem}
+ul.client-links li{margin:2px 0}
 code.user-code{display:block;font-size:1.6rem;letter-spacing:.15em;text-align:center;margin:16px 0}
 code.secret{display:block;font-size:1.2rem;letter-spacing:.08em;word-break:break-all;margin:0 0 16px}
 code.uri{display:block;font-size:.8rem;word-break:break-all;margin:0 0 16px}

@@ -66,6 +66,26 @@ describe('prompt=consent on a grant that already holds every scope asked for', (
   });
 });
 
+describe("the client's privacy policy and terms on the consent page (OIDC Dynamic Client Registration 2: the OP SHOULD display them)", () => {
+  it('links both, escaped, in the page language; none without them', async () => {
+    const client = await f.newClient({ first_party: false, scope: 'openid email', client_name: 'Rp <b>One</b>', policy_uri: 'https://rp.example/privacy?a=1&b="x"', tos_uri: 'https://rp.example/terms' });
+    const session = new HttpSession(f.t.issuer, await createUser(f.t, { email_verified: true }));
+    session.consent = true;
+    await session.tokens(client, { scope: 'openid email' });
+    const page = session.consentPages[0]!;
+    const links = [.../<ul class="client-links">([\s\S]*?)<\/ul>/.exec(page)![1]!.matchAll(/<a href="([^"]*)" rel="noopener noreferrer">([^<]*)<\/a>/g)].map((m) => [m[1], m[2]]);
+    expect(links).toEqual([
+      ['https://rp.example/privacy?a=1&amp;b=&quot;x&quot;', 'Rp &lt;b&gt;One&lt;/b&gt;&#39;s privacy policy'],
+      ['https://rp.example/terms', 'Rp &lt;b&gt;One&lt;/b&gt;&#39;s terms of service'],
+    ]);
+
+    const plain = new HttpSession(f.t.issuer, await createUser(f.t, { email_verified: true }));
+    plain.consent = true;
+    await plain.tokens(await thirdParty(), { scope: 'openid email' });
+    expect(plain.consentPages[0]).not.toContain('client-links');
+  });
+});
+
 describe('discovery', () => {
   it('advertises only the code response type, the one a client can register', async () => {
     const doc = (await (await fetch(`${f.t.issuer}/.well-known/openid-configuration`)).json()) as { response_types_supported: string[] };

@@ -80,6 +80,8 @@ export const de: Messages = {
   'logout.question_any': 'Möchten Sie sich abmelden?',
   'client.logo_alt': 'Logo von {client}',
   'consent.signed_in_as': 'Angemeldet als {user}',
+  'consent.client_policy': 'Datenschutzerklärung von {client}',
+  'consent.client_terms': 'Nutzungsbedingungen von {client}',
   'device.code_hint': 'Acht Buchstaben im Format XXXX-XXXX.',
   'logout.stay': 'Angemeldet bleiben',
   'logout.submit': 'Abmelden',

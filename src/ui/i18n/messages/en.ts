@@ -85,6 +85,8 @@ export const en = {
   'logout.question_any': 'Do you want to sign out?',
   'client.logo_alt': 'Logo of {client}',
   'consent.signed_in_as': 'Signed in as {user}',
+  'consent.client_policy': "{client}'s privacy policy",
+  'consent.client_terms': "{client}'s terms of service",
   'device.code_hint': 'Eight letters, in the form XXXX-XXXX.',
   'logout.stay': 'Stay signed in',
   'logout.submit': 'Sign out',

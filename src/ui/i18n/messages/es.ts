@@ -80,6 +80,8 @@ export const es: Messages = {
   'logout.question_any': '¿Desea cerrar sesión?',
   'client.logo_alt': 'Logotipo de {client}',
   'consent.signed_in_as': 'Sesión iniciada como {user}',
+  'consent.client_policy': 'Política de privacidad de {client}',
+  'consent.client_terms': 'Condiciones de uso de {client}',
   'device.code_hint': 'Ocho letras, con el formato XXXX-XXXX.',
   'logout.stay': 'Mantener la sesión',
   'logout.submit': 'Cerrar sesión',

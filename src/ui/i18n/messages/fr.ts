@@ -80,6 +80,8 @@ export const fr: Messages = {
   'logout.question_any': 'Voulez-vous vous déconnecter ?',
   'client.logo_alt': 'Logo de {client}',
   'consent.signed_in_as': 'Connecté en tant que {user}',
+  'consent.client_policy': 'Politique de confidentialité de {client}',
+  'consent.client_terms': 'Conditions d’utilisation de {client}',
   'device.code_hint': 'Huit lettres, au format XXXX-XXXX.',
   'logout.stay': 'Rester connecté',
   'logout.submit': 'Se déconnecter',
