@@ -10,7 +10,7 @@
  * tenant.
  */
 import type { Config } from '../config/index.js';
-import { ProblemError } from '../http/problem.js';
+import { badRequest, ProblemError } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
 
 export const DEFAULT_TENANT = 'default';
@@ -47,6 +47,9 @@ function hostName(req: RequestHeaders): string {
   return host.startsWith('[') ? host : host.replace(/:\d+$/, '');
 }
 
+/** `host[:port]`: a DNS name (a trailing dot allowed), an IPv4 address or a bracketed IPv6 literal. */
+const VALID_HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::[0-9]{1,5})?$/;
+
 /** Issuers remembered per tenant; past this many the memo starts over (it is only a cache). */
 const ISSUER_MEMO_MAX = 20_000;
 
@@ -75,6 +78,11 @@ export class TenantResolver {
   }
 
   resolve(req: RequestHeaders): Resolution {
+    const host = req.headers.host;
+    // One host name or address with an optional port (RFC 9112 3.2: a repeated Host, joined with
+    // ", " by the server, or any other value is a 400), so that no proxy, firewall or log reading
+    // the header another way can disagree with this service about which tenant it names.
+    if (host && !VALID_HOST.test(host)) throw badRequest('The Host header must be one host name or address with an optional port');
     const mt = this.config.multi_tenancy;
     if (!mt.enabled) return { tenant: DEFAULT_TENANT, via: 'single' };
     for (const strategy of mt.extraction_priority) {

@@ -50,8 +50,22 @@ export async function getTenant(deps: Deps, slug: string): Promise<TenantRecord>
   return record;
 }
 
+/**
+ * A custom domain must not be one of this service's own hosts: the base host and its subdomains
+ * name tenants (`<slug>.<base host>`), so a tenant recording `acme.<base host>` would claim another
+ * tenant's address.
+ */
+function refuseServiceHost(deps: Deps, domain: string | null | undefined): void {
+  if (!domain) return;
+  const base = new URL(deps.config.base_url).hostname.toLowerCase();
+  if (domain === base || domain.endsWith(`.${base}`)) {
+    throw new Invalid([{ field: 'domain', message: `must not be ${base} or one of its subdomains, which name this service's tenants` }]);
+  }
+}
+
 export async function createTenant(deps: Deps, input: TenantCreate): Promise<TenantRecord> {
   if (RESERVED_TENANTS.has(input.slug)) throw new Invalid([{ field: 'slug', message: `${input.slug} is a reserved tenant name` }]);
+  refuseServiceHost(deps, input.domain);
   const now = new Date().toISOString();
   const record: TenantRecord = {
     id: randomUUID(),
@@ -85,6 +99,7 @@ async function provisionKeys(deps: Deps, slug: string): Promise<void> {
 export async function updateTenant(deps: Deps, slug: string, change: TenantChange): Promise<TenantRecord> {
   if (slug === DEFAULT_TENANT || slug === OPS_TENANT) throw new Conflict(`${slug} is a reserved tenant and cannot be changed`);
   if (slug === PLATFORM_TENANT && change.status === 'suspended') throw new Conflict(`${PLATFORM_TENANT} cannot be suspended`);
+  refuseServiceHost(deps, change.domain);
   const updated = await deps.storage.tenants.update(slug, change).catch((err: unknown) => uniqueToConflict(err, slug));
   if (!updated) throw new NotFound(`Tenant ${slug} not found`);
   await deps.registry.changed({ tenant: slug, change: 'updated', status: updated.status, at: updated.updated_at });

@@ -486,6 +486,13 @@ describe('multi-tenant mode', () => {
       expectValidation(await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { display_name: '   ' } }), `/api/v1/tenants/${one}`, 'display_name');
       expectValidation(await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { domain: 'Not A Host' } }), `/api/v1/tenants/${one}`, 'domain');
       expectProblem(await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { domain: `login.${two}.example.com` } }), 409, 'conflict', `/api/v1/tenants/${one}`);
+      // The service's own hosts name tenants: no tenant records another's address (or the base host) as its domain.
+      for (const domain of [`${two}.localhost`, 'login.localhost']) {
+        const refused = await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { domain } });
+        expectValidation(refused, `/api/v1/tenants/${one}`, 'domain');
+        expect(JSON.stringify(refused.json), domain).toContain('must not be localhost or one of its subdomains');
+      }
+      expectValidation(await send(port, 'POST', '/api/v1/tenants', { token: write, body: { slug: `${one}-x`, display_name: 'X', domain: `${two}.localhost` } }), '/api/v1/tenants', 'domain');
       const cleared = await send(port, 'PATCH', `/api/v1/tenants/${one}`, { token: write, body: { domain: null } });
       expect(cleared.json.data).toMatchObject({ display_name: 'Renamed Ltd', domain: null });
       const before = await send(port, 'GET', '/api/v1/tenants/_platforms', { token: await platformToken(port, 'svc:tenants:read') });

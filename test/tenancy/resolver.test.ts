@@ -79,6 +79,18 @@ describe('TenantResolver', () => {
     expect(resolver().resolve(req({ 'x-tenant-id': 'acme' }, 'beta..localhost'))).toMatchObject({ tenant: 'acme', via: 'header' });
   });
 
+  it('refuses a Host that is not one host name or address with an optional port (RFC 9112 3.2), in either mode', () => {
+    const single = new TenantResolver(loadConfig({ BASE_URL: 'http://localhost:3000' }));
+    // Two Host lines arrive joined with ", "; the rest name one tenant to one reader and another to the next.
+    for (const host of ['acme.localhost:3000, beta.localhost:3000', 'beta.x@acme.localhost', 'beta.localhost/x.acme.localhost', 'acme.localhost:3000:1', 'acme localhost', 'acme.localhost:port']) {
+      for (const r of [resolver(), single]) {
+        const p = problemOf(() => r.resolve(req({}, host)));
+        expect([p.status, p.type], host).toEqual([400, 'urn:svc:error:bad-request']);
+      }
+    }
+    for (const host of ['acme.localhost:3000', 'acme.localhost.', '127.0.0.1:3000', '[::1]:3000', 'my_host.localhost']) expect(() => resolver().resolve(req({}, host)), host).not.toThrow();
+  });
+
   it('reads the left-most label of a host under the base host (port ignored)', () => {
     expect(resolver().resolve(req({}, 'acme.localhost:3000'))).toEqual({ tenant: 'acme', via: 'subdomain' });
     expect(resolver().resolve(req({}, 'acme.eu.localhost'))).toEqual({ tenant: 'acme', via: 'subdomain' });
