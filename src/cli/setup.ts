@@ -1,6 +1,6 @@
 /** `svc keys generate` and `svc migrate`. */
 import { parseArgs } from 'node:util';
-import { ensureKeys } from '../keys/keystore.js';
+import { createMissingKeys } from '../keys/keystore.js';
 import { migratePostgres } from '../storage/postgresql/migrate.js';
 import { toProblem } from '../http/problem.js';
 import { DEFAULT_TENANT, isValidTenantName } from '../tenancy/resolver.js';
@@ -17,9 +17,8 @@ export async function keysGenerate(args: string[]): Promise<void> {
       if (problem) fail(problemText(problem));
       throw err;
     });
-    const before = await ctx.storage.keys.list(tenant);
-    const after = await ensureKeys(ctx.storage.keys, tenant, ctx.config.security.key_store.algorithms, ctx.sealer);
-    const created = after.filter((k) => !before.some((b) => b.kid === k.kid));
+    // Only the keys this run inserted: a run that raced another one adopted its keys and created none.
+    const { keys: after, created } = await createMissingKeys(ctx.storage.keys, tenant, ctx.config.security.key_store.algorithms, ctx.sealer);
     process.stdout.write(
       JSON.stringify({ tenant, created: created.map((k) => ({ kid: k.kid, alg: k.alg })), active: after.filter((k) => k.status === 'active').map((k) => ({ kid: k.kid, alg: k.alg })) }, null, 2) + '\n',
     );

@@ -81,18 +81,32 @@ const missingAlgorithms = (keys: SigningKeyRecord[], algorithms: readonly Signin
  * re-checks, so the first writer wins and the others adopt its keys.
  */
 export async function ensureKeys(repo: KeyRepository, tenant: TenantId, algorithms: readonly SigningAlg[], sealer: Sealer): Promise<SigningKeyRecord[]> {
+  return (await createMissingKeys(repo, tenant, algorithms, sealer)).keys;
+}
+
+/**
+ * ensureKeys, also telling which keys this call inserted (`created`): a caller that lost the race
+ * to another instance or command adopted that one's keys and created none (`svc keys generate`
+ * reports only its own).
+ */
+export async function createMissingKeys(
+  repo: KeyRepository,
+  tenant: TenantId,
+  algorithms: readonly SigningAlg[],
+  sealer: Sealer,
+): Promise<{ keys: SigningKeyRecord[]; created: SigningKeyRecord[] }> {
   const existing = await repo.list(tenant);
   const missing = missingAlgorithms(existing, algorithms);
-  if (!missing.length) return existing;
-  const created = await Promise.all(missing.map((alg) => newKeyRecord(alg, sealer, tenant)));
+  if (!missing.length) return { keys: existing, created: [] };
+  const generated = await Promise.all(missing.map((alg) => newKeyRecord(alg, sealer, tenant)));
   return exclusive(repo, tenant, () =>
     repo.transaction(tenant, async () => {
       const current = await repo.list(tenant);
       const still = missingAlgorithms(current, algorithms);
-      const fresh = created.filter((k) => (still as readonly string[]).includes(k.alg));
-      if (!fresh.length) return current;
+      const fresh = generated.filter((k) => (still as readonly string[]).includes(k.alg));
+      if (!fresh.length) return { keys: current, created: [] };
       await repo.insert(tenant, fresh);
-      return repo.list(tenant);
+      return { keys: await repo.list(tenant), created: fresh };
     }),
   );
 }

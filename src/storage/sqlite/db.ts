@@ -35,11 +35,16 @@ export function migrate(db: Db): string[] {
     const version = file.replace(/\.sql$/, '');
     if (applied.has(version)) continue;
     const sql = readFileSync(join(dir, file), 'utf8');
-    db.transaction(() => {
+    // Processes opening a new file at once (`svc keys generate` run three times) all find the
+    // migration pending: IMMEDIATE takes the write lock before the re-check, so one applies it
+    // and the others, waiting on busy_timeout, find it applied ("table already exists" otherwise).
+    const applies = db.transaction(() => {
+      if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(version)) return false;
       db.exec(sql);
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, new Date().toISOString());
-    })();
-    done.push(version);
+      return true;
+    }).immediate();
+    if (applies) done.push(version);
   }
   return done;
 }
