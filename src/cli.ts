@@ -8,7 +8,8 @@
 // First: keeps oidc-provider's runtime notice out of every command's output.
 import { restoreWarnings } from './quiet-runtime-notice.js';
 import { clientsCreate, tenantsCreate, usersCreate } from './cli/accounts.js';
-import { fail } from './cli/common.js';
+import { EX_USAGE, fail } from './cli/common.js';
+import { InputError, refuseInvalidUtf8Arguments } from './cli/input.js';
 import { rollback, update } from './cli/releases.js';
 import { keysGenerate, migrate } from './cli/setup.js';
 
@@ -31,6 +32,9 @@ const USAGE = `usage: svc <command>
                                       (application files only; migrations are not reversed)
 
   svc <command> --help                what one command does and its options
+
+Exit status: 0 done; 64 usage error (unknown command or option, missing argument); 78 bad
+configuration; 1 any other refusal or failure (the reason is printed on stderr).
 `;
 
 /** One paragraph per command for `svc <command> --help`. */
@@ -74,10 +78,15 @@ reversed.
 async function main(argv: string[]): Promise<void> {
   restoreWarnings();
   const [cmd, sub, ...rest] = argv;
+  if (cmd === 'help' || cmd === '--help' || cmd === '-h') {
+    process.stdout.write(USAGE);
+    return;
+  }
   if (cmd && HELP[cmd] && (argv.includes('--help') || argv.includes('-h'))) {
     process.stdout.write(HELP[cmd]!);
     return;
   }
+  refuseInvalidUtf8Arguments(argv);
   if (cmd === 'keys' && sub === 'generate') return keysGenerate(rest);
   if (cmd === 'migrate') return migrate([sub, ...rest].filter((a): a is string => a !== undefined));
   if (cmd === 'clients' && sub === 'create') return clientsCreate(rest);
@@ -85,8 +94,16 @@ async function main(argv: string[]): Promise<void> {
   if (cmd === 'tenants' && sub === 'create') return tenantsCreate(rest);
   if (cmd === 'update') return update([sub, ...rest].filter((a): a is string => a !== undefined));
   if (cmd === 'rollback') return rollback([sub, ...rest].filter((a): a is string => a !== undefined));
-  process.stdout.write(USAGE);
-  if (cmd && cmd !== 'help' && cmd !== '--help') process.exit(64);
+  // No command or an unknown one: a usage error (asked for, `svc help` prints it on stdout, exit 0).
+  process.stderr.write(USAGE);
+  process.exit(EX_USAGE);
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => fail(err instanceof Error ? err.message : String(err)));
+/** node:util parseArgs refusals (unknown option, unexpected argument, option without its value). */
+const isUsageError = (err: unknown) => typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS_');
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (isUsageError(err)) fail((err as Error).message, EX_USAGE);
+  if (err instanceof InputError) fail(err.message);
+  fail(err instanceof Error ? err.message : String(err));
+});

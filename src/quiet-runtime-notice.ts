@@ -4,9 +4,13 @@
  * with a warning that is not about the command. Only that exact notice is dropped, and only while
  * the modules load; `restoreWarnings()` puts console.warn back.
  */
+const NOTICE = 'oidc-provider WARNING: Unsupported runtime';
+// On a terminal oidc-provider colours its warning (an SGR escape before and after the text).
+const ANSI_ESCAPE = /\x1b\[[0-9;]*m/g;
+
 const original = console.warn;
 console.warn = (...args: unknown[]) => {
-  if (typeof args[0] === 'string' && args[0].startsWith('oidc-provider WARNING: Unsupported runtime')) return;
+  if (typeof args[0] === 'string' && args[0].replace(ANSI_ESCAPE, '').startsWith(NOTICE)) return;
   original(...args);
 };
 

@@ -11,6 +11,14 @@ export function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
+/** EX_USAGE (sysexits.h): the command line itself is wrong (unknown command or option, missing argument). */
+export const EX_USAGE = 64;
+
+/** A command line that cannot be run as given: the message, exit 64. */
+export function usageError(message: string): never {
+  fail(message, EX_USAGE);
+}
+
 export function config(): Config {
   try {
     return loadConfig();
@@ -36,10 +44,14 @@ export async function withContext<T>(fn: (ctx: Awaited<ReturnType<typeof buildCo
   }
 }
 
-/** A problem in one line: its detail and, for a validation error, each field's message. */
+/**
+ * A problem in one line: its detail and, for a validation error, each field's message the detail
+ * does not already carry (a validation problem's default detail is the list of field messages).
+ */
 export function problemText(err: ProblemError): string {
   const fields = (err.extra?.errors as Array<{ field: string; message: string }> | undefined) ?? [];
-  return [err.detail, ...fields.map((f) => `${f.field}: ${f.message}`)].join('; ');
+  const missing = fields.map((f) => `${f.field}: ${f.message}`).filter((text) => !err.detail.includes(text));
+  return [err.detail, ...missing].join('; ');
 }
 
 /**

@@ -22,6 +22,8 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
 /** U+0000, or a surrogate code unit not part of a pair (with the u flag a pair is one code point). */
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
 const MAX_NAMED = 100;
+/** How every surface (API bodies, dynamic registration, the CLI) names an unstorableMembers() refusal. */
+export const UNSTORABLE_MESSAGE = 'must not contain NUL characters or unpaired surrogates';
 
 /**
  * Members whose text would not read back as sent: U+0000 (PostgreSQL's text and jsonb cannot hold

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ProblemError, badRequest, validation } from '../http/problem.js';
 import { zodFieldErrors } from '../http/zod-errors.js';
-import { readJsonBody } from '../http/json-body.js';
+import { UNSTORABLE_MESSAGE, readJsonBody } from '../http/json-body.js';
 import type { HttpRequest } from '../http/types.js';
 
 /** Parses a JSON object body: 415 unless declared application/json, 400 when malformed, 422 when not an object. */
@@ -20,7 +20,7 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
     case 'not-object':
       throw validation([{ field: 'body', message: 'The request body must be a JSON object' }]);
     case 'unstorable':
-      throw validation(body.members.map((field) => ({ field, message: 'must not contain NUL characters or unpaired surrogates' })));
+      throw validation(body.members.map((field) => ({ field, message: UNSTORABLE_MESSAGE })));
   }
 }
 

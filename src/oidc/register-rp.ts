@@ -11,7 +11,7 @@
 import type { AppContext } from '../context.js';
 import { OAuthError, toProblem } from '../http/problem.js';
 import { bearerToken } from '../http/bearer.js';
-import { readJsonBody } from '../http/json-body.js';
+import { UNSTORABLE_MESSAGE, readJsonBody } from '../http/json-body.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { createClient, presentClient } from '../clients/operations.js';
 import { checkClientScopes } from '../clients/scope-names.js';
@@ -58,7 +58,7 @@ function readBody(req: HttpRequest): Record<string, unknown> {
     case 'not-object':
       throw new OAuthError(400, 'invalid_client_metadata', 'the request body must be a JSON object');
     case 'unstorable':
-      throw new OAuthError(400, 'invalid_client_metadata', `${body.members.join(', ')}: must not contain NUL characters or unpaired surrogates`);
+      throw new OAuthError(400, 'invalid_client_metadata', `${body.members.join(', ')}: ${UNSTORABLE_MESSAGE}`);
   }
 }
 

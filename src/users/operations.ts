@@ -94,7 +94,7 @@ function checkRole(role: string | undefined, tenant: string): void {
 }
 
 /** 409 when another live account already has the e-mail (checked up front for a clear answer). */
-async function checkEmailFree(scope: UserScope, email: string, selfId?: string): Promise<void> {
+async function checkEmailFree(scope: Pick<UserScope, 'ctx' | 'tenant'>, email: string, selfId?: string): Promise<void> {
   const other = await scope.ctx.storage.users.findByEmail(scope.tenant, email);
   if (other && other.id !== selfId) throw new Conflict('A user with this e-mail address already exists', 'email');
 }
@@ -118,10 +118,18 @@ async function mustUpdate(scope: UserScope, id: string, change: UserChange, even
  * an end-user event of its own (a self sign-up is audited `signup`, as a first social sign-in is):
  * one entry per account created, in the user's own transaction.
  */
-export async function createUser(scope: UserScope, b: UserCreateInput, recordedAs?: (id: string) => AuditEvent): Promise<UserRecord> {
+/**
+ * What a new account is checked for before its password: the role allowed in the tenant, the
+ * e-mail free. The CLI runs it before asking for the password; createUser runs it again.
+ */
+export async function checkNewUser(scope: Pick<UserScope, 'ctx' | 'tenant'>, b: Pick<UserCreateInput, 'email' | 'role'>): Promise<void> {
   checkRole(b.role, scope.tenant);
-  // Before hashing: a duplicate should not cost an Argon2 run.
   await checkEmailFree(scope, b.email);
+}
+
+export async function createUser(scope: UserScope, b: UserCreateInput, recordedAs?: (id: string) => AuditEvent): Promise<UserRecord> {
+  // Before hashing: a duplicate should not cost an Argon2 run.
+  await checkNewUser(scope, b);
   checkPasswordPolicy(scope, b.password, b.email, 'password');
   const passwordHash = await scope.ctx.passwords.hash(b.password);
   const now = new Date().toISOString();

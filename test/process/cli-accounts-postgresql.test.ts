@@ -45,6 +45,9 @@ describe('svc users create / tenants create (PostgreSQL, multi-tenant)', () => {
     try {
       const keys = await admin.query("SELECT count(*)::int AS n FROM signing_keys WHERE tenant_id = 'acme'");
       expect(keys.rows[0].n).toBeGreaterThan(0);
+      // The API's entry (POST /api/v1/tenants), in _platforms, attributed to the CLI.
+      const audit = await admin.query("SELECT tenant_id, user_agent, details FROM audit_entries WHERE type = 'tenant.created'");
+      expect(audit.rows).toEqual([{ tenant_id: '_platforms', user_agent: 'svc-cli', details: { tenant_id: out.id, slug: 'acme', source: 'cli' } }]);
     } finally {
       await admin.end();
     }
