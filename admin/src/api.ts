@@ -76,7 +76,14 @@ export class Api {
       if (await this.auth.renew()) res = await send();
       if (res.status === 401 && !refusedRightAfterSignIn()) this.onSignedOut();
     }
-    if (!res.ok) throw await toError(res);
+    if (!res.ok) {
+      const err = await toError(res);
+      // A missing scope may be a role changed since sign-in (the API narrows a user's token to the
+      // role at every use): a renewal brings the scopes granted now, and one without any
+      // administration scope shows the 403 page (Auth.whenNotAdmin). Otherwise the error stands.
+      if (res.status === 403 && err.type === 'urn:svc:error:insufficient-scope') await this.auth.renew();
+      throw err;
+    }
     return res;
   }
 

@@ -10,6 +10,9 @@ import { API_RESOURCE, BASE, CLIENT_ID, consoleScopes, type ConsoleConfig } from
 export class Auth {
   readonly manager: UserManager;
   private user: User | null = null;
+  private renewing: Promise<boolean> | null = null;
+  /** Called when a renewed token grants no administration scope (the role was changed meanwhile). */
+  private onNotAdmin: () => void = () => undefined;
 
   constructor(readonly config: ConsoleConfig) {
     const origin = location.origin;
@@ -29,16 +32,22 @@ export class Auth {
     });
     this.manager.events.addUserLoaded((u) => {
       this.user = u;
+      // Every renewal (automatic, after a 401 or a 403, at load) brings the scopes the role grants now.
+      if (!this.isAdmin) this.onNotAdmin();
     });
     this.manager.events.addUserUnloaded(() => {
       this.user = null;
     });
   }
 
-  /** The signed-in user, if any (after a callback or from sessionStorage). */
-  async current(): Promise<User | null> {
+  /**
+   * The signed-in user, if any. Right after the sign-in callback, the stored one; otherwise a stored
+   * user is renewed silently first: its scopes were cached at sign-in, and the role may have changed
+   * since (a demoted admin kept the whole console across reloads). Null when a sign-in is needed.
+   */
+  async current(justSignedIn: boolean): Promise<User | null> {
     this.user = await this.manager.getUser();
-    if (this.user?.expired) {
+    if (this.user && (this.user.expired || !justSignedIn)) {
       try {
         this.user = await this.manager.signinSilent();
       } catch {
@@ -46,6 +55,16 @@ export class Auth {
       }
     }
     return this.user;
+  }
+
+  /** Whether the session's scopes include any administration scope (the role decides them). */
+  get isAdmin(): boolean {
+    return [...this.scopes].some((s) => s.startsWith('svc:'));
+  }
+
+  /** `fn` runs when a renewal brings a token without any administration scope. */
+  whenNotAdmin(fn: () => void): void {
+    this.onNotAdmin = fn;
   }
 
   get accessToken(): string | undefined {
@@ -66,14 +85,22 @@ export class Auth {
     return this.manager.signinRedirect({ url_state: returnTo });
   }
 
-  /** After a 401: one silent renewal, false when a new interactive sign-in is needed. */
-  async renew(): Promise<boolean> {
-    try {
-      this.user = await this.manager.signinSilent();
-      return Boolean(this.user);
-    } catch {
-      return false;
-    }
+  /**
+   * After a 401 (or a 403 for a missing scope): one silent renewal, false when a new interactive
+   * sign-in is needed. Requests refused at once share one renewal.
+   */
+  renew(): Promise<boolean> {
+    this.renewing ??= this.manager
+      .signinSilent()
+      .then((u) => {
+        this.user = u;
+        return Boolean(u);
+      })
+      .catch(() => false)
+      .finally(() => {
+        this.renewing = null;
+      });
+    return this.renewing;
   }
 
   async signOut(): Promise<void> {

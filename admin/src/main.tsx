@@ -53,6 +53,7 @@ async function start(): Promise<void> {
   const path = location.pathname.replace(/\/$/, '');
   const signIn = () => void auth.signIn(`${location.pathname}${location.search}`.replace(`${BASE}/signed-out`, BASE));
 
+  let justSignedIn = false;
   if (path === `${BASE}/callback`) {
     // Inside the hidden iframe of a silent renewal: hand the answer to the parent and stop.
     if (window.parent !== window) {
@@ -63,6 +64,7 @@ async function start(): Promise<void> {
       const user = await auth.manager.signinCallback();
       const back = typeof user?.url_state === 'string' && user.url_state.startsWith(BASE) ? user.url_state : BASE;
       history.replaceState(null, '', back);
+      justSignedIn = true;
     } catch (err) {
       const code = (err as { error?: string }).error;
       // The authorization server refuses the console's scopes to a role without them.
@@ -78,18 +80,20 @@ async function start(): Promise<void> {
     render(<Message title={t('signedout.title')} text={t('signedout.text')} action={{ label: t('signin'), run: signIn }} />, root);
     return;
   }
-  const user = await auth.current();
+  const user = await auth.current(justSignedIn);
   if (!user) {
     signIn();
     return;
   }
-  const isAdmin = [...auth.scopes].some((s) => s.startsWith('svc:'));
-  if (!isAdmin) {
+  if (!auth.isAdmin) {
     render(<Forbidden auth={auth} />, root);
     return;
   }
   const api = new Api(auth, signIn);
   render(<Shell api={api} auth={auth} config={config} />, root);
+  // CONTRACT.md "Administration console": a user whose role no longer grants any administration
+  // scope gets the 403 page, also when the role changes while the console is open.
+  auth.whenNotAdmin(() => render(<Forbidden auth={auth} />, root));
   // Links rendered before the first navigation still route on the client.
   if (location.pathname === BASE + '/') navigate(BASE, true);
 }

@@ -23,7 +23,7 @@ interface NavItem {
   label: string;
 }
 
-function navItems(config: ConsoleConfig): NavItem[] {
+function navItems(auth: Auth): NavItem[] {
   const items = [
     { path: '', label: t('nav.overview') },
     { path: '/clients', label: t('nav.clients') },
@@ -34,11 +34,20 @@ function navItems(config: ConsoleConfig): NavItem[] {
     { path: '/audit', label: t('nav.audit') },
     { path: '/settings', label: t('nav.settings') },
   ];
-  if (config.platform) items.push({ path: '/tenants', label: t('nav.tenants') });
+  if (managesTenants(auth)) items.push({ path: '/tenants', label: t('nav.tenants') });
   return items;
 }
 
-function section(route: Route, config: ConsoleConfig): ComponentChildren {
+/**
+ * The Tenants section needs the platform scopes, which only `_platforms`'s platform administrators
+ * are granted (src/users/roles.ts): a role `admin` there manages `_platforms` alone, and would see
+ * nothing but errors.
+ */
+function managesTenants(auth: Auth): boolean {
+  return auth.config.platform && auth.scopes.has('svc:tenants:read');
+}
+
+function section(route: Route, auth: Auth): ComponentChildren {
   const [, top, id, extra] = route.path.split('/');
   const key = route.query.toString();
   switch (top ?? '') {
@@ -60,9 +69,9 @@ function section(route: Route, config: ConsoleConfig): ComponentChildren {
       return id ? <AuditDetail id={decodeURIComponent(id)} key={id} /> : <AuditSection query={route.query} key={key} />;
     case 'settings':
       return <SettingsSection query={route.query} key={key} />;
-    // Only _platforms has tenants (elsewhere the API refuses the console's token): not found.
+    // Only _platforms has tenants (elsewhere the API refuses the console's token), and only its platform administrators manage them: not found.
     case 'tenants':
-      if (!config.platform) return notFound();
+      if (!managesTenants(auth)) return notFound();
       return id ? <TenantDetail slug={decodeURIComponent(id)} tab={extra} query={route.query} key={`${id}?${key}`} /> : <TenantsSection query={route.query} key={key} />;
     default:
       return notFound();
@@ -87,7 +96,7 @@ export function Shell({ api, auth, config }: { api: Api; auth: Auth; config: Con
   const [, rerender] = useState(0);
   const main = useRef<HTMLElement>(null);
   const services = useMemo<AppServices>(() => ({ api, auth, config, notify: (message, kind = 'ok') => setNotice({ message, kind, n: Date.now() }) }), [api, auth, config]);
-  const items = navItems(config);
+  const items = navItems(auth);
   const activeTop = `/${route.path.split('/')[1] ?? ''}`.replace(/^\/$/, '');
 
   const navigated = useRef(false);
@@ -169,7 +178,7 @@ export function Shell({ api, auth, config }: { api: Api; auth: Auth; config: Con
               </>
             ) : null}
           </div>
-          {section(route, config)}
+          {section(route, auth)}
         </main>
       </div>
     </Services.Provider>

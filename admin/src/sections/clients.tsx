@@ -29,7 +29,7 @@ export interface Client {
   post_logout_redirect_uris: string[];
   grant_types: string[];
   response_types: string[];
-  scope: string;
+  scope: string | null;
   token_endpoint_auth_method: string;
   client_uri?: string | null;
   logo_uri?: string | null;
@@ -103,7 +103,8 @@ function fromClient(c?: Client): FormState {
     post_logout_redirect_uris: (c?.post_logout_redirect_uris ?? []).join('\n'),
     grant_types: c?.grant_types ?? ['authorization_code', 'refresh_token'],
     token_endpoint_auth_method: c?.token_endpoint_auth_method ?? 'client_secret_basic',
-    scope: c?.scope ?? 'openid profile email offline_access',
+    // An existing client's unset scope stays unset; only a new client starts from a default.
+    scope: c ? (c.scope ?? '') : 'openid profile email offline_access',
     require_pkce: c?.require_pkce ?? true,
     description: c?.description ?? '',
     client_uri: c?.client_uri ?? '',
@@ -119,7 +120,7 @@ function fromClient(c?: Client): FormState {
   };
 }
 
-/** The request body: lists split, empty optional fields left out (a PUT then clears them). */
+/** The create body: lists split, empty optional fields left out (unset). */
 function toBody(f: FormState): Record<string, unknown> {
   const body: Record<string, unknown> = {
     client_name: f.client_name,
@@ -140,11 +141,27 @@ function toBody(f: FormState): Record<string, unknown> {
   return body;
 }
 
+/**
+ * The PATCH body of an edit: only the fields changed in the form, an emptied optional field as null
+ * (cleared). Fields the form does not show (first_party, jwks_uri, jwks, ...) are not sent, so the
+ * API keeps them as stored; a PUT of the form's fields alone used to erase them. response_types is
+ * left to the API, which derives it from changed grant types.
+ */
+function changedFields(before: FormState, after: FormState): Record<string, unknown> {
+  const [was, now] = [toBody(before), toBody(after)];
+  const body: Record<string, unknown> = {};
+  for (const k of new Set([...Object.keys(was), ...Object.keys(now)])) {
+    if (k === 'response_types' || JSON.stringify(was[k]) === JSON.stringify(now[k])) continue;
+    body[k] = k in now ? now[k] : null;
+  }
+  return body;
+}
+
 function ClientForm({ initial, onSubmit, submitLabel, showPreset }: { initial?: Client; onSubmit(body: Record<string, unknown>): Promise<void>; submitLabel: string; showPreset?: boolean }) {
   const { values: f, set, setValues: setF, text } = useFormState<FormState>(() => fromClient(initial));
   const [preset, setPreset] = useState<Preset>('web');
   return (
-    <ApiForm submitLabel={submitLabel} busyLabel={t('saving')} onSubmit={() => onSubmit(toBody(f))}>
+    <ApiForm submitLabel={submitLabel} busyLabel={t('saving')} onSubmit={() => onSubmit(initial ? changedFields(fromClient(initial), f) : toBody(f))}>
       {(fe) => (
         <>
           {showPreset ? (
@@ -329,7 +346,8 @@ export function ClientDetail({ id }: { id: string }) {
               initial={c}
               submitLabel={t('save')}
               onSubmit={async (body) => {
-                await api.json('PUT', path, { body });
+                // PATCH with the changed fields only (ClientForm): what the form does not show is kept.
+                await api.json('PATCH', path, { body });
                 notify(t('done.saved'), 'ok');
                 setEditing(false);
                 state.reload();

@@ -2,7 +2,9 @@
  * Settings: the seven tenant configuration sections (spec 1.5) as forms. A tenant admin edits the
  * signed-in tenant's own configuration (GET /api/v1/config, PUT /api/v1/config/:section, scopes
  * svc:config:*); in `_platforms` the administrators open any tenant's through the cross-tenant
- * resource (GET /api/v1/tenants/:slug/config, PUT .../config/:section). An empty field inherits
+ * resource (GET /api/v1/tenants/:slug/config, PUT .../config/:section); an `admin` of `_platforms`
+ * (no cross-tenant scope) edits `_platforms`'s own. A save sends the stored section back with the
+ * form's fields changed, so what the form does not show is kept. An empty field inherits
  * the global value; secrets are write-only (the API answers `********`, and sending that back keeps
  * them); a 422 is shown at the field it names. Under Features, a read-only table gives the callback
  * URL to register at each social provider, as the server computes it (relay through `_ops` included).
@@ -93,6 +95,19 @@ function put(obj: Record<string, unknown>, path: string, value: unknown): void {
   o[keys[keys.length - 1]!] = value;
 }
 
+/** Removes the field at `path`, and the objects that it leaves empty on the way up. */
+function remove(obj: Record<string, unknown>, path: string): void {
+  const keys = path.split('.');
+  const chain: Array<Record<string, unknown>> = [obj];
+  for (const k of keys.slice(0, -1)) {
+    const next = chain[chain.length - 1]![k];
+    if (!next || typeof next !== 'object') return;
+    chain.push(next as Record<string, unknown>);
+  }
+  delete chain[chain.length - 1]![keys[keys.length - 1]!];
+  for (let i = chain.length - 1; i > 0 && Object.keys(chain[i]!).length === 0; i--) delete chain[i - 1]![keys[i - 1]!];
+}
+
 function toText(v: unknown, kind: Kind): string {
   if (v === undefined || v === null) return '';
   if (kind === 'list') return Array.isArray(v) ? v.join(', ') : String(v);
@@ -111,17 +126,24 @@ function SectionForm({ slug, section, stored, onSaved }: { slug: string | null; 
   const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(specs.map((s) => [s.path, toText(get(stored, s.path), s.kind)])));
   const [clear, setClear] = useState<Record<string, boolean>>({});
 
+  /**
+   * The PUT replaces the whole section, so the body starts from the section as stored (secrets as
+   * `********`, which the API keeps) and changes only the fields shown here: the others (custom
+   * providers, fields this form has no input for) are sent back as they are, not erased.
+   */
   function body(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
+    const out = structuredClone(stored);
     for (const s of specs) {
       const v = values[s.path] ?? '';
       if (s.kind === 'secret') {
         if (v) put(out, s.path, v);
         else if (get(stored, s.path) === MASK && !clear[s.path]) put(out, s.path, MASK);
+        else remove(out, s.path);
         continue;
       }
-      if (v === '') continue;
-      if (s.kind === 'number') put(out, s.path, Number(v));
+      // An emptied field inherits the global value.
+      if (v === '') remove(out, s.path);
+      else if (s.kind === 'number') put(out, s.path, Number(v));
       else if (s.kind === 'bool') put(out, s.path, v === 'true');
       else if (s.kind === 'list') put(out, s.path, v.split(/[,\s]+/).filter(Boolean));
       else put(out, s.path, v);
@@ -235,9 +257,11 @@ export function TenantSettings({ slug, section, onSection }: { slug: string | nu
 }
 
 export function SettingsSection({ query }: { query: URLSearchParams }) {
-  const { config } = useServices();
+  const { config, auth } = useServices();
   const [slug, setSlug] = useState(query.get('tenant') ?? '');
-  if (!config.platform) {
+  // Any tenant's settings need the cross-tenant scopes (platform administrators of `_platforms`);
+  // a role `admin` of `_platforms` has the svc:config:* ones, for `_platforms`'s own settings.
+  if (!config.platform || !auth.scopes.has('svc:cross-tenant:read')) {
     return (
       <>
         <h1>{t('nav.settings')}</h1>

@@ -146,7 +146,11 @@ function UserFormView({ initial, create, onSubmit }: { initial?: User; create?: 
       onSubmit={() => {
         const body: Record<string, unknown> = { email: f.email, role: f.role, account_enabled: f.account_enabled };
         if (create) body.password = f.password;
-        for (const k of ['username', 'given_name', 'family_name', 'name', 'nickname'] as const) if (f[k].trim()) body[k] = f[k].trim();
+        for (const k of ['username', 'given_name', 'family_name', 'name', 'nickname'] as const) {
+          if (f[k].trim()) body[k] = f[k].trim();
+          // An emptied field is cleared (the API takes null for that); left out, the old value stayed.
+          else if (!create && initial?.[k]) body[k] = null;
+        }
         return onSubmit(body);
       }}
     >
