@@ -11,12 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configChangedChannel } from '../../src/events/bus.js';
 import { enableTotp } from '../../src/users/mfa.js';
+import { syncMfaMethods } from '../../src/users/passkeys.js';
 import { generateTotpSecret } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { seriousViolations } from '../helpers/axe.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream-oidc.js';
+import { signInToAccountPage } from '../helpers/account-page.js';
+import { until } from '../helpers/until.js';
 import { createUser } from '../helpers/users.js';
 import { pageWithAuthenticator } from '../helpers/webauthn.js';
 
@@ -103,4 +107,37 @@ describe('account page with every section', () => {
     expect((await t.app.ctx.storage.webauthn.listCredentials('default', user.id))[0]!.name).toBe('Desk');
     await a.context.close();
   }, 60_000);
+  it('keeps the last passkey while MFA is required and no authenticator app is usable (403, as the app is kept); beside a usable app it may go', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const origin = new URL(t.issuer).origin;
+    const context = await browser.newContext();
+    const { ctx } = t.app;
+    const setRequired = async (required: boolean) => {
+      await ctx.storage.tenantConfig.put('default', 'security', required ? { mfa: { required: true } } : {});
+      await ctx.events.publish(configChangedChannel('default', ctx.config.redis.key_prefix), { tenant: 'default', section: 'security', at: new Date().toISOString() });
+      await until(() => t.app.pool.peek('default')?.config.security.mfa.required === required);
+    };
+    try {
+      const page = await signInToAccountPage(await context.newPage(), origin, user);
+      // A passkey on record (stored as is: only its removal is under test).
+      const now = new Date().toISOString();
+      await ctx.storage.webauthn.createCredential('default', { id: 'only-key', user_id: user.id, public_key: 'pQECAyYgASFYIA', counter: 0, transports: [], device_type: 'singleDevice', backed_up: false, aaguid: '00000000-0000-0000-0000-000000000000', name: 'Only key', created_at: now, last_used_at: null });
+      await syncMfaMethods(ctx, 'default', user.id);
+      await setRequired(true);
+      await page.goto(`${origin}/account`);
+      const csrf = await page.locator('input[name=csrf_token]').first().inputValue();
+      const remove = () => page.request.post(`${origin}/account`, { form: { csrf_token: csrf, action: 'passkeys.remove', id: 'only-key' }, maxRedirects: 0 });
+      const refused = await remove();
+      expect(refused.status()).toBe(403);
+      expect(await refused.text()).toContain('Two-step verification is required for this account');
+      expect(await ctx.storage.webauthn.listCredentials('default', user.id)).toHaveLength(1);
+
+      await enableTotp(ctx, 'default', user.id, generateTotpSecret());
+      expect((await remove()).status()).toBe(303);
+      expect(await ctx.storage.webauthn.listCredentials('default', user.id)).toHaveLength(0);
+    } finally {
+      await setRequired(false);
+      await context.close();
+    }
+  });
 });

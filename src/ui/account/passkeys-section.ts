@@ -9,7 +9,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
-import { cleanName, completeRegistration, registrationOptions, removePasskey } from '../../users/passkeys.js';
+import { cleanName, completeRegistration, registrationOptions, removePasskey, usableMethods } from '../../users/passkeys.js';
 import { html } from '../escape.js';
 import type { MessageKey } from '../i18n/index.js';
 import { passkeySection } from '../passkey-pages.js';
@@ -92,6 +92,7 @@ registerAccountSection(
         if (!enabled(host)) return { error: v.ui.t('passkey.unavailable'), status: 404 };
         if (!recent(session)) return { error: v.ui.t('passkey.recent.message'), status: 403 };
         const id = (f.get('id') ?? '').slice(0, 1024);
+        if (await lastRequiredFactor(v, id)) return { error: v.ui.t('account.mfa.required'), status: 403 };
         if (!(await removePasskey(host.ctx, host.tenant, session.user.id, id))) return { error: v.ui.t('passkey.not_found.message'), status: 404 };
         await host.ctx.audit.record(host.tenant, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: session.user.id, method: 'webauthn', credential_id: id, by: 'user' } });
         securityAlert(host, session.user, 'mfa_changed', v.ui.t.lang);
@@ -101,6 +102,19 @@ registerAccountSection(
   },
   'sessions',
 );
+
+/**
+ * While the MFA policy requires a second factor, the user's last usable one stays, as the
+ * authenticator app does (builtin-sections.ts mustKeepTotp): the last passkey of a user without a
+ * usable authenticator app cannot be removed (nor, by turning the app off first, the pair).
+ */
+async function lastRequiredFactor(v: AccountVisit, id: string): Promise<boolean> {
+  const { host, session } = v;
+  const { mfa } = host.config.security;
+  if (!mfa.required || usableMethods(session.user, mfa).includes('totp')) return false;
+  const passkeys = await host.ctx.storage.webauthn.listCredentials(host.tenant, session.user.id);
+  return passkeys.length === 1 && passkeys[0]!.id === id;
+}
 
 function json(status: number, body: unknown): HttpResponse {
   return { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }, body: JSON.stringify(body) };
