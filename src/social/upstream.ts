@@ -40,6 +40,7 @@ interface Discovery {
   userinfo_endpoint?: string;
   id_token_signing_alg_values_supported?: string[];
   token_endpoint_auth_methods_supported?: string[];
+  authorization_response_iss_parameter_supported?: boolean;
 }
 
 const DISCOVERY_TTL_MS = 3600_000;
@@ -73,6 +74,7 @@ async function discover(ctx: AppContext, p: SocialProvider, timeoutMs: number): 
     userinfo_endpoint: str(raw.userinfo_endpoint),
     id_token_signing_alg_values_supported: Array.isArray(raw.id_token_signing_alg_values_supported) ? raw.id_token_signing_alg_values_supported.filter((a): a is string => typeof a === 'string') : undefined,
     token_endpoint_auth_methods_supported: Array.isArray(raw.token_endpoint_auth_methods_supported) ? raw.token_endpoint_auth_methods_supported.filter((a): a is string => typeof a === 'string') : undefined,
+    authorization_response_iss_parameter_supported: raw.authorization_response_iss_parameter_supported === true,
   };
   if (!doc.issuer || !doc.authorization_endpoint || !doc.token_endpoint || !doc.jwks_uri) throw new UpstreamError('invalid', 'discovery: issuer, authorization_endpoint, token_endpoint or jwks_uri missing');
   // OpenID Connect Discovery 1.0 section 4.3: the document must name the issuer it was fetched for.
@@ -190,8 +192,12 @@ function verifiedFlag(v: unknown): boolean {
 
 async function oidcIdentity(ctx: AppContext, p: SocialProvider, o: ExchangeInput): Promise<UpstreamIdentity> {
   const doc = await discover(ctx, p, o.timeoutMs);
-  // RFC 9207: an `iss` on the callback names the upstream that answered (mix-up defence).
-  if (o.iss !== undefined && !p.tidIssuer && o.iss !== doc.issuer) throw new UpstreamError('invalid', `callback iss ${o.iss.slice(0, 200)} is not ${doc.issuer}`);
+  // RFC 9207: an `iss` on the callback names the upstream that answered (mix-up defence); one whose
+  // discovery says it always sends it must (2.4: a response without it is refused).
+  if (!p.tidIssuer) {
+    if (o.iss !== undefined && o.iss !== doc.issuer) throw new UpstreamError('invalid', `callback iss ${o.iss.slice(0, 200)} is not ${doc.issuer}`);
+    if (o.iss === undefined && doc.authorization_response_iss_parameter_supported) throw new UpstreamError('invalid', 'callback without the iss parameter the upstream announces (RFC 9207)');
+  }
   const methods = doc.token_endpoint_auth_methods_supported;
   const basic = p.name !== 'apple' && (!methods || methods.includes('client_secret_basic'));
   const tokens = await tokenRequest(ctx, p, doc.token_endpoint, o, basic);

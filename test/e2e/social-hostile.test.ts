@@ -119,6 +119,7 @@ describe('social login: hostile and failing upstream answers', () => {
     ['wrong_issuer', 'an ID token from another issuer'],
     ['wrong_audience', 'an ID token for another audience'],
     ['future_iat', 'an ID token issued in the future'],
+    ['iss_missing', 'a callback without the iss its discovery says it always sends (RFC 9207 2.4)'],
   ] as const) {
     it(`refuses ${what}: error page, nothing created`, async () => {
       const before = await snapshot();

@@ -1,7 +1,8 @@
 /**
  * A hand-made OpenID Connect upstream that can misbehave on purpose, for the hostile cases a stock
  * provider cannot produce: an ID token with another nonce, issuer or audience or issued in the
- * future, an error answer, a token endpoint that never answers. It checks what a real one checks (client secret, code, PKCE
+ * future, an error answer, a token endpoint that never answers, a callback without the `iss` its
+ * discovery promises (RFC 9207). It checks what a real one checks (client secret, code, PKCE
  * S256, redirect_uri). Its authorization endpoint does not redirect by itself: it shows a link
  * "Continue" to the callback, so a test can follow it, or take the URL and tamper with it.
  */
@@ -10,7 +11,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 
-export type RogueMode = 'ok' | 'wrong_nonce' | 'wrong_issuer' | 'wrong_audience' | 'future_iat' | 'error' | 'hang';
+export type RogueMode = 'ok' | 'wrong_nonce' | 'wrong_issuer' | 'wrong_audience' | 'future_iat' | 'error' | 'hang' | 'iss_missing';
 
 export interface RogueOidc {
   issuer: string;
@@ -63,6 +64,7 @@ export async function startRogueOidc(clientId = 'svc-client', clientSecret = 'ro
         token_endpoint_auth_methods_supported: ['client_secret_basic'],
         response_types_supported: ['code'],
         subject_types_supported: ['public'],
+        authorization_response_iss_parameter_supported: true,
       });
     }
     if (url.pathname === '/jwks') return json(200, { keys: [jwk] });
@@ -78,6 +80,7 @@ export async function startRogueOidc(clientId = 'svc-client', clientSecret = 'ro
         back.searchParams.set('code', code);
       }
       back.searchParams.set('state', p.get('state') ?? '');
+      if (state.mode !== 'iss_missing') back.searchParams.set('iss', issuer);
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end(`<!DOCTYPE html><title>Rogue</title><a id="continue" href="${back.href.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}">Continue</a>`);
       return;
