@@ -123,3 +123,18 @@ export function securityAlertMail(a: MailAudience, alert: SecurityAlert, account
     after: [['mail.alert.not_you']],
   });
 }
+
+/**
+ * To the address an account had before an e-mail change was confirmed: the only notice its owner
+ * gets if someone else moved the account to an address of theirs. Names the new address, so the
+ * owner knows where the account went.
+ */
+export function emailChangedMail(a: MailAudience, newEmail: string, accountUrl: string, at: Date): MailMessage {
+  const time = `${new Intl.DateTimeFormat(a.t.lang, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(at)} UTC`;
+  return compose(a, {
+    subject: 'mail.alert.email_changed.subject',
+    before: [['mail.alert.email_changed.intro', { email: oneLine(newEmail), time }]],
+    action: { label: 'mail.alert.action', url: accountUrl },
+    after: [['mail.alert.email_changed.not_you']],
+  });
+}

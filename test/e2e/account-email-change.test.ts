@@ -38,10 +38,10 @@ describe('account page: e-mail change', () => {
   const audits = async (userId: string) => (await t.app.ctx.storage.audit.list(TENANT, { type: 'email_change_requested', user_id: userId }, { limit: 100, include_count: false })).items;
 
   /** Posts an e-mail change from the signed-in page (its CSRF token), returning status, notice or error, and time taken. */
-  async function change(page: Page, email: string): Promise<{ status: number; text: string; ms: number }> {
+  async function change(page: Page, email: string, password: string): Promise<{ status: number; text: string; ms: number }> {
     const csrf = (await page.locator('input[name="csrf_token"]').first().getAttribute('value'))!;
     const started = performance.now();
-    const res = await page.request.post(`${origin}/account`, { form: { csrf_token: csrf, action: 'email.change', email } });
+    const res = await page.request.post(`${origin}/account`, { form: { csrf_token: csrf, action: 'email.change', email, current_password: password } });
     const ms = performance.now() - started;
     const body = await res.text();
     const text = /<p class="notice" role="status">([^<]*)<\/p>/.exec(body)?.[1] ?? /role="alert"[^>]*>(?:<p>)?([^<]*)/.exec(body)?.[1] ?? '';
@@ -52,16 +52,19 @@ describe('account page: e-mail change', () => {
     const user = await createUser(t, { email_verified: true });
     const page = await signInToAccountPage(await (await browser.newContext()).newPage(), origin, user);
     await page.getByLabel('New e-mail address').fill('someone@gmail.com');
+    await page.getByLabel('Your password').fill(user.password);
     await page.getByRole('button', { name: 'Change e-mail address' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain('Sign-up is not open to addresses at gmail.com.');
 
     await page.goto(`${origin}/account?lang=fr`);
     await page.getByLabel('Nouvelle adresse e-mail').fill('Someone@GMAIL.com');
+    await page.getByLabel('Votre mot de passe').fill(user.password);
     await page.getByRole('button', { name: "Changer d'adresse e-mail" }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain("L'inscription n'est pas ouverte aux adresses du domaine gmail.com.");
 
     // An allowed domain, in any case, goes through.
     await page.getByLabel('Nouvelle adresse e-mail').fill(`moved-${Date.now()}@Example.ORG`);
+    await page.getByLabel('Votre mot de passe').fill(user.password);
     await page.getByRole('button', { name: "Changer d'adresse e-mail" }).click();
     await expect(page.locator('p.notice[role=status]').count()).resolves.toBe(1);
     await t.app.ctx.mailer.drain();
@@ -75,7 +78,7 @@ describe('account page: e-mail change', () => {
     const victim = `victim-${Date.now()}@example.org`;
     const spellings = [victim, victim.toUpperCase(), victim, `  ${victim}`, victim.replace('victim', 'VICTIM')];
     const answers = [];
-    for (const email of spellings) answers.push(await change(page, email));
+    for (const email of spellings) answers.push(await change(page, email, user.password));
     for (const a of answers) expect(a).toMatchObject({ status: 200, text: expect.stringContaining('We sent a confirmation link to') });
     await expect.poll(async () => (await audits(user.id)).length).toBe(5);
     await t.app.ctx.mailer.drain();
@@ -108,8 +111,8 @@ describe('account page: e-mail change', () => {
       return create(tenant, record);
     };
     try {
-      const mine = await change(page, free);
-      const theirs = await change(page, other.email);
+      const mine = await change(page, free, user.password);
+      const theirs = await change(page, other.email, user.password);
       expect(mine.status).toBe(200);
       expect(theirs.status).toBe(200);
       expect(mine.ms).toBeLessThan(1000);

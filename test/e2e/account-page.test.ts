@@ -124,6 +124,7 @@ describe('account page', () => {
 
   it('changes the e-mail address after confirmation from the new address', async () => {
     await page.getByLabel('New e-mail address').fill('ada.new@example.com');
+    await page.getByLabel('Your password').fill(user.password);
     await page.getByRole('button', { name: 'Change e-mail address' }).click();
     await expect(page.locator('p.notice[role=status]').textContent()).resolves.toContain('ada.new@example.com');
     const [mail] = await sink.waitFor('ada.new@example.com');

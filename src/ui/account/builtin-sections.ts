@@ -28,7 +28,7 @@ import { passwordRulesMessage } from './password-messages.js';
 import { PROFILE_LABELS, profileError, type ProfileFormField } from './profile-messages.js';
 import { htmlPage } from './respond.js';
 import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
-import { ACCOUNT_PATH, isThisSession } from './session.js';
+import { ACCOUNT_PATH, isThisSession, recentSignIn } from './session.js';
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const ENROLLMENT_SECONDS = 600;
@@ -57,6 +57,17 @@ async function passwordOk(v: AccountVisit, given: string, step: string): Promise
   await host.ctx.audit.record(host.tenant, { type: 'failed_login', status: 'failed', ...who(v), details: { reason: 'wrong_password', step } });
   await host.guard.recordFailure(host.tenant, user, v.req.ip, v.req.headers['user-agent'], v.ui.t.lang);
   return false;
+}
+
+/**
+ * The proof asked before the account's address changes (whoever holds the address can reset the
+ * password): the current password, as for a password change or turning two-step verification off;
+ * an account without a password (social or passkey sign-in only) needs a recent sign-in instead, as
+ * passkeys do. A stolen session alone is not enough to take the account over.
+ */
+async function ownerProven(v: AccountVisit, f: URLSearchParams, step: string): Promise<ActionOutcome | undefined> {
+  if (!v.session.user.password_hash) return recentSignIn(v.session) ? undefined : { error: v.ui.t('account.recent.message'), status: 403 };
+  return (await passwordOk(v, f.get('current_password') ?? '', step)) ? undefined : { error: v.ui.t('account.password.wrong'), status: 401 };
 }
 
 function text(formData: URLSearchParams, name: string, max: number): string {
@@ -117,8 +128,16 @@ registerAccountSection({
       'email',
       t('account.email.heading'),
       html`${current}
-${form(v, 'email.change', html`<label for="new-email">${t('account.email.new')}</label>
-<input type="email" id="new-email" name="email" autocomplete="email" maxlength="320" required>`, t('account.email.submit'), false)}`,
+${form(
+  v,
+  'email.change',
+  html`<label for="new-email">${t('account.email.new')}</label>
+<input type="email" id="new-email" name="email" autocomplete="email" maxlength="320" required>
+${u.password_hash ? html`<label for="email-password">${t('account.email.password')}</label>
+<input type="password" id="email-password" name="current_password" autocomplete="current-password" required>` : html``}`,
+  t('account.email.submit'),
+  false,
+)}`,
     );
   },
   actions: {
@@ -130,6 +149,8 @@ ${form(v, 'email.change', html`<label for="new-email">${t('account.email.new')}<
       if (!EMAIL.test(email)) return { error: t('signup.invalid_email') };
       if (email.toLowerCase() === user.email?.toLowerCase()) return { error: t('account.email.same') };
       if (!mailAvailable(host)) return { error: t('page.not_found.message') };
+      const refused = await ownerProven(v, f, 'email_change');
+      if (refused) return refused;
       // The tenant's list of address domains holds for a changed address as for a new account.
       const domain = refusedDomain(signupSettings(host), email);
       if (domain) return { error: t('signup.domain_not_allowed', { domain }) };
@@ -197,7 +218,10 @@ registerAccountSection({
       if (unmet.length) return { error: passwordRulesMessage(t, unmet, policy) };
       const hash = await host.ctx.passwords.hash(next);
       await host.ctx.storage.users.update(host.tenant, user.id, { password_hash: hash });
-      await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'password_reset', user.id, new Date().toISOString());
+      // Links mailed before the change (a reset, a pending address change) no longer act for the account.
+      const now = new Date().toISOString();
+      await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'password_reset', user.id, now);
+      await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'verify_email', user.id, now);
       // Other devices signed in with the old password are signed out; this one stays.
       for (const s of await findSessions(host.ctx.storage.oidc, host.tenant, { username: user.id }, sessionTtl(host.config))) {
         if (!isThisSession(v.session, s.jti)) await revokeSession(host.ctx, host.tenant, s);

@@ -4,7 +4,7 @@
  * creation options from POST /account/passkeys/options with the page's CSRF token, then posts the
  * credential back to /account as the action `passkeys.add`.
  * Same rules as before: the challenge is bound to this sign-in session and the user; adding and
- * removing need a sign-in within RECENT_LOGIN_SECONDS (a stolen older session cannot plant a
+ * removing need a recent sign-in (recentSignIn, session.ts) (a stolen older session cannot plant a
  * passkey of its own, nor strip the owner's); every write carries the session-bound CSRF token.
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -19,10 +19,9 @@ import type { AccountHost } from './host.js';
 import { readForm } from './password-reset.js';
 import { seeOther } from './respond.js';
 import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
-import { ACCOUNT_PATH, currentSession, type AccountSession } from './session.js';
+import { ACCOUNT_PATH, currentSession, recentSignIn, type AccountSession } from './session.js';
 
 export const PASSKEY_OPTIONS_PATH = '/account/passkeys/options';
-const RECENT_LOGIN_SECONDS = 15 * 60;
 
 const NOTICES: Record<string, MessageKey> = {
   added: 'passkey.notice.added',
@@ -32,7 +31,6 @@ const NOTICES: Record<string, MessageKey> = {
 
 const enabled = (host: AccountHost) => host.config.security.mfa.webauthn_enabled;
 const bindingOf = (host: AccountHost, s: AccountSession) => `account-register:${host.tenant}:${s.sessionUid}:${s.user.id}`;
-const recent = (s: AccountSession) => typeof s.loginTs === 'number' && Date.now() / 1000 - s.loginTs <= RECENT_LOGIN_SECONDS;
 const who = (v: AccountVisit) => ({ username: v.session.user.email, user_id: v.session.user.id, ip_address: v.req.ip, user_agent: v.req.headers['user-agent'] ?? null });
 /** After a change: back to the page by GET (a reload does not repeat the action), with its notice. */
 const done = (what: keyof typeof NOTICES): ActionOutcome => ({ page: seeOther(`${ACCOUNT_PATH}?passkey=${what}`) });
@@ -59,7 +57,7 @@ registerAccountSection(
       async add(v, f) {
         const { host, session } = v;
         if (!enabled(host)) return { error: v.ui.t('passkey.unavailable'), status: 404 };
-        if (!recent(session)) return { error: v.ui.t('passkey.recent.message'), status: 403 };
+        if (!recentSignIn(session)) return { error: v.ui.t('passkey.recent.message'), status: 403 };
         // The passkey and its mfa_enabled entry are one transaction.
         const outcome = await completeRegistration(host.ctx, host.tenant, host.relyingParty, session.user, bindingOf(host, session), f.get('credential') ?? '', f.get('name') ?? '', (c) => ({
           type: 'mfa_enabled',
@@ -90,7 +88,7 @@ registerAccountSection(
       async remove(v, f) {
         const { host, session } = v;
         if (!enabled(host)) return { error: v.ui.t('passkey.unavailable'), status: 404 };
-        if (!recent(session)) return { error: v.ui.t('passkey.recent.message'), status: 403 };
+        if (!recentSignIn(session)) return { error: v.ui.t('passkey.recent.message'), status: 403 };
         const id = (f.get('id') ?? '').slice(0, 1024);
         if (await lastRequiredFactor(v, id)) return { error: v.ui.t('account.mfa.required'), status: 403 };
         if (!(await removePasskey(host.ctx, host.tenant, session.user.id, id))) return { error: v.ui.t('passkey.not_found.message'), status: 404 };
@@ -131,6 +129,6 @@ export async function handlePasskeyOptions(host: AccountHost, req: HttpRequest):
   const expected = Buffer.from(csrfOf(host, session.sessionUid));
   if (!form || given.length !== expected.length || !timingSafeEqual(given, expected)) return json(403, { error: 'invalid_csrf' });
   if (!(await host.guard.allowIp(host.tenant, req.ip))) return json(429, { error: 'rate_limited' });
-  if (!recent(session)) return json(403, { error: 'login_too_old' });
+  if (!recentSignIn(session)) return json(403, { error: 'login_too_old' });
   return json(200, await registrationOptions(host.ctx, host.tenant, host.relyingParty, session.user, bindingOf(host, session)));
 }

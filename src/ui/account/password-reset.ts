@@ -161,12 +161,15 @@ async function completeReset(host: AccountHost, req: HttpRequest, form: URLSearc
 
 /**
  * The new password, and everything the old one opened ends: sessions, grants and the refresh and
- * access tokens issued through them, other reset links. The account's failure count and lock are
+ * access tokens issued through them, other reset links, pending address changes. The account's failure count and lock are
  * left as they are (a reset is not an unlock).
  */
 export async function setNewPassword(host: AccountHost, user: UserRecord, passwordHash: string): Promise<void> {
   const { ctx, tenant } = host;
   await ctx.storage.users.update(tenant, user.id, { password_hash: passwordHash });
-  await ctx.storage.accountTokens.expireForUser(tenant, 'password_reset', user.id, new Date().toISOString());
+  const now = new Date().toISOString();
+  await ctx.storage.accountTokens.expireForUser(tenant, 'password_reset', user.id, now);
+  // A pending address change asked for before the reset (perhaps by whoever the reset locks out).
+  await ctx.storage.accountTokens.expireForUser(tenant, 'verify_email', user.id, now);
   await revokeAccount(ctx, tenant, user.id, host.config.oidc.ttl.session);
 }

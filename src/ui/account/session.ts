@@ -30,9 +30,18 @@ export interface AccountSession {
   sessionJti: string;
   /** The id the session is stored and listed under. */
   storedJti: string;
-  /** When the user last signed in (seconds): adding or removing a passkey needs a recent one. */
+  /** When the user last signed in (seconds): adding or removing a second factor needs a recent one. */
   loginTs?: number;
 }
+
+/** How recent a sign-in the account page asks for before a second factor is added or removed. */
+export const RECENT_LOGIN_SECONDS = 15 * 60;
+
+/**
+ * Whether the user signed in within RECENT_LOGIN_SECONDS: a session stolen earlier (a cookie from a
+ * shared computer, a leaked backup) may not plant a second factor of its own or strip the owner's.
+ */
+export const recentSignIn = (s: AccountSession) => typeof s.loginTs === 'number' && Date.now() / 1000 - s.loginTs <= RECENT_LOGIN_SECONDS;
 
 const aad = (host: AccountHost) => `account-auth:${host.tenant}`;
 

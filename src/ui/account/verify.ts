@@ -2,13 +2,14 @@
  * E-mail verification: GET /account/verify?token= (the mailed link) marks the address confirmed
  * (single-use, expiring token; audit `email_verified`) and offers to continue the sign-in the
  * sign-up came from. The token names the address it confirms: after an e-mail change, the
- * confirmed address becomes the account's (see account page).
+ * confirmed address becomes the account's (see account page), and the previous address is told.
  */
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import { html } from '../escape.js';
+import { emailChangedMail } from '../mail-templates.js';
 import { messagePage } from '../pages.js';
 import { buildPageUi } from '../page-ui.js';
-import { hashToken, wellFormedToken, type AccountHost } from './host.js';
+import { hashToken, mailAvailable, mailLocale, sendMail, wellFormedToken, type AccountHost } from './host.js';
 import { htmlPage } from './respond.js';
 
 export const VERIFY_PATH = '/account/verify';
@@ -31,6 +32,7 @@ export async function handleVerify(host: AccountHost, req: HttpRequest): Promise
     if (taken && taken.id !== user.id) return invalid();
   }
   const before = user.email;
+  const changed = Boolean(before) && before!.toLowerCase() !== record.email.toLowerCase();
   await ctx.storage.users.update(tenant, user.id, { email: record.email, email_verified: true });
   await ctx.audit.record(tenant, {
     type: 'email_verified',
@@ -41,6 +43,11 @@ export async function handleVerify(host: AccountHost, req: HttpRequest): Promise
     user_agent: req.headers['user-agent'] ?? null,
     details: { user_id: user.id, ...(before?.toLowerCase() !== record.email.toLowerCase() ? { changed_from: before } : {}) },
   });
+  // Told to the previous address whatever the user's alert choices: whoever moved the account could
+  // have turned the alerts off first.
+  if (changed && mailAvailable(host)) {
+    sendMail(host, 'security_alert', user, before!, mailLocale(host, t.lang), (a) => emailChangedMail(a, record.email, `${host.origin.origin}/account`, new Date()));
+  }
   const interaction = typeof record.data?.interaction === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(record.data.interaction) ? record.data.interaction : undefined;
   const links = interaction ? [html`<p><a href="${host.mountPath}/interaction/${interaction}">${t('verify.continue')}</a></p>`] : [];
   return htmlPage(200, messagePage({ ui, title: t('verify.done.title'), message: t('verify.done.message', { email: record.email }), links }), [setCookie]);

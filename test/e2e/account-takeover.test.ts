@@ -1,0 +1,111 @@
+/**
+ * Taking an account over from a signed-in session (fourth audit of 2026-12-01), over plain HTTP with
+ * the SMTP sink: moving the account to another address needs the current password; a pending
+ * address change dies with a password change or reset (the owner's way back); a confirmed change is
+ * told to the previous address, whatever the alert choices; reset links mailed to the previous
+ * address stop working once the address changed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { AccountHttp } from '../helpers/account-http.js';
+import { HttpSession } from '../helpers/code-flow.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { createUser, type TestUser } from '../helpers/users.js';
+
+const TENANT = 'default';
+
+describe('account takeover from a session', () => {
+  let t: TestApp;
+  let sink: SmtpSink;
+  let origin: string;
+
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+    t = await startTestApp({ ...sink.env(), SECURITY_LOGIN_PER_IP_PER_MINUTE: '1000' });
+    origin = new URL(t.issuer).origin;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await sink?.close();
+  });
+
+  const newAddress = (what: string) => `${what}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.org`;
+  const status = async (link: string) => (await fetch(link)).status;
+
+  /** The confirmation link mailed to `to` after an e-mail change asked for with `password`. */
+  async function changeLink(page: AccountHttp, to: string, password: string): Promise<string> {
+    const answer = await page.act('email.change', { email: to, current_password: password });
+    expect(answer).toMatchObject({ status: 200, text: expect.stringContaining('We sent a confirmation link to') });
+    const [mail] = await sink.waitFor(to);
+    return mail!.links[0]!;
+  }
+
+  /** A reset asked for on the forgot form (its CSRF cookie and token), the mailed link returned. */
+  async function resetLink(user: TestUser, count = 1): Promise<string> {
+    const browser = new HttpSession(t.issuer, user);
+    const form = await browser.visit(`${origin}/account/password/forgot`);
+    const csrf = /name="csrf_token" value="([^"]*)"/.exec(form.html)![1]!;
+    await browser.visit(`${origin}/account/password/forgot`, new URLSearchParams({ csrf_token: csrf, email: user.email }));
+    const mails = await sink.waitFor(user.email.toLowerCase(), count);
+    return mails.filter((m) => m.subject === 'Reset your password').at(-1)!.links[0]!;
+  }
+
+  async function completeReset(link: string, password: string): Promise<string> {
+    const browser = new HttpSession(t.issuer, { email: '', password: '' });
+    const form = await browser.visit(link);
+    const csrf = /name="csrf_token" value="([^"]*)"/.exec(form.html)![1]!;
+    const token = new URL(link).searchParams.get('token')!;
+    return (await browser.visit(`${origin}/account/password/reset`, new URLSearchParams({ csrf_token: csrf, token, password }))).html;
+  }
+
+  it('hostile: an e-mail change without the current password, or with a wrong one, is refused and mails nothing', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const page = await AccountHttp.signIn(t.issuer, user);
+    expect(await page.page()).toMatch(/<label for="email-password">Your password<\/label>/);
+    const target = newAddress('thief');
+    expect(await page.act('email.change', { email: target })).toMatchObject({ status: 401, text: 'The current password is wrong.' });
+    expect(await page.act('email.change', { email: target, current_password: 'not-the-password' })).toMatchObject({ status: 401, text: 'The current password is wrong.' });
+    // A wrong password counts as a failed sign-in, as for the other password-confirmed actions.
+    const failed = await t.app.ctx.storage.audit.list(TENANT, { type: 'failed_login', user_id: user.id }, { limit: 10, include_count: false });
+    expect(failed.items.map((e) => e.details.step)).toEqual(['email_change']);
+    await t.app.ctx.mailer.drain();
+    expect(sink.messages.filter((m) => m.to.includes(target))).toEqual([]);
+    expect(await t.sql("SELECT 1 FROM account_tokens WHERE kind = 'verify_email' AND user_id = ?", [user.id])).toEqual([]);
+    // With it, the confirmation goes out.
+    await changeLink(page, target, user.password);
+  });
+
+  it('a password change on the account page voids a pending e-mail change', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const page = await AccountHttp.signIn(t.issuer, user);
+    const link = await changeLink(page, newAddress('pending'), user.password);
+    expect(await page.act('password.change', { current_password: user.password, new_password: 'Another-secret-word-77' })).toMatchObject({ status: 200, text: 'Your password has been changed.' });
+    expect(await status(link)).toBe(400);
+    expect((await t.app.ctx.storage.users.get(TENANT, user.id))!.email).toBe(user.email.toLowerCase());
+  });
+
+  it('a password reset voids a pending e-mail change', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const page = await AccountHttp.signIn(t.issuer, user);
+    const link = await changeLink(page, newAddress('pending'), user.password);
+    expect(await completeReset(await resetLink(user), 'Reset-secret-word-88')).toContain('Password changed');
+    expect(await status(link)).toBe(400);
+    expect((await t.app.ctx.storage.users.get(TENANT, user.id))!.email).toBe(user.email.toLowerCase());
+  });
+
+  it('a confirmed change is told to the previous address, in the page language, even with alerts turned off; audited as before', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const page = await AccountHttp.signIn(t.issuer, user);
+    // Every alert off first, as someone moving the account would do.
+    expect(await page.act('alerts.save')).toMatchObject({ status: 200 });
+    const target = newAddress('moved');
+    const link = await changeLink(page, target, user.password);
+    expect((await fetch(link, { headers: { 'accept-language': 'fr' } })).status).toBe(200);
+    const [alert] = await sink.waitFor(user.email.toLowerCase());
+    expect(alert!.subject).toBe("L'adresse e-mail de votre compte a été modifiée");
+    expect(alert!.text).toContain(target);
+    expect(alert!.links).toEqual([`${origin}/account`]);
+    const [entry] = (await t.app.ctx.storage.audit.list(TENANT, { type: 'email_verified', user_id: user.id }, { limit: 10, include_count: false })).items;
+    expect(entry!.details).toMatchObject({ user_id: user.id, changed_from: user.email.toLowerCase() });
+  });
+});
