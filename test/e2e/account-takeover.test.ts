@@ -11,6 +11,7 @@ import { AccountHttp } from '../helpers/account-http.js';
 import { HttpSession } from '../helpers/code-flow.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { createUser, type TestUser } from '../helpers/users.js';
+import { base32Decode, hotp, totpStep } from '../../src/users/totp.js';
 
 const TENANT = 'default';
 
@@ -107,5 +108,28 @@ describe('account takeover from a session', () => {
     expect(alert!.links).toEqual([`${origin}/account`]);
     const [entry] = (await t.app.ctx.storage.audit.list(TENANT, { type: 'email_verified', user_id: user.id }, { limit: 10, include_count: false })).items;
     expect(entry!.details).toMatchObject({ user_id: user.id, changed_from: user.email.toLowerCase() });
+  });
+
+  /** The user's sign-in session made an hour old, as a session stolen earlier would be. */
+  async function ageSignIn(userId: string): Promise<void> {
+    const [row] = await t.app.ctx.storage.oidc.listSessions(TENANT, { accountId: userId });
+    await t.app.ctx.storage.oidc.upsert(TENANT, 'Session', row!.id, { ...row!.payload, loginTs: Math.floor(Date.now() / 1000) - 3600 }, row!.expires_at);
+  }
+
+  it('hostile: an older sign-in may not set up an authenticator app (as it may not add a passkey)', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const page = await AccountHttp.signIn(t.issuer, user);
+    // A set-up page opened while the sign-in was recent...
+    const setup = await page.act('mfa.setup');
+    expect(setup.status).toBe(200);
+    const enrollment = /name="enrollment" value="([^"]*)"/.exec(setup.html)![1]!;
+    const secret = /id="totp-secret">([^<]*)</.exec(setup.html)![1]!.replace(/\s/g, '');
+    await ageSignIn(user.id);
+    const refused = 'For your security, this change needs a recent sign-in. Sign out, sign in again and retry.';
+    expect(await page.act('mfa.setup')).toMatchObject({ status: 403, text: refused });
+    // ...is no licence once it is old: the right code is refused and nothing is enrolled.
+    const code = hotp(base32Decode(secret), totpStep(Date.now()));
+    expect(await page.act('mfa.confirm', { enrollment, code })).toMatchObject({ status: 403, text: refused });
+    expect((await t.app.ctx.storage.users.get(TENANT, user.id))!.mfa_methods).toEqual([]);
   });
 });

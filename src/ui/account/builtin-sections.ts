@@ -303,6 +303,8 @@ ${keep ? html`<p>${t('account.mfa.required')}</p>` : html``}`,
     async setup(v) {
       if (!totpOffered(v)) return { error: v.ui.t('mfa.totp_unavailable'), status: 404 };
       if (hasTotp(v.session.user)) return { error: v.ui.t('mfa.enroll.already_on'), status: 409 };
+      // As for a passkey: a stolen older session may not plant a second factor of its own.
+      if (!recentSignIn(v.session)) return { error: v.ui.t('account.recent.message'), status: 403 };
       return enrollView(v, generateTotpSecret(), 200);
     },
     async confirm(v, f) {
@@ -312,6 +314,8 @@ ${keep ? html`<p>${t('account.mfa.required')}</p>` : html``}`,
       // Also a setup page opened before the tenant turned authenticator apps off.
       if (!totpOffered(v)) return { error: t('mfa.totp_unavailable'), status: 404 };
       if (hasTotp(user)) return { error: t('mfa.enroll.already_on'), status: 409 };
+      // Checked again: a set-up page opened in time is not a licence for later.
+      if (!recentSignIn(v.session)) return { error: t('account.recent.message'), status: 403 };
       const secret = pendingSecret(v, f.get('enrollment') ?? '');
       if (!secret) return enrollView(v, generateTotpSecret(), 400, t('mfa.enroll.expired'));
       const code = (f.get('code') ?? '').trim();
