@@ -136,15 +136,23 @@ export async function revokeGrant(repo: OidcPayloadRepository, tenant: TenantId,
   await repo.destroy(tenant, 'Grant', grantId);
 }
 
-/** Everything an account holds: its sessions and also grants outliving their session (offline access). */
-export async function revokeAccount(ending: SessionEnding, tenant: TenantId, accountId: string, sessionTtl: number): Promise<number> {
+/**
+ * Everything an account holds: its sessions and also grants outliving their session (offline
+ * access). `keep` spares one session and the grants made in it (the device a user changes their
+ * password on stays signed in).
+ */
+export async function revokeAccount(ending: SessionEnding, tenant: TenantId, accountId: string, sessionTtl: number, keep?: (s: SessionView) => boolean): Promise<number> {
   const repo = ending.storage.oidc;
   const sessions = await findSessions(repo, tenant, { username: accountId }, sessionTtl);
   const ended: SessionView[] = [];
-  for (const s of sessions) if (await dropSession(repo, tenant, s)) ended.push(s);
+  const kept = new Set<string>();
+  for (const s of sessions) {
+    if (keep?.(s)) for (const g of s.grant_ids) kept.add(g);
+    else if (await dropSession(repo, tenant, s)) ended.push(s);
+  }
   ending.sessionsEnded.report(tenant, ended);
   // The account's grants from the index (those of its sessions are already gone).
-  for (const grantId of await repo.listGrantIds(tenant, { accountId })) await revokeGrant(repo, tenant, grantId);
+  for (const grantId of await repo.listGrantIds(tenant, { accountId })) if (!kept.has(grantId)) await revokeGrant(repo, tenant, grantId);
   return ended.length;
 }
 

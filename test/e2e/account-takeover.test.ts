@@ -3,15 +3,17 @@
  * the SMTP sink: moving the account to another address needs the current password; a pending
  * address change dies with a password change or reset (the owner's way back); a confirmed change is
  * told to the previous address, whatever the alert choices; reset links mailed to the previous
- * address stop working once the address changed.
+ * address stop working once the address changed; an older sign-in may not set up an authenticator
+ * app; a password change ends what the old password opened, offline grants included.
  */
+import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { base32Decode, hotp, totpStep } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { AccountHttp } from '../helpers/account-http.js';
-import { HttpSession } from '../helpers/code-flow.js';
+import { HttpSession, codeFlowClient } from '../helpers/code-flow.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { createUser, type TestUser } from '../helpers/users.js';
-import { base32Decode, hotp, totpStep } from '../../src/users/totp.js';
 
 const TENANT = 'default';
 
@@ -131,5 +133,30 @@ describe('account takeover from a session', () => {
     const code = hotp(base32Decode(secret), totpStep(Date.now()));
     expect(await page.act('mfa.confirm', { enrollment, code })).toMatchObject({ status: 403, text: refused });
     expect((await t.app.ctx.storage.users.get(TENANT, user.id))!.mfa_methods).toEqual([]);
+  });
+
+  it('a password change on the account page ends refresh tokens whose session already ended (offline access), as a reset does; this device stays', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const client = await codeFlowClient(t, await t.token('svc:clients:write'), 'http://127.0.0.1:65531/cb');
+    const config = new oidc.Configuration({ issuer: t.issuer, token_endpoint: `${t.issuer}/token` }, client.client_id, client.client_secret);
+    oidc.allowInsecureRequests(config);
+    // Another device signs in to a relying party with offline access, then signs out there: the
+    // session ends, the offline grant and its refresh token live on.
+    const device = new HttpSession(t.issuer, user);
+    const tokens = await device.tokens(client, { scope: 'openid offline_access', extra: { prompt: 'consent' } });
+    const logout = await device.visit(`${t.issuer}/session/end?id_token_hint=${tokens.id_token}&client_id=${client.client_id}`);
+    const form = /<form[^>]*id="op.logoutForm"[^>]*>/.exec(logout.html)![0];
+    const action = new URL(/action="([^"]+)"/.exec(form)![1]!.replace(/&amp;/g, '&'), t.issuer).href;
+    await device.visit(action, new URLSearchParams({ xsrf: /name="xsrf" value="([^"]+)"/.exec(logout.html)![1]!, logout: 'yes' }));
+    expect(await t.app.ctx.storage.oidc.listSessions(TENANT, { accountId: user.id })).toEqual([]);
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.refresh_token).toBeTruthy();
+
+    const page = await AccountHttp.signIn(t.issuer, user);
+    expect(await page.act('password.change', { current_password: user.password, new_password: 'Another-secret-word-77' })).toMatchObject({ status: 200, text: 'Your password has been changed.' });
+    await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    // The device the password was changed on is still signed in.
+    expect(await page.page()).toContain('name="csrf_token"');
+    expect(await t.app.ctx.storage.oidc.listSessions(TENANT, { accountId: user.id })).toHaveLength(1);
   });
 });

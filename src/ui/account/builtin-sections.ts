@@ -10,7 +10,7 @@ import { isSystemClientId } from '../../clients/system-clients.js';
 import { disableTotp, enableTotp, checkTotp, regenerateRecoveryCodes } from '../../users/mfa.js';
 import { usableMethods } from '../../users/passkeys.js';
 import { generateTotpSecret, otpauthUri } from '../../users/totp.js';
-import { findSessions, getSession, revokeSession, sessionTtl } from '../../sessions/store.js';
+import { findSessions, getSession, revokeAccount, revokeSession, sessionTtl } from '../../sessions/store.js';
 import { updateUser } from '../../users/operations.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
 import { PROFILE_MAX, overProfileLimit, type UserUpdateInput } from '../../users/schema.js';
@@ -222,10 +222,9 @@ registerAccountSection({
       const now = new Date().toISOString();
       await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'password_reset', user.id, now);
       await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'verify_email', user.id, now);
-      // Other devices signed in with the old password are signed out; this one stays.
-      for (const s of await findSessions(host.ctx.storage.oidc, host.tenant, { username: user.id }, sessionTtl(host.config))) {
-        if (!isThisSession(v.session, s.jti)) await revokeSession(host.ctx, host.tenant, s);
-      }
+      // Everything the old password opened ends, as after a reset (other devices' sessions, and
+      // grants that outlived their session: offline refresh tokens); this device stays signed in.
+      await revokeAccount(host.ctx, host.tenant, user.id, sessionTtl(host.config), (s) => isThisSession(v.session, s.jti));
       await host.ctx.audit.record(host.tenant, { type: 'password_changed', status: 'success', ...who(v), details: { user_id: user.id } });
       securityAlert(host, user, 'password_changed', v.ui.t.lang);
       return { notice: t('account.password.changed') };
