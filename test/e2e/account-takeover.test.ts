@@ -55,8 +55,9 @@ describe('account takeover from a session', () => {
 
   async function completeReset(link: string, password: string): Promise<string> {
     const browser = new HttpSession(t.issuer, { email: '', password: '' });
+    // The form's CSRF token: the reset page's, or (a refused link shows none) the request form's.
     const form = await browser.visit(link);
-    const csrf = /name="csrf_token" value="([^"]*)"/.exec(form.html)![1]!;
+    const csrf = (/name="csrf_token" value="([^"]*)"/.exec(form.html) ?? /name="csrf_token" value="([^"]*)"/.exec((await browser.visit(`${origin}/account/password/forgot`)).html))![1]!;
     const token = new URL(link).searchParams.get('token')!;
     return (await browser.visit(`${origin}/account/password/reset`, new URLSearchParams({ csrf_token: csrf, token, password }))).html;
   }
@@ -158,5 +159,14 @@ describe('account takeover from a session', () => {
     // The device the password was changed on is still signed in.
     expect(await page.page()).toContain('name="csrf_token"');
     expect(await t.app.ctx.storage.oidc.listSessions(TENANT, { accountId: user.id })).toHaveLength(1);
+  });
+
+  it('hostile: a reset link mailed to the previous address stops working once the change is confirmed', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const old = await resetLink(user);
+    const page = await AccountHttp.signIn(t.issuer, user);
+    expect(await status(await changeLink(page, newAddress('moved'), user.password))).toBe(200);
+    expect(await status(old)).toBe(400);
+    expect(await completeReset(old, 'Reset-secret-word-88')).toContain('Link no longer valid');
   });
 });

@@ -34,6 +34,8 @@ export async function handleVerify(host: AccountHost, req: HttpRequest): Promise
   const before = user.email;
   const changed = Boolean(before) && before!.toLowerCase() !== record.email.toLowerCase();
   await ctx.storage.users.update(tenant, user.id, { email: record.email, email_verified: true });
+  // Reset links mailed to the previous address no longer open the account: it is not theirs now.
+  if (changed) await ctx.storage.accountTokens.expireForUser(tenant, 'password_reset', user.id, new Date().toISOString());
   await ctx.audit.record(tenant, {
     type: 'email_verified',
     status: 'success',
