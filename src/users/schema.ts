@@ -17,9 +17,18 @@ export const overProfileLimit = (field: ProfileField, value: string): boolean =>
 
 const profileText = (field: ProfileField) => z.string().trim().max(PROFILE_MAX[field], maxChars(PROFILE_MAX[field]));
 
+/**
+ * The one rule for an account's e-mail address, on every surface that sets one (Management API,
+ * sign-up, the account page's change): an address one surface takes is never one another refuses.
+ * zod's pattern is ASCII only, which also keeps addresses that SQLite's ASCII-only lower() would
+ * not fold (ZOË@ beside zoë@) out of the unique index's way.
+ */
+export const emailSchema = z.email('must be a valid e-mail address').max(254, maxChars(254));
+export const validEmail = (value: string): boolean => emailSchema.safeParse(value).success;
+
 /** Every mutable field (spec 2.3 minus password). Optional text fields take null to clear them. */
 const mutableFields = {
-  email: z.email('must be a valid e-mail address').max(254, maxChars(254)),
+  email: emailSchema,
   username: profileText('username').min(1, 'must not be empty').nullable(),
   given_name: profileText('given_name').nullable(),
   family_name: profileText('family_name').nullable(),

@@ -75,6 +75,8 @@ describe('account takeover from a session', () => {
     await t.app.ctx.mailer.drain();
     expect(sink.messages.filter((m) => m.to.includes(target))).toEqual([]);
     expect(await t.sql("SELECT 1 FROM account_tokens WHERE kind = 'verify_email' AND user_id = ?", [user.id])).toEqual([]);
+    // An address the Management API would refuse is refused here too (one rule for every surface).
+    expect(await page.act('email.change', { email: 'zoë@example.org', current_password: user.password })).toMatchObject({ text: 'Enter a valid e-mail address.' });
     // With it, the confirmation goes out.
     await changeLink(page, target, user.password);
   });

@@ -148,6 +148,17 @@ describe('sign-up with e-mail verification', () => {
     await page.context().close();
   });
 
+  it('hostile: refuses an address the Management API refuses (non-ASCII local part), so no spelling of it can sign up twice', async () => {
+    const { page } = await authorize(browser, config, redirect);
+    await page.getByRole('link', { name: SIGNUP_LINK }).click();
+    for (const email of ['zoë@example.com', 'ZOË@example.com']) {
+      await fillSignup(page, { email, password: 'Zoe-signup-pass-1' });
+      await expect(page.getByRole('alert').textContent()).resolves.toBe('Enter a valid e-mail address.');
+    }
+    expect(await t.sql("SELECT id FROM users WHERE email LIKE 'zo%@example.com'")).toEqual([]);
+    await page.context().close();
+  });
+
   it('a taken address gets the same page; its owner gets a mail, the visitor learns nothing', async () => {
     const owner = await createUser(t, { email: 'owner@example.org', email_verified: true, password: 'Owner-pass-123' });
     const fresh = await authorize(browser, config, redirect);

@@ -13,7 +13,7 @@ import { generateTotpSecret, otpauthUri } from '../../users/totp.js';
 import { findSessions, getSession, revokeAccount, revokeSession, sessionTtl } from '../../sessions/store.js';
 import { updateUser } from '../../users/operations.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
-import { PROFILE_MAX, overProfileLimit, type UserUpdateInput } from '../../users/schema.js';
+import { PROFILE_MAX, overProfileLimit, validEmail, type UserUpdateInput } from '../../users/schema.js';
 import type { MessageKey } from '../i18n/index.js';
 import { clientDisplayName } from '../client-name.js';
 import { pageTime } from '../dates.js';
@@ -30,7 +30,6 @@ import { htmlPage } from './respond.js';
 import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
 import { ACCOUNT_PATH, isThisSession, recentSignIn } from './session.js';
 
-const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const ENROLLMENT_SECONDS = 600;
 
 const form = (v: AccountVisit, action: string, body: Html, button: string, primary = true) =>
@@ -146,7 +145,7 @@ ${u.password_hash ? html`<label for="email-password">${t('account.email.password
       const { host } = v;
       const user = v.session.user;
       const email = text(f, 'email', 320);
-      if (!EMAIL.test(email)) return { error: t('signup.invalid_email') };
+      if (!validEmail(email)) return { error: t('signup.invalid_email') };
       if (email.toLowerCase() === user.email?.toLowerCase()) return { error: t('account.email.same') };
       if (!mailAvailable(host)) return { error: t('page.not_found.message') };
       const refused = await ownerProven(v, f, 'email_change');

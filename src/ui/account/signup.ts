@@ -15,7 +15,7 @@ import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import type { UserRecord } from '../../storage/types.js';
 import { Conflict } from '../../errors.js';
 import { createUser } from '../../users/operations.js';
-import { PROFILE_MAX, overProfileLimit, type UserCreateInput } from '../../users/schema.js';
+import { PROFILE_MAX, overProfileLimit, validEmail, type UserCreateInput } from '../../users/schema.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
 import { existingAccountMail, verifyEmailMail } from '../mail-templates.js';
 import { messagePage } from '../pages.js';
@@ -37,7 +37,6 @@ export interface SignupPending {
 
 export const SIGNUP_PENDING = 'svc_signup_pending';
 const PENDING_SECONDS = 3600;
-const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const RESEND = { limit: 3, windowSeconds: 3600 };
 const PER_IP = { limit: 20, windowSeconds: 3600 };
 
@@ -144,7 +143,7 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
 
   // Refused, not cut short (the users domain's limit; the API answers 422).
   if (overProfileLimit('name', name)) return again(400, t('account.profile.too_long', { field: t('signup.name'), max: PROFILE_MAX.name }));
-  if (!EMAIL.test(email)) return again(400, t('signup.invalid_email'));
+  if (!validEmail(email)) return again(400, t('signup.invalid_email'));
   const domain = refusedDomain(settings, email);
   if (domain) return again(400, t('signup.domain_not_allowed', { domain }));
   const policy = account.config.security.password_policy;
