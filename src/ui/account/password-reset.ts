@@ -16,8 +16,9 @@ import { html } from '../escape.js';
 import { passwordResetMail } from '../mail-templates.js';
 import { messagePage } from '../pages.js';
 import { buildPageUi, type PageUi } from '../page-ui.js';
+import type { Locale } from '../i18n/index.js';
 import { formCsrf, formCsrfValid } from './csrf.js';
-import { hashToken, issueToken, mailAvailable, resetTtlSeconds, sendMail, wellFormedToken, type AccountHost } from './host.js';
+import { afterAnswer, hashToken, issueToken, mailAvailable, resetTtlSeconds, sendMail, wellFormedToken, type AccountHost } from './host.js';
 import type { WindowLimiter } from './limiter.js';
 import { forgotPage, resetPage } from './pages.js';
 import { passwordRuleMessage } from './password-messages.js';
@@ -105,7 +106,15 @@ async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearch
   const ttl = resetTtlSeconds(host);
   const sent = htmlPage(200, messagePage({ ui, title: t('reset.sent.title'), message: t('reset.sent.message', { email, minutes: Math.round(ttl / 60) }) }), cookies);
 
-  // Limits answer like success: a refusal would tell an attacker the address is being watched.
+  // Limits answer like success: a refusal would tell an attacker the address is being watched. The
+  // lookup, limits, audit entry, token and mail come after the answer, for every address alike, so
+  // the answer's time does not tell whether an account has it (as the account page's e-mail change).
+  afterAnswer(host, 'password_reset_request', () => sendReset(host, req, email, ui.t.lang, ttl, limiter));
+  return sent;
+}
+
+/** After the answer: the reset mail when the address finds an account that may have one, within the limits; audited in every case. */
+async function sendReset(host: AccountHost, req: HttpRequest, email: string, lang: Locale, ttl: number, limiter: WindowLimiter): Promise<void> {
   const user = await host.ctx.storage.users.findByEmail(host.tenant, email);
   const ipOk = await limiter.allow(`${host.tenant}:reset-ip:${req.ip}`, PER_IP.limit, PER_IP.windowSeconds);
   // Per account when the address finds one: the storage matches addresses case-insensitively by
@@ -121,14 +130,13 @@ async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearch
     ...who(req),
     details: { user_id: user?.id ?? null, mail_sent: Boolean(eligible && ipOk && addressOk), ...(ipOk && addressOk ? {} : { reason: ipOk ? 'address_limit' : 'ip_limit' }) },
   });
-  if (!eligible || !ipOk || !addressOk) return sent;
+  if (!eligible || !ipOk || !addressOk) return;
 
   // A newer link replaces older ones.
   await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'password_reset', user.id, new Date().toISOString());
   const raw = await issueToken(host, 'password_reset', user, user.email!, ttl);
   const link = `${host.origin.origin}${RESET_PATH}?token=${raw}`;
-  sendMail(host, 'password_reset', user, user.email!, ui.t.lang, (a) => passwordResetMail(a, link, ttl));
-  return sent;
+  sendMail(host, 'password_reset', user, user.email!, lang, (a) => passwordResetMail(a, link, ttl));
 }
 
 async function completeReset(host: AccountHost, req: HttpRequest, form: URLSearchParams, ui: PageUi, cookies: Array<string | undefined>, csrf: string): Promise<HttpResponse> {
