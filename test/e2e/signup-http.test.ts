@@ -1,7 +1,8 @@
 /**
  * Sign-up over plain HTTP on the default backend (fourth audit of 2026-12-01; the browser walk,
  * signup.test.ts, runs on PostgreSQL only): an address the Management API refuses is refused here
- * too, so SQLite's ASCII-only case folding cannot let two spellings of one non-ASCII address in.
+ * too, so SQLite's ASCII-only case folding cannot let two spellings of one non-ASCII address in;
+ * the name typed at sign-up stays out of mails to the address nobody has confirmed yet.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -43,5 +44,24 @@ describe('sign-up over HTTP', () => {
     expect(await t.sql("SELECT id FROM users WHERE email LIKE 'zo%@example.com'")).toEqual([]);
     // An ASCII address still signs up.
     expect((await signUp({ email: `zoe-${Date.now()}@example.com`, password: 'Zoe-signup-pass-1' })).html).not.toContain('Enter a valid e-mail address.');
+  });
+
+  it('hostile: the name typed at sign-up is not put into mails to the unconfirmed address (verification, "already exists")', async () => {
+    const email = `spam-${Date.now()}@example.com`;
+    const name = 'Visit http://evil.example now';
+    await signUp({ email, password: 'Spam-signup-pass-1', name });
+    const [verification] = await sink.waitFor(email);
+    expect(verification!.subject).toBe('Confirm your e-mail address');
+    // A second sign-up with the same address mails its (unconfirmed) account's "already exists".
+    await signUp({ email, password: 'Spam-signup-pass-2', name });
+    const [, existing] = await sink.waitFor(email, 2);
+    for (const mail of [verification!, existing!]) {
+      expect(mail.text).toContain('Hello,');
+      expect(mail.text).not.toContain('evil.example');
+      expect(mail.html).not.toContain('evil.example');
+    }
+    // The name was kept on the account: it is the mail that leaves it out.
+    const [row] = await t.sql('SELECT name FROM users WHERE email = ?', [email]);
+    expect(row!.name).toBe(name);
   });
 });

@@ -121,9 +121,20 @@ export function mailLocale(host: AccountHost, pageLang?: Locale): Locale {
   return pageLang ?? negotiateLocale({}, host.ui.application);
 }
 
+/**
+ * Whose name a mail may greet: only the account's, at its confirmed address. A name is text anyone
+ * can choose (sign-up, the profile), and a mail to an address nobody has confirmed (a sign-up's
+ * verification, a new address, an unconfirmed account's "already exists") would otherwise carry
+ * that text to any mailbox under the tenant's name ("Hello Visit http://evil.example now,").
+ */
+function greetedName(user: Pick<UserRecord, 'name' | 'given_name' | 'email' | 'email_verified'> | null, to: string): string | null {
+  if (!user?.email_verified || user.email?.toLowerCase() !== to.toLowerCase()) return null;
+  return user.given_name ?? user.name ?? null;
+}
+
 /** Queues a message built for the recipient's language and the tenant's brand. */
-export function sendMail(host: AccountHost, kind: MailKind, user: Pick<UserRecord, 'id' | 'name' | 'given_name'> | null, to: string, lang: Locale, build: (a: MailAudience) => MailMessage): void {
-  const audience: MailAudience = { t: translator(lang), brand: brandFor(host), to, name: user?.given_name ?? user?.name ?? null };
+export function sendMail(host: AccountHost, kind: MailKind, user: Pick<UserRecord, 'id' | 'name' | 'given_name' | 'email' | 'email_verified'> | null, to: string, lang: Locale, build: (a: MailAudience) => MailMessage): void {
+  const audience: MailAudience = { t: translator(lang), brand: brandFor(host), to, name: greetedName(user, to) };
   host.ctx.mailer.send({ tenant: host.tenant, kind, userId: user?.id ?? null, smtp: smtpOf(host), message: build(audience) });
 }
 
