@@ -15,6 +15,7 @@ import type { AppContext } from '../context.js';
 import { UniqueViolation } from '../storage/errors.js';
 import type { SocialIdentityRecord, TenantId, UserRecord } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
+import { PROFILE_MAX, type ProfileField } from '../users/schema.js';
 import type { SocialProvider } from './providers.js';
 import type { UpstreamIdentity } from './upstream.js';
 
@@ -72,10 +73,11 @@ export async function resolveAccount(ctx: AppContext, tenant: TenantId, config: 
   return { kind: 'create' };
 }
 
-function mapped(provider: SocialProvider, identity: UpstreamIdentity, field: string): string | null {
+/** A profile field through the attribute mapping, cut to the field's limit (spec 2.3, as the Management API holds it). */
+function mapped(provider: SocialProvider, identity: UpstreamIdentity, field: ProfileField): string | null {
   const claim = provider.mapping[field];
   const value = claim ? identity.claims[claim] : undefined;
-  return typeof value === 'string' && value.trim() ? value.trim().slice(0, 255) : null;
+  return typeof value === 'string' && value.trim() ? [...value.trim()].slice(0, PROFILE_MAX[field]).join('').trim() : null;
 }
 
 /**
@@ -85,7 +87,7 @@ function mapped(provider: SocialProvider, identity: UpstreamIdentity, field: str
  */
 export async function createSocialUser(ctx: AppContext, tenant: TenantId, provider: SocialProvider, identity: UpstreamIdentity, who: Who): Promise<UserRecord | undefined> {
   const now = new Date().toISOString();
-  const email = identity.email ? identity.email.slice(0, 320) : null;
+  const email = identity.email;
   const user: UserRecord = {
     id: randomUUID(),
     email,

@@ -19,6 +19,7 @@ import QuickLRU from 'quick-lru';
 import type { AppContext } from '../context.js';
 import { UpstreamError, jsonObject, upstreamFetch } from './http.js';
 import type { SocialProvider } from './providers.js';
+import { validEmail } from '../users/schema.js';
 
 export { UpstreamError } from './http.js';
 
@@ -277,10 +278,12 @@ export interface ExchangeInput {
 }
 
 /** The authorization code exchanged and the identity verified, or an UpstreamError. */
-export function exchangeCode(ctx: AppContext, p: SocialProvider, o: ExchangeInput): Promise<UpstreamIdentity> {
-  if (p.kind === 'github') return githubIdentity(ctx, p, o);
-  if (p.kind === 'facebook') return facebookIdentity(ctx, p, o);
-  return oidcIdentity(ctx, p, o);
+export async function exchangeCode(ctx: AppContext, p: SocialProvider, o: ExchangeInput): Promise<UpstreamIdentity> {
+  const identity = p.kind === 'github' ? await githubIdentity(ctx, p, o) : p.kind === 'facebook' ? await facebookIdentity(ctx, p, o) : await oidcIdentity(ctx, p, o);
+  // An address the Management API would refuse (markup, 300 characters, a leading space that looks
+  // like another user's) is no address: it neither finds nor creates an account.
+  const email = identity.email?.trim();
+  return email && validEmail(email) ? { ...identity, email } : { ...identity, email: null, emailVerified: false };
 }
 
 /** Forgets cached discovery documents and key sets (tests; an operator changing an issuer). */

@@ -171,4 +171,26 @@ describe('account takeover from a session', () => {
     expect(await status(old)).toBe(400);
     expect(await completeReset(old, 'Reset-secret-word-88')).toContain('Link no longer valid');
   });
+  it('hostile (pre-account takeover): a reset proves an unproven address, and the accounts linked before it are unlinked', async () => {
+    // What a social sign-up through an upstream that does not verify e-mails leaves: the victim's
+    // address, unverified, with the attacker's upstream account linked.
+    const victim = await createUser(t, { email: newAddress('victim'), email_verified: false });
+    const now = new Date().toISOString();
+    await t.app.ctx.storage.socialIdentities.link(TENANT, { provider: 'corp', subject: 'mallory-1', user_id: victim.id, email: victim.email, linked_at: now, last_used_at: now });
+
+    expect(await completeReset(await resetLink(victim), 'Owner-Again-2026!')).toContain('Password changed');
+    expect(await t.app.ctx.storage.socialIdentities.listByUser(TENANT, victim.id)).toEqual([]);
+    expect((await t.app.ctx.storage.users.get(TENANT, victim.id))!.email_verified).toBe(true);
+    const types = (await t.app.ctx.storage.audit.list(TENANT, { user_id: victim.id }, { limit: 20, include_count: false })).items.map((e) => [e.type, e.details]);
+    expect(types).toEqual(expect.arrayContaining([
+      ['social_unlink', { user_id: victim.id, provider: 'corp', reason: 'address_proven_by_reset' }],
+      ['email_verified', { user_id: victim.id, method: 'password_reset' }],
+    ]));
+
+    // A verified address keeps its links: only an unproven one loses them.
+    const owner = await createUser(t, { email: newAddress('owner'), email_verified: true });
+    await t.app.ctx.storage.socialIdentities.link(TENANT, { provider: 'corp', subject: 'owner-1', user_id: owner.id, email: owner.email, linked_at: now, last_used_at: now });
+    expect(await completeReset(await resetLink(owner), 'Owner-Again-2026!')).toContain('Password changed');
+    expect(await t.app.ctx.storage.socialIdentities.listByUser(TENANT, owner.id)).toHaveLength(1);
+  });
 });

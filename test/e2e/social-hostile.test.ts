@@ -67,6 +67,29 @@ describe('social login: hostile and failing upstream answers', () => {
     expect(await snapshot()).toEqual({ users: before.users + 1, links: before.links + 1 });
   });
 
+  it("holds upstream claims to the Management API's user rules: an unusable address creates nothing, profile fields are cut to their limits", async () => {
+    for (const email of ['<img src=x onerror=alert(4)>', `${'a'.repeat(300)}@example.com`, 'not an address']) {
+      const before = await snapshot();
+      rogue.claims = { sub: `rogue-bad-${subject}-${email.length}`, email, email_verified: true };
+      const { context, page } = await toUpstream();
+      const response = page.waitForResponse((r) => r.url().startsWith(`${t.issuer}/social/rogue/callback`));
+      await page.locator('#continue').click();
+      expect((await response).status(), email).toBe(403);
+      expect(await page.getByRole('alert').textContent()).toContain('did not share an e-mail address');
+      await context.close();
+      expect(await snapshot()).toEqual(before);
+    }
+    // A leading space is not another address: it is the address.
+    const address = `  spaced${subject}@example.com`;
+    rogue.claims = { sub: `rogue-long-${subject}`, email: address, email_verified: true, name: 'N'.repeat(300), given_name: 'G'.repeat(300), nickname: 'K'.repeat(300) };
+    const { context, page } = await toUpstream();
+    await page.locator('#continue').click();
+    await page.waitForURL((u) => u.href.startsWith(REDIRECT));
+    await context.close();
+    const user = (await t.app.ctx.storage.users.findByEmail('default', address.trim()))!;
+    expect([user.email, user.name?.length, user.given_name?.length, user.nickname?.length]).toEqual([address.trim(), 200, 100, 100]);
+  });
+
   it('refuses a tampered state before any token request', async () => {
     const before = await snapshot();
     const tokens = rogue.tokenRequests;

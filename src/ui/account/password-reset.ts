@@ -163,8 +163,27 @@ async function completeReset(host: AccountHost, req: HttpRequest, form: URLSearc
   if (!used) return invalidLink(ui, cookies);
   await setNewPassword(host, user, passwordHash);
   await ctx.audit.record(tenant, { type: 'password_reset', status: 'success', username: user.email, user_id: user.id, ...who(req), details: { user_id: user.id, by: 'user', method: 'email_link' } });
+  if (!user.email_verified) await addressProven(host, req, user);
   securityAlert(host, user, 'password_changed', ui.t.lang);
   return htmlPage(200, messagePage({ ui, title: t('reset.done.title'), message: t('reset.done.message') }), cookies);
+}
+
+/**
+ * A reset through the mailed link proves the address of an account that had not proven it (an
+ * upstream's unverified e-mail created it through social login, or an administrator did): the
+ * address is verified now, and the accounts linked while nobody had proven it are unlinked. An
+ * attacker who signed up first with someone else's address through an upstream that does not
+ * verify e-mails ("pre-account takeover") is locked out of the account its owner has just taken
+ * back; the owner may link their own upstream accounts again from the account page.
+ */
+async function addressProven(host: AccountHost, req: HttpRequest, user: UserRecord): Promise<void> {
+  const { ctx, tenant } = host;
+  await ctx.storage.users.update(tenant, user.id, { email_verified: true });
+  await ctx.audit.record(tenant, { type: 'email_verified', status: 'success', username: user.email, user_id: user.id, ...who(req), details: { user_id: user.id, method: 'password_reset' } });
+  for (const link of await ctx.storage.socialIdentities.listByUser(tenant, user.id)) {
+    if (!(await ctx.storage.socialIdentities.unlink(tenant, user.id, link.provider, link.subject))) continue;
+    await ctx.audit.record(tenant, { type: 'social_unlink', status: 'success', username: user.email, user_id: user.id, ...who(req), details: { user_id: user.id, provider: link.provider, reason: 'address_proven_by_reset' } });
+  }
 }
 
 /**
