@@ -6,6 +6,7 @@
  * wired to the front door; cutting it in parts would spread the order of construction and of
  * shutdown, which matters, over several files.
  */
+import { afterAnswerSettled } from './http/after-answer.js';
 import { Mailer } from './mail/mailer.js';
 import { performance } from 'node:perf_hooks';
 import { CONSOLE_PATH, StaticConsole } from './admin/static-console.js';
@@ -376,7 +377,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   /** Everything below the front door, in the order close() releases it. */
   async function release(): Promise<void> {
     await pool.close();
-    // Audit entries of the last requests (some are written after their answer went out).
+    // Work after the last answers (its audit entries and mail), then the audit entries of the last
+    // requests (some are written after their answer went out).
+    await afterAnswerSettled();
     await ctx.audit.drain();
     await ctx.usage.close();
     stopEvents();

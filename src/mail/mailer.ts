@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Transporter } from 'nodemailer';
 import type { AuditLog } from '../audit/audit-log.js';
+import { afterAnswerSettled } from '../http/after-answer.js';
 import { lazyModule } from '../lazy-module.js';
 import type { Logger } from '../log.js';
 import type { MailJob, SmtpSettings } from './types.js';
@@ -48,8 +49,12 @@ export class Mailer {
     void run.finally(() => this.inFlight.delete(run));
   }
 
-  /** Resolves once every queued message is delivered or given up (tests, shutdown). */
+  /**
+   * Resolves once every queued message is delivered or given up (tests, shutdown), including the
+   * messages work after an answer is about to queue (http/after-answer.ts).
+   */
   async drain(): Promise<void> {
+    await afterAnswerSettled();
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AppContext } from '../../context.js';
+import { afterAnswer as runAfterAnswer } from '../../http/after-answer.js';
 import type { HttpResponse } from '../../http/types.js';
 import type { SmtpSettings, MailKind, MailMessage } from '../../mail/types.js';
 import { resolveSmtp } from '../../mail/settings.js';
@@ -82,15 +83,9 @@ export function refusedDomain(settings: SignupSettings, email: string): string |
   return settings.allowedDomains.some((d) => d.toLowerCase() === domain) ? undefined : domain;
 }
 
-/**
- * Work whose duration must not show in an answer (it depends on whose address a form named): run
- * once the answer has been decided and sent on its way, for every case alike. A failure is logged,
- * never thrown (the answer is gone).
- */
+/** Account work after the answer (http/after-answer.ts), its failure logged with what it was. */
 export function afterAnswer(host: AccountHost, what: string, work: () => Promise<void>): void {
-  setImmediate(() => {
-    work().catch((err: unknown) => host.ctx.log.error({ err, tenant: host.tenant, what }, 'account work after the answer failed'));
-  });
+  runAfterAnswer(work, (err: unknown) => host.ctx.log.error({ err, tenant: host.tenant, what }, 'account work after the answer failed'));
 }
 
 export function resetTtlSeconds(host: AccountHost): number {
