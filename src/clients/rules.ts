@@ -6,7 +6,7 @@
 import type { Config } from '../config/index.js';
 import { Invalid, type FieldError } from '../errors.js';
 import { outboundPolicy, urlProblem } from '../outbound/index.js';
-import { jwksProblems } from './jwks-rules.js';
+import { canVerifySignatures, jwksProblems } from './jwks-rules.js';
 import type { ClientMetadata } from '../storage/types.js';
 import { MUTABLE_CLIENT_FIELDS, type ClientInput } from './schema.js';
 
@@ -132,6 +132,10 @@ export function buildMetadata(input: ClientInput, base: ClientMetadata | undefin
   }
   if (m.jwks && m.jwks_uri) errors.push({ field: 'jwks', message: 'jwks and jwks_uri are mutually exclusive' });
   if (m.jwks) errors.push(...jwksProblems(m.jwks));
+  // Keys only for encryption (or naming an encryption algorithm) would refuse every assertion.
+  if (m.token_endpoint_auth_method === 'private_key_jwt' && m.jwks && !m.jwks.keys.some(canVerifySignatures)) {
+    errors.push({ field: 'jwks', message: 'private_key_jwt needs a key that verifies signatures (use sig or none, a signature alg or none)' });
+  }
   if (m.id_token_signed_response_alg && !config.security.key_store.algorithms.includes(m.id_token_signed_response_alg as never)) {
     errors.push({ field: 'id_token_signed_response_alg', message: `must be one of ${config.security.key_store.algorithms.join(', ')}` });
   }

@@ -10,14 +10,31 @@ const httpUrl = z.url({ protocol: /^https?$/, message: 'must be a valid http(s) 
 const redirectUri = z
   .string()
   .max(2048)
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return u.protocol.length > 1 && !v.includes('#');
-    } catch {
-      return false;
-    }
-  }, 'must be a valid absolute URI without a fragment');
+  .superRefine((v, ctx) => {
+    const problem = redirectUriProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/**
+ * A redirect URI is compared as a string with the one a client library sends, which writes it in
+ * the URL parser's form: so it must be stored that way (a lower-case scheme, and for http(s) `//`
+ * and a lower-case host: `HTTPS://RP.EXAMPLE.COM/cb` and `https:/rp.example.com/cb` would never
+ * match, and the latter resolves against the issuer's own origin), and without credentials.
+ */
+function redirectUriProblem(v: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return 'must be a valid absolute URI without a fragment';
+  }
+  if (u.protocol.length <= 1 || v.includes('#')) return 'must be a valid absolute URI without a fragment';
+  if (u.username || u.password) return 'must not carry a user name or password';
+  const web = u.protocol === 'http:' || u.protocol === 'https:';
+  const head = web ? `${u.protocol}//${u.host}` : u.protocol;
+  if (!v.startsWith(head)) return `must be written in normal form: ${web ? 'a lower-case scheme and host, with // after the scheme' : 'a lower-case scheme'} (${head}...)`;
+  return undefined;
+}
 const scopeString = z.string().max(2000).regex(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/, 'must be space-separated scope tokens');
 
 /** Every mutable field; all optional here, `client_name` made required for create and PUT. */

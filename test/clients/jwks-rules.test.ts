@@ -1,7 +1,7 @@
 /** A client's registered jwks: public RSA (>= 2048 bits), EC or OKP keys only (src/clients/jwks-rules.ts). */
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { jwksProblems } from '../../src/clients/jwks-rules.js';
+import { canVerifySignatures, jwksProblems } from '../../src/clients/jwks-rules.js';
 
 const jwk = (type: 'rsa' | 'ec' | 'ed25519', opts: Record<string, unknown> = {}) => {
   const pair = generateKeyPairSync(type as 'rsa', { modulusLength: 2048, namedCurve: 'P-256', ...opts } as never);
@@ -31,5 +31,33 @@ describe('jwksProblems', () => {
       ['jwks.keys.2', 'RSA keys need at least 2048 bits'],
       ['jwks.keys.3', 'RSA keys need at least 2048 bits'],
     ]);
+  });
+  it('refuses an alg that does not fit the key type, an unknown use, an x5c that holds no certificate, and an oversized key', () => {
+    const rsa = jwk('rsa').pub;
+    const ec = jwk('ec').pub;
+    const problems = jwksProblems({
+      keys: [
+        { ...rsa, alg: 'HS256' },
+        { ...ec, alg: 'RS256' },
+        { ...rsa, use: 'wrap' },
+        { ...rsa, x5c: ['AAAA'] },
+        { ...rsa, junk: 'x'.repeat(20_000) },
+        { ...rsa, alg: 'PS256', use: 'sig' },
+        { ...rsa, alg: 'RSA-OAEP', use: 'enc' },
+        { ...ec, alg: 'ES256' },
+      ],
+    });
+    expect(problems.map((p) => [p.field, p.message])).toEqual([
+      ['jwks.keys.0', 'alg HS256 does not fit key type RSA'],
+      ['jwks.keys.1', 'alg RS256 does not fit key type EC'],
+      ['jwks.keys.2', 'use must be sig or enc'],
+      ['jwks.keys.3', 'x5c must be a list of base64 DER certificates'],
+      ['jwks.keys.4', 'is larger than 16384 characters'],
+    ]);
+  });
+
+  it('tells keys that can verify a client assertion from keys for encryption only', () => {
+    const rsa = jwk('rsa').pub;
+    expect([{ ...rsa }, { ...rsa, use: 'sig', alg: 'RS256' }, { ...rsa, use: 'enc' }, { ...rsa, alg: 'RSA-OAEP' }].map(canVerifySignatures)).toEqual([true, true, false, false]);
   });
 });

@@ -1,5 +1,5 @@
 /** The clients resource of spec 4.3, happy paths and state changes, through the real server. */
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_ID, api, startTestApp, type TestApp } from '../helpers/app.js';
 import { createClient, requestToken, serviceClient, tokenFor } from '../helpers/oauth.js';
@@ -241,6 +241,32 @@ describe('get, replace, update, delete', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.json.data).toMatchObject({ client_id: c.client_id, active: true, created_at: c.created_at, client_name: 'Round trip 2', tags: ['x'] });
     expect((await api(t, 'GET', '/api/v1/clients/hijack', { token: admin })).status).toBe(404);
+  });
+
+  it("shows a client's registered jwks, so a GET sent back as a PUT keeps the keys of a private_key_jwt client", async () => {
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+    const c = await createClient(t, admin, { client_name: 'Keys', token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...key, kid: 'k1', use: 'sig', alg: 'ES256' }] } });
+    const got = (await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data;
+    expect(got.jwks).toEqual({ keys: [{ ...key, kid: 'k1', use: 'sig', alg: 'ES256' }] });
+    const res = await api(t, 'PUT', `/api/v1/clients/${c.client_id}`, { token: admin, body: { ...got, client_name: 'Keys 2' } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.data.jwks).toEqual(got.jwks);
+  });
+
+  it('refuses a private_key_jwt client whose keys cannot verify an assertion, and redirect URIs no client library would send (422 at the field)', async () => {
+    const key = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' });
+    const encOnly = await api(t, 'POST', '/api/v1/clients', { token: admin, body: { client_name: 'Enc only', token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...key, use: 'enc' }] } } });
+    expectProblem(encOnly, 422, 'validation', '/api/v1/clients');
+    expect(encOnly.json.errors).toEqual([{ field: 'jwks', message: expect.stringContaining('a key that verifies signatures') }]);
+    for (const [uri, message] of [
+      ['https:/rp.example.com/cb', 'normal form'],
+      ['HTTPS://RP.EXAMPLE.COM/cb', 'normal form'],
+      ['https://user:pw@rp.example.com/cb', 'user name or password'],
+    ]) {
+      const res = await api(t, 'POST', '/api/v1/clients', { token: admin, body: { client_name: 'Odd URI', redirect_uris: [uri] } });
+      expectProblem(res, 422, 'validation', '/api/v1/clients');
+      expect(res.json.errors, uri).toEqual([{ field: 'redirect_uris.0', message: expect.stringContaining(message) }]);
+    }
   });
 
   it('PATCH changes only the supplied fields', async () => {

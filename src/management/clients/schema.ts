@@ -35,6 +35,8 @@ export const clientResponse = z.object({
   backchannel_logout_uri: z.string().nullable(),
   first_party: z.boolean(),
   jwks_uri: z.string().optional(),
+  // The registered public keys (a GET sent back as a PUT keeps them).
+  jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).optional(),
   active: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
