@@ -11,6 +11,7 @@ import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { TenantHandle } from '../tenancy/handle.js';
 import { authenticate, type AuthDeps } from './authenticate.js';
+import { inRequestScheme } from './dpop.js';
 import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
 import { rateHeaders, type RateDecision, type RateLimiter } from './rate-limit.js';
@@ -51,6 +52,14 @@ export class ManagementApi {
   }
 
   private async run(o: Operation, req: HttpRequest): Promise<HttpResponse> {
+    try {
+      return await this.authorizedRun(o, req);
+    } catch (err) {
+      throw inRequestScheme(req, err);
+    }
+  }
+
+  private async authorizedRun(o: Operation, req: HttpRequest): Promise<HttpResponse> {
     // Tenant, actor and verified token (own tenant, `_platforms` for platform operations, or a
     // cross-tenant `_platforms` token): authenticate.ts.
     const { tenant, actor, claims, user } = await authenticate(this.deps, o, req);

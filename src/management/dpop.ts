@@ -9,16 +9,22 @@
  *   store, shared through Redis when configured);
  * - carries `ath` = base64url(SHA-256(access token)).
  * A bound token sent as Bearer is refused (RFC 9449 7.2); an unbound token sent as DPoP is refused too.
+ * Refusals of a request in the DPoP scheme carry a DPoP challenge (inRequestScheme).
  */
 import { createHash } from 'node:crypto';
 import { EmbeddedJWK, calculateJwkThumbprint, jwtVerify, type JWTHeaderParameters } from 'jose';
 import { bearerToken } from '../http/bearer.js';
-import { unauthorized } from '../http/problem.js';
+import { ProblemError, unauthorized } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
 
 /** Seconds a proof's iat may be off from now, both ways (oidc-provider's default tolerance is similar). */
 export const PROOF_WINDOW_S = 60;
-const ASYMMETRIC = ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA', 'Ed25519'];
+/**
+ * The proof algorithms accepted here: oidc-provider's (enabledJWA.dPoPSigningAlgValues, its
+ * default), which discovery publishes as dpop_signing_alg_values_supported and which bound the
+ * token at the token endpoint, so no other key can hold a Management token anyway.
+ */
+const DPOP_ALGS = ['ES256', 'Ed25519', 'EdDSA'];
 
 /** The token and how it was presented (`Authorization: Bearer|DPoP <token>`). */
 export interface PresentedToken {
@@ -42,7 +48,22 @@ export interface ProofChecks {
   claimJti(jkt: string, jti: string, expiresAt: number): Promise<boolean>;
 }
 
-const bad = (why: string) => unauthorized(`The DPoP proof is not valid: ${why}`);
+/** RFC 9449 7.1: a proof that fails is `invalid_dpop_proof` in a DPoP challenge naming the accepted algorithms. */
+const bad = (why: string) =>
+  new ProblemError(401, 'unauthorized', `The DPoP proof is not valid: ${why}`, { headers: { 'www-authenticate': `DPoP error="invalid_dpop_proof", algs="${DPOP_ALGS.join(' ')}"` } });
+
+/**
+ * RFC 9449 7.1: a request that used the DPoP scheme is answered in it: the Bearer challenge of a
+ * 401 or 403 (invalid_token, insufficient_scope) becomes the same challenge under `DPoP`, with the
+ * accepted algorithms. Requests with a Bearer token or none keep the CONTRACT's Bearer challenge.
+ */
+export function inRequestScheme(req: HttpRequest, err: unknown): unknown {
+  if (!(err instanceof ProblemError) || !DPOP_SCHEME.test(req.headers.authorization ?? '')) return err;
+  const challenge = err.extra.headers?.['www-authenticate'];
+  if (typeof challenge !== 'string' || !challenge.startsWith('Bearer ')) return err;
+  err.extra.headers = { ...err.extra.headers, 'www-authenticate': `DPoP ${challenge.slice('Bearer '.length)}, algs="${DPOP_ALGS.join(' ')}"` };
+  return err;
+}
 
 /** Throws 401 unless the presentation matches the token's binding (and the proof is valid). */
 export async function checkSenderConstraint(req: HttpRequest, presented: PresentedToken, jkt: string | undefined, checks: ProofChecks): Promise<void> {
@@ -57,7 +78,7 @@ export async function checkSenderConstraint(req: HttpRequest, presented: Present
   let payload: Record<string, unknown>;
   let header: JWTHeaderParameters;
   try {
-    ({ payload, protectedHeader: header } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: ASYMMETRIC }));
+    ({ payload, protectedHeader: header } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: DPOP_ALGS }));
   } catch {
     throw bad('signature, type or algorithm');
   }
@@ -82,5 +103,7 @@ function htuMatches(htu: string, req: HttpRequest): boolean {
     return false;
   }
   const host = req.headers.host;
+  // Only the query and fragment may differ (RFC 9449 4.3); a user-info part makes another URI.
+  if (url.username || url.password) return false;
   return (url.protocol === 'https:' || url.protocol === 'http:') && typeof host === 'string' && url.host === host.toLowerCase() && url.pathname === req.path;
 }

@@ -154,13 +154,27 @@ describe('the Management API with a DPoP-bound token', () => {
       ['no ath', await proof('GET', URL_())],
       ['typ', await proof('GET', URL_(), { ath: ath(token) }, proofKey, 'JWT')],
       ['key', await proof('GET', URL_(), { ath: ath(token) }, { privateKey: other.privateKey, jwk: { kty, crv, x, y } })],
+      ['htu user info', await proof('GET', URL_().replace('http://', 'http://evil@'), { ath: ath(token) })],
       ['hs256', await new SignJWT({ htm: 'GET', htu: URL_(), iat: Math.floor(Date.now() / 1000), jti: randomUUID(), ath: ath(token) }).setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: { kty: 'oct', k: 'c2VjcmV0' } }).sign(new TextEncoder().encode('secret'))],
     ];
     for (const [what, p] of wrong) {
       const res = await call({ authorization: `DPoP ${token}`, dpop: p });
       expect(res.status, `${what}: ${res.text}`).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/problem\+json/);
+      // RFC 9449 7.1: in the DPoP scheme, naming the algorithms discovery publishes.
+      expect(res.headers.get('www-authenticate'), what).toBe('DPoP error="invalid_dpop_proof", algs="ES256 Ed25519 EdDSA"');
     }
+  });
+
+  it('answers a request in the DPoP scheme with DPoP challenges (invalid_token, insufficient_scope); Bearer requests keep the Bearer one', async () => {
+    const bearer = await call({ authorization: `Bearer ${token}` });
+    expect(bearer.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    const plain = await t.token('svc:clients:read');
+    const unbound = await call({ authorization: `DPoP ${plain}`, dpop: await proof('GET', URL_(), { ath: ath(plain) }) });
+    expect(unbound.headers.get('www-authenticate')).toBe('DPoP error="invalid_token", algs="ES256 Ed25519 EdDSA"');
+    const users = await api(t, 'GET', '/api/v1/users', { headers: { authorization: `DPoP ${token}`, dpop: await proof('GET', `${t.url}/api/v1/users`, { ath: ath(token) }) } });
+    expect(users.status).toBe(403);
+    expect(users.headers.get('www-authenticate')).toBe('DPoP error="insufficient_scope", scope="svc:users:read", algs="ES256 Ed25519 EdDSA"');
   });
 
   it('refuses an unbound token sent as DPoP', async () => {
