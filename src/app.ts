@@ -185,12 +185,15 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   );
 
   await ensurePlatformTenant(ctx);
+  // The home tenant (`default`, or `_platforms` in multi-tenant mode) is warmed before anything is
+  // written under SVC_ENCRYPTION_KEY: its stored keys must decrypt, or start-up stops (a wrong key
+  // would otherwise re-hash the bootstrap client's secret under it and serve 500s and 401s). In
+  // single-tenant mode the first request also does not pay for key generation, and the discovery
+  // document is rendered now: building the provider reads the tenant's resources and custom
+  // claims, so one built later could not be served while storage is down.
+  await (await pool.get(config.multi_tenancy.enabled ? PLATFORM_TENANT : 'default')).discovery();
   await ensureBootstrapClient(ctx);
   await ensureBootstrapAdmin(ctx);
-  // Warm the default tenant so the first request does not pay for key generation, and render its
-  // discovery document now: building the provider reads the tenant's resources and custom claims,
-  // so one built later could not be served while storage is down.
-  if (!config.multi_tenancy.enabled) await (await pool.get('default')).discovery();
 
   const oidcPath = config.oidc.path;
   // Only multi-tenant mode has special tenants (`_ops`, `/platform/*`): single-tenant requests skip that hop.
@@ -285,7 +288,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   // Issue 17: at most one line per request, and only when security.logging.access_log asks for it.
   const accessLine = accessLogger(config, log, {
     quietPaths: ['/healthz', '/readyz', '/favicon.ico', GLOBAL_STYLESHEET_PATH, ...(metricsPath ? [metricsPath] : [])],
-    assetPrefixes: ['/assets/', `${CONSOLE_PATH}/assets/`],
+    // The tenant's own copies under the OIDC path (sign-in stylesheet, passkey script) are static assets too.
+    assetPrefixes: ['/assets/', `${CONSOLE_PATH}/assets/`, `${oidcPath}/assets/`],
   });
   function record(req: Pick<HttpRequest, 'id' | 'method' | 'path'>, label: string, res: HttpResponse, t0: number, ip: () => string, reason?: string): void {
     const seconds = (performance.now() - t0) / 1000;

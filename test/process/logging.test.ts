@@ -131,7 +131,7 @@ describe('security.logging', { timeout: 240_000 }, () => {
       SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: logs,
     });
     try {
-      for (const path of ['/healthz', '/readyz', '/favicon.ico', '/assets/app.css']) await (await fetch(`${instance.url}${path}`)).arrayBuffer();
+      for (const path of ['/healthz', '/readyz', '/favicon.ico', '/assets/app.css', '/oidc/v1/assets/app.css', '/oidc/v1/assets/passkey.js']) await (await fetch(`${instance.url}${path}`)).arrayBuffer();
       await (await fetch(`${instance.url}/oidc/v1/.well-known/openid-configuration`)).arrayBuffer();
       await (await fetch(`${instance.url}/api/v1/clients`, { headers: { authorization: `Basic ${Buffer.from(`boot:${SECRET}`).toString('base64')}` } })).arrayBuffer();
       await (await fetch(`${instance.url}/api/v1/clients`, { headers: { authorization: 'Bearer not-a-token' } })).arrayBuffer();

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/app.js';
 import { migratedDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { uniquePrefix } from '../helpers/redis.js';
 import { runMain } from '../helpers/run-main.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -53,5 +54,39 @@ describe('start-up failures of the dependencies name them', () => {
     expect(run.output).toContain(`redis at redis://:***@127.0.0.1:${closed} (REDIS_URL) is not reachable: `);
     expect(run.output).toMatch(/REDIS_URL\) is not reachable: .*ECONNREFUSED/);
     expect(run.output).not.toContain('redis-secret-pw');
+  });
+  it('multi-tenant, a database written under another SVC_ENCRYPTION_KEY: stops like single-tenant mode, before re-hashing the bootstrap secret', async () => {
+    const mt = await migratedDatabase();
+    try {
+      const env = (key: string) => ({
+        NODE_ENV: 'production',
+        MULTI_TENANCY_ENABLED: 'true',
+        STORAGE_ADAPTER: 'postgresql',
+        STORAGE_POSTGRESQL_URL: mt.url,
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        REDIS_KEY_PREFIX: uniquePrefix('rekeyed'),
+        SVC_ENCRYPTION_KEY: key,
+        SVC_BOOTSTRAP_CLIENT_ID: 'admin',
+        SVC_BOOTSTRAP_CLIENT_SECRET: 'bootstrap-secret-0123456789abcdef',
+        PORT: '0',
+      });
+      const first = await runMain(env(KEY), { until: /"listening"|listening on/ });
+      expect(first.output).toMatch(/listening/);
+      const admin = await mt.admin();
+      const hashOf = async () => (await admin.query("SELECT secret_hash FROM clients WHERE tenant_id = '_platforms' AND client_id = 'admin'")).rows[0]?.secret_hash as string;
+      try {
+        const before = await hashOf();
+        const run = await runMain(env(Buffer.alloc(32, 9).toString('base64')));
+        expect(run.code, run.output).not.toBe(0);
+        const fatal = run.output.split('\n').find((l) => l.startsWith('fatal:'));
+        expect(fatal, run.output).toMatch(/^fatal: cannot decrypt the signing key \S+ of tenant _platforms with SVC_ENCRYPTION_KEY/);
+        expect(run.output).not.toContain('bootstrap client secret changed');
+        expect(await hashOf()).toBe(before);
+      } finally {
+        await admin.end();
+      }
+    } finally {
+      await mt.drop();
+    }
   });
 });
