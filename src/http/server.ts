@@ -9,20 +9,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import uWS from 'uWebSockets.js';
+import type uWSTypes from 'uWebSockets.js';
 import type { ClientIpOf } from './client-ip.js';
 import { lastNormalizedIp } from './ip.js';
 import { ProblemError, problemResponse } from './problem.js';
 import type { HttpRequest, HttpResponse } from './types.js';
+import { NATIVE_TRANSPORT, copyHead, endWithoutContent, uWS, whenWritable, writeHeaderValues } from './uws-transport.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/**
- * Whether the module loaded is uWS's native binding (which exports getParts) and not the package's
- * Node.js fallback (UWS_USE_FALLBACK, or a binary that is missing or fails to load): read from the
- * module itself, so the answer is what runs.
- */
-const NATIVE_TRANSPORT = typeof (uWS as unknown as { getParts?: unknown }).getParts === 'function';
 
 /** Which transport the trufflesuite package loaded: its native binary or the Node.js fallback. */
 export function uwsTransport(): 'native' | 'node-fallback' {
@@ -146,8 +140,8 @@ export class ListenError extends Error {
 }
 
 export class HttpServer {
-  private app: uWS.TemplatedApp;
-  private listenSocket: uWS.us_listen_socket | null = null;
+  private app: uWSTypes.TemplatedApp;
+  private listenSocket: uWSTypes.us_listen_socket | null = null;
   private inFlight = 0;
   private draining = false;
   private drained: (() => void) | null = null;
@@ -158,7 +152,19 @@ export class HttpServer {
     // No `uWebSockets: 20` header on every response (it only advertises the server software).
     uWS._cfg('silent');
     this.app = uWS.App();
-    this.app.any('/*', (res, req) => this.onRequest(res, req));
+    this.app.any('/*', (res, req) => {
+      // A throw here would reach uWS's (or node:http's) dispatch and end the process: answer 500.
+      try {
+        this.onRequest(res, req);
+      } catch (err) {
+        this.opts.log.error({ err }, 'the front door failed on a request: answered 500');
+        try {
+          res.cork(() => this.write(res, { status: 500, headers: { 'content-type': 'application/problem+json' }, body: INTERNAL_BODY }, randomUUID(), false, true));
+        } catch {
+          // Answered or aborted already: nothing more to say on this connection.
+        }
+      }
+    });
   }
 
   get accepting(): boolean {
@@ -168,7 +174,7 @@ export class HttpServer {
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
       // The typings lack the options overload of the native listen (host, port, options, cb).
-      const listen = this.app.listen as unknown as (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+      const listen = this.app.listen as unknown as (host: string, port: number, options: number, cb: (socket: uWSTypes.us_listen_socket | false) => void) => void;
       const options = this.opts.reusePort ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT;
       listen.call(this.app, this.opts.host, this.opts.port, options, (socket) => {
         if (!socket) return reject(new ListenError(this.opts.host, this.opts.port, this.opts.reusePort === true));
@@ -202,25 +208,24 @@ export class HttpServer {
     (this.app as unknown as { close?: () => void }).close?.();
   }
 
-  private onRequest(res: uWS.HttpResponse, ureq: uWS.HttpRequest): void {
+  private onRequest(res: uWSTypes.HttpResponse, ureq: uWSTypes.HttpRequest): void {
     // Everything from ureq must be copied before this function returns.
-    const method = ureq.getMethod().toUpperCase();
-    const path = ureq.getUrl();
-    const rawQuery = ureq.getQuery() ?? '';
-    const headers: Record<string, string> = {};
-    ureq.forEach((k, v) => {
-      headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
-    });
+    const { method, path, rawQuery, headers, peer: rawPeer } = copyHead(res, ureq);
     const id = requestId(headers['x-request-id'] ?? '');
-    // The address text is ASCII (digits, hex, ':' and '.'): latin1 reads it as utf8 would, cheaper.
-    const peer = () => this.peerIp(Buffer.from(res.getRemoteAddressAsText()).toString('latin1'));
+    // `Connection: close` from the client: no further request on this connection may be processed
+    // (RFC 9112 9.6). uWS parses on in the bytes it has read after an answer written inside its own
+    // callback (the fast path, a handler that settles in microtasks), answering a pipelined request
+    // too; with the answer still pending when its callback returns, it reads no further request.
+    // So such a request skips the fast path and is answered after uWS's callback (finish below).
+    const closeAfter = headers.connection !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(headers.connection);
+    const peer = () => this.peerIp(rawPeer());
     const clientIp = this.opts.clientIp;
     const remote = clientIp ? () => clientIp(peer(), headers) : peer;
-    if (this.opts.fast && !this.draining && !BODY_METHODS.has(method)) {
+    if (this.opts.fast && !this.draining && !closeAfter && !BODY_METHODS.has(method)) {
       const response = this.opts.fast({ id, method, path, rawQuery, headers, ip: remote });
       if (response) {
         // Still inside uWS's callback: the response goes out corked with no extra hop.
-        res.cork(() => this.write(res, response, id, method === 'HEAD'));
+        res.cork(() => this.write(res, response, id, method === 'HEAD', closeAfter));
         return;
       }
     }
@@ -228,9 +233,23 @@ export class HttpServer {
 
     let aborted = false;
     const onAbort: Array<() => void> = [];
+    // Counted from here until answered, or until the client goes away before the handler has the
+    // request (mid-body): nothing else would end that count, and close() would wait its full drain.
+    let counted = true;
+    let dispatched = false;
+    const uncount = () => {
+      if (!counted) return;
+      counted = false;
+      this.inFlight--;
+      if (this.inFlight === 0 && this.drained) this.drained();
+    };
     res.onAborted(() => {
       aborted = true;
       for (const f of onAbort.splice(0)) f();
+      if (!dispatched) {
+        clearTimeout(lingerTimer);
+        uncount();
+      }
     });
     this.inFlight++;
 
@@ -238,21 +257,21 @@ export class HttpServer {
       // While draining, a kept-alive connection gets its answer and is closed, so it cannot hold
       // the shutdown open with more requests.
       if (this.draining) response.headers = { ...(response.headers ?? {}), connection: 'close' };
-      const done = () => {
-        this.inFlight--;
-        if (this.inFlight === 0 && this.drained) this.drained();
-      };
+      dispatched = true;
       if (response.stream && method !== 'HEAD') {
-        void this.pump(res, response, id, () => aborted, onAbort).finally(done);
+        void this.pump(res, response, id, () => aborted, onAbort, closeAfter).finally(uncount);
         return;
       }
-      if (!aborted) {
-        res.cork(() => this.write(res, response, id, method === 'HEAD'));
-      }
-      done();
+      const send = () => {
+        if (!aborted) res.cork(() => this.write(res, response, id, method === 'HEAD', closeAfter));
+        uncount();
+      };
+      if (closeAfter) setImmediate(send);
+      else send();
     };
 
     const dispatch = (body: Buffer) => {
+      dispatched = true;
       const req: HttpRequest = { id, method, path, rawQuery, headers, ip, body, params: {} };
       this.opts.handle(req).then(finish, (err: unknown) => {
         this.opts.log.error({ err, req_id: id }, 'unhandled error escaped the application handler');
@@ -323,7 +342,7 @@ export class HttpServer {
    * change the status: the connection is closed so the client sees a truncated body, not a
    * complete-looking one.
    */
-  private async pump(res: uWS.HttpResponse, response: HttpResponse, id: string, aborted: () => boolean, onAbort: Array<() => void>): Promise<void> {
+  private async pump(res: uWSTypes.HttpResponse, response: HttpResponse, id: string, aborted: () => boolean, onAbort: Array<() => void>, close: boolean): Promise<void> {
     const iterator = response.stream![Symbol.asyncIterator]();
     if (aborted()) {
       await iterator.return?.();
@@ -332,7 +351,7 @@ export class HttpServer {
     const head = this.checked(response, id);
     if (head !== response) {
       await iterator.return?.();
-      res.cork(() => this.write(res, head, id));
+      res.cork(() => this.write(res, head, id, false, close));
       return;
     }
     res.cork(() => this.writeHead(res, response, id));
@@ -349,20 +368,14 @@ export class HttpServer {
           ok = res.write(next.value);
         });
         if (!ok) {
-          await new Promise<void>((resolve) => {
-            onAbort.push(resolve);
-            res.onWritable(() => {
-              resolve();
-              return true;
-            });
-          });
+          await whenWritable(res, onAbort);
           if (aborted()) {
             await iterator.return?.();
             return;
           }
         }
       }
-      res.cork(() => res.end());
+      res.cork(() => res.end('', close || response.headers?.connection === 'close'));
     } catch (err) {
       this.opts.log.error({ err, req_id: id }, 'streamed response failed after its head was sent');
       if (!aborted()) res.close();
@@ -388,7 +401,7 @@ export class HttpServer {
     return response;
   }
 
-  private writeHead(res: uWS.HttpResponse, response: HttpResponse, id: string): void {
+  private writeHead(res: uWSTypes.HttpResponse, response: HttpResponse, id: string): void {
     res.writeStatus(statusLine(response.status));
     res.writeHeader(REQUEST_ID, id);
     const headers = response.headers ?? {};
@@ -401,34 +414,25 @@ export class HttpServer {
       const lower = name.toLowerCase();
       if (SKIP_HEADERS.has(lower)) continue;
       const value = headers[name]!;
-      if (Array.isArray(value)) for (const v of value) res.writeHeader(lower, v);
+      if (Array.isArray(value)) writeHeaderValues(res, lower, value);
       else res.writeHeader(lower, value);
     }
   }
 
-  /** `head`: the answer to a HEAD request, written without its content (RFC 9110 9.3.2). */
-  private write(res: uWS.HttpResponse, unchecked: HttpResponse, id: string, head = false): void {
+  /**
+   * `head`: the answer to a HEAD request, written without its content (RFC 9110 9.3.2) but with
+   * GET's headers, its Content-Length included (the body's, or `contentLength` where the handler
+   * left the body out). `closeAfter`: the client asked for `Connection: close`.
+   */
+  private write(res: uWSTypes.HttpResponse, unchecked: HttpResponse, id: string, head = false, closeAfter = false): void {
     const response = this.checked(unchecked, id);
     this.writeHead(res, response, id);
-    const close = response.headers?.connection === 'close';
-    if (head && response.status !== 204 && response.status !== 304) {
-      // The headers GET would have, its length included; content after them would be read by the
-      // client as the start of the next answer on a kept-alive connection. uWS's own reported
-      // length (endWithoutBody(n)) leaves the answer waiting for n bytes that never come, so the
-      // length is a header of ours and uWS writes none. Closing, uWS must write its own (0).
-      if (close) {
-        res.endWithoutBody(0, true);
-        return;
-      }
+    const close = closeAfter || response.headers?.connection === 'close';
+    if (response.status === 204 || response.status === 304) endWithoutContent(res, undefined, close);
+    else if (head) {
       const body = response.stream ? undefined : response.body;
-      if (body !== undefined) res.writeHeader('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
-      res.endWithoutBody();
-    } else if (response.status === 204 || response.status === 304) {
-      // No arguments when the connection stays open: an explicit `undefined` length reaches the
-      // native binding as Content-Length 2^63, and the client's next request on that kept-alive
-      // connection fails. Closing anyway, a zero length is harmless.
-      if (close) res.endWithoutBody(0, true);
-      else res.endWithoutBody();
+      const length = response.contentLength ?? (body === undefined ? undefined : typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+      endWithoutContent(res, length, close);
     } else res.end(response.body ?? '', close);
   }
 }

@@ -24,6 +24,11 @@ export interface HttpResponse {
   headers?: Record<string, HeaderValue>;
   body?: string | Buffer;
   /**
+   * For an answer to HEAD without its body: the Content-Length GET's answer has (RFC 9110 8.6),
+   * written by the front door, which otherwise takes the length from `body`.
+   */
+  contentLength?: number;
+  /**
    * A body produced piece by piece (large exports): written as it comes, with backpressure, in
    * place of `body`. The iterator is closed (return()) if the client goes away.
    */
