@@ -92,13 +92,13 @@ export class StaticConsole {
       if (!asset) return { status: 404, headers: { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: 'Not found' };
       const headers = { ...SECURITY_HEADERS, 'content-type': asset.type, 'cache-control': 'public, max-age=31536000, immutable', etag: asset.etag };
       if (req.headers['if-none-match'] === asset.etag) return { status: 304, headers };
-      return { status: 200, headers, body: req.method === 'HEAD' ? undefined : asset.body };
+      return { status: 200, headers, body: asset.body }; // HEAD: the front door writes the length, not the content
     }
     const body = this.shell!.replace(PLACEHOLDER, attr(JSON.stringify(tenant)));
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
     const headers = { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', etag };
     if (req.headers['if-none-match'] === etag) return { status: 304, headers };
-    return { status: 200, headers, body: req.method === 'HEAD' ? undefined : body };
+    return { status: 200, headers, body }; // HEAD: the front door writes the length, not the content
   }
 
   /** Reads the build output once (a few hundred KB); false while it does not exist. */

@@ -41,5 +41,7 @@ export function publicDocument(
   }
   const all = cached.all;
   if (etagMatches(req.headers['if-none-match'], doc.etag)) return { status: 304, headers: all };
-  return { status: 200, headers: all, body: req.method === 'HEAD' ? '' : doc.body };
+  // HEAD: no body, but GET's Content-Length (RFC 9110 8.6), written by the front door.
+  if (req.method === 'HEAD') return { status: 200, headers: all, contentLength: doc.body.length };
+  return { status: 200, headers: all, body: doc.body };
 }

@@ -94,6 +94,15 @@ export interface BridgeTarget {
   origin: URL;
 }
 
+/**
+ * Koa answers HEAD with no body and GET's length in its Content-Length header, which the front
+ * door does not copy (it writes the length itself): carried as the answer's contentLength.
+ */
+function headAnswer(res: HttpResponse): HttpResponse {
+  const length = Number(res.headers?.['content-length']);
+  return Number.isSafeInteger(length) && length >= 0 && (res.body === undefined || res.body.length === 0) ? { ...res, contentLength: length } : res;
+}
+
 /** Runs `callback` for `req` and resolves with what it wrote. */
 export function runNodeCallback(callback: NodeCallback, req: HttpRequest, target: BridgeTarget): Promise<HttpResponse> {
   const secure = target.origin.protocol === 'https:';
@@ -108,7 +117,7 @@ export function runNodeCallback(callback: NodeCallback, req: HttpRequest, target
   const nreq = new BridgeRequest(req.method, inner.startsWith('/') ? inner : `/${inner}`, originalUrl, headers, socket, req.body);
   const nres = new BridgeResponse(socket);
   return new Promise((resolve, reject) => {
-    nres.on('finish', () => resolve(nres.toResponse()));
+    nres.on('finish', () => resolve(req.method === 'HEAD' ? headAnswer(nres.toResponse()) : nres.toResponse()));
     nres.on('error', reject);
     try {
       callback(nreq as never, nres as never);

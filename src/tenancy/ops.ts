@@ -109,7 +109,8 @@ export class OpsGateway {
         // The query carries an authorization code: never leak it onward in a Referer.
         'referrer-policy': 'no-referrer',
       },
-      body: req.method === 'HEAD' ? '' : JSON.stringify({ redirect_to: target }),
+      // HEAD too: the front door writes its length, not its content.
+      body: JSON.stringify({ redirect_to: target }),
     };
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Public documents (src/http/etag.ts, JWKS and discovery through tenancy/oidc-routes.ts): 200 with
- * the body for GET, empty for HEAD, 304 for a held version (lists, weak tags, `*`), and one frozen
+ * the body for GET, for HEAD none but GET's length, 304 for a held version (lists, weak tags, `*`), and one frozen
  * headers object per version of a document, so no answer can change another's headers.
  */
 import { describe, expect, it } from 'vitest';
@@ -15,12 +15,13 @@ const get = (headers: Record<string, string> = {}) => ({ method: 'GET', headers 
 const HEADERS = { 'content-type': 'application/json', 'cache-control': 'public, max-age=60' };
 
 describe('publicDocument', () => {
-  it('GET answers the body with the headers and the ETag; HEAD the same headers without a body', () => {
+  it('GET answers the body with the headers and the ETag; HEAD the same headers and GET`s length without a body', () => {
     const d = doc('{"keys":[]}');
     const res = publicDocument(get(), d, HEADERS);
     expect(res).toEqual({ status: 200, headers: { ...HEADERS, etag: d.etag }, body: d.body });
     const head = publicDocument({ method: 'HEAD', headers: {} }, d, HEADERS);
-    expect(head.body).toBe('');
+    expect(head.body).toBeUndefined();
+    expect(head.contentLength).toBe(d.body.length);
     expect(head.headers).toBe(res.headers);
   });
 

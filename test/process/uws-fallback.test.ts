@@ -50,7 +50,7 @@ afterAll(() => {
 });
 
 describe('the uWS Node.js fallback transport', () => {
-  it('answers GET with a query, HEAD, JSON and form bodies, and echoes headers', async () => {
+  it('answers GET with a query, HEAD with GET`s length, JSON and form bodies, and echoes headers', async () => {
     const base = `http://127.0.0.1:${port}`;
     const health = await fetch(`${base}/healthz?probe=1`, { headers: { 'x-request-id': 'fallback-test-0001' } });
     expect(health.status).toBe(200);
@@ -64,6 +64,7 @@ describe('the uWS Node.js fallback transport', () => {
     expect(JSON.parse(jwksBody.toString()).keys.length).toBeGreaterThan(0);
     const headAnswer = await fetch(`${base}/oidc/v1/jwks`, { method: 'HEAD' });
     expect(headAnswer.status).toBe(200);
+    expect(headAnswer.headers.get('content-length')).toBe(String(jwksBody.length));
 
     // A JSON body to the Management API: read, then refused for want of a token (not a crash).
     const users = await fetch(`${base}/api/v1/users?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"a@example.com"}' });

@@ -1,0 +1,65 @@
+/**
+ * The HTTP front door through the whole service (fourth audit of 2026-12-01): HEAD answers carry
+ * GET's Content-Length under /oidc/v1, a request with Connection: close ends its connection,
+ * unknown OIDC routes answer OAuth JSON, coded request bodies are refused with 415, /healthz and
+ * /readyz answer GET and HEAD only, and Management API errors are neither cached nor sniffed.
+ */
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, startTestApp, type TestApp } from '../helpers/app.js';
+import { openRaw } from '../helpers/raw-http.js';
+
+let t: TestApp;
+let port: number;
+beforeAll(async () => {
+  t = await startTestApp();
+  port = Number(new URL(t.url).port);
+});
+afterAll(async () => t?.close());
+
+/** One request on its own connection (closed after it); the answer's head lines and its content. */
+async function exchange(method: string, path: string, headers: Record<string, string> = {}, body = ''): Promise<{ status: number; headers: Record<string, string>; content: Buffer; raw: string }> {
+  const conn = await openRaw(port);
+  const lines = [`${method} ${path} HTTP/1.1`, `Host: localhost:${port}`, 'Connection: close', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  if (body) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  await conn.write(`${lines.join('\r\n')}\r\n\r\n${body}`);
+  await conn.closed;
+  const all = conn.received();
+  const end = all.indexOf('\r\n\r\n');
+  const top = all.subarray(0, end).toString('latin1').split('\r\n');
+  const fields: Record<string, string> = {};
+  for (const line of top.slice(1)) fields[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+  return { status: Number(top[0]!.split(' ')[1]), headers: fields, content: all.subarray(end + 4), raw: all.toString('latin1') };
+}
+
+describe('HEAD under /oidc/v1', () => {
+  it.each([
+    ['/oidc/v1/jwks'],
+    ['/oidc/v1/.well-known/openid-configuration'],
+    ['/oidc/v1/userinfo'],
+    ['/oidc/v1/auth'],
+    ['/oidc/v1/device'],
+  ])('%s: GET`s status and Content-Length, no content', async (path) => {
+    const get = await exchange('GET', path);
+    const head = await exchange('HEAD', path);
+    expect(head.status, path).toBe(get.status);
+    expect(Number(get.headers['content-length']), path).toBe(get.content.length);
+    expect(get.content.length, path).toBeGreaterThan(0);
+    expect(head.headers['content-length'], path).toBe(get.headers['content-length']);
+    expect(head.content.length, path).toBe(0);
+  });
+});
+
+describe('Connection: close', () => {
+  it('is honoured on a synchronous answer with a request pipelined behind it (RFC 9112 9.6)', async () => {
+    for (const first of ['/healthz', '/oidc/v1/jwks']) {
+      const conn = await openRaw(port);
+      await conn.write(`GET ${first} HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\nGET /api/v1/nosuch HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`);
+      await conn.closed;
+      const received = conn.received().toString('latin1');
+      expect(received.split('HTTP/1.1 ').length - 1, first).toBeLessThanOrEqual(1);
+      expect(received, first).not.toContain('/api/v1/nosuch');
+    }
+  });
+});
+
