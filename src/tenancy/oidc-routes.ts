@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { etagMatches, publicDocument } from '../http/etag.js';
+import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { clientCredentialsGrant, introspect, type TokenContext } from '../oidc/access-tokens.js';
 import { offlineAccessNeedsConsent, withDeviceInterval } from '../oidc/device-and-auth.js';
@@ -196,7 +197,20 @@ export async function routeOidc(host: OidcRouteHost, req: HttpRequest, sub: stri
     if (res) return res;
     break; // declined: oidc-provider answers
   }
-  return secureHtml(await host.bridge(req));
+  return unrecognizedRoute(req, secureHtml(await host.bridge(req)));
+}
+
+/**
+ * A path (or method) oidc-provider has no route for gets Koa's bare `404 text/plain "Not Found"`:
+ * answered as an OAuth error instead, in the words oidc-provider's own router used for it, like
+ * every other error under the OIDC path (docs/decisions.md "Error pages").
+ */
+function unrecognizedRoute(req: HttpRequest, res: HttpResponse): HttpResponse {
+  const type = res.headers?.['content-type'];
+  // Koa's answer to HEAD has no body and so no content type.
+  const koas = typeof type === 'string' ? type.startsWith('text/plain') : req.method === 'HEAD';
+  if (res.status !== 404 || !koas) return res;
+  return oauthResponse(new OAuthError(404, 'invalid_request', `unrecognized route or not allowed method (${req.method} on ${req.path})`));
 }
 
 /**

@@ -63,3 +63,25 @@ describe('Connection: close', () => {
   });
 });
 
+describe('unknown OIDC routes', () => {
+  it.each([
+    ['GET', '/oidc/v1/nosuch'],
+    ['DELETE', '/oidc/v1/token'],
+    ['POST', '/oidc/v1/jwks'],
+  ])('%s %s: 404 OAuth JSON, not Koa`s text', async (method, path) => {
+    const res = await api(t, method, path);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.json).toEqual({ error: 'invalid_request', error_description: `unrecognized route or not allowed method (${method} on ${path})` });
+  });
+
+  it('HEAD: 404 with the length of its OAuth JSON, no content', async () => {
+    const head = await exchange('HEAD', '/oidc/v1/nosuch');
+    expect(head.status).toBe(404);
+    expect(head.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Number(head.headers['content-length'])).toBe(JSON.stringify({ error: 'invalid_request', error_description: 'unrecognized route or not allowed method (HEAD on /oidc/v1/nosuch)' }).length);
+    expect(head.content.length).toBe(0);
+  });
+});
+
