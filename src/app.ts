@@ -16,6 +16,7 @@ import { multiTenancyProblem, type Config } from './config/index.js';
 import type { AppContext } from './context.js';
 import { InProcessBus, channelPattern } from './events/bus.js';
 import { RedisEventBus } from './events/redis-bus.js';
+import { refusedContentEncoding } from './http/content-encoding.js';
 import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse, toProblem } from './http/problem.js';
 import { HttpServer, uwsTransport, type RequestHead } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
@@ -208,6 +209,13 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     // Not on `_ops`, which serves no page (its 404 is problem+json, below).
     if (req.path === GLOBAL_STYLESHEET_PATH && (req.method === 'GET' || req.method === 'HEAD') && !frontDoor.isOps(req)) {
       return { status: 200, headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=86400', etag: STYLESHEET_ETAG, 'x-content-type-options': 'nosniff' }, body: STYLESHEET };
+    }
+    // Any other body coding is refused before parsing (http/content-encoding.ts).
+    const coding = refusedContentEncoding(req);
+    if (coding !== undefined) {
+      const detail = `Request bodies with Content-Encoding ${coding} are not accepted; send them uncoded`;
+      if (req.path === oidcPath || req.path.startsWith(`${oidcPath}/`)) throw new OAuthError(415, 'invalid_request', detail);
+      throw new ProblemError(415, 'unsupported-media-type', detail);
     }
     if (req.path === '/healthz') return json(200, { status: 'ok' }, { 'cache-control': 'no-store' });
     if (req.path === '/readyz') {

@@ -85,3 +85,28 @@ describe('unknown OIDC routes', () => {
   });
 });
 
+describe('request Content-Encoding', () => {
+  it('refuses a coded body to the Management API with 415 problem+json, before parsing', async () => {
+    const token = await t.token('svc:users:write');
+    const json = JSON.stringify({ email: 'coded@example.com', password: 'a long enough password 123' });
+    for (const [coding, body] of [['gzip', gzipSync(json)], ['br', Buffer.from(json)], ['identity, gzip', gzipSync(json)]] as const) {
+      const res = await fetch(`${t.url}/api/v1/users`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': coding }, body });
+      expect(res.status, coding).toBe(415);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect((await res.json()).type).toBe('urn:svc:error:unsupported-media-type');
+    }
+    const users = await api(t, 'GET', '/api/v1/users?email=coded@example.com', { token: await t.token('svc:users:read') });
+    expect(JSON.stringify(users.json)).not.toContain('coded@example.com');
+    // identity is no coding: accepted as ever.
+    const plain = await fetch(`${t.url}/api/v1/users`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': 'identity' }, body: json });
+    expect(plain.status).toBe(201);
+  });
+
+  it('refuses a coded body under /oidc/v1 with 415 OAuth JSON', async () => {
+    const res = await fetch(`${t.url}/oidc/v1/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' }, body: gzipSync('grant_type=client_credentials') });
+    expect(res.status).toBe(415);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect((await res.json()).error).toBe('invalid_request');
+  });
+});
+
