@@ -77,6 +77,19 @@ export interface StartOptions {
   listen?: boolean;
 }
 
+/**
+ * The Management API's JSON answers are not to be sniffed as anything else, and its errors are not
+ * to be stored by a cache (its 200/201 answers say no-store already; a 401 or 404 said nothing).
+ */
+function managementHeaders(res: HttpResponse): HttpResponse {
+  const type = String(res.headers?.['content-type'] ?? '');
+  const problem = type.startsWith('application/problem+json');
+  if (!problem && !type.startsWith('application/json')) return res;
+  const extra: Record<string, string> = { 'x-content-type-options': 'nosniff' };
+  if (problem && res.headers?.['cache-control'] === undefined) extra['cache-control'] = 'no-store';
+  return { ...res, headers: { ...res.headers, ...extra } };
+}
+
 export async function buildContext(config: Config, opts: StartOptions = {}): Promise<AppContext> {
   // loadConfig refuses this already; a config built another way (or a storage handed in) is checked too.
   const refusal = multiTenancyProblem({ ...config, storage: { ...config.storage, adapter: opts.storage?.kind ?? config.storage.adapter } });
@@ -216,6 +229,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       const detail = `Request bodies with Content-Encoding ${coding} are not accepted; send them uncoded`;
       if (req.path === oidcPath || req.path.startsWith(`${oidcPath}/`)) throw new OAuthError(415, 'invalid_request', detail);
       throw new ProblemError(415, 'unsupported-media-type', detail);
+    }
+    if ((req.path === '/healthz' || req.path === '/readyz') && req.method !== 'GET' && req.method !== 'HEAD') {
+      throw new ProblemError(405, 'method-not-allowed', `${req.method} is not allowed on ${req.path}`, { headers: { allow: 'GET, HEAD' } });
     }
     if (req.path === '/healthz') return json(200, { status: 'ok' }, { 'cache-control': 'no-store' });
     if (req.path === '/readyz') {
@@ -367,6 +383,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       if (res.status < 500) reason = toProblem(err)?.detail ?? (err instanceof OAuthError ? err.description : undefined);
       if (reason !== undefined && log.isLevelEnabled('debug')) log.debug({ req_id: req.id, status: res.status, reason }, 'request refused');
     }
+    if (req.path.startsWith('/api/v1/')) res = managementHeaders(res);
     record(req, routeLabel(req), res, t0, () => req.ip, reason);
     return res;
   }
@@ -382,7 +399,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     onTooLarge: (req) => {
       const err = new ProblemError(413, 'payload-too-large', 'Request bodies are limited to 1 MiB');
       log.info({ req_id: req.id, path: req.path, status: 413 }, 'request refused: body too large');
-      return req.path.startsWith(oidcPath) ? oauthResponse(new OAuthError(413, 'invalid_request', 'request body too large')) : problemResponse(err, req.path, req.id);
+      if (req.path.startsWith(oidcPath)) return oauthResponse(new OAuthError(413, 'invalid_request', 'request body too large'));
+      const res = problemResponse(err, req.path, req.id);
+      return req.path.startsWith('/api/v1/') ? managementHeaders(res) : res;
     },
   });
 

@@ -110,3 +110,48 @@ describe('request Content-Encoding', () => {
   });
 });
 
+describe('/healthz and /readyz', () => {
+  it.each(['POST', 'PATCH', 'PUT', 'DELETE', 'TRACE', 'OPTIONS'])('%s: 405 with Allow: GET, HEAD', async (method) => {
+    for (const path of ['/healthz', '/readyz']) {
+      const res = await exchange(method, path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.allow).toBe('GET, HEAD');
+    }
+  });
+
+  it('GET and HEAD: 200', async () => {
+    for (const path of ['/healthz', '/readyz']) {
+      expect((await exchange('GET', path)).status).toBe(200);
+      expect((await exchange('HEAD', path)).status).toBe(200);
+    }
+  });
+});
+
+describe('Management API answers', () => {
+  it('errors say no-store, JSON says nosniff', async () => {
+    const token = await t.token('svc:users:read');
+    const cases = [
+      await exchange('GET', '/api/v1/users'), // 401
+      await exchange('GET', '/api/v1/nosuch', { authorization: `Bearer ${token}` }), // 404
+      await exchange('PATCH', '/api/v1/users', { authorization: `Bearer ${token}` }), // 405
+      await exchange('POST', '/api/v1/users', { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, 'xx'), // 415
+      await exchange('POST', '/api/v1/users', { authorization: `Bearer ${await t.token('svc:users:write')}`, 'content-type': 'application/json' }, '{"email":"not-an-address"}'), // 422
+    ];
+    expect(cases.map((c) => c.status)).toEqual([401, 404, 405, 415, 422]);
+    for (const c of cases) {
+      expect(c.headers['content-type'], String(c.status)).toBe('application/problem+json');
+      expect(c.headers['cache-control'], String(c.status)).toBe('no-store');
+      expect(c.headers['x-content-type-options'], String(c.status)).toBe('nosniff');
+    }
+    const ok = await exchange('GET', '/api/v1/users', { authorization: `Bearer ${token}` });
+    expect(ok.status).toBe(200);
+    expect(ok.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('a body over 1 MiB: 413 problem+json, no-store', async () => {
+    const res = await fetch(`${t.url}/api/v1/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Uint8Array(2 * 1024 * 1024) });
+    expect(res.status).toBe(413);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+});
