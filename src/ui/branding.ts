@@ -85,9 +85,12 @@ export function brandOf(branding: BrandingSettings | undefined, title: string | 
   };
 }
 
-/** The product's own card and text colours (src/ui/style.ts `--card`, `--fg`), what a palette without them shows. */
+/** The product's own colours (src/ui/style.ts `--card`, `--fg`, `--bg`, `--muted`, `--danger`), what a palette without them shows. */
 const DEFAULT_CARD = { light: '#ffffff', dark: '#1b212b' } as const;
 const DEFAULT_TEXT = { light: '#1d2433', dark: '#e6e9ef' } as const;
+const DEFAULT_BG = { light: '#f4f6fa', dark: '#11151c' } as const;
+const DEFAULT_MUTED = { light: '#5b6475', dark: '#a3abba' } as const;
+const DEFAULT_DANGER = { light: '#b3261e', dark: '#ff8a80' } as const;
 
 const VARS: Array<[keyof Palette, string]> = [
   ['primary', '--accent'],
@@ -107,8 +110,14 @@ const own = (colour: string | undefined): string | undefined => (colour && HEX.t
 /** The card a palette's text and links are read on: its surface, else the product's card of that scheme. */
 const cardOf = (p: Palette, defaultCard: string): string => own(p.surface) ?? defaultCard;
 
+/** The scheme whose card is `defaultCard`. */
+const schemeOf = (defaultCard: string): 'light' | 'dark' => (defaultCard === DEFAULT_CARD.light ? 'light' : 'dark');
+
 /** The product's text colour of the scheme whose card is `defaultCard`. */
-const defaultTextFor = (defaultCard: string): string => DEFAULT_TEXT[defaultCard === DEFAULT_CARD.light ? 'light' : 'dark'];
+const defaultTextFor = (defaultCard: string): string => DEFAULT_TEXT[schemeOf(defaultCard)];
+
+/** The first colour that reads on `card` (4.5:1), else black or white. */
+const firstReadable = (candidates: readonly string[], card: string): string => candidates.find((c) => contrastRatio(c, card) >= 4.5) ?? readableOn(card);
 
 /**
  * A palette whose text would be hard to read on its card (WCAG AA, 4.5:1) gets black or white text
@@ -121,17 +130,25 @@ export function readablePalette(p: Palette, defaultCard: string): Palette {
   const out = { ...p };
   if (own(out.text) && contrastRatio(out.text!, card) < 4.5) out.text = readableOn(card);
   if (!out.text && own(p.surface) && contrastRatio(defaultTextFor(defaultCard), card) < 4.5) out.text = readableOn(card);
+  // The secondary (muted) and error texts are read on the card too: the tenant's, else the product's
+  // of this scheme, else of the other scheme (a light card in dark mode), else black or white.
+  for (const [key, defaults] of [['secondary', DEFAULT_MUTED], ['error', DEFAULT_DANGER]] as const) {
+    const colour = own(out[key]) ?? defaults[schemeOf(defaultCard)];
+    if (contrastRatio(colour, card) < 4.5) out[key] = firstReadable([defaults.light, defaults.dark], card);
+  }
   return out;
 }
 
 /**
  * The colour of what sits on the page background outside the card (the footer's links, the
  * language switcher): the text colour where it reads there, else black or white. Undefined when
- * the palette keeps the product's background, where `--fg` reads.
+ * the palette keeps the product's background and text, where `--fg` reads.
  */
 function pageText(p: Palette, defaultCard: string): string | undefined {
-  const background = own(p.background);
-  if (!background) return undefined;
+  // The product's background with the product's text needs nothing; a text colour changed to read
+  // on the card (readablePalette) may not read on the product's background around it.
+  if (!own(p.background) && !own(p.text)) return undefined;
+  const background = own(p.background) ?? DEFAULT_BG[schemeOf(defaultCard)];
   const text = own(p.text) ?? defaultTextFor(defaultCard);
   return contrastRatio(text, background) >= 4.5 ? text : readableOn(background);
 }

@@ -61,7 +61,7 @@ ${o.back ? html`<p><a href="${o.back}">${o.ui.t('social.back')}</a></p>` : html`
 export const SOCIAL_STYLES = `
 .social .divider{text-align:center;margin:20px 0 12px}
 .social-list{list-style:none;padding:0;margin:0;display:flex;flex-direction:column;gap:8px}
-a.button{display:block;text-align:center;padding:10px 16px;font-weight:600;border-radius:8px;border:1px solid var(--border);color:inherit;text-decoration:none}
+a.button{display:block;text-align:center;padding:10px 16px;font-weight:600;border-radius:8px;border:1px solid var(--field-border);color:inherit;text-decoration:none}
 a.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 a.social-button{display:flex;align-items:center;justify-content:center;gap:10px}
 .social-mark{width:20px;height:20px;flex:none}

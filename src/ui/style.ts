@@ -3,20 +3,20 @@ import { etagOf } from '../http/etag.js';
 import { SOCIAL_STYLES } from './social-pages.js';
 
 export const STYLESHEET = `
-:root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f4f6fa;--card:#fff;--accent:#2456d3;--accent-fg:#fff;--danger:#b3261e;--border:#d5dae3}
-@media (prefers-color-scheme:dark){:root{--fg:#e6e9ef;--muted:#a3abba;--bg:#11151c;--card:#1b212b;--accent:#7aa2ff;--accent-fg:#0b1020;--danger:#ff8a80;--border:#343c4a}}
+:root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f4f6fa;--card:#fff;--accent:#2456d3;--accent-fg:#fff;--danger:#b3261e;--border:#d5dae3;--field-border:#858e9e}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e9ef;--muted:#a3abba;--bg:#11151c;--card:#1b212b;--accent:#7aa2ff;--accent-fg:#0b1020;--danger:#ff8a80;--border:#343c4a;--field-border:#737c8d}}
 *{box-sizing:border-box}
 .client-logo{margin:0 0 12px}.client-logo img{max-height:48px;max-width:160px}
 body{margin:0;min-height:100vh;display:flex;flex-direction:column;align-items:center;justify-content:center;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
-.card{width:100%;max-width:400px;margin:24px;padding:32px;background:var(--card);border:1px solid var(--border);border-radius:12px}
+.card{width:100%;max-width:400px;margin:24px;padding:32px;background:var(--card);border:1px solid var(--border);border-radius:12px;overflow-wrap:anywhere}
 h1{font-size:1.5rem;margin:0 0 8px}
 p{margin:0 0 16px;color:var(--muted)}
 label{display:block;font-weight:600;margin:16px 0 6px}
-input[type=email],input[type=password],input[type=text]{width:100%;padding:10px 12px;font:inherit;color:inherit;background:transparent;border:1px solid var(--border);border-radius:8px}
+input[type=email],input[type=password],input[type=text]{width:100%;padding:10px 12px;font:inherit;color:inherit;background:transparent;border:1px solid var(--field-border);border-radius:8px}
 input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid var(--link,var(--accent));outline-offset:2px}
 .actions{display:flex;gap:12px;margin-top:24px}
 form+p{margin-top:16px}
-button{flex:1;padding:10px 16px;font:inherit;font-weight:600;border-radius:8px;border:1px solid var(--border);background:transparent;color:inherit;cursor:pointer}
+button{flex:1;padding:10px 16px;font:inherit;font-weight:600;border-radius:8px;border:1px solid var(--field-border);background:transparent;color:inherit;cursor:pointer}
 button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-fg)}
 .error{color:var(--danger);font-weight:600}
 ul.scopes{padding-left:20px;margin:0 0 16px}

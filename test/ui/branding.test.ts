@@ -27,7 +27,12 @@ describe('contrast', () => {
       expect(contrastRatio(p['accent-fg']!, p.accent!)).toBeGreaterThanOrEqual(4.5);
       expect(contrastRatio(p.accent!, p.card!)).toBeGreaterThanOrEqual(4.5);
       expect(contrastRatio(p.danger!, p.card!)).toBeGreaterThanOrEqual(4.5);
+      // WCAG 1.4.11: a text field's and a secondary button's border is what draws it (3:1).
+      expect(contrastRatio(p['field-border']!, p.card!)).toBeGreaterThanOrEqual(3);
     }
+    expect(STYLESHEET).toMatch(/input\[type=email\][^{]*\{[^}]*border:1px solid var\(--field-border\)/);
+    // WCAG 1.4.10: a long e-mail address wraps inside the card at 320 px instead of scrolling sideways.
+    expect(STYLESHEET).toMatch(/\.card\{[^}]*overflow-wrap:anywhere/);
   });
 
   it('a tenant’s unreadable text colour is replaced; button text follows the brand colour', () => {
@@ -69,6 +74,17 @@ describe('contrast', () => {
         if (contrastRatio(primary, palette.surface ?? DEFAULT_CARD.dark) >= 4.5) expect(dark.link, `dark ${ctx}`).toBe(primary);
         if (contrastRatio(primary, palette.surface ?? DEFAULT_CARD.light) >= 4.5) expect(light.link, `light ${ctx}`).toBe(primary);
       }
+    }
+  });
+
+  it('a palette that sets only the card keeps every text readable: muted and error text on the card, the language switcher on the page (--page-fg)', () => {
+    // The accessibility audit's palette: a light card in dark mode, a dark card in light mode.
+    const css = brandStylesheet(brandOf({ palette_dark: { surface: '#f4f4f4', primary: '#0b57d0' }, palette_light: { surface: '#202530', primary: '#8ab4f8' } }, undefined));
+    const dark = vars(/prefers-color-scheme:dark\)\{:root\{([^}]*)\}/.exec(css)![1]!);
+    const light = vars(/^:root\{([^}]*)\}/.exec(css)![1]!);
+    for (const [block, card, page] of [[dark, '#f4f4f4', '#11151c'], [light, '#202530', '#f4f6fa']] as const) {
+      for (const v of ['fg', 'muted', 'danger', 'link']) expect(contrastRatio(block[v]!, card), `${v} on ${card}`).toBeGreaterThanOrEqual(4.5);
+      expect(contrastRatio(block['page-fg']!, page), `page-fg on ${page}`).toBeGreaterThanOrEqual(4.5);
     }
   });
 
