@@ -25,6 +25,7 @@ export { csrfOf } from './session-csrf.js';
 
 async function renderAccount(v: AccountVisit, status: number, message?: { notice?: string; error?: string }): Promise<HttpResponse> {
   const { t } = v.ui;
+  // A section's failure is shown by that section (form-errors.ts); here only one no section showed.
   const parts = [];
   let script: string | undefined;
   for (const s of accountSections()) {
@@ -34,7 +35,7 @@ async function renderAccount(v: AccountVisit, status: number, message?: { notice
   }
   const body = html`<h1>${t('account.title')}</h1>
 <p>${t.html('account.signed_in_as', { email: html`<strong>${v.session.user.email ?? ''}</strong>` })}</p>
-${errorBlock(message?.error)}
+${errorBlock(v.failure && !v.failure.shown ? v.failure.error : message?.error)}
 ${message?.notice ? html`<p class="notice" role="status">${message.notice}</p>` : html``}
 ${parts}`;
   return htmlPage(status, layout({ title: t('account.title'), ui: v.ui, ...(script ? { script } : {}) }, body), [], [], Boolean(script));
@@ -75,6 +76,9 @@ export async function handleAccountPage(host: AccountHost, req: HttpRequest, exc
   if (!action) return renderAccount(v, 400, { error: ui.t('page.error.default') });
   const outcome: ActionOutcome = await action(v, form);
   if ('page' in outcome) return outcome.page;
-  if ('error' in outcome) return renderAccount(v, outcome.status ?? 400, { error: outcome.error });
+  if ('error' in outcome) {
+    v.failure = { section: section!.id, error: outcome.error, fields: outcome.fields ?? [] };
+    return renderAccount(v, outcome.status ?? 400);
+  }
   return renderAccount(v, 200, { notice: outcome.notice });
 }

@@ -25,7 +25,8 @@ import { ALERT_KINDS, alertChoices, securityAlert } from './alerts.js';
 import { VERIFY_TTL_SECONDS, afterAnswer, issueToken, mailAvailable, refusedDomain, sendMail, signupSettings } from './host.js';
 import { MAILS_PER_ADDRESS } from './password-reset.js';
 import { passwordRulesMessage } from './password-messages.js';
-import { PROFILE_LABELS, profileError, type ProfileFormField } from './profile-messages.js';
+import { PROFILE_LABELS, profileError, profileErrorField, type ProfileFormField } from './profile-messages.js';
+import { fieldState, sectionError } from './form-errors.js';
 import { htmlPage } from './respond.js';
 import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
 import { ACCOUNT_PATH, isThisSession, recentSignIn } from './session.js';
@@ -40,7 +41,9 @@ ${body}
 <div class="actions"><button type="submit"${primary ? html` class="primary"` : html``}>${button}</button></div>
 </form>`;
 
-const section = (id: string, heading: string, body: Html) => html`<section aria-labelledby="${id}-heading"><h2 id="${id}-heading">${heading}</h2>
+/** A section of the page, with the message of its action that failed, if one did (form-errors.ts). */
+const section = (v: AccountVisit, id: string, heading: string, body: Html) => html`<section aria-labelledby="${id}-heading"><h2 id="${id}-heading">${heading}</h2>
+${sectionError(v, id)}
 ${body}
 </section>`;
 
@@ -66,7 +69,7 @@ async function passwordOk(v: AccountVisit, given: string, step: string): Promise
  */
 async function ownerProven(v: AccountVisit, f: URLSearchParams, step: string): Promise<ActionOutcome | undefined> {
   if (!v.session.user.password_hash) return recentSignIn(v.session) ? undefined : { error: v.ui.t('account.recent.message'), status: 403 };
-  return (await passwordOk(v, f.get('current_password') ?? '', step)) ? undefined : { error: v.ui.t('account.password.wrong'), status: 401 };
+  return (await passwordOk(v, f.get('current_password') ?? '', step)) ? undefined : { error: v.ui.t('account.password.wrong'), status: 401, fields: ['email-password'] };
 }
 
 function text(formData: URLSearchParams, name: string, max: number): string {
@@ -88,9 +91,9 @@ registerAccountSection({
     const u = v.session.user;
     const fields = PROFILE_FIELDS.map(
       ({ name, label, autocomplete }) => html`<label for="profile-${name}">${t(label)}</label>
-<input type="text" id="profile-${name}" name="${name}" autocomplete="${autocomplete}" maxlength="${PROFILE_MAX[name]}" value="${u[name] ?? ''}">`,
+<input type="text" id="profile-${name}" name="${name}" autocomplete="${autocomplete}" maxlength="${PROFILE_MAX[name]}" value="${u[name] ?? ''}"${fieldState(v, 'profile', `profile-${name}`)}>`,
     );
-    return section('profile', t('account.profile.heading'), form(v, 'profile.save', html`${fields}`, t('account.profile.save')));
+    return section(v, 'profile', t('account.profile.heading'), form(v, 'profile.save', html`${fields}`, t('account.profile.save')));
   },
   actions: {
     async save(v, f) {
@@ -98,7 +101,7 @@ registerAccountSection({
       // Refused, not cut short: a value over the limit is the user's mistake to see (the API answers 422).
       for (const { name, label } of PROFILE_FIELDS) {
         const value = (f.get(name) ?? '').trim();
-        if (overProfileLimit(name, value)) return { error: v.ui.t('account.profile.too_long', { field: v.ui.t(label), max: PROFILE_MAX[name] }) };
+        if (overProfileLimit(name, value)) return { error: v.ui.t('account.profile.too_long', { field: v.ui.t(label), max: PROFILE_MAX[name] }), fields: [`profile-${name}`] };
         input[name] = value || null;
       }
       try {
@@ -109,7 +112,8 @@ registerAccountSection({
         // In the page's language: never the Management API's English words (profile-messages.ts).
         const error = profileError(v.ui.t, err, input);
         if (error === undefined) throw err;
-        return { error };
+        const field = profileErrorField(err);
+        return { error, fields: field ? [`profile-${field}`] : [] };
       }
     },
   },
@@ -122,8 +126,9 @@ registerAccountSection({
     const u = v.session.user;
     const status = u.email_verified ? t('account.email.verified') : t('account.email.unverified');
     const current = html`<p>${t.html('account.email.current', { email: html`<strong>${u.email ?? ''}</strong>`, status })}</p>`;
-    if (!mailAvailable(v.host)) return section('email', t('account.email.heading'), current);
+    if (!mailAvailable(v.host)) return section(v, 'email', t('account.email.heading'), current);
     return section(
+      v,
       'email',
       t('account.email.heading'),
       html`${current}
@@ -131,9 +136,9 @@ ${form(
   v,
   'email.change',
   html`<label for="new-email">${t('account.email.new')}</label>
-<input type="email" id="new-email" name="email" autocomplete="email" maxlength="320" required>
+<input type="email" id="new-email" name="email" autocomplete="email" maxlength="320" required${fieldState(v, 'email', 'new-email')}>
 ${u.password_hash ? html`<label for="email-password">${t('account.email.password')}</label>
-<input type="password" id="email-password" name="current_password" autocomplete="current-password" required>` : html``}`,
+<input type="password" id="email-password" name="current_password" autocomplete="current-password" required${fieldState(v, 'email', 'email-password')}>` : html``}`,
   t('account.email.submit'),
   false,
 )}`,
@@ -145,14 +150,15 @@ ${u.password_hash ? html`<label for="email-password">${t('account.email.password
       const { host } = v;
       const user = v.session.user;
       const email = text(f, 'email', 320);
-      if (!validEmail(email)) return { error: t('signup.invalid_email') };
-      if (email.toLowerCase() === user.email?.toLowerCase()) return { error: t('account.email.same') };
+      const onAddress = ['new-email'];
+      if (!validEmail(email)) return { error: t('signup.invalid_email'), fields: onAddress };
+      if (email.toLowerCase() === user.email?.toLowerCase()) return { error: t('account.email.same'), fields: onAddress };
       if (!mailAvailable(host)) return { error: t('page.not_found.message') };
       const refused = await ownerProven(v, f, 'email_change');
       if (refused) return refused;
       // The tenant's list of address domains holds for a changed address as for a new account.
       const domain = refusedDomain(signupSettings(host), email);
-      if (domain) return { error: t('signup.domain_not_allowed', { domain }) };
+      if (domain) return { error: t('signup.domain_not_allowed', { domain }), fields: onAddress };
       // Per target address, as the password reset's (storage compares addresses lower-cased). Over
       // the limit the answer is the same: a refusal would tell that someone else sent mail there.
       const allowed = await v.limiter.allow(`${host.tenant}:email-change-addr:${email.toLowerCase()}`, MAILS_PER_ADDRESS.limit, MAILS_PER_ADDRESS.windowSeconds);
@@ -190,6 +196,7 @@ registerAccountSection({
     const { t } = v.ui;
     const min = v.host.config.security.password_policy.min_length;
     return section(
+      v,
       'password',
       t('account.password.heading'),
       form(
@@ -197,9 +204,9 @@ registerAccountSection({
         'password.change',
         html`<input type="hidden" name="username" autocomplete="username" value="${v.session.user.email ?? ''}">
 <label for="current-password">${t('account.password.current')}</label>
-<input type="password" id="current-password" name="current_password" autocomplete="current-password" required>
+<input type="password" id="current-password" name="current_password" autocomplete="current-password" required${fieldState(v, 'password', 'current-password')}>
 <label for="new-password">${t('password.new')}</label>
-<input type="password" id="new-password" name="new_password" autocomplete="new-password" required minlength="${min}" maxlength="128" aria-describedby="new-password-hint">
+<input type="password" id="new-password" name="new_password" autocomplete="new-password" required minlength="${min}" maxlength="128"${fieldState(v, 'password', 'new-password', 'new-password-hint')}>
 <p class="hint" id="new-password-hint">${t('password.hint', { min })}</p>`,
         t('account.password.submit'),
       ),
@@ -211,10 +218,10 @@ registerAccountSection({
       const { host } = v;
       const user = v.session.user;
       const next = f.get('new_password') ?? '';
-      if (!(await passwordOk(v, f.get('current_password') ?? '', 'password_change'))) return { error: t('account.password.wrong'), status: 401 };
+      if (!(await passwordOk(v, f.get('current_password') ?? '', 'password_change'))) return { error: t('account.password.wrong'), status: 401, fields: ['current-password'] };
       const policy = host.config.security.password_policy;
       const unmet = unmetPasswordRules(next, policy, user.email);
-      if (unmet.length) return { error: passwordRulesMessage(t, unmet, policy) };
+      if (unmet.length) return { error: passwordRulesMessage(t, unmet, policy), fields: ['new-password'] };
       const hash = await host.ctx.passwords.hash(next);
       await host.ctx.storage.users.update(host.tenant, user.id, { password_hash: hash });
       // Links mailed before the change (a reset, a pending address change) no longer act for the account.
@@ -276,19 +283,20 @@ registerAccountSection({
     const u = v.session.user;
     if (!hasTotp(u)) {
       if (!totpOffered(v)) return undefined;
-      return section('mfa', t('account.mfa.heading'), html`<p>${t('account.mfa.off')}</p>
+      return section(v, 'mfa', t('account.mfa.heading'), html`<p>${t('account.mfa.off')}</p>
 ${form(v, 'mfa.setup', html``, t('account.mfa.setup'), false)}`);
     }
     const keep = mustKeepTotp(v);
     // Enrolled before the tenant turned authenticator apps off: kept, but not asked at sign-in.
     return section(
+      v,
       'mfa',
       t('account.mfa.heading'),
       html`<p>${t(totpOffered(v) ? 'account.mfa.on' : 'account.mfa.unused')}</p>
 <form method="post" action="${ACCOUNT_PATH}" novalidate>
 <input type="hidden" name="csrf_token" value="${v.csrf}">
 <label for="mfa-password">${t('account.mfa.confirm_password')}</label>
-<input type="password" id="mfa-password" name="password" autocomplete="current-password" required>
+<input type="password" id="mfa-password" name="password" autocomplete="current-password" required${fieldState(v, 'mfa', 'mfa-password')}>
 <div class="actions">
 <button type="submit" name="action" value="mfa.regenerate">${t('account.mfa.regenerate')}</button>
 ${keep ? html`` : html`<button type="submit" name="action" value="mfa.disable">${t('account.mfa.disable')}</button>`}
@@ -328,7 +336,7 @@ ${keep ? html`<p>${t('account.mfa.required')}</p>` : html``}`,
       const { host } = v;
       const user = v.session.user;
       if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
-      if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_recovery_codes'))) return { error: v.ui.t('account.password.wrong'), status: 401 };
+      if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_recovery_codes'))) return { error: v.ui.t('account.password.wrong'), status: 401, fields: ['mfa-password'] };
       const codes = await regenerateRecoveryCodes(host.ctx, host.tenant, user.id, { type: 'mfa_recovery_codes_regenerated', status: 'success', ...who(v), details: { user_id: user.id } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
       return codesPage(v, codes);
@@ -338,7 +346,7 @@ ${keep ? html`<p>${t('account.mfa.required')}</p>` : html``}`,
       const user = v.session.user;
       if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
       if (mustKeepTotp(v)) return { error: v.ui.t('account.mfa.required'), status: 403 };
-      if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_disable'))) return { error: v.ui.t('account.password.wrong'), status: 401 };
+      if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_disable'))) return { error: v.ui.t('account.password.wrong'), status: 401, fields: ['mfa-password'] };
       await disableTotp(host.ctx, host.tenant, user.id, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: user.mfa_methods, by: 'user' } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
       v.session.user = (await host.ctx.storage.users.get(host.tenant, user.id)) ?? user;
@@ -383,7 +391,7 @@ ${s.client_ids.length ? html`<p>${t('account.sessions.apps', { apps: s.client_id
 </form>
 </li>`,
     );
-    return section('sessions', t('account.sessions.heading'), html`<ul class="sessions">${items}</ul>`);
+    return section(v, 'sessions', t('account.sessions.heading'), html`<ul class="sessions">${items}</ul>`);
   },
   actions: {
     async end(v, f) {
@@ -410,7 +418,7 @@ registerAccountSection({
       (k) => html`<div class="check"><input type="checkbox" id="alert-${k}" name="${k}" value="on"${choices[k] ? html` checked` : html``}>
 <label for="alert-${k}">${t(`account.alerts.${k}`)}</label></div>`,
     );
-    return section('alerts', t('account.alerts.heading'), form(v, 'alerts.save', html`<fieldset><legend class="visually-hidden">${t('account.alerts.heading')}</legend>${boxes}</fieldset>`, t('account.alerts.save'), false));
+    return section(v, 'alerts', t('account.alerts.heading'), form(v, 'alerts.save', html`<fieldset><legend class="visually-hidden">${t('account.alerts.heading')}</legend>${boxes}</fieldset>`, t('account.alerts.save'), false));
   },
   actions: {
     async save(v, f) {

@@ -17,6 +17,7 @@ import { csrfOf } from './session-csrf.js';
 import { securityAlert } from './alerts.js';
 import type { AccountHost } from './host.js';
 import { readForm } from './password-reset.js';
+import { sectionFailure } from './form-errors.js';
 import { seeOther } from './respond.js';
 import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
 import { ACCOUNT_PATH, currentSession, recentSignIn, type AccountSession } from './session.js';
@@ -49,6 +50,7 @@ registerAccountSection(
         renameAction: ACCOUNT_PATH,
         removeAction: ACCOUNT_PATH,
         notice: Object.hasOwn(NOTICES, shown) ? ui.t(NOTICES[shown]!) : undefined,
+        error: sectionFailure(v, 'passkeys'),
         hidden: { add: field('passkeys.add'), rename: field('passkeys.rename'), remove: field('passkeys.remove') },
       });
     },

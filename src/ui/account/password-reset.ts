@@ -20,7 +20,7 @@ import type { Locale } from '../i18n/index.js';
 import { formCsrf, formCsrfValid } from './csrf.js';
 import { afterAnswer, hashToken, issueToken, mailAvailable, resetTtlSeconds, sendMail, wellFormedToken, type AccountHost } from './host.js';
 import type { WindowLimiter } from './limiter.js';
-import { forgotPage, resetPage } from './pages.js';
+import { backLink, forgotPage, resetPage } from './pages.js';
 import { passwordRuleMessage } from './password-messages.js';
 import { htmlPage } from './respond.js';
 import { securityAlert } from './alerts.js';
@@ -102,19 +102,21 @@ function invalidLink(ui: PageUi, cookies: Array<string | undefined>): HttpRespon
 async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearchParams, ui: PageUi, cookies: Array<string | undefined>, csrf: string, limiter: WindowLimiter, action: string): Promise<HttpResponse> {
   const { t } = ui;
   const email = (form.get('email') ?? '').trim().slice(0, 320);
-  if (!EMAIL.test(email)) return htmlPage(400, forgotPage({ ui, action, csrf, email, error: t('reset.request.invalid_email') }), cookies);
+  // The way back to sign-in the form was drawn with (a hidden field), checked as the GET's query is.
+  const back = safeReturn(host, form.get('return'));
+  if (!EMAIL.test(email)) return htmlPage(400, forgotPage({ ui, action, csrf, email, error: t('reset.request.invalid_email'), back }), cookies);
   const ttl = resetTtlSeconds(host);
-  const sent = htmlPage(200, messagePage({ ui, title: t('reset.sent.title'), message: t('reset.sent.message', { email, minutes: Math.round(ttl / 60) }) }), cookies);
+  const sent = htmlPage(200, messagePage({ ui, title: t('reset.sent.title'), message: t('reset.sent.message', { email, minutes: Math.round(ttl / 60) }), links: [backLink(ui, back)] }), cookies);
 
   // Limits answer like success: a refusal would tell an attacker the address is being watched. The
   // lookup, limits, audit entry, token and mail come after the answer, for every address alike, so
   // the answer's time does not tell whether an account has it (as the account page's e-mail change).
-  afterAnswer(host, 'password_reset_request', () => sendReset(host, req, email, ui.t.lang, ttl, limiter));
+  afterAnswer(host, 'password_reset_request', () => sendReset(host, req, email, ui.t.lang, ttl, limiter, back));
   return sent;
 }
 
 /** After the answer: the reset mail when the address finds an account that may have one, within the limits; audited in every case. */
-async function sendReset(host: AccountHost, req: HttpRequest, email: string, lang: Locale, ttl: number, limiter: WindowLimiter): Promise<void> {
+async function sendReset(host: AccountHost, req: HttpRequest, email: string, lang: Locale, ttl: number, limiter: WindowLimiter, back: string | undefined): Promise<void> {
   const user = await host.ctx.storage.users.findByEmail(host.tenant, email);
   const ipOk = await limiter.allow(`${host.tenant}:reset-ip:${req.ip}`, PER_IP.limit, PER_IP.windowSeconds);
   // Per account when the address finds one: the storage matches addresses case-insensitively by
@@ -134,7 +136,8 @@ async function sendReset(host: AccountHost, req: HttpRequest, email: string, lan
 
   // A newer link replaces older ones.
   await host.ctx.storage.accountTokens.expireForUser(host.tenant, 'password_reset', user.id, new Date().toISOString());
-  const raw = await issueToken(host, 'password_reset', user, user.email!, ttl);
+  // The sign-in the request came from, for the "Password changed" page (checked again there).
+  const raw = await issueToken(host, 'password_reset', user, user.email!, ttl, back ? { return: back } : null);
   const link = `${host.origin.origin}${RESET_PATH}?token=${raw}`;
   sendMail(host, 'password_reset', user, user.email!, lang, (a) => passwordResetMail(a, link, ttl));
 }
@@ -165,7 +168,10 @@ async function completeReset(host: AccountHost, req: HttpRequest, form: URLSearc
   await ctx.audit.record(tenant, { type: 'password_reset', status: 'success', username: user.email, user_id: user.id, ...who(req), details: { user_id: user.id, by: 'user', method: 'email_link' } });
   if (!user.email_verified) await addressProven(host, req, user);
   securityAlert(host, user, 'password_changed', ui.t.lang);
-  return htmlPage(200, messagePage({ ui, title: t('reset.done.title'), message: t('reset.done.message') }), cookies);
+  // Back to the sign-in the reset was asked from, when the link was asked from one (still checked:
+  // stored data is not trusted as a redirect target).
+  const back = safeReturn(host, typeof record.data?.return === 'string' ? record.data.return : null);
+  return htmlPage(200, messagePage({ ui, title: t('reset.done.title'), message: t('reset.done.message'), links: [backLink(ui, back)] }), cookies);
 }
 
 /**

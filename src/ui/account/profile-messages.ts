@@ -20,6 +20,12 @@ export type ProfileFormField = keyof typeof PROFILE_LABELS;
 
 const isFormField = (field: string): field is ProfileFormField => Object.hasOwn(PROFILE_LABELS, field);
 
+/** The form field a refused profile change is about, if it names one (its message is tied to it). */
+export function profileErrorField(err: unknown): ProfileFormField | undefined {
+  if ((err instanceof Conflict || err instanceof UniqueViolation) && err.field === 'username') return 'username';
+  return err instanceof Invalid ? err.errors.map((e) => e.field).find(isFormField) : undefined;
+}
+
 /**
  * The message for a refused profile change, or undefined when `err` is no refusal (a failure the
  * caller raises, answered as a server error). `input`: the values the user sent, by field.

@@ -20,10 +20,27 @@ export interface AccountVisit {
   csrf: string;
   /** The self-service forms' per-address limits (the e-mail change's confirmation mails). */
   limiter: WindowLimiter;
+  /** The action that failed on this request, shown in its own section (form-errors.ts). */
+  failure?: ActionFailure;
 }
 
-/** What an action leads to: the account page again with a message, or a page of its own. */
-export type ActionOutcome = { notice: string } | { error: string; status?: number } | { page: HttpResponse };
+/**
+ * A refused action's message, for its section to show next to the form that failed, tied to the
+ * fields in error (`fields`: their ids, the first one gets the focus). `shown` is set by the
+ * section that showed it; otherwise the page shows it at the top.
+ */
+export interface ActionFailure {
+  section: string;
+  error: string;
+  fields: readonly string[];
+  shown?: boolean;
+}
+
+/**
+ * What an action leads to: the account page again with a message, or a page of its own. An error
+ * names the ids of the fields in error, if any (WCAG 3.3.1: the message is tied to them).
+ */
+export type ActionOutcome = { notice: string } | { error: string; status?: number; fields?: readonly string[] } | { page: HttpResponse };
 
 export interface AccountSection {
   id: string;

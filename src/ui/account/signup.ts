@@ -22,7 +22,7 @@ import { messagePage } from '../pages.js';
 import type { PageUi } from '../page-ui.js';
 import { VERIFY_TTL_SECONDS, issueToken, mailAvailable, refusedDomain, sendMail, signupSettings, type AccountHost } from './host.js';
 import type { WindowLimiter } from './limiter.js';
-import { checkEmailPage, signupPage } from './pages.js';
+import { checkEmailPage, signupPage, type SignupField } from './pages.js';
 import { passwordRulesMessage } from './password-messages.js';
 import { FORGOT_PATH } from './password-reset.js';
 import { htmlPage } from './respond.js';
@@ -126,7 +126,7 @@ function seeInteraction(s: SignupStep): HttpResponse {
   return { status: 303, headers: { location: s.base, 'cache-control': 'no-store' } };
 }
 
-function form_(s: SignupStep, status: number, values: { email?: string; name?: string; error?: string } = {}): HttpResponse {
+function form_(s: SignupStep, status: number, values: { email?: string; name?: string; error?: string; errorField?: SignupField } = {}): HttpResponse {
   const minLength = s.account.config.security.password_policy.min_length;
   return htmlPage(status, signupPage({ ui: s.ui, action: `${s.base}/signup`, csrf: s.csrf, clientName: s.clientName, minLength, signIn: s.base, ...values }), [], s.formTargets);
 }
@@ -139,16 +139,16 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
   const email = (form.get('email') ?? '').trim().slice(0, 320);
   const name = (form.get('name') ?? '').trim();
   const password = form.get('password') ?? '';
-  const again = (status: number, error: string) => form_(s, status, { email, name, error });
+  const again = (status: number, error: string, errorField?: SignupField) => form_(s, status, { email, name, error, ...(errorField ? { errorField } : {}) });
 
   // Refused, not cut short (the users domain's limit; the API answers 422).
-  if (overProfileLimit('name', name)) return again(400, t('account.profile.too_long', { field: t('signup.name'), max: PROFILE_MAX.name }));
-  if (!validEmail(email)) return again(400, t('signup.invalid_email'));
+  if (overProfileLimit('name', name)) return again(400, t('account.profile.too_long', { field: t('signup.name'), max: PROFILE_MAX.name }), 'name');
+  if (!validEmail(email)) return again(400, t('signup.invalid_email'), 'email');
   const domain = refusedDomain(settings, email);
-  if (domain) return again(400, t('signup.domain_not_allowed', { domain }));
+  if (domain) return again(400, t('signup.domain_not_allowed', { domain }), 'email');
   const policy = account.config.security.password_policy;
   const unmet = unmetPasswordRules(password, policy, email);
-  if (unmet.length) return again(400, passwordRulesMessage(t, unmet, policy));
+  if (unmet.length) return again(400, passwordRulesMessage(t, unmet, policy), 'password');
   if (!(await s.limiter.allow(`${tenant}:signup-ip:${req.ip}`, PER_IP.limit, PER_IP.windowSeconds))) return again(429, t('page.too_many.message'));
 
   const existing = await ctx.storage.users.findByEmail(tenant, email);

@@ -15,6 +15,7 @@ import { html } from '../escape.js';
 import { messagePage } from '../pages.js';
 import { buildPageUi } from '../page-ui.js';
 import type { AccountHost } from './host.js';
+import { sectionError } from './form-errors.js';
 import { htmlPage } from './respond.js';
 import { registerAccountSection } from './sections.js';
 import { ACCOUNT_PATH, currentSession } from './session.js';
@@ -57,6 +58,7 @@ registerAccountSection(
         (p) => html`<li><a class="button" href="${LINK_PATH}?${new URLSearchParams({ provider: p.name, csrf_token: linkToken(host, v.session.sessionUid, p.name) }).toString()}">${t('social.account.link', { provider: p.displayName })}</a></li>`,
       );
       return html`<section aria-labelledby="social-heading"><h2 id="social-heading">${t('social.account.title')}</h2>
+${sectionError(v, 'social')}
 <p>${t('social.account.intro')}</p>
 ${notice ? html`<p role="status">${notice}</p>` : html``}
 ${links.length ? html`<ul class="linked-accounts">${rows}</ul>` : html`<p>${t('social.account.none')}</p>`}

@@ -11,6 +11,7 @@ import { messagePage } from '../pages.js';
 import { buildPageUi } from '../page-ui.js';
 import { hashToken, mailAvailable, mailLocale, sendMail, wellFormedToken, type AccountHost } from './host.js';
 import { htmlPage } from './respond.js';
+import { ACCOUNT_PATH } from './session.js';
 
 export const VERIFY_PATH = '/account/verify';
 
@@ -19,7 +20,9 @@ export async function handleVerify(host: AccountHost, req: HttpRequest): Promise
   const { t } = ui;
   if (req.method !== 'GET') return { status: 405, headers: { allow: 'GET', 'cache-control': 'no-store' } };
   const token = new URLSearchParams(req.rawQuery).get('token');
-  const invalid = () => htmlPage(400, messagePage({ ui, title: t('verify.invalid.title'), message: t('verify.invalid.message'), error: true }), [setCookie]);
+  // "Sign in to ask for a new one": the account page signs in and sends a new link from its e-mail section.
+  const signIn = html`<p><a href="${ACCOUNT_PATH}">${t('verify.invalid.sign_in')}</a></p>`;
+  const invalid = () => htmlPage(400, messagePage({ ui, title: t('verify.invalid.title'), message: t('verify.invalid.message'), error: true, links: [signIn] }), [setCookie]);
   if (!wellFormedToken(token)) return invalid();
   const { ctx, tenant } = host;
   const record = await ctx.storage.accountTokens.consume(tenant, 'verify_email', hashToken(token), new Date().toISOString());

@@ -175,6 +175,7 @@ export const de: Messages = {
   'verify.continue': "Weiter",
   'verify.invalid.title': "Link nicht mehr gültig",
   'verify.invalid.message': "Dieser Bestätigungslink ist ungültig, abgelaufen oder wurde bereits verwendet. Melden Sie sich an, um einen neuen anzufordern.",
+  'verify.invalid.sign_in': "Bei Ihrem Konto anmelden",
   'mail.greeting': "Hallo {name},",
   'mail.greeting_anonymous': "Hallo,",
   'mail.footer': "Diese Nachricht wurde von {company} gesendet.",

@@ -180,6 +180,7 @@ export const en = {
   'verify.continue': "Continue",
   'verify.invalid.title': "Link no longer valid",
   'verify.invalid.message': "This confirmation link is invalid, has expired or was already used. Sign in to ask for a new one.",
+  'verify.invalid.sign_in': "Sign in to your account",
   'mail.greeting': "Hello {name},",
   'mail.greeting_anonymous': "Hello,",
   'mail.footer': "This message was sent by {company}.",

@@ -175,6 +175,7 @@ export const es: Messages = {
   'verify.continue': "Continuar",
   'verify.invalid.title': "Enlace no válido",
   'verify.invalid.message': "Este enlace de confirmación no es válido, ha caducado o ya se usó. Inicie sesión para solicitar uno nuevo.",
+  'verify.invalid.sign_in': "Iniciar sesión en su cuenta",
   'mail.greeting': "Hola, {name}:",
   'mail.greeting_anonymous': "Hola:",
   'mail.footer': "Este mensaje lo envió {company}.",

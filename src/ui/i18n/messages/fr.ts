@@ -175,6 +175,7 @@ export const fr: Messages = {
   'verify.continue': "Continuer",
   'verify.invalid.title': "Lien plus valide",
   'verify.invalid.message': "Ce lien de confirmation n'est pas valide, a expiré ou a déjà été utilisé. Connectez-vous pour en demander un nouveau.",
+  'verify.invalid.sign_in': "Se connecter à votre compte",
   'mail.greeting': "Bonjour {name},",
   'mail.greeting_anonymous': "Bonjour,",
   'mail.footer': "Ce message a été envoyé par {company}.",
