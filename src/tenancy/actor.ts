@@ -50,7 +50,7 @@ import { brandOf, brandStylesheet, brandStylesheetEtag, tenantBrand } from '../u
 import type { AccountHost } from '../ui/account/host.js';
 import { WindowLimiter } from '../ui/account/limiter.js';
 import { handleAccountRequest } from '../ui/account/routes.js';
-import { securityAlert } from '../ui/account/alerts.js';
+import { adminChangeAlert, securityAlert } from '../ui/account/alerts.js';
 import { registerRp } from '../oidc/register-rp.js';
 import { ReplayStore } from '../oidc/replay-store.js';
 import { socialHooks, type SocialContext } from '../oidc/social-signin.js';
@@ -58,7 +58,7 @@ import { socialSettings } from '../social/providers.js';
 import { StateCodec } from '../social/state.js';
 import { RelayState } from './ops.js';
 import { OPS_TENANT } from './resolver.js';
-import type { ClientRecord, OidcPayloadRow, OidcRowWithGrant, UserWithoutSecrets } from '../storage/types.js';
+import type { ClientRecord, OidcPayloadRow, OidcRowWithGrant, UserRecord, UserWithoutSecrets } from '../storage/types.js';
 import { ResourceIndex } from '../resources/index-cache.js';
 import { knownScopesOnly } from '../resources/provider-scopes.js';
 import { loadCustomClaims } from '../resources/custom-claims.js';
@@ -372,6 +372,11 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
         return this.bridge({ id: 'account-code-exchange', method: 'POST', path: `${this.mountPath}/token`, rawQuery: '', headers, ip: '127.0.0.1', body: bytes, params: {} });
       },
     };
+  }
+
+  /** An administrator's password set or MFA reset, told to the user (ui/account/alerts.ts). */
+  alertAdminChange(user: UserRecord, change: 'password_changed' | 'mfa_changed'): void {
+    adminChangeAlert(this.accountHost(), user, change);
   }
 
   /** Every request under /account on the tenant's origin (password reset, verification, the account page). */

@@ -2,12 +2,13 @@
  * What the surfaces (Management API, platform routes, the OIDC sign-in and account pages, the
  * console) may ask of a live tenant, instead of depending on the TenantActor class: who the
  * tenant is, its effective configuration and keys, token verification, its client cache and usage
- * counters, and a reload after a change. The actor implements it; tests can hand a fake.
+ * counters, a security alert to a user an administrator changed, and a reload after a change. The
+ * actor implements it; tests can hand a fake.
  */
 import type { ClientCache } from '../clients/operations.js';
 import type { KeySet } from '../keys/keystore.js';
 import type { AccessTokenOwner, TokenCheck } from '../oidc/token-verification.js';
-import type { ClientRecord } from '../storage/types.js';
+import type { ClientRecord, UserRecord } from '../storage/types.js';
 import type { EffectiveConfig } from './config/merge.js';
 
 export interface TenantHandle extends ClientCache {
@@ -32,6 +33,11 @@ export interface TenantHandle extends ClientCache {
   flushUsage(): Promise<void>;
   /** Tokens a client was issued that are not written yet. */
   pendingUsage(clientId: string): number;
+  /**
+   * Tells the user by mail, after the answer, that an administrator changed their credentials (the
+   * security alert of the kind, with the tenant's brand, language and account page); never throws.
+   */
+  alertAdminChange(user: UserRecord, change: 'password_changed' | 'mfa_changed'): void;
   /** Reads keys, configuration and clients from storage again; resolves once the new state is live. */
   reload(): Promise<void>;
 }

@@ -114,13 +114,19 @@ const ALERTS: Record<SecurityAlert, { subject: MessageKey; intro: MessageKey }> 
   new_device: { subject: 'mail.alert.new_device.subject', intro: 'mail.alert.new_device.intro' },
 };
 
-export function securityAlertMail(a: MailAudience, alert: SecurityAlert, accountUrl: string, at: Date, device?: string): MailMessage {
+/**
+ * `byAdmin`: an administrator made the change (Management API password set or MFA reset): the mail
+ * says so, and tells the user to contact the administrator if unexpected instead of "if this was
+ * not you" (it was not, by definition).
+ */
+export function securityAlertMail(a: MailAudience, alert: SecurityAlert, accountUrl: string, at: Date, opts: { device?: string; byAdmin?: boolean } = {}): MailMessage {
   const time = `${new Intl.DateTimeFormat(a.t.lang, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(at)} UTC`;
+  const intro: [MessageKey, Vars?] = [ALERTS[alert].intro, { time, device: opts.device ? oneLine(opts.device).slice(0, 120) : '?' }];
   return compose(a, {
     subject: ALERTS[alert].subject,
-    before: [[ALERTS[alert].intro, { time, device: device ? oneLine(device).slice(0, 120) : '?' }]],
+    before: opts.byAdmin ? [intro, ['mail.alert.by_admin']] : [intro],
     action: { label: 'mail.alert.action', url: accountUrl },
-    after: [['mail.alert.not_you']],
+    after: [[opts.byAdmin ? 'mail.alert.by_admin.not_you' : 'mail.alert.not_you']],
   });
 }
 

@@ -22,6 +22,11 @@ export interface UserScope {
   /** The tenant's effective configuration (session lifetime, and the password policy to come). */
   config: EffectiveConfig;
   by?: Attribution;
+  /**
+   * Tells the account owner that the caller changed their password or MFA (the Management API: a
+   * security alert mail after the answer). Called once the change is stored; absent, nobody is told.
+   */
+  alertUser?: (user: UserRecord, change: 'password_changed' | 'mfa_changed') => void;
 }
 
 type UserChange = Parameters<UserRepository['update']>[2];
@@ -238,11 +243,16 @@ export async function setPassword(scope: UserScope, id: string, newPassword: str
   checkPasswordPolicy(scope, newPassword, existing.email, 'new_password');
   const passwordHash = await scope.ctx.passwords.hash(newPassword);
   const revoked = await accountSessions.count(scope, existing.id);
-  await mustUpdate(scope, existing.id, { password_hash: passwordHash }, { type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin', sessions_revoked: revoked } });
+  const updated = await mustUpdate(scope, existing.id, { password_hash: passwordHash }, { type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin', sessions_revoked: revoked } });
+  scope.alertUser?.(updated, 'password_changed');
   await accountSessions.end(scope, existing.id);
 }
 
-/** TOTP disabled, recovery codes cleared and passkeys removed (issue 14). */
+/**
+ * TOTP disabled, recovery codes cleared and passkeys removed (issue 14). The user is alerted only
+ * when something was removed: a reset of an account with no second factor changes nothing for
+ * its owner, and a mail saying it changed would be noise (docs/decisions.md).
+ */
 export async function resetMfa(scope: UserScope, id: string): Promise<void> {
   const existing = await getLiveUser(scope, id);
   const passkeys = (await scope.ctx.storage.webauthn.listCredentials(scope.tenant, existing.id)).length;
@@ -251,8 +261,10 @@ export async function resetMfa(scope: UserScope, id: string): Promise<void> {
     user_id: existing.id,
     details: { user_id: existing.id, methods: existing.mfa_methods, passkeys_removed: passkeys, sessions_revoked: await accountSessions.count(scope, existing.id) },
   };
-  await mustUpdate(scope, existing.id, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null }, event);
-  await scope.ctx.storage.webauthn.deleteUserCredentials(scope.tenant, existing.id);
+  const updated = await mustUpdate(scope, existing.id, { mfa_enabled: false, mfa_methods: [], mfa_secret_sealed: null, mfa_recovery_sealed: null }, event);
+  const removed = await scope.ctx.storage.webauthn.deleteUserCredentials(scope.tenant, existing.id);
+  const hadTotp = existing.mfa_secret_sealed !== null || existing.mfa_recovery_sealed !== null;
+  if (hadTotp || existing.mfa_methods.length > 0 || passkeys > 0 || removed > 0) scope.alertUser?.(updated, 'mfa_changed');
   await accountSessions.end(scope, existing.id);
 }
 

@@ -37,3 +37,21 @@ describe('mail text part', () => {
     }
   });
 });
+
+describe('security alert by an administrator', () => {
+  it('every language says an administrator made the change, and asks to contact them instead of "if this was not you"', () => {
+    for (const lang of LOCALES) {
+      const t = translator(lang);
+      const own = securityAlertMail(audience(lang), 'password_changed', URL_, new Date(0));
+      const admin = securityAlertMail(audience(lang), 'password_changed', URL_, new Date(0), { byAdmin: true });
+      expect(admin.subject, lang).toBe(own.subject);
+      for (const key of ['mail.alert.by_admin', 'mail.alert.by_admin.not_you'] as const) {
+        expect(t(key), lang).not.toBe(key);
+        expect(admin.text, lang).toContain(t(key));
+        expect(own.text, lang).not.toContain(t(key));
+      }
+      expect(admin.text, lang).not.toContain(t('mail.alert.not_you'));
+      expect(own.text, lang).toContain(t('mail.alert.not_you'));
+    }
+  });
+});

@@ -16,8 +16,17 @@ const messageOut = serializer(dataEnvelope(messageResponse));
 const activitiesOut = serializer(listEnvelope(auditEntryResponse));
 const sessionsOut = serializer(z.object({ data: z.array(sessionResponse) }));
 
-/** The domain's view of a call: its tenant and effective config, the caller for the audit entry. */
-const scopeOf = (call: Call): UserScope => ({ ctx: call.ctx, tenant: call.tenant, config: call.actor.config, by: call.by });
+/**
+ * The domain's view of a call: its tenant and effective config, the caller for the audit entry,
+ * and the security alert an administrator's password set or MFA reset sends the user.
+ */
+const scopeOf = (call: Call): UserScope => ({
+  ctx: call.ctx,
+  tenant: call.tenant,
+  config: call.actor.config,
+  by: call.by,
+  alertUser: (user, change) => call.actor.alertAdminChange(user, change),
+});
 
 /** A literal pattern type, so the handlers' `call.params.user_id` is typed (operation.ts PathParams). */
 const route = <S extends string>(suffix: S) => `/api/v1/users/:user_id${suffix}` as const;

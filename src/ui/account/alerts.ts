@@ -4,6 +4,7 @@
  * The tenant's defaults apply unless the user chose otherwise on the account page (stored in
  * user_preferences as `alerts`). Sent off the request path; a failure is logged, never thrown.
  */
+import { afterAnswer } from '../../http/after-answer.js';
 import type { UserRecord } from '../../storage/types.js';
 import type { Locale } from '../i18n/index.js';
 import { securityAlertMail, type SecurityAlert } from '../mail-templates.js';
@@ -26,14 +27,35 @@ export async function alertChoices(host: AccountHost, userId: string): Promise<R
   return out;
 }
 
-export function securityAlert(host: AccountHost, user: UserRecord, alert: SecurityAlert, lang?: Locale, device?: string): void {
+interface AlertDetails {
+  lang?: Locale;
+  device?: string;
+  byAdmin?: boolean;
+}
+
+/** Queues the alert when the user has an address, mail is available and the alert is chosen. */
+async function sendAlert(host: AccountHost, user: UserRecord, alert: SecurityAlert, details: AlertDetails): Promise<void> {
   if (!user.email || !mailAvailable(host)) return;
   const to = user.email;
-  void alertChoices(host, user.id)
-    .then((choices) => {
-      if (!choices[SETTING[alert]]) return;
-      const accountUrl = `${host.origin.origin}/account`;
-      sendMail(host, 'security_alert', user, to, mailLocale(host, lang), (a) => securityAlertMail(a, alert, accountUrl, new Date(), device));
-    })
-    .catch((err: unknown) => host.ctx.log.error({ err, tenant: host.tenant, alert }, 'security alert not sent'));
+  const choices = await alertChoices(host, user.id);
+  if (!choices[SETTING[alert]]) return;
+  const accountUrl = `${host.origin.origin}/account`;
+  const { device, byAdmin } = details;
+  sendMail(host, 'security_alert', user, to, mailLocale(host, details.lang), (a) => securityAlertMail(a, alert, accountUrl, new Date(), { device, byAdmin }));
+}
+
+const notSent = (host: AccountHost, alert: SecurityAlert) => (err: unknown) => host.ctx.log.error({ err, tenant: host.tenant, alert }, 'security alert not sent');
+
+export function securityAlert(host: AccountHost, user: UserRecord, alert: SecurityAlert, lang?: Locale, device?: string): void {
+  void sendAlert(host, user, alert, { lang, device }).catch(notSent(host, alert));
+}
+
+/**
+ * An administrator changed the user's credentials through the Management API (a password set, an
+ * MFA reset): the same alert and choices as the user's own change, in the tenant's default
+ * language (no page to take one from), saying an administrator made it. Runs after the answer
+ * (http/after-answer.ts: the mailer's drain and the shutdown wait for it).
+ */
+export function adminChangeAlert(host: AccountHost, user: UserRecord, alert: 'password_changed' | 'mfa_changed'): void {
+  afterAnswer(() => sendAlert(host, user, alert, { byAdmin: true }), notSent(host, alert));
 }

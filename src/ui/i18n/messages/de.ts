@@ -201,6 +201,8 @@ export const de: Messages = {
   'mail.alert.new_device.subject': "Neue Anmeldung bei Ihrem Konto",
   'mail.alert.new_device.intro': "Mit Ihrem Konto wurde sich am {time} von einem neuen Gerät aus angemeldet ({device}).",
   'mail.alert.not_you': "Wenn Sie das nicht waren, prüfen Sie Ihr Konto und ändern Sie sofort Ihr Passwort.",
+  'mail.alert.by_admin': "Diese Änderung hat ein Administrator des Dienstes vorgenommen.",
+  'mail.alert.by_admin.not_you': "Wenn Sie sie nicht erwartet haben, wenden Sie sich an den Administrator des Dienstes.",
   'mail.alert.action': "Mein Konto prüfen",
   'mail.alert.email_changed.subject': "Die E-Mail-Adresse Ihres Kontos wurde geändert",
   'mail.alert.email_changed.intro': "Die E-Mail-Adresse Ihres Kontos wurde am {time} in {email} geändert. Nachrichten zu Ihrem Konto gehen jetzt an diese Adresse.",

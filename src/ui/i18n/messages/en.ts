@@ -207,6 +207,8 @@ export const en = {
   'mail.alert.new_device.subject': "New sign-in to your account",
   'mail.alert.new_device.intro': "Your account was used to sign in from a new device on {time} ({device}).",
   'mail.alert.not_you': "If this was not you, review your account and change your password now.",
+  'mail.alert.by_admin': "An administrator of the service made this change.",
+  'mail.alert.by_admin.not_you': "If you did not expect it, contact the service's administrator.",
   'mail.alert.action': "Review my account",
   'mail.alert.email_changed.subject': "The e-mail address of your account was changed",
   'mail.alert.email_changed.intro': "The e-mail address of your account was changed to {email} on {time}. Messages about your account now go to that address.",

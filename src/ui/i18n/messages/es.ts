@@ -201,6 +201,8 @@ export const es: Messages = {
   'mail.alert.new_device.subject': "Nuevo inicio de sesión en su cuenta",
   'mail.alert.new_device.intro': "Se inició sesión con su cuenta desde un dispositivo nuevo el {time} ({device}).",
   'mail.alert.not_you': "Si no fue usted, revise su cuenta y cambie su contraseña ahora.",
+  'mail.alert.by_admin': "Este cambio lo hizo un administrador del servicio.",
+  'mail.alert.by_admin.not_you': "Si no lo esperaba, póngase en contacto con el administrador del servicio.",
   'mail.alert.action': "Revisar mi cuenta",
   'mail.alert.email_changed.subject': "Se ha cambiado la dirección de correo electrónico de su cuenta",
   'mail.alert.email_changed.intro': "La dirección de correo electrónico de su cuenta se cambió a {email} el {time}. Los mensajes sobre su cuenta se envían ahora a esa dirección.",

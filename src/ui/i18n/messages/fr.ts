@@ -202,6 +202,8 @@ export const fr: Messages = {
   'mail.alert.new_device.subject': "Nouvelle connexion à votre compte",
   'mail.alert.new_device.intro': "Votre compte a été utilisé pour se connecter depuis un nouvel appareil le {time} ({device}).",
   'mail.alert.not_you': "Si ce n'était pas vous, vérifiez votre compte et changez votre mot de passe dès maintenant.",
+  'mail.alert.by_admin': "Cette modification a été faite par un administrateur du service.",
+  'mail.alert.by_admin.not_you': "Si vous ne vous y attendiez pas, contactez l'administrateur du service.",
   'mail.alert.action': "Vérifier mon compte",
   'mail.alert.email_changed.subject': "L'adresse e-mail de votre compte a été modifiée",
   'mail.alert.email_changed.intro': "L'adresse e-mail de votre compte a été remplacée par {email} le {time}. Les messages concernant votre compte sont désormais envoyés à cette adresse.",
