@@ -46,8 +46,9 @@ async function sendAlert(host: AccountHost, user: UserRecord, alert: SecurityAle
 
 const notSent = (host: AccountHost, alert: SecurityAlert) => (err: unknown) => host.ctx.log.error({ err, tenant: host.tenant, alert }, 'security alert not sent');
 
+/** The user's own change or sign-in, told after the answer (tracked like the admin's: the mailer's drain and the shutdown wait for it). */
 export function securityAlert(host: AccountHost, user: UserRecord, alert: SecurityAlert, lang?: Locale, device?: string): void {
-  void sendAlert(host, user, alert, { lang, device }).catch(notSent(host, alert));
+  afterAnswer(() => sendAlert(host, user, alert, { lang, device }), notSent(host, alert));
 }
 
 /**
