@@ -73,6 +73,15 @@ ${totp}`,
   );
 }
 
+/** Id of the rename field of the `index`th passkey of the list (in the order listCredentials gives). */
+export const renameFieldId = (index: number) => `rename-${index}`;
+/** Id of the name field of the passkey being added. */
+export const ADD_NAME_FIELD = 'passkey-name';
+
+/** A text field as drawn after a refused form: its value (the one given, or `current`) and its state attributes. */
+export type FieldView = (id: string, current: string) => { value: string; state: Html };
+const plainField: FieldView = (_id, current) => ({ value: current, state: html`` });
+
 /** The account page's passkey list with rename and remove, and the button that adds one. */
 export function passkeySection(
   ui: PageUi,
@@ -82,20 +91,27 @@ export function passkeySection(
     renameAction: string;
     removeAction: string;
     notice?: string;
-    error?: string;
+    /** The message of the section's refused action, as the page draws it (role=alert, its own id). */
+    error?: Html;
+    /** The name fields after a refused rename or add (the account page: the name given, aria-invalid, aria-describedby, focus). */
+    field?: FieldView;
     /** Extra hidden fields of each form (the account page names its actions in a field). */
     hidden?: { add?: Html; rename?: Html; remove?: Html };
   },
 ): Html {
   const { t } = ui;
-  const items = o.passkeys.map(
-    (p, i) => html`<li class="passkey">
+  const field = o.field ?? plainField;
+  const added = field(ADD_NAME_FIELD, '');
+  const items = o.passkeys.map((p, i) => {
+    const id = renameFieldId(i);
+    const rename = field(id, p.name);
+    return html`<li class="passkey">
 <p><strong>${p.name}</strong><br>${t('passkey.added_on', { created: pageTime(t, p.created_at), used: p.last_used_at ? pageTime(t, p.last_used_at) : t('passkey.never') })}</p>
 <form method="post" action="${o.renameAction}">
 <input type="hidden" name="csrf_token" value="${o.add.csrf}">${o.hidden?.rename ?? html``}
 <input type="hidden" name="id" value="${p.id}">
-<label for="rename-${i}">${t('passkey.rename.label', { name: p.name })}</label>
-<input type="text" id="rename-${i}" name="name" maxlength="64" required value="${p.name}">
+<label for="${id}">${t('passkey.rename.label', { name: p.name })}</label>
+<input type="text" id="${id}" name="name" maxlength="64" required value="${rename.value}"${rename.state}>
 <div class="actions"><button type="submit">${t('passkey.rename.submit', { name: p.name })}</button></div>
 </form>
 <form method="post" action="${o.removeAction}">
@@ -103,21 +119,21 @@ export function passkeySection(
 <input type="hidden" name="id" value="${p.id}">
 <div class="actions"><button type="submit">${t('passkey.remove.submit', { name: p.name })}</button></div>
 </form>
-</li>`,
-  );
+</li>`;
+  });
   return html`<section aria-labelledby="passkeys-heading">
 <h2 id="passkeys-heading">${t('passkey.section.title')}</h2>
 <p>${t('passkey.section.intro')}</p>
 ${o.notice ? html`<p role="status">${o.notice}</p>` : html``}
-${errorBlock(o.error)}
+${o.error ?? html``}
 ${o.passkeys.length ? html`<ul class="passkeys">${items}</ul>` : html`<p>${t('passkey.none')}</p>`}
 ${ceremonyForm(
   ui,
   'create',
   o.add,
   t('passkey.add'),
-  html`${o.hidden?.add ?? html``}<label for="passkey-name">${t('passkey.add.name')}</label>
-<input type="text" id="passkey-name" name="name" maxlength="64" autocomplete="off" placeholder="${t('passkey.add.placeholder')}">`,
+  html`${o.hidden?.add ?? html``}<label for="${ADD_NAME_FIELD}">${t('passkey.add.name')}</label>
+<input type="text" id="${ADD_NAME_FIELD}" name="name" maxlength="64" autocomplete="off" placeholder="${t('passkey.add.placeholder')}"${added.value ? html` value="${added.value}"` : html``}${added.state}>`,
 )}
 </section>`;
 }

@@ -77,7 +77,7 @@ export async function handleAccountPage(host: AccountHost, req: HttpRequest, exc
   const outcome: ActionOutcome = await action(v, form);
   if ('page' in outcome) return outcome.page;
   if ('error' in outcome) {
-    v.failure = { section: section!.id, error: outcome.error, fields: outcome.fields ?? [] };
+    v.failure = { section: section!.id, error: outcome.error, fields: outcome.fields ?? [], values: outcome.values ?? {} };
     return renderAccount(v, outcome.status ?? 400);
   }
   return renderAccount(v, 200, { notice: outcome.notice });

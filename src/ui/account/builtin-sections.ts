@@ -26,9 +26,9 @@ import { VERIFY_TTL_SECONDS, afterAnswer, issueToken, mailAvailable, refusedDoma
 import { MAILS_PER_ADDRESS } from './password-reset.js';
 import { passwordRulesMessage } from './password-messages.js';
 import { PROFILE_LABELS, profileError, profileErrorField, type ProfileFormField } from './profile-messages.js';
-import { fieldState, sectionError } from './form-errors.js';
+import { fieldState, givenValue, givenValueAttr, sectionError } from './form-errors.js';
 import { htmlPage } from './respond.js';
-import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
+import { registerAccountSection, type AccountVisit, type ActionOutcome, type ActionRefusal } from './sections.js';
 import { ACCOUNT_PATH, isThisSession, recentSignIn } from './session.js';
 
 const ENROLLMENT_SECONDS = 600;
@@ -67,7 +67,7 @@ async function passwordOk(v: AccountVisit, given: string, step: string): Promise
  * an account without a password (social or passkey sign-in only) needs a recent sign-in instead, as
  * passkeys do. A stolen session alone is not enough to take the account over.
  */
-async function ownerProven(v: AccountVisit, f: URLSearchParams, step: string): Promise<ActionOutcome | undefined> {
+async function ownerProven(v: AccountVisit, f: URLSearchParams, step: string): Promise<ActionRefusal | undefined> {
   if (!v.session.user.password_hash) return recentSignIn(v.session) ? undefined : { error: v.ui.t('account.recent.message'), status: 403 };
   return (await passwordOk(v, f.get('current_password') ?? '', step)) ? undefined : { error: v.ui.t('account.password.wrong'), status: 401, fields: ['email-password'] };
 }
@@ -84,6 +84,9 @@ const PROFILE_FIELDS = [
   { name: 'username', label: PROFILE_LABELS.username, autocomplete: 'nickname' },
 ] as const satisfies ReadonlyArray<{ name: ProfileFormField; label: MessageKey; autocomplete: string }>;
 
+/** The profile form's values as given, by field id: a refused save puts every one back (nothing was saved). */
+const profileGiven = (f: URLSearchParams) => Object.fromEntries(PROFILE_FIELDS.map(({ name }) => [`profile-${name}`, f.get(name) ?? '']));
+
 registerAccountSection({
   id: 'profile',
   render(v) {
@@ -91,7 +94,7 @@ registerAccountSection({
     const u = v.session.user;
     const fields = PROFILE_FIELDS.map(
       ({ name, label, autocomplete }) => html`<label for="profile-${name}">${t(label)}</label>
-<input type="text" id="profile-${name}" name="${name}" autocomplete="${autocomplete}" maxlength="${PROFILE_MAX[name]}" value="${u[name] ?? ''}"${fieldState(v, 'profile', `profile-${name}`)}>`,
+<input type="text" id="profile-${name}" name="${name}" autocomplete="${autocomplete}" maxlength="${PROFILE_MAX[name]}" value="${givenValue(v, 'profile', `profile-${name}`) ?? u[name] ?? ''}"${fieldState(v, 'profile', `profile-${name}`)}>`,
     );
     return section(v, 'profile', t('account.profile.heading'), form(v, 'profile.save', html`${fields}`, t('account.profile.save')));
   },
@@ -101,7 +104,7 @@ registerAccountSection({
       // Refused, not cut short: a value over the limit is the user's mistake to see (the API answers 422).
       for (const { name, label } of PROFILE_FIELDS) {
         const value = (f.get(name) ?? '').trim();
-        if (overProfileLimit(name, value)) return { error: v.ui.t('account.profile.too_long', { field: v.ui.t(label), max: PROFILE_MAX[name] }), fields: [`profile-${name}`] };
+        if (overProfileLimit(name, value)) return { error: v.ui.t('account.profile.too_long', { field: v.ui.t(label), max: PROFILE_MAX[name] }), fields: [`profile-${name}`], values: profileGiven(f) };
         input[name] = value || null;
       }
       try {
@@ -113,7 +116,7 @@ registerAccountSection({
         const error = profileError(v.ui.t, err, input);
         if (error === undefined) throw err;
         const field = profileErrorField(err);
-        return { error, fields: field ? [`profile-${field}`] : [] };
+        return { error, fields: field ? [`profile-${field}`] : [], values: profileGiven(f) };
       }
     },
   },
@@ -136,7 +139,7 @@ ${form(
   v,
   'email.change',
   html`<label for="new-email">${t('account.email.new')}</label>
-<input type="email" id="new-email" name="email" autocomplete="email" maxlength="320" required${fieldState(v, 'email', 'new-email')}>
+<input type="email" id="new-email" name="email" autocomplete="email" maxlength="320" required${givenValueAttr(v, 'email', 'new-email')}${fieldState(v, 'email', 'new-email')}>
 ${u.password_hash ? html`<label for="email-password">${t('account.email.password')}</label>
 <input type="password" id="email-password" name="current_password" autocomplete="current-password" required${fieldState(v, 'email', 'email-password')}>` : html``}`,
   t('account.email.submit'),
@@ -151,14 +154,16 @@ ${u.password_hash ? html`<label for="email-password">${t('account.email.password
       const user = v.session.user;
       const email = text(f, 'email', 320);
       const onAddress = ['new-email'];
-      if (!validEmail(email)) return { error: t('signup.invalid_email'), fields: onAddress };
-      if (email.toLowerCase() === user.email?.toLowerCase()) return { error: t('account.email.same'), fields: onAddress };
+      // A refusal puts the address given back in its field; the password is never given back.
+      const values = { 'new-email': f.get('email') ?? '' };
+      if (!validEmail(email)) return { error: t('signup.invalid_email'), fields: onAddress, values };
+      if (email.toLowerCase() === user.email?.toLowerCase()) return { error: t('account.email.same'), fields: onAddress, values };
       if (!mailAvailable(host)) return { error: t('page.not_found.message') };
       const refused = await ownerProven(v, f, 'email_change');
-      if (refused) return refused;
+      if (refused) return { ...refused, values };
       // The tenant's list of address domains holds for a changed address as for a new account.
       const domain = refusedDomain(signupSettings(host), email);
-      if (domain) return { error: t('signup.domain_not_allowed', { domain }), fields: onAddress };
+      if (domain) return { error: t('signup.domain_not_allowed', { domain }), fields: onAddress, values };
       // Per target address, as the password reset's (storage compares addresses lower-cased). Over
       // the limit the answer is the same: a refusal would tell that someone else sent mail there.
       const allowed = await v.limiter.allow(`${host.tenant}:email-change-addr:${email.toLowerCase()}`, MAILS_PER_ADDRESS.limit, MAILS_PER_ADDRESS.windowSeconds);

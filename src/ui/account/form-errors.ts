@@ -3,6 +3,8 @@
  * section whose form failed, with role=alert, and the fields in error marked aria-invalid,
  * described by the message, the first one focused. Seven forms share the page: a message at its
  * top, with the focus left on the body, told a screen-reader user neither where nor what.
+ * The text the user typed in the refused form is put back in its fields (never a password): a
+ * page drawn from the stored values made them type it all again.
  */
 import { html, type Html } from '../escape.js';
 import type { AccountVisit } from './sections.js';
@@ -29,4 +31,20 @@ export function fieldState(v: AccountVisit, section: string, field: string, hint
   const failed = Boolean(failure?.fields.includes(field));
   const described = [hint, failed ? errorId(section) : undefined].filter((id) => id !== undefined).join(' ');
   return html`${described ? html` aria-describedby="${described}"` : html``}${failed ? html` aria-invalid="true"` : html``}${failed && failure!.fields[0] === field ? html` autofocus` : html``}`;
+}
+
+/**
+ * What the user typed in `field` of this section's refused form, to put back in it; undefined
+ * when no form of the section was refused or the action did not give the field back. Escaped
+ * where it is drawn, like any value (`html`): never markup. Never asked for a password field.
+ */
+export function givenValue(v: AccountVisit, section: string, field: string): string | undefined {
+  const values = v.failure?.section === section ? v.failure.values : undefined;
+  return values && Object.hasOwn(values, field) ? values[field] : undefined;
+}
+
+/** ` value="…"` of a field that starts empty (nothing stored), holding what the user typed when its form was refused. */
+export function givenValueAttr(v: AccountVisit, section: string, field: string): Html {
+  const given = givenValue(v, section, field);
+  return given ? html` value="${given}"` : html``;
 }

@@ -12,14 +12,14 @@ import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import { cleanName, completeRegistration, registrationOptions, removePasskey, usableMethods } from '../../users/passkeys.js';
 import { html } from '../escape.js';
 import type { MessageKey } from '../i18n/index.js';
-import { passkeySection } from '../passkey-pages.js';
+import { ADD_NAME_FIELD, passkeySection, renameFieldId } from '../passkey-pages.js';
 import { csrfOf } from './session-csrf.js';
 import { securityAlert } from './alerts.js';
 import type { AccountHost } from './host.js';
 import { readForm } from './password-reset.js';
-import { sectionFailure } from './form-errors.js';
+import { fieldState, givenValue, sectionError } from './form-errors.js';
 import { seeOther } from './respond.js';
-import { registerAccountSection, type AccountVisit, type ActionOutcome } from './sections.js';
+import { registerAccountSection, type AccountVisit, type ActionOutcome, type ActionRefusal } from './sections.js';
 import { ACCOUNT_PATH, currentSession, recentSignIn, type AccountSession } from './session.js';
 
 export const PASSKEY_OPTIONS_PATH = '/account/passkeys/options';
@@ -36,6 +36,8 @@ const who = (v: AccountVisit) => ({ username: v.session.user.email, user_id: v.s
 /** After a change: back to the page by GET (a reload does not repeat the action), with its notice. */
 const done = (what: keyof typeof NOTICES): ActionOutcome => ({ page: seeOther(`${ACCOUNT_PATH}?passkey=${what}`) });
 const field = (action: string) => html`<input type="hidden" name="action" value="${action}">`;
+/** A refused add: the name typed for the new passkey goes back in its field (the refusal is not about it). */
+const addRefused = (f: URLSearchParams, error: string, status?: number): ActionRefusal => ({ error, ...(status ? { status } : {}), values: { [ADD_NAME_FIELD]: f.get('name') ?? '' } });
 
 registerAccountSection(
   {
@@ -50,7 +52,8 @@ registerAccountSection(
         renameAction: ACCOUNT_PATH,
         removeAction: ACCOUNT_PATH,
         notice: Object.hasOwn(NOTICES, shown) ? ui.t(NOTICES[shown]!) : undefined,
-        error: sectionFailure(v, 'passkeys'),
+        error: sectionError(v, 'passkeys'),
+        field: (id, current) => ({ value: givenValue(v, 'passkeys', id) ?? current, state: fieldState(v, 'passkeys', id) }),
         hidden: { add: field('passkeys.add'), rename: field('passkeys.rename'), remove: field('passkeys.remove') },
       });
     },
@@ -59,7 +62,7 @@ registerAccountSection(
       async add(v, f) {
         const { host, session } = v;
         if (!enabled(host)) return { error: v.ui.t('passkey.unavailable'), status: 404 };
-        if (!recentSignIn(session)) return { error: v.ui.t('passkey.recent.message'), status: 403 };
+        if (!recentSignIn(session)) return addRefused(f, v.ui.t('passkey.recent.message'), 403);
         // The passkey and its mfa_enabled entry are one transaction.
         const outcome = await completeRegistration(host.ctx, host.tenant, host.relyingParty, session.user, bindingOf(host, session), f.get('credential') ?? '', f.get('name') ?? '', (c) => ({
           type: 'mfa_enabled',
@@ -70,7 +73,7 @@ registerAccountSection(
         if (!outcome.ok) {
           await host.ctx.audit.record(host.tenant, { type: 'mfa_enrollment_failed', status: 'failed', ...who(v), details: { user_id: session.user.id, method: 'webauthn', reason: outcome.reason } });
           const key: MessageKey = outcome.reason === 'duplicate' ? 'passkey.duplicate' : outcome.reason === 'expired' ? 'passkey.expired' : 'passkey.invalid';
-          return { error: v.ui.t(key) };
+          return addRefused(f, v.ui.t(key));
         }
         // A second step added or removed is told to the owner, like the authenticator app's set-up.
         securityAlert(host, session.user, 'mfa_changed', v.ui.t.lang);
@@ -79,12 +82,21 @@ registerAccountSection(
       async rename(v, f) {
         const { host } = v;
         if (!enabled(host)) return { error: v.ui.t('passkey.unavailable'), status: 404 };
-        const name = cleanName(f.get('name') ?? '');
-        if (!name) return { error: v.ui.t('passkey.name_missing') };
-        // Scoped to the signed-in user: another user's passkey id is "not found", like an unknown one.
-        if (!(await host.ctx.storage.webauthn.renameCredential(host.tenant, v.session.user.id, (f.get('id') ?? '').slice(0, 1024), name))) {
-          return { error: v.ui.t('passkey.not_found.message'), status: 404 };
+        const id = (f.get('id') ?? '').slice(0, 1024);
+        const given = f.get('name') ?? '';
+        const name = cleanName(given);
+        // Scoped to the signed-in user: another user's passkey id is "not found", like an unknown
+        // one, whatever the name; it names no field (the page lists only this user's passkeys).
+        const notFound: ActionRefusal = { error: v.ui.t('passkey.not_found.message'), status: 404 };
+        if (!name) {
+          // The message goes on the renamed passkey's own field, holding what was typed; the
+          // page draws the list in the same order (listCredentials: by creation, then id).
+          const at = (await host.ctx.storage.webauthn.listCredentials(host.tenant, v.session.user.id)).findIndex((p) => p.id === id);
+          if (at < 0) return notFound;
+          const renamed = renameFieldId(at);
+          return { error: v.ui.t('passkey.name_missing'), fields: [renamed], values: { [renamed]: given } };
         }
+        if (!(await host.ctx.storage.webauthn.renameCredential(host.tenant, v.session.user.id, id, name))) return notFound;
         return done('renamed');
       },
       async remove(v, f) {

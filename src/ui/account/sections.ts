@@ -26,21 +26,28 @@ export interface AccountVisit {
 
 /**
  * A refused action's message, for its section to show next to the form that failed, tied to the
- * fields in error (`fields`: their ids, the first one gets the focus). `shown` is set by the
- * section that showed it; otherwise the page shows it at the top.
+ * fields in error (`fields`: their ids, the first one gets the focus). `values`: what the user
+ * typed in the form's text fields, by field id, put back so it can be corrected instead of typed
+ * again (never a password). `shown` is set by the section that showed it; otherwise the page shows
+ * it at the top.
  */
 export interface ActionFailure {
   section: string;
   error: string;
   fields: readonly string[];
+  values: Readonly<Record<string, string>>;
   shown?: boolean;
 }
 
 /**
- * What an action leads to: the account page again with a message, or a page of its own. An error
- * names the ids of the fields in error, if any (WCAG 3.3.1: the message is tied to them).
+ * A refused action: its message, the ids of the fields in error, if any (WCAG 3.3.1: the message
+ * is tied to them), and the values given in the form's text fields, by id, to put back in them
+ * (WCAG 3.3.1: the user corrects the input rather than typing it again; never a password).
  */
-export type ActionOutcome = { notice: string } | { error: string; status?: number; fields?: readonly string[] } | { page: HttpResponse };
+export type ActionRefusal = { error: string; status?: number; fields?: readonly string[]; values?: Readonly<Record<string, string>> };
+
+/** What an action leads to: the account page again with a notice or a refusal, or a page of its own. */
+export type ActionOutcome = { notice: string } | ActionRefusal | { page: HttpResponse };
 
 export interface AccountSection {
   id: string;
