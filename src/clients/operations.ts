@@ -5,6 +5,7 @@
  * unaudited; then the tenant's client caches are told (this instance at once, the others by event).
  */
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import { clientChangedChannel, type ClientChangedEvent } from '../events/bus.js';
@@ -13,7 +14,7 @@ import type { AuditEntry, ClientMetadata, ClientRecord } from '../storage/types.
 import { assertMayConfigureClient } from './escalation.js';
 import { buildMetadata } from './rules.js';
 import { checkClientScopes } from './scope-names.js';
-import { SPEC_OPTIONAL_CLIENT_FIELDS, type ClientInput } from './schema.js';
+import { MUTABLE_CLIENT_FIELDS, SPEC_OPTIONAL_CLIENT_FIELDS, type ClientInput } from './schema.js';
 import { hashSecret, newClientSecret } from './secrets.js';
 
 /** The part of a tenant handle the domain needs: this instance's cache of the tenant's clients. */
@@ -137,6 +138,19 @@ export async function updateClient(scope: ClientScope, clientId: string, input: 
   }
 }
 
+/**
+ * The fields whose stored value the change alters, in schema order: what the `client.updated`
+ * entry names. A PUT's cleared fields, a PATCH's nulls and the fields derived from others (the
+ * response types of new grant types) are there; a field sent with the value it already had is not.
+ * `client_secret` is named when the change drops a stored secret (the client became public).
+ * Names only, never values.
+ */
+function changedFields(existing: ClientRecord, metadata: ClientMetadata): string[] {
+  const fields: string[] = MUTABLE_CLIENT_FIELDS.filter((k) => !isDeepStrictEqual(existing.metadata[k] ?? null, metadata[k] ?? null));
+  if (existing.secret_hash !== null && !isConfidential(metadata)) fields.push('client_secret');
+  return fields;
+}
+
 /** One attempt: the updated client, or undefined when it changed since it was read (a PATCH's base). */
 async function writeClientChange(scope: ClientScope, clientId: string, input: ClientInput, mode: 'put' | 'patch'): Promise<ClientRecord | undefined> {
   const existing = await getClient(scope, clientId);
@@ -149,7 +163,7 @@ async function writeClientChange(scope: ClientScope, clientId: string, input: Cl
   const change: Parameters<ClientScope['ctx']['storage']['clients']['update']>[2] = { metadata };
   // A client that became confidential has no secret until POST /secret; one that became public loses it.
   if (!isConfidential(metadata)) Object.assign(change, { secret_hash: null, secret_sealed: null });
-  const fields = Object.keys(input).filter((k) => k in metadata);
+  const fields = changedFields(existing, metadata);
   const event = { type: 'client.updated', details: { client_id: existing.client_id, fields, method: mode.toUpperCase() } };
   const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event), mode === 'patch' ? existing.metadata : undefined);
   // Deleted meanwhile (404 from getClient on the next attempt), or changed: applied again.

@@ -190,12 +190,21 @@ function buildChange(input: UserUpdateInput, existing: UserRecord, mode: 'put' |
   return change;
 }
 
+/**
+ * The fields whose stored value the change alters, in schema order: what the `user.updated` entry
+ * names. A PUT's cleared fields and a new address's lost verification are there; a field sent with
+ * the value it already had is not (nothing changed). Names only, never values.
+ */
+function changedFields(change: UserChange, existing: UserRecord): string[] {
+  return MUTABLE_USER_FIELDS.filter((k) => k in change && change[k] !== existing[k]);
+}
+
 export async function updateUser(scope: UserScope, id: string, input: UserUpdateInput, mode: 'put' | 'patch'): Promise<UserRecord> {
   const existing = await getLiveUser(scope, id);
   checkRole(input.role, scope.tenant);
   const change = buildChange(input, existing, mode);
   if (change.email) await checkEmailFree(scope, change.email, existing.id);
-  const fields = MUTABLE_USER_FIELDS.filter((k) => input[k] !== undefined);
+  const fields = changedFields(change, existing);
   const disabling = existing.account_enabled && change.account_enabled === false;
   const ended = disabling ? { sessions_revoked: await accountSessions.count(scope, existing.id) } : {};
   const updated = await mustUpdate(scope, existing.id, change, { type: 'user.updated', user_id: existing.id, details: { user_id: existing.id, fields, method: mode.toUpperCase(), ...ended } });

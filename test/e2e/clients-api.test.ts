@@ -413,6 +413,37 @@ describe('audit', () => {
     expect(JSON.stringify(all.items)).not.toContain(c.client_secret);
   });
 
+  it('the client.updated entry names every field whose stored value changed: a PUT\'s cleared ones, a PATCH\'s nulls, a dropped secret', async () => {
+    /** The one client.updated entry of a client (one change each, so no same-millisecond ordering question). */
+    const updatedEntry = async (id: string) => {
+      const list = (await entries('client.updated')).filter((e) => e.details.client_id === id);
+      expect(list).toHaveLength(1);
+      return list[0]!;
+    };
+    const full = { client_name: 'Cleared by PUT', redirect_uris: ['https://rp.example.com/cb'], description: 'd', backchannel_logout_uri: 'https://rp.example.com/bc', tags: ['t'] };
+    const a = await createClient(t, admin, full);
+    const put = await api(t, 'PUT', `/api/v1/clients/${a.client_id}`, { token: admin, body: { client_name: 'Cleared by PUT 2' } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.json.data).toMatchObject({ redirect_uris: [], description: null, backchannel_logout_uri: null, tags: [] });
+    expect((await updatedEntry(a.client_id)).details).toEqual({
+      client_id: a.client_id, method: 'PUT', fields: ['client_name', 'redirect_uris', 'description', 'tags', 'backchannel_logout_uri'],
+    });
+
+    // PATCH: a null clears (named), a value sent again is no change (not named).
+    const b = await createClient(t, admin, full);
+    const patch = await api(t, 'PATCH', `/api/v1/clients/${b.client_id}`, { token: admin, body: { description: null, tags: ['t'], client_name: full.client_name } });
+    expect(patch.status, patch.text).toBe(200);
+    expect((await updatedEntry(b.client_id)).details).toEqual({ client_id: b.client_id, method: 'PATCH', fields: ['description'] });
+
+    // A confidential client made public loses its secret: named, its value never in the entry.
+    const c = await createClient(t, admin, { client_name: 'Made public' });
+    const pub = await api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body: { token_endpoint_auth_method: 'none' } });
+    expect(pub.status, pub.text).toBe(200);
+    const entry = await updatedEntry(c.client_id);
+    expect(entry.details).toEqual({ client_id: c.client_id, method: 'PATCH', fields: ['token_endpoint_auth_method', 'client_secret'] });
+    expect(JSON.stringify(entry)).not.toContain(c.client_secret);
+  });
+
   it('lists client.created entries through the storage API with a count', async () => {
     const before = (await t.app.ctx.storage.audit.list('default', { type: 'client.created' }, { limit: 10, include_count: true })).total_count!;
     await createClient(t, admin, { client_name: 'Counted' });

@@ -233,6 +233,40 @@ describe('users API', () => {
       expect(again.json.data).toMatchObject({ id: u.id, given_name: 'Back', nickname: 'only-this', created_at: u.created_at });
     });
 
+    it('the user.updated entry names every field whose stored value changed: a PUT\'s cleared ones too, never a value', async () => {
+      /** The one user.updated entry of a user (one change each, so no same-millisecond ordering question). */
+      const updatedEntry = async (id: string) => {
+        const res = await call('GET', `/api/v1/users/${id}/activities`);
+        const updates = res.json.data.filter((e: { type: string }) => e.type === 'user.updated');
+        expect(updates).toHaveLength(1);
+        return updates[0] as { details: Record<string, unknown> };
+      };
+      // A PUT naming the e-mail only re-enables a disabled admin and demotes it: the entry says so.
+      const admin = await create({ account_enabled: false, role: 'admin', name: 'Full Name', nickname: 'nick', given_name: 'Given', email_verified: true });
+      const put = await call('PUT', `/api/v1/users/${admin.id}`, { email: admin.email });
+      expect(put.status, put.text).toBe(200);
+      expect(put.json.data).toMatchObject({ account_enabled: true, role: 'user', name: null, nickname: null, given_name: null, email_verified: false });
+      const putEntry = await updatedEntry(admin.id);
+      expect(putEntry.details).toEqual({ user_id: admin.id, method: 'PUT', fields: ['given_name', 'name', 'nickname', 'role', 'account_enabled', 'email_verified'] });
+      expect(JSON.stringify(putEntry)).not.toMatch(/Full Name|nick"|Given/);
+
+      // PATCH: what changed, not what was sent (a value sent again, a null over nothing, are no change).
+      const same = await create({ family_name: 'Lee', role: 'admin' });
+      const patch = await call('PATCH', `/api/v1/users/${same.id}`, { family_name: 'Lee', role: 'admin', nickname: null, given_name: 'Ann' });
+      expect(patch.status, patch.text).toBe(200);
+      expect((await updatedEntry(same.id)).details).toEqual({ user_id: same.id, method: 'PATCH', fields: ['given_name'] });
+
+      // A new address loses its verification: both are named.
+      const verified = await create({ email_verified: true });
+      expect((await call('PATCH', `/api/v1/users/${verified.id}`, { email: email('new') })).json.data.email_verified).toBe(false);
+      expect((await updatedEntry(verified.id)).details).toMatchObject({ method: 'PATCH', fields: ['email', 'email_verified'] });
+
+      // A PUT that changes nothing is still recorded, naming no field.
+      const plain = await create();
+      expect((await call('PUT', `/api/v1/users/${plain.id}`, { email: plain.email })).status).toBe(200);
+      expect((await updatedEntry(plain.id)).details).toEqual({ user_id: plain.id, method: 'PUT', fields: [] });
+    });
+
     it('never accepts a password on PUT or PATCH', async () => {
       const u = await create();
       for (const method of ['PUT', 'PATCH']) {
