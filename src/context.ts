@@ -1,5 +1,5 @@
 /** What every layer is handed at start: parsed config and the shared services. */
-import type { AuditLog } from './audit/audit-log.js';
+import type { AuditWriter } from './audit/audit-log.js';
 import type { Config } from './config/index.js';
 import type { EventBus } from './events/bus.js';
 import type { Sealer } from './keys/sealer.js';
@@ -20,7 +20,7 @@ export interface AppContext {
   readonly log: Logger;
   readonly storage: Storage;
   readonly sealer: Sealer;
-  readonly audit: AuditLog;
+  readonly audit: AuditWriter;
   readonly resolver: TenantResolver;
   /** Which tenants exist and may serve (cached lookups of storage.tenants; `default` hard-coded). */
   readonly registry: TenantRegistry;

@@ -24,6 +24,12 @@ export interface AuditEvent {
 export type Attribution = Pick<AuditEvent, 'client_id' | 'ip_address' | 'user_agent' | 'user_id' | 'username'>;
 
 /**
+ * What the service writes its entries through: the AuditLog itself, or a Management API call's view
+ * of it that also attributes and copies a cross-tenant caller's entries (management/cross-tenant-audit.ts).
+ */
+export type AuditWriter = Pick<AuditLog, 'entry' | 'record' | 'recordOrFail' | 'drain'>;
+
+/**
  * Random bytes for the ids, drawn from the CSPRNG a page at a time: one randomBytes() call per id
  * (two, with the sequence) cost more than the rest of an audit entry's preparation.
  */

@@ -11,6 +11,7 @@ import { Router } from '../http/router.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { TenantHandle } from '../tenancy/handle.js';
 import { authenticate, type AuthDeps } from './authenticate.js';
+import { CrossTenantAudit } from './cross-tenant-audit.js';
 import { inRequestScheme } from './dpop.js';
 import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
@@ -62,7 +63,7 @@ export class ManagementApi {
   private async authorizedRun(o: Operation, req: HttpRequest): Promise<HttpResponse> {
     // Tenant, actor and verified token (own tenant, `_platforms` for platform operations, or a
     // cross-tenant `_platforms` token): authenticate.ts.
-    const { tenant, actor, claims, user } = await authenticate(this.deps, o, req);
+    const { tenant, actor, claims, user, tokenTenant } = await authenticate(this.deps, o, req);
     const scopes = new Set((claims.scope ?? '').split(' '));
     if (!scopes.has(o.scope)) throw insufficientScope(o.scope);
 
@@ -80,10 +81,13 @@ export class ManagementApi {
 
     // With a user token the entry names the user who acted (issue 12); the affected id is in details.
     const by = { client_id: claims.client_id, ip_address: req.ip, user_agent: req.headers['user-agent'] ?? null, ...(user ? { user_id: user.id, username: user.email } : {}) };
+    // Another tenant's caller: its entries here name its tenant, and are copied into its own log.
+    const crossing = tokenTenant ? new CrossTenantAudit(this.deps.ctx.audit, this.deps.ctx.storage.audit, tenant, tokenTenant) : undefined;
+    const ctx = crossing ? { ...this.deps.ctx, audit: crossing } : this.deps.ctx;
     try {
       const call: Call = {
         req,
-        ctx: this.deps.ctx,
+        ctx,
         tenant,
         actor,
         claims,
@@ -98,10 +102,10 @@ export class ManagementApi {
         // The domain writes that take their entry into their own transaction (clients, users) never
         // come here; the others are refused rather than acknowledged unaudited (recordOrFail).
         audit: async (event) => {
-          await this.deps.ctx.audit.recordOrFail(tenant, { ...event, ...by });
+          await ctx.audit.recordOrFail(tenant, { ...event, ...by });
         },
       };
-      const res = await o.handler(call);
+      const res = crossing ? await crossing.around(by, () => o.handler(call)) : await o.handler(call);
       res.headers = { ...limitHeaders, ...res.headers };
       return res;
     } catch (err) {

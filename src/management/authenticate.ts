@@ -42,6 +42,8 @@ export interface Authenticated {
   claims: AccessTokenClaims;
   /** The user who acts, for a user token; absent for a client's own token. */
   user?: TokenUser;
+  /** The tenant of the token when it is not `tenant`: a cross-tenant `_platforms` token. */
+  tokenTenant?: string;
 }
 
 /**
@@ -81,7 +83,7 @@ export async function authenticate(deps: AuthDeps, o: Operation, req: HttpReques
   const held = new Set((verified.claims.scope ?? '').split(' '));
   const missing = [needed, o.scope].filter((s) => !held.has(s));
   if (missing.length) throw insufficientScope(missing);
-  return { tenant, actor, ...verified };
+  return { tenant, actor, ...verified, tokenTenant: PLATFORM_TENANT };
 }
 
 /** Whether the token claims the `_platforms` issuer (checked before building that actor; verified after). */

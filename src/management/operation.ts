@@ -29,6 +29,10 @@ type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer R
 
 export interface Call<Q = unknown, B = unknown, P extends object = Record<string, string | undefined>> {
   req: HttpRequest;
+  /**
+   * The app's context; for a cross-tenant caller a copy whose `audit` attributes and copies the
+   * call's entries (cross-tenant-audit.ts), so no identity-keyed cache should be keyed by it.
+   */
   ctx: AppContext;
   tenant: string;
   actor: TenantHandle;
