@@ -42,6 +42,15 @@ describe('audit ip_address filter', () => {
     expect(res.json.errors[0].field).toBe('ip_address');
   });
 
+  // The legacy inet_aton spellings are no address (octal, hexadecimal, one number, short forms):
+  // `0127.0.0.1` would otherwise be read as octal and search 87.0.0.1.
+  it.each(['0177.0.0.1', '0x7f000001', '2130706433', '127.1', '0127.0.0.1', '203.0.113.07', '0313.0.113.7'])('refuses the legacy IPv4 form %j with a 422 problem on ip_address', async (value) => {
+    const res = await api(t, 'GET', `/api/v1/audit?ip_address=${encodeURIComponent(value)}`, { token });
+    expect(res.status, res.text).toBe(422);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    expect(res.json).toMatchObject({ type: 'urn:svc:error:validation', errors: [{ field: 'ip_address', message: 'must be an IPv4 or IPv6 address' }] });
+  });
+
   it('single-tenant: tenant=default is the own log; another tenant is 404 whatever the token holds (no scope would reach it)', async () => {
     expect((await api(t, 'GET', '/api/v1/audit?tenant=default&type=test.ip', { token })).json.data).toHaveLength(3);
     const crossTenant = await t.token('svc:audit:read svc:cross-tenant:read');
