@@ -2,7 +2,7 @@
  * The parts of each tenant's oidc-provider configuration that concern end users: accounts,
  * interaction URL, device flow pages, logout pages, error page, pairwise subjects.
  */
-import { interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { interactionPolicy, type Client, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import type { TenantId } from '../storage/types.js';
 import { formTargetOf, pageHeaders } from '../ui/html.js';
@@ -12,6 +12,7 @@ import { deviceConfirmPage, deviceInputPage, logoutPage, messagePage } from '../
 import { findAccountFor } from './accounts.js';
 import { pairwiseSubject } from './pairwise.js';
 import { errorPageHtml, protocolMessage } from '../ui/error-page.js';
+import { carriedUiLocales, dropCarriedLanguage, forgetHintClient, hintMatchesSession, validatedPostLogoutUri } from './logout-pages.js';
 
 export interface SignInConfigHost {
   tenant: TenantId;
@@ -48,10 +49,14 @@ function interactionPrompts(): interactionPolicy.DefaultPolicy {
   return prompts;
 }
 
-/** The page context of a page oidc-provider renders (device, logout, errors); the language cookie set on ctx. */
-function pageUiOf(host: SignInConfigHost, ctx: KoaContextWithOIDC): PageUi {
+/**
+ * The page context of a page oidc-provider renders (device, logout, errors); the language cookie set
+ * on ctx. `carried`: a language carried from an earlier request of the flow (logout-pages.ts), in
+ * place of the request's ui_locales.
+ */
+function pageUiOf(host: SignInConfigHost, ctx: KoaContextWithOIDC, carried?: string): PageUi {
   const query = new URLSearchParams(ctx.method === 'GET' ? ctx.querystring : '');
-  const uiLocales = (ctx.oidc?.params as { ui_locales?: unknown } | undefined)?.ui_locales;
+  const uiLocales = carried ?? (ctx.oidc?.params as { ui_locales?: unknown } | undefined)?.ui_locales;
   const { ui, setCookie } = buildPageUi(
     host.ui,
     { path: host.mountPath + ctx.path, query: query.toString(), headers: { cookie: ctx.get('cookie'), 'accept-language': ctx.get('accept-language') } },
@@ -80,7 +85,10 @@ export function prefilledDeviceCode(host: SignInConfigHost) {
 }
 
 export function signInConfiguration(host: SignInConfigHost): Partial<Configuration> {
-  const uiOf = (ctx: KoaContextWithOIDC): PageUi => pageUiOf(host, ctx);
+  const uiOf = (ctx: KoaContextWithOIDC, carried?: string): PageUi => pageUiOf(host, ctx, carried);
+  const pairwiseIdentifier = (accountId: string, client: Client) => pairwiseSubject(host.pairwiseKey, String(client.sectorIdentifier ?? client.clientId), accountId);
+  // The `sub` of the client's ID tokens, as oidc-provider computes it.
+  const subjectOf = (accountId: string, client: Client) => (client.subjectType === 'pairwise' ? pairwiseIdentifier(accountId, client) : accountId);
   return {
     findAccount: findAccountFor(host.ctx.storage, host.tenant),
     interactions: {
@@ -88,13 +96,16 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
       policy: interactionPrompts(),
     },
     subjectTypes: ['public', 'pairwise'],
-    pairwiseIdentifier: (_ctx, accountId, client) => pairwiseSubject(host.pairwiseKey, String(client.sectorIdentifier ?? client.clientId), accountId),
+    pairwiseIdentifier: (_ctx, accountId, client) => pairwiseIdentifier(accountId, client),
     renderError: (ctx, out) => {
       // A plain explanation in the page's language and the request id; oidc-provider's English
       // protocol text (error, error_description) stays in the log, not on the page.
-      const ui = uiOf(ctx);
+      const ui = uiOf(ctx, carriedUiLocales(ctx));
       const requestId = ctx.get('x-request-id') || undefined;
-      render(ctx, errorPageHtml(ui, protocolMessage(out.error, out.error_description), requestId));
+      // The end-session request and its confirmation are refused before anything is signed out.
+      const route = (ctx.oidc as KoaContextWithOIDC['oidc'] | undefined)?.route;
+      const flow = route === 'end_session' || route === 'end_session_confirm' ? 'sign_out' : 'sign_in';
+      render(ctx, errorPageHtml(ui, protocolMessage(out.error, out.error_description, flow), requestId));
     },
     features: {
       deviceFlow: {
@@ -130,14 +141,20 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
       },
       rpInitiatedLogout: {
         enabled: true,
+        // Drawn only for a signed-in session (without one, oidc-provider's own form: logout-pages.ts).
         logoutSource: (ctx, form) => {
-          const target = ctx.oidc.params?.post_logout_redirect_uri;
           const ui = uiOf(ctx);
-          const client = ctx.oidc.client;
-          render(ctx, logoutPage({ ui, form, clientName: client ? clientDisplayName(ui.t, client.clientId, client.clientName) : undefined }), undefined, formTargetOf(typeof target === 'string' ? target : undefined));
+          // A hint for another user or session names no client, leads nowhere but here (logout-pages.ts).
+          const trusted = hintMatchesSession(ctx, subjectOf);
+          if (!trusted) forgetHintClient(ctx, host.ctx.log, host.tenant);
+          const client = trusted ? ctx.oidc.client : undefined;
+          const targets = trusted ? formTargetOf(validatedPostLogoutUri(ctx)) : [];
+          render(ctx, logoutPage({ ui, form, clientName: client ? clientDisplayName(ui.t, client.clientId, client.clientName) : undefined }), undefined, targets);
         },
         postLogoutSuccessSource: async (ctx) => {
-          const ui = uiOf(ctx);
+          // In the language ui_locales asked for on the end-session request (a request of its own).
+          const ui = uiOf(ctx, carriedUiLocales(ctx));
+          dropCarriedLanguage(ctx, host.mountPath);
           // "Stay signed in" lands here too (oidc-provider posts logout=yes only for "Sign out", and
           // redirects both here): the page says what is true now, read from the session cookie.
           const stayed = Boolean((await ctx.oidc.provider.Session.get(ctx)).accountId);

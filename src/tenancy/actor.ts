@@ -43,6 +43,7 @@ import type { UserinfoSetup } from '../oidc/userinfo.js';
 import type { UserTokenSetup } from '../oidc/user-tokens.js';
 import type { SilentAuthSetup } from '../oidc/silent-auth.js';
 import { mergeConfiguration, prefilledDeviceCode, signInConfiguration } from '../oidc/sign-in-config.js';
+import { endSessionPages } from '../oidc/logout-pages.js';
 import { pageHeaders } from '../ui/html.js';
 import { problemPage, wantsErrorPage } from '../ui/error-page.js';
 import type { UiSettings } from '../ui/page-ui.js';
@@ -258,6 +259,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       backchannelLogout: (client, sub, sid) => this.backchannel.send(client, sub, sid),
     });
     provider.use(prefilledDeviceCode(signInHost));
+    provider.use(endSessionPages(signInHost));
     this.observe(provider);
     const callback = provider.callback() as unknown as NodeCallback;
     const discoveryResponse = await insideProvider(() => runNodeCallback(callback, syntheticGet(this.mountPath + DISCOVERY_PATH), { mountPath: this.mountPath, origin: this.origin }));

@@ -4,7 +4,6 @@
  * and introspection fast paths decline what they do not serve); anything that matches no route goes
  * to oidc-provider too. Errors become OAuth errors in the actor (handleOidc), the one place for OIDC.
  */
-import { createHash } from 'node:crypto';
 import { etagMatches, publicDocument } from '../http/etag.js';
 import { OAuthError, oauthResponse } from '../http/problem.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
@@ -18,7 +17,7 @@ import { refreshGrant } from '../oidc/refresh-grant.js';
 import { authorizationCodeGrant } from '../oidc/code-grant.js';
 import type { UserTokenHost } from '../oidc/user-tokens.js';
 import { silentAuthorization, type SilentAuthHost } from '../oidc/silent-auth.js';
-import { formTargetOf, pageHeaders } from '../ui/html.js';
+import { autoSubmitHeaders, pageHeaders } from '../ui/html.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG } from '../ui/passkey-script.js';
 import { STYLESHEET, STYLESHEET_ETAG } from '../ui/style.js';
 
@@ -215,20 +214,15 @@ function unrecognizedRoute(req: HttpRequest, res: HttpResponse): HttpResponse {
 
 /**
  * HTML that oidc-provider rendered without our page headers (its error paths, the form_post
- * response mode) still gets them; form_post's auto-submit script is allowed by its hash.
+ * response mode) still gets them; form_post's auto-submit script is allowed by its hash. The
+ * logout without a session (its auto-submitting form) gets its headers inside the provider,
+ * where the validated post_logout_redirect_uri is known (oidc/logout-pages.ts).
  */
 export function secureHtml(res: HttpResponse): HttpResponse {
   const type = res.headers?.['content-type'];
   // Redirects carry a tiny HTML body nobody renders: framing headers there would only get in the way.
   if (res.status >= 300 && res.status < 400) return res;
   if (typeof type !== 'string' || !type.startsWith('text/html') || res.headers?.['content-security-policy']) return res;
-  const body = res.body?.toString() ?? '';
-  const action = /<form method="post" action="([^"]+)"/.exec(body)?.[1]?.replace(/&amp;/g, '&');
-  const headers: Record<string, string> = { ...pageHeaders(formTargetOf(action)), 'content-type': type };
-  const script = /<script>([\s\S]*?)<\/script>/.exec(body)?.[1];
-  if (script !== undefined) {
-    headers['content-security-policy'] += `; script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`;
-  }
-  res.headers = { ...res.headers, ...headers };
+  res.headers = { ...res.headers, ...autoSubmitHeaders(res.body?.toString() ?? ''), 'content-type': type };
   return res;
 }

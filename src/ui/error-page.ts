@@ -37,14 +37,23 @@ export function wantsErrorPage(req: Pick<HttpRequest, 'method' | 'path' | 'heade
   return /^\/(account|admin)(\/|$)/.test(p);
 }
 
+/** What a refused request was for: a refused sign-out is explained as one, never as a sign-in. */
+export type PageFlow = 'sign_in' | 'sign_out';
+
+/** oidc-provider's descriptions of a logout confirmation whose logout state is gone or replaced. */
+const STALE_LOGOUT = new Set(['could not find logout details', 'xsrf token invalid']);
+
 /**
  * The explanation of an oidc-provider refusal: its error code and English description mapped to a
- * message a person understands (the protocol text stays in the log).
+ * message a person understands (the protocol text stays in the log). `sign_out`: the end-session
+ * request and its confirmation, refused before anything was signed out.
  */
-export function protocolMessage(error: string, description: string | undefined): MessageKey {
-  if (error === 'invalid_redirect_uri' || (description ?? '').includes('redirect_uri')) return 'page.error.redirect_uri';
-  if (error === 'invalid_client' || error === 'unauthorized_client') return 'page.error.client';
+export function protocolMessage(error: string, description: string | undefined, flow: PageFlow = 'sign_in'): MessageKey {
+  const signOut = flow === 'sign_out';
+  if (error === 'invalid_redirect_uri' || (description ?? '').includes('redirect_uri')) return signOut ? 'page.error.logout_redirect_uri' : 'page.error.redirect_uri';
+  if (error === 'invalid_client' || error === 'unauthorized_client') return signOut ? 'page.error.logout_client' : 'page.error.client';
   if (error === 'temporarily_unavailable') return 'page.error.unavailable';
+  if (signOut) return STALE_LOGOUT.has(description ?? '') ? 'page.error.logout_expired' : 'page.error.logout_default';
   return 'page.error.default';
 }
 

@@ -1,4 +1,5 @@
 /** HTML building blocks for the end-user pages: escaping, the page layout, security headers. */
+import { createHash } from 'node:crypto';
 import type { PageUi } from './page-ui.js';
 
 import { Html, esc } from './escape.js';
@@ -111,4 +112,19 @@ export function formTargetOf(uri: string | undefined): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * Headers of an auto-submitting form page oidc-provider drew (the form_post response mode, a logout
+ * without a session): the page headers with form-action allowing the form's own target and
+ * `extraTargets` (where the answer to the submission redirects), its one inline script by hash.
+ */
+export function autoSubmitHeaders(body: string, extraTargets: readonly string[] = []): Record<string, string> {
+  const action = /<form method="post" action="([^"]+)"/.exec(body)?.[1]?.replace(/&amp;/g, '&');
+  const headers = pageHeaders([...formTargetOf(action), ...extraTargets]);
+  const script = /<script>([\s\S]*?)<\/script>/.exec(body)?.[1];
+  if (script !== undefined) {
+    headers['content-security-policy'] += `; script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`;
+  }
+  return headers;
 }

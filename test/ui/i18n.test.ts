@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { html } from '../../src/ui/html.js';
 import { CATALOGUES, LOCALES, translator } from '../../src/ui/i18n/index.js';
 import { en } from '../../src/ui/i18n/messages/en.js';
-import { acceptLanguageRanges, negotiateLocale, offeredLocales } from '../../src/ui/i18n/negotiate.js';
+import { acceptLanguageRanges, negotiateLocale, offeredLocales, uiLocalesLocale } from '../../src/ui/i18n/negotiate.js';
 import { buildPageUi } from '../../src/ui/page-ui.js';
 
 const placeholders = (s: string) => [...s.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]).sort();
@@ -66,6 +66,14 @@ describe('negotiation', () => {
     expect(negotiateLocale({ chosen: ['fr'], acceptLanguage: 'en-GB' }, settings)).toBe('en');
     // Locales the product does not have are ignored; nothing left means English.
     expect(offeredLocales({ available_locales: ['pt-BR'] })).toEqual(['en', 'fr', 'de', 'es']);
+  });
+
+  it('the language ui_locales alone names (carried past the logout confirmation): none when it names no offered one', () => {
+    expect(uiLocalesLocale('it fr-CA en', undefined)).toBe('fr');
+    expect(uiLocalesLocale('fr', { available_locales: ['en', 'de'] })).toBeUndefined();
+    // Never the default: a ui_locales the tenant cannot honour leaves Accept-Language its say.
+    expect(uiLocalesLocale('tlh', { default_locale: 'de' })).toBeUndefined();
+    expect(uiLocalesLocale(undefined, undefined)).toBeUndefined();
   });
 
   it('parses Accept-Language q-values and ignores junk', () => {

@@ -47,20 +47,29 @@ export function acceptLanguageRanges(header: string): string[] {
     .map((r) => r.tag);
 }
 
+/** The first of `tags` (by primary subtag) among `offered`. */
+function pick(tags: readonly (string | null | undefined)[], offered: readonly Locale[]): Locale | undefined {
+  for (const tag of tags) {
+    const p = tag ? primary(tag) : '';
+    if (isLocale(p) && offered.includes(p)) return p;
+  }
+  return undefined;
+}
+
+const uiLocalesTags = (uiLocales: string | null | undefined) => (uiLocales ?? '').split(' ').slice(0, 20);
+
 export function negotiateLocale(inputs: LocaleInputs, settings: LocaleSettings | undefined): Locale {
   const offered = offeredLocales(settings);
-  const pick = (tags: readonly (string | null | undefined)[]) => {
-    for (const tag of tags) {
-      const p = tag ? primary(tag) : '';
-      if (isLocale(p) && offered.includes(p)) return p;
-    }
-    return undefined;
-  };
   return (
-    pick(inputs.chosen ?? []) ??
-    pick((inputs.uiLocales ?? '').split(' ').slice(0, 20)) ??
-    pick(acceptLanguageRanges(inputs.acceptLanguage ?? '')) ??
-    pick([settings?.default_locale]) ??
+    pick(inputs.chosen ?? [], offered) ??
+    pick(uiLocalesTags(inputs.uiLocales), offered) ??
+    pick(acceptLanguageRanges(inputs.acceptLanguage ?? ''), offered) ??
+    pick([settings?.default_locale], offered) ??
     offered[0]!
   );
+}
+
+/** The language `ui_locales` asks for among the offered ones; undefined when it names none of them. */
+export function uiLocalesLocale(uiLocales: string | null | undefined, settings: LocaleSettings | undefined): Locale | undefined {
+  return pick(uiLocalesTags(uiLocales), offeredLocales(settings));
 }
