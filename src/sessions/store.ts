@@ -79,7 +79,8 @@ export function toSessionView(row: SessionRow, sessionTtl: number, nowSeconds = 
     created_at: iso(created),
     expires_at: exp !== null ? iso(exp) : null,
     last_active_at: iso(lastActive),
-    // Expired rows are never listed; a session without an account is an anonymous browser state.
+    // False for an expired row or one without an account: neither is listed (findSessions), so
+    // every listed session is active; the field and the filter are the contract's.
     active: accountId !== null && (exp === null || exp > nowSeconds),
     grant_ids: Object.values(authorizations)
       .map((a) => a?.grantId)
@@ -95,19 +96,28 @@ function matches(s: SessionView, f: SessionFilter): boolean {
   return true;
 }
 
-/** Matching sessions, oldest first (created_at, jti): the order the cursors walk. */
+/**
+ * A session of a user: one someone signed in to. oidc-provider also stores a session for a visitor
+ * who never signed in (the form secret of the end-session and device pages, kept an hour:
+ * oidc/adapter.ts); that browser state is no session of anyone, so no surface lists, counts, reads
+ * or revokes it (docs/decisions.md).
+ */
+const ofUser = (s: SessionView): boolean => s.account_id !== null;
+
+/** Matching sessions of users, oldest first (created_at, jti): the order the cursors walk. */
 export async function findSessions(repo: OidcPayloadRepository, tenant: TenantId, filter: SessionFilter, sessionTtl: number): Promise<SessionView[]> {
   const now = Math.floor(Date.now() / 1000);
   const rows = await repo.listSessions(tenant, { accountId: filter.username, clientId: filter.client_id });
   return rows
     .map((r) => toSessionView(r, sessionTtl, now))
-    .filter((s) => matches(s, filter))
+    .filter((s) => ofUser(s) && matches(s, filter))
     .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.jti < b.jti ? -1 : a.jti > b.jti ? 1 : 0));
 }
 
 export async function getSession(repo: OidcPayloadRepository, tenant: TenantId, jti: string, sessionTtl: number): Promise<SessionView | undefined> {
   const row = await repo.find(tenant, 'Session', jti);
-  return row ? toSessionView({ id: jti, payload: row.payload, expires_at: row.expires_at }, sessionTtl) : undefined;
+  const session = row ? toSessionView({ id: jti, payload: row.payload, expires_at: row.expires_at }, sessionTtl) : undefined;
+  return session && ofUser(session) ? session : undefined;
 }
 
 /**

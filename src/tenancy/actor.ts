@@ -25,6 +25,7 @@ import type { KeySet } from '../keys/keystore.js';
 import { accessTokenOwner, checkAccessToken, type AccessTokenOwner, type TokenCheck } from '../oidc/token-verification.js';
 import { toProviderMetadata } from '../oidc/client-metadata.js';
 import { BackchannelLogout } from '../oidc/backchannel.js';
+import { claimEndSessionConfirm } from '../oidc/end-session-once.js';
 import { pairwiseKeyOf, redirectSector } from '../oidc/pairwise.js';
 import type { EndedSession } from '../sessions/ended.js';
 import { defaultIdTokenAlg } from '../config/schema.js';
@@ -281,20 +282,25 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       const clientId = kctx.oidc.client?.clientId;
       if (clientId) this.tokenIssued(clientId, String(kctx.oidc.params?.grant_type ?? 'unknown'));
     });
-    provider.on('end_session.success', (kctx: { ip?: string; get?: (h: string) => string; oidc: { session?: { accountId?: string }; client?: { clientId: string } } }) => {
+    provider.on('end_session.success', (kctx: { ip?: string; get?: (h: string) => string; oidc: { session?: { accountId?: string }; client?: { clientId: string }; params?: { logout?: unknown } } }) => {
       const accountId = kctx.oidc.session?.accountId;
+      // A logout is audited when someone was signed out: not for a visitor without an account (whose
+      // form secret oidc-provider keeps in an accountless session), nor for "Stay signed in" with no
+      // application to sign out of (oidc-provider then changes nothing). "Stay signed in" from an
+      // application (id_token_hint / client_id) signs the user out of that one: audited, with it.
+      if (!accountId || (!kctx.oidc.params?.logout && !kctx.oidc.client)) return;
       const entry = async () => {
         // The user's login name, as on their login entries, so the audit log's user filter finds it.
-        const user = accountId ? await this.findTokenUser(accountId) : undefined;
+        const user = await this.findTokenUser(accountId);
         // The written entry, or undefined when it failed (request-scope.ts answers 503 then).
         return audit.record(this.tenant, {
           type: 'logout',
-          user_id: accountId ?? null,
+          user_id: accountId,
           username: user?.email ?? null,
           client_id: kctx.oidc.client?.clientId ?? null,
           ip_address: kctx.ip ?? null,
           user_agent: kctx.get?.('user-agent') ?? null,
-          details: { user_id: accountId ?? null, method: 'rp_initiated' },
+          details: { user_id: accountId, method: 'rp_initiated' },
         });
       };
       // Awaited before the answer leaves (request-scope.ts): a logout is never accepted unaudited.
@@ -599,13 +605,16 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   }
 
   /** Hands a request to oidc-provider (Koa) through the bridge. */
-  async bridge(req: HttpRequest): Promise<HttpResponse> {
-    const { callback } = await this.provider();
-    // The logout confirmation writes an audit entry: refused up front while storage is down.
+  async bridge(given: HttpRequest): Promise<HttpResponse> {
+    const { callback, silentAuth } = await this.provider();
+    let req = given;
     if (req.method === 'POST' && req.path === `${this.mountPath}/session/end/confirm`) {
+      // The logout confirmation writes an audit entry: refused up front while storage is down.
       await this.ctx.storage.ping().catch((err: unknown) => {
         throw new Unavailable('storage is unavailable', 1, { cause: err });
       });
+      // Copies of one confirmation sent at once sign out once (oidc/end-session-once.ts).
+      req = await claimEndSessionConfirm(this.assertions.replay, req, silentAuth.cookieKeys);
     }
     const res = await inRequestScope(
       () => runNodeCallback(callback, req, { mountPath: this.mountPath, origin: this.origin }),

@@ -80,17 +80,29 @@ describe('sessions API', () => {
     await session('s-1', 'alice', ['app-1']);
     await session('s-2', 'alice', ['app-2']);
     await session('s-3', 'bob', ['app-1']);
-    await session('s-anon', undefined, []);
     await session('s-old', 'alice', ['app-1'], { exp: now() - 1 });
     const q = async (s: string) => jtis(await call('GET', `/api/v1/sessions?${s}`));
-    expect(await q('')).toEqual(expect.arrayContaining(['s-1', 's-2', 's-3', 's-anon']));
-    expect(await q('')).not.toContain('s-old');
+    expect((await q('')).sort()).toEqual(['s-1', 's-2', 's-3']);
     expect(await q('username=alice')).toEqual(['s-1', 's-2']);
     expect(await q('client_id=app-1')).toEqual(['s-1', 's-3']);
     expect(await q('username=alice&client_id=app-1')).toEqual(['s-1']);
-    expect(await q('active=false')).toEqual(['s-anon']);
+    // What is listed lives (expired rows never are): nothing is inactive.
+    expect(await q('active=false')).toEqual([]);
     expect((await q('active=true')).sort()).toEqual(['s-1', 's-2', 's-3']);
     expect(await q('username=nobody')).toEqual([]);
+  });
+
+  it("a visitor's session without an account is no session of a user: not listed, counted, read or revoked", async () => {
+    await session('s-user', 'alice', ['app-1']);
+    await session('s-anon', undefined, []);
+    const all = await call('GET', '/api/v1/sessions?include_count=true');
+    expect(jtis(all)).toEqual(['s-user']);
+    expect(all.json.pagination.total_count).toBe(1);
+    expect(jtis(await call('GET', '/api/v1/sessions?active=false'))).toEqual([]);
+    expect((await call('GET', '/api/v1/sessions/s-anon')).status).toBe(404);
+    expect((await call('DELETE', '/api/v1/sessions/s-anon', revoke)).status).toBe(404);
+    const stats = await api(t, 'GET', '/api/v1/stats', { token: await t.token('svc:stats:read') });
+    expect(stats.json.data.sessions).toEqual({ total: 1, active: 1 });
   });
 
   it('pages with cursors and counts on request', async () => {

@@ -12,9 +12,12 @@
  * - Management API rate limits are one count across both;
  * - a client created on one is usable on the other at once; a secret regenerated or a client
  *   deactivated on one is refused by the other at once, although actors cache clients for 30 s
- *   (client:changed).
+ *   (client:changed);
+ * - one logout confirmation sent to both at once signs out once (oidc/end-session-once.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, TEST_REDIS_URL, dropRedisKeys, freePort } from '../helpers/app.js';
 import { startInstance, type Instance } from '../helpers/instance.js';
@@ -254,6 +257,70 @@ describe('two instances on one PostgreSQL and one Redis', () => {
     expect(loggedOut.searchParams.get('error')).toBe('login_required');
   });
 
+  it('one logout confirmation sent to both instances at once signs out once: one audit entry, one logout token', async () => {
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push(new URLSearchParams(body).get('logout_token') ?? '');
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const redirectUri = 'http://127.0.0.1:9/logout-callback';
+      const web = await createClient({
+        client_name: 'Logout app',
+        application_type: 'web',
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code'],
+        scope: 'openid',
+        first_party: true,
+        backchannel_logout_uri: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/bcl`,
+      });
+      const rp = { id: web.client_id, secret: web.client_secret };
+      const password = 'Correct-Horse-Battery-Out';
+      const email = `out-${randomBytes(3).toString('hex')}@example.com`;
+      const user = await call(one, 'POST', '/api/v1/users', { token: admin, body: { email, password, email_verified: true } });
+      expect(user.status).toBe(201);
+      const browser = new CookieBrowser();
+      const verifier = randomBytes(32).toString('base64url');
+      const callback = await browser.authorize(
+        one,
+        `/oidc/v1/auth?${new URLSearchParams({ client_id: rp.id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' })}`,
+        redirectUri,
+        { email, password },
+      );
+      const tokens = await form(two, '/token', { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: verifier }, rp);
+      expect(tokens.status).toBe(200);
+
+      const page = await browser.page(one, `/oidc/v1/session/end?id_token_hint=${tokens.json.id_token}`);
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(page)?.[1];
+      expect(xsrf, page.slice(0, 300)).toBeTruthy();
+      // The same confirmation, three copies through each instance at the same moment.
+      const confirm = (i: Instance) =>
+        fetch(`${i.url}/oidc/v1/session/end/confirm`, { method: 'POST', redirect: 'manual', headers: { cookie: browser.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ xsrf: xsrf!, logout: 'yes' }) });
+      const answers = await Promise.all([one, two, one, two, one, two].map(confirm));
+      await Promise.all(answers.map((a) => a.arrayBuffer()));
+      expect(answers.map((a) => a.status).sort()).toEqual([303, 400, 400, 400, 400, 400]);
+
+      const admin1 = await db.admin();
+      try {
+        const logouts = await admin1.query("SELECT count(*)::int AS n FROM audit_entries WHERE tenant_id = 'default' AND type = 'logout' AND user_id = $1", [user.json.data.id]);
+        expect(logouts.rows[0].n).toBe(1);
+      } finally {
+        await admin1.end();
+      }
+      const deadline = Date.now() + 5000;
+      while (received.length === 0 && Date.now() < deadline) await sleep(20);
+      await sleep(500);
+      expect(received).toHaveLength(1);
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
   it("a user renamed through instance 1 reaches instance 2's userinfo, which had the user in memory", async () => {
     const redirectUri = 'http://127.0.0.1:9/profile-callback';
     const web = await createClient({ client_name: 'Profile app', application_type: 'web', redirect_uris: [redirectUri], grant_types: ['authorization_code'], scope: 'openid profile' });
@@ -329,10 +396,23 @@ class CookieBrowser {
   }
 
   private async request(url: string, init: RequestInit = {}): Promise<Response> {
-    const cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const cookie = this.cookieHeader();
     const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), ...(cookie ? { cookie } : {}) } });
     this.remember(res);
     return res;
+  }
+
+  /** The Cookie header this browser sends. */
+  cookieHeader(): string {
+    return [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  /** GET of a page through `via`: its HTML (200 expected). */
+  async page(via: Instance, path: string): Promise<string> {
+    const res = await this.request(`${via.url}${path}`);
+    const html = await res.text();
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${html.slice(0, 300)}`);
+    return html;
   }
 
   /**
