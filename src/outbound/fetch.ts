@@ -21,6 +21,8 @@ export interface OutboundRequest {
   body?: string | Buffer;
   /** Whole request, connect to last byte. Default 5000 ms. */
   timeoutMs?: number;
+  /** Ends the request early (before its timeout): it fails with the signal's reason. */
+  signal?: AbortSignal;
   /** Largest response body accepted. Default 1 MiB. */
   maxBytes?: number;
   policy: OutboundPolicy;
@@ -93,9 +95,15 @@ export async function outboundFetch(raw: string | URL, req: OutboundRequest): Pr
   const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = req.maxBytes ?? DEFAULT_MAX_BYTES;
   const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = req.signal ? AbortSignal.any([deadline, req.signal]) : deadline;
+  // Why the request stopped: its timeout, else the caller's signal.
+  const stopped = (): Error => {
+    const reason: unknown = req.signal?.aborted && !deadline.aborted ? req.signal.reason : undefined;
+    return reason instanceof Error ? reason : reason !== undefined ? new Error(String(reason)) : new Error(`timed out after ${timeoutMs} ms`);
+  };
   const address = await Promise.race([
     checkedAddress(url, req.policy, req.resolve),
-    new Promise<never>((_, reject) => deadline.addEventListener('abort', () => reject(new Error(`timed out after ${timeoutMs} ms`)), { once: true })),
+    new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(stopped()), { once: true })),
   ]);
   const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
   const headers: Record<string, string> = { ...(req.headers ?? {}) };
@@ -122,7 +130,7 @@ export async function outboundFetch(raw: string | URL, req: OutboundRequest): Pr
         lookup: pinnedLookup(address),
         servername: addressKind(url.hostname) ? undefined : url.hostname,
         agent: false,
-        signal: deadline,
+        signal,
       },
       (res) => {
         const declared = Number(res.headers['content-length']);
@@ -144,7 +152,7 @@ export async function outboundFetch(raw: string | URL, req: OutboundRequest): Pr
         });
       },
     );
-    request.on('error', (err) => fail(deadline.aborted ? new Error(`timed out after ${timeoutMs} ms`) : err));
+    request.on('error', (err) => fail(signal.aborted ? stopped() : err));
     if (body) request.end(body);
     else request.end();
   });
