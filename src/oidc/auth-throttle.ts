@@ -8,7 +8,8 @@
  *   per-client bound is kept high so that an attacker cannot easily lock a real client out.
  * - device user codes (RFC 8628 section 5.1): wrong codes typed at the verification page are
  *   counted per source address (10 per 10 minutes); past that the page answers 429.
- * Counts are the app's (Redis when configured: every instance; attempt-counter.ts).
+ * Counts are the app's (Redis when configured: every instance; attempt-counter.ts). Each failure
+ * counted is audited within the same limits (client-auth-audit.ts).
  */
 import type { AppContext } from '../context.js';
 import { OAuthError, oauthResponse } from '../http/problem.js';
@@ -21,6 +22,8 @@ import { attemptCounter, type AttemptCounter } from './attempt-counter.js';
 import { isUnavailable } from '../errors.js';
 import { ClearPairs } from './clear-pairs.js';
 import { clientAuthFailedChannel, type ClientAuthFailedEvent } from '../events/bus.js';
+import { auditClientAuthFailure, type ThrottleLimits } from './client-auth-audit.js';
+import { CLIENT_NOT_FOUND, failureReason, takeClientAuthFailure } from './client-auth-failures.js';
 
 export const CLIENT_FAILURES_PER_SOURCE = 20;
 export const CLIENT_FAILURES_PER_CLIENT = 600;
@@ -41,7 +44,15 @@ export function clearPairsOf(ctx: AppContext): ClearPairs {
   return pairs;
 }
 
-const CLIENT_AUTH_PATHS = new Set(['/token', '/token/introspection', '/token/revocation', '/device/auth', '/request']);
+/** The throttled paths, by oidc-provider's names of their endpoints (as audit entries name them). */
+const CLIENT_AUTH_PATHS = new Map([
+  ['/token', 'token'],
+  ['/token/introspection', 'introspection'],
+  ['/token/revocation', 'revocation'],
+  ['/device/auth', 'device_authorization'],
+  ['/request', 'pushed_authorization_request'],
+]);
+const LIMITS: ThrottleLimits = { perSource: CLIENT_FAILURES_PER_SOURCE, perClient: CLIENT_FAILURES_PER_CLIENT, windowSeconds: CLIENT_WINDOW_SECONDS };
 const DEVICE_PAGE = '/device';
 
 function formOf(req: HttpRequest): URLSearchParams | undefined {
@@ -117,6 +128,8 @@ export class AuthThrottle {
     private readonly tenant: string,
     /** The tenant's page settings (language, brand) for the device page's refusal. */
     private readonly ui?: () => UiSettings,
+    /** Whether a client id names a client of the tenant, answered without a storage read (the actor's cache). */
+    private readonly clientKnown?: (clientId: string) => boolean,
   ) {
     this.clear = clearPairsOf(ctx);
   }
@@ -132,8 +145,10 @@ export class AuthThrottle {
   private async aroundPost(req: HttpRequest, sub: string, next: () => Promise<HttpResponse>): Promise<HttpResponse> {
     const store = attemptCounter(this.ctx);
     const counter = (this.guarded ??= failOpen(store, (err) => this.ctx.log.warn({ err, tenant: this.tenant }, 'authentication throttle skipped: its counters are unavailable')));
-    if (CLIENT_AUTH_PATHS.has(sub)) {
-      const clientId = claimedClientId(req, formOf(req));
+    const endpoint = CLIENT_AUTH_PATHS.get(sub);
+    if (endpoint !== undefined) {
+      const form = formOf(req);
+      const clientId = claimedClientId(req, form);
       if (clientId === undefined) return next();
       const perSource = `${clientId}\u0000${req.ip}`;
       // The in-process counter answers at once (every token request passes here: issue 17);
@@ -165,11 +180,12 @@ export class AuthThrottle {
         // the shared counts, so that the count they then read holds it.
         const shared = !store.peekNow;
         if (shared) this.clear.clientFailed(this.tenant, clientId);
-        await Promise.all([
+        const [mine, all] = await Promise.all([
           counter.hit(this.tenant, 'client-auth-ip', perSource, CLIENT_WINDOW_SECONDS),
           counter.hit(this.tenant, 'client-auth', clientId, CLIENT_WINDOW_SECONDS),
         ]);
         if (shared) this.announceFailure(clientId);
+        this.audit(req, endpoint, form, clientId, mine, all);
       }
       return res;
     }
@@ -183,6 +199,17 @@ export class AuthThrottle {
       return res;
     }
     return next();
+  }
+
+  /** The failure's audit entry (client-auth-audit.ts), with why it failed (client-auth-failures.ts). */
+  private audit(req: HttpRequest, endpoint: string, form: URLSearchParams | undefined, clientId: string, perSource: number, perClient: number): void {
+    const failure = takeClientAuthFailure(req) ?? { detail: '' };
+    let reason = failureReason(failure, form?.has('client_assertion') ?? false);
+    // oidc-provider says "client not found" of a deactivated client too: the actor's cache knows it.
+    const exists = failure.exists ?? (this.clientKnown?.(clientId) ?? false);
+    if (reason === 'unknown_client' && exists) reason = 'client_inactive';
+    const detail = failure.detail || (reason === 'unknown_client' ? CLIENT_NOT_FOUND : 'client authentication failed');
+    auditClientAuthFailure(this.ctx, { tenant: this.tenant, clientId, ip: req.ip, userAgent: req.headers['user-agent'], endpoint, reason, detail, exists, perSource, perClient }, LIMITS);
   }
 
   /**

@@ -14,6 +14,7 @@ import type { ClientRecord } from '../storage/types.js';
 import { AssertionError, parseAssertion, verifyClientAssertion, type AssertionServices } from './client-assertion.js';
 import { secretMatches } from '../clients/secrets.js';
 import { OIDC_ROUTES } from './provider.js';
+import { CLIENT_NOT_FOUND, noteClientAuthFailure, type ClientAuthFailureReason } from './client-auth-failures.js';
 
 export type AuthMethod = ClientRecord['metadata']['token_endpoint_auth_method'];
 
@@ -26,8 +27,6 @@ export interface ClientAuthHost {
   readonly issuer: string;
   readonly assertions: AssertionServices;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
-  /** Why an authentication failed (the answer never says); optional. */
-  authFailed?(clientId: string, reason: string): void;
 }
 
 export const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -48,6 +47,12 @@ function decodeAuthToken(token: string): string {
   const value = decodeURIComponent(token.replace(/\+/g, '%20'));
   if (NO_VSCHAR.test(value)) throw new Error('invalid character found');
   return value;
+}
+
+/** An assertion naming no client: invalid_client, noted as an invalid assertion (of the client_id sent, if any). */
+function assertionWithoutClient(req: HttpRequest, detail: string): OAuthError {
+  noteClientAuthFailure(req, { reason: 'invalid_assertion', detail });
+  return new OAuthError(401, 'invalid_client', 'client authentication failed');
 }
 
 interface Presented {
@@ -97,14 +102,14 @@ function presented(req: HttpRequest, form: URLSearchParams): Presented | 'fallba
     const parsed = parseAssertion(assertion);
     if (!parsed) throw invalidRequest('invalid client_assertion format');
     const sub = parsed.payload.sub;
-    if (!sub) throw new OAuthError(401, 'invalid_client', 'client authentication failed');
+    if (!sub) throw assertionWithoutClient(req, 'sub (JWT subject) must be provided in the client_assertion JWT');
     const type = form.get('client_assertion_type');
     if (type === null) throw invalidRequest('client_assertion_type must be provided');
     if (type !== ASSERTION_TYPE) throw invalidRequest(`client_assertion_type must have value ${ASSERTION_TYPE}`);
     // A sub that is not a string names no client (oidc-provider's Client.find finds none).
     if (typeof sub !== 'string') {
       if (clientId !== undefined) throw invalidRequest('client_id mismatch');
-      throw new OAuthError(401, 'invalid_client', 'client authentication failed');
+      throw assertionWithoutClient(req, 'sub (JWT subject) must be a string');
     }
     setClientId(sub);
     out = { methods: ['client_secret_jwt', 'private_key_jwt'], assertion };
@@ -134,30 +139,31 @@ export async function authenticateClient(
 ): Promise<AuthenticatedClient | 'fallback'> {
   const claim = presented(req, form);
   if (claim === 'fallback') return claim;
-  const fail = (reason: string): never => {
-    host.authFailed?.(claim.clientId, reason);
+  // The answer never says why; the throttle audits it (auth-throttle.ts, client-auth-failures.ts).
+  const fail = (reason: ClientAuthFailureReason, detail: string, exists = true): never => {
+    noteClientAuthFailure(req, { reason, detail, exists });
     const headers: Record<string, string> =
       req.headers.authorization !== undefined ? { 'www-authenticate': `Basic realm="${host.issuer}", error="invalid_client", error_description="client authentication failed"` } : {};
     throw new OAuthError(401, 'invalid_client', 'client authentication failed', headers);
   };
 
   const record = await host.loadClient(claim.clientId);
-  if (!record || !record.active) return fail('client not found');
+  if (!record || !record.active) return fail(record ? 'client_inactive' : 'unknown_client', CLIENT_NOT_FOUND, record !== undefined);
   const method = record.metadata.token_endpoint_auth_method;
   const standIn = methodRule === 'oidc-provider' && SECRET_METHODS.has(method) && claim.methods.some((m) => SECRET_METHODS.has(m));
   if (!claim.methods.includes(method) && !standIn) {
     if (methodRule === 'oidc-provider') return 'fallback';
-    return fail('the provided authentication mechanism does not match the registered client authentication method');
+    return fail('method_mismatch', 'the provided authentication mechanism does not match the registered client authentication method');
   }
 
   if (method === 'client_secret_basic' || method === 'client_secret_post') {
-    if (!secretMatches(claim.secret ?? '', record.secret_hash)) return fail('invalid secret provided');
+    if (!secretMatches(claim.secret ?? '', record.secret_hash)) return fail('wrong_secret', 'invalid secret provided');
   } else if (method === 'client_secret_jwt' || method === 'private_key_jwt') {
     const audiences = new Set([host.issuer, host.issuer + OIDC_ROUTES.token, endpointUrl]);
     try {
       await verifyClientAssertion(host.assertions, record, claim.assertion!, audiences);
     } catch (err) {
-      if (err instanceof AssertionError) return fail(err.message);
+      if (err instanceof AssertionError) return fail('invalid_assertion', err.message);
       throw err;
     }
   }

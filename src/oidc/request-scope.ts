@@ -5,7 +5,9 @@
  *   (a refresh grant reads the account from PostgreSQL through findAccount, which no adapter guard
  *   covers);
  * - audit writes started by an event (RP-initiated logout) are awaited before the answer goes out,
- *   so an accepted action never leaves with its audit entry silently dropped.
+ *   so an accepted action never leaves with its audit entry silently dropped;
+ * - why a client authentication failed (the error_detail of its `invalid_client`), handed to the
+ *   caller for the throttle's audit entry (client-auth-failures.ts).
  *
  * Between requests both contexts (ours and oidc-provider's own) are switched off (issue 17). While
  * any AsyncLocalStorage is enabled, Node runs promise hooks on every promise of the process: the
@@ -21,6 +23,7 @@ import type { HttpResponse } from '../http/types.js';
 interface Scope {
   unavailable: boolean;
   audits: Array<Promise<unknown>>;
+  clientAuthError?: string;
 }
 
 const scopes = new AsyncLocalStorage<Scope>();
@@ -38,6 +41,12 @@ export function noteAudit(write: Promise<unknown>): void {
   scopes.getStore()?.audits.push(write);
 }
 
+/** Called from oidc-provider's error events with an `invalid_client` error's detail. */
+export function noteClientAuthError(detail: string): void {
+  const s = scopes.getStore();
+  if (s) s.clientAuthError = detail;
+}
+
 const retryLater = (): HttpResponse => ({
   status: 503,
   headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'retry-after': '1' },
@@ -46,12 +55,18 @@ const retryLater = (): HttpResponse => ({
 
 /**
  * Runs one oidc-provider request. `onAuditFailed` decides the answer when an audit write of this
- * request failed (the action itself already happened).
+ * request failed (the action itself already happened); `onClientAuthError` hears why its client
+ * authentication failed, when it did.
  */
-export async function inRequestScope(run: () => Promise<HttpResponse>, onAuditFailed: (res: HttpResponse) => HttpResponse): Promise<HttpResponse> {
+export async function inRequestScope(
+  run: () => Promise<HttpResponse>,
+  onAuditFailed: (res: HttpResponse) => HttpResponse,
+  onClientAuthError?: (detail: string) => void,
+): Promise<HttpResponse> {
   const scope: Scope = { unavailable: false, audits: [] };
   const res = await insideProvider(async () => {
     const answer = await scopes.run(scope, run);
+    if (scope.clientAuthError !== undefined) onClientAuthError?.(scope.clientAuthError);
     // Awaited inside: an audit write still runs in the request's context.
     if (scope.audits.length && (await Promise.all(scope.audits)).some((w) => w === undefined)) return onAuditFailed(answer);
     return answer;

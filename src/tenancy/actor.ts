@@ -38,7 +38,8 @@ import { LoginGuard } from '../oidc/login-guard.js';
 import { relyingPartyOf } from '../users/passkeys.js';
 import { AuthThrottle } from '../oidc/auth-throttle.js';
 import { protectBearerIds } from '../oidc/bearer-at-rest.js';
-import { inRequestScope, insideProvider, noteAudit, noteServerError } from '../oidc/request-scope.js';
+import { inRequestScope, insideProvider, noteAudit, noteClientAuthError, noteServerError } from '../oidc/request-scope.js';
+import { noteClientAuthFailure } from '../oidc/client-auth-failures.js';
 import { claimsConfiguration, createProvider } from '../oidc/provider.js';
 import type { UserinfoSetup } from '../oidc/userinfo.js';
 import type { UserTokenSetup } from '../oidc/user-tokens.js';
@@ -168,7 +169,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.apply(state);
     this.issuer = ctx.resolver.issuerOf(tenant);
     this.mountPath = ctx.config.oidc.path;
-    this.authThrottle = new AuthThrottle(ctx, tenant, () => this.uiSettings());
+    this.authThrottle = new AuthThrottle(ctx, tenant, () => this.uiSettings(), (clientId) => this.clientKnown(clientId));
     this.stylesheetPath = `${this.mountPath}/assets/app.css`;
   }
 
@@ -278,6 +279,16 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       noteServerError(err);
       log.error({ err, tenant: this.tenant }, 'oidc-provider server_error');
     });
+    // Why oidc-provider refused a client's authentication, for the throttle's audit entry (auth-throttle.ts).
+    const clientAuthError = (_ctx: unknown, err: Error) => {
+      const e = err as Error & { error?: unknown; error_detail?: unknown };
+      if (e.error === 'invalid_client') noteClientAuthError(typeof e.error_detail === 'string' ? e.error_detail : '');
+    };
+    provider.on('grant.error', clientAuthError);
+    provider.on('introspection.error', clientAuthError);
+    provider.on('revocation.error', clientAuthError);
+    provider.on('device_authorization.error', clientAuthError);
+    provider.on('pushed_authorization_request.error', clientAuthError);
     provider.on('grant.success', (kctx: { oidc: { client?: { clientId: string }; params?: { grant_type?: unknown } } }) => {
       const clientId = kctx.oidc.client?.clientId;
       if (clientId) this.tokenIssued(clientId, String(kctx.oidc.params?.grant_type ?? 'unknown'));
@@ -425,6 +436,15 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     return record;
   }
 
+  /**
+   * Whether a client that oidc-provider found "not found" exists here all the same (deactivated):
+   * every client authentication loads the client through loadClient, which keeps what it found, so
+   * the cache answers without a read (an unknown id must not cost a second storage read).
+   */
+  private clientKnown(clientId: string): boolean {
+    return this.clientCache.has(clientId) || (isSystemClientId(clientId) && this.systemClients[clientId] !== undefined);
+  }
+
   invalidateClient(clientId: string): void {
     this.clientCache.delete(clientId);
   }
@@ -496,10 +516,6 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
 
   findClientCredentials(id: string): Promise<OidcPayloadRow | undefined> {
     return this.ctx.storage.oidc.find(this.tenant, 'ClientCredentials', id);
-  }
-
-  authFailed(clientId: string, reason: string): void {
-    this.ctx.log.info({ tenant: this.tenant, client_id: clientId, reason }, 'client authentication failed');
   }
 
   findTokenUser(sub: string): Promise<UserWithoutSecrets | undefined> {
@@ -622,6 +638,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
         this.ctx.log.error({ req_id: req.id, tenant: this.tenant, path: req.path }, 'OIDC request answered 503: its audit entry could not be written');
         return { status: 503, headers: { ...pageHeaders(), 'retry-after': '1' }, body: '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Try again</title></head><body><main><h1>Try again</h1><p>This could not be completed. Try again in a moment.</p></main></body></html>' };
       },
+      (detail) => noteClientAuthFailure(req, { detail }),
     );
     return res.status === 503 ? this.retryLater(req, res) : res;
   }
