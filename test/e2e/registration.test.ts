@@ -185,6 +185,32 @@ describe('registration tokens and register-rp', () => {
       const list = await api(t, 'GET', `${TOKENS}?limit=100`, { token: admin });
       expect(list.json.data.map((x: TokenObject) => x.jti)).not.toContain(created.jti);
     });
+
+    it('drops a used-up token from the list (spec 4.8 lists active tokens); it is still read and revoked by jti', async () => {
+      const created = await createToken({ max_usage_count: 3 });
+      const listed = async () => {
+        const res = await api(t, 'GET', `${TOKENS}?limit=100&include_count=true`, { token: admin });
+        expect(res.status).toBe(200);
+        return { jtis: res.json.data.map((x: TokenObject) => x.jti), total: res.json.pagination.total_count as number };
+      };
+      for (let i = 0; i < 3; i++) {
+        expect((await listed()).jtis, `before use ${i + 1}`).toContain(created.jti);
+        const res = await register(created.token, { client_name: `used ${i}`, redirect_uris: ['https://rp.example.com/cb'] });
+        expect(res.status, res.text).toBe(201);
+      }
+      const refused = await register(created.token, { client_name: 'one too many', redirect_uris: ['https://rp.example.com/cb'] });
+      expect(refused.status).toBe(401);
+      expect(refused.json.error).toBe('invalid_token');
+      const after = await listed();
+      expect(after.jtis).not.toContain(created.jti);
+      expect(after.total).toBe(after.jtis.length);
+      // Read by jti as before: its counts say why it is no longer listed.
+      const read = await getToken(created.jti);
+      expect(read.status).toBe(200);
+      expect(read.json.data).toMatchObject({ jti: created.jti, max_usage_count: 3, current_usage_count: 3 });
+      expect((await api(t, 'DELETE', `${TOKENS}/${created.jti}`, { token: admin })).status).toBe(204);
+      expect((await getToken(created.jti)).status).toBe(404);
+    });
   });
 
   describe('POST {oidc}/register-rp', () => {

@@ -973,7 +973,7 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(await repo().consumeUse(T, r.jti, iso())).toBe(false);
       });
 
-      it('lists only active tokens (not revoked, not expired), in pages with a total count', async () => {
+      it('lists only active tokens (not revoked, not expired, not used up), in pages with a total count', async () => {
         const T = fresh();
         const base = Date.now();
         const ms = (i: number) => new Date(base + i).toISOString();
@@ -981,7 +981,9 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         const revoked = token({ jti: 'r', created_at: ms(3) });
         const expired = token({ jti: 'e', created_at: ms(4), expires_at: iso(-1000) });
         const usedUp = token({ jti: 'u', created_at: ms(5), max_usage_count: 1, current_usage_count: 1 });
-        for (const r of [...active, revoked, expired, usedUp]) await repo().create(T, r);
+        // One use left: still active.
+        const partly = token({ jti: 'p', created_at: ms(6), max_usage_count: 3, current_usage_count: 2 });
+        for (const r of [...active, revoked, expired, usedUp, partly]) await repo().create(T, r);
         await repo().revoke(T, 'r', iso());
 
         const first = await repo().list(T, { limit: 2, include_count: true }, iso());
@@ -990,9 +992,15 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect(first.total_count).toBe(4);
         const last = first.items[1]!;
         const second = await repo().list(T, { limit: 2, include_count: false, after: { created_at: last.created_at, id: last.jti } }, iso());
-        expect(second.items.map((r) => r.jti)).toEqual(['a2', 'u']);
+        expect(second.items.map((r) => r.jti)).toEqual(['a2', 'p']);
         expect(second.has_more).toBe(false);
         expect(second.total_count).toBeUndefined();
+        // A token used up by its last registration leaves the list; it is still read by jti.
+        expect(await repo().consumeUse(T, 'p', iso())).toBe(true);
+        const after = await repo().list(T, { limit: 10, include_count: true }, iso());
+        expect(after.items.map((r) => r.jti)).toEqual(['a0', 'a1', 'a2']);
+        expect(after.total_count).toBe(3);
+        expect((await repo().get(T, 'u'))!.current_usage_count).toBe(1);
       });
 
       it('keeps tenants apart', async () => {

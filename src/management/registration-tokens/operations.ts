@@ -1,8 +1,9 @@
 /**
  * The registration-tokens resource (spec 4.8): initial access tokens for `POST {oidc}/register-rp`.
  * The raw token is shown once, on create; storage keeps only its sha256 hash. Revoked tokens are
- * gone from the API (404, unlisted: CONTRACT.md); expired ones drop out of the list but can still
- * be read and revoked by jti.
+ * gone from the API (404, unlisted: CONTRACT.md); expired and used-up ones drop out of the list
+ * (spec 4.8 lists active tokens: those register-rp would accept) but can still be read and revoked
+ * by jti.
  */
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../../http/problem.js';
@@ -44,7 +45,7 @@ async function mustGet(call: Call, jti: string): Promise<RegistrationTokenRecord
 export const registrationTokenOperations: Operation[] = [
   op({
     method: 'GET', path: '/api/v1/registration-tokens', scope: 'svc:registration-tokens:read', rateClass: 'read', tag: 'registration-tokens',
-    summary: 'List active (not revoked, not expired) registration tokens',
+    summary: 'List active (not revoked, not expired, not used up) registration tokens',
     query: registrationTokenListQuery,
     success: { status: 200, schema: listEnvelope(registrationTokenResponse) },
     handler: async (call) => {

@@ -44,10 +44,13 @@ export class PgRegistrationTokens implements RegistrationTokenRepository {
     return rows[0];
   }
 
-  /** Active = not revoked, not expired (used-up ones included: they still inform). */
+  /**
+   * Active = usable at register-rp: not revoked, not expired, not used up (spec 4.8 "list active
+   * tokens"; the conditions of CONSUME_SQL). The others are still read and revoked by jti.
+   */
   async list(tenant: TenantId, page: PageRequest, nowIso: string): Promise<Page<RegistrationTokenRecord>> {
     const p = new Params();
-    const filterSql = `tenant_id = ${p.add(tenant)} AND revoked_at IS NULL AND expires_at > ${p.add(nowIso)}::timestamptz`;
+    const filterSql = `tenant_id = ${p.add(tenant)} AND revoked_at IS NULL AND expires_at > ${p.add(nowIso)}::timestamptz AND current_usage_count < max_usage_count`;
     const countParams = p.snapshot();
     const pageSql = page.after ? `${filterSql} AND (created_at, jti) > (${p.add(page.after.created_at)}::timestamptz, ${p.add(page.after.id)})` : filterSql;
 

@@ -8,8 +8,11 @@ interface Row extends Omit<RegistrationTokenRecord, 'policies' | 'creator_scopes
 
 const COLUMNS = 'jti, token_hash, expires_at, max_usage_count, current_usage_count, policies, note, created_at, revoked_at, creator_scopes';
 
-/** Usable = not revoked, not expired; the list shows these (used-up ones included, they still inform). */
-const ACTIVE = 'revoked_at IS NULL AND expires_at > @now';
+/**
+ * Active = usable at register-rp: not revoked, not expired, not used up (spec 4.8 "list active
+ * tokens"; the conditions CONSUME_SQL checks). The others are still read and revoked by jti.
+ */
+const ACTIVE = 'revoked_at IS NULL AND expires_at > @now AND current_usage_count < max_usage_count';
 
 /**
  * One conditional UPDATE: the check and the increment happen in the same statement under SQLite's

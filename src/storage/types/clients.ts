@@ -120,7 +120,7 @@ export interface RegistrationTokenRepository {
   create(tenant: TenantId, record: RegistrationTokenRecord): Promise<void>;
   get(tenant: TenantId, jti: string): Promise<RegistrationTokenRecord | undefined>;
   findByHash(tenant: TenantId, tokenHash: string): Promise<RegistrationTokenRecord | undefined>;
-  /** Active (not revoked, not expired) tokens. */
+  /** Active tokens: not revoked, not expired, not used up (usable at register-rp). */
   list(tenant: TenantId, page: PageRequest, nowIso: string): Promise<Page<RegistrationTokenRecord>>;
   revoke(tenant: TenantId, jti: string, atIso: string): Promise<boolean>;
   /**
