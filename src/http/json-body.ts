@@ -3,7 +3,7 @@
  * into its own error shape (problem+json for the Management API, an RFC 7591 error for dynamic
  * registration).
  */
-import { JsonTooDeep, parseJson } from './json.js';
+import { JsonDuplicateMember, JsonTooDeep, parseJsonUniqueNames } from './json.js';
 import type { HttpRequest } from './types.js';
 
 export type JsonBody =
@@ -15,6 +15,8 @@ export type JsonBody =
   | { ok: false; reason: 'media-type' | 'syntax' | 'not-object' }
   /** `member`: the top-level member nesting too deep, undefined for the body itself (an array). */
   | { ok: false; reason: 'too-deep'; detail: string; member: string | undefined }
+  /** An object gives a member name twice (`member`: its path, `a.b`): refused, since either value could pass unseen. */
+  | { ok: false; reason: 'duplicate-member'; member: string }
   /** Text no backend stores as sent (unstorableMembers), at these members (`name`, `list.0`, `a.b`). */
   | { ok: false; reason: 'unstorable'; members: string[] };
 
@@ -52,9 +54,10 @@ export function readJsonBody(req: Pick<HttpRequest, 'headers' | 'body'>): JsonBo
   let value: unknown;
   try {
     // JSON is UTF-8 (RFC 8259 8.1): bytes that are not would be read as U+FFFD, so they are a syntax error.
-    value = parseJson(UTF8.decode(req.body));
+    value = parseJsonUniqueNames(UTF8.decode(req.body));
   } catch (err) {
     if (err instanceof JsonTooDeep) return { ok: false, reason: 'too-deep', detail: err.message, member: err.member };
+    if (err instanceof JsonDuplicateMember) return { ok: false, reason: 'duplicate-member', member: err.path };
     return { ok: false, reason: 'syntax' };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not-object' };

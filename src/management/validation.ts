@@ -5,7 +5,7 @@ import { zodFieldErrors } from '../http/zod-errors.js';
 import { UNSTORABLE_MESSAGE, readJsonBody } from '../http/json-body.js';
 import type { HttpRequest } from '../http/types.js';
 
-/** Parses a JSON object body: 415 unless declared application/json, 400 when malformed, 422 when not an object. */
+/** Parses a JSON object body: 415 unless declared application/json, 400 when malformed (a member name repeated too), 422 when not an object. */
 export function readJsonObject(req: HttpRequest): Record<string, unknown> {
   const body = readJsonBody(req);
   if (body.ok) return body.value;
@@ -17,6 +17,9 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
       throw validation([{ field: body.member ?? 'body', message: `is ${body.detail}` }]);
     case 'syntax':
       throw badRequest('The request body is not valid JSON');
+    case 'duplicate-member':
+      // Malformed rather than invalid, like a syntax error: 400, naming the member (as a repeated query parameter is named).
+      throw new ProblemError(400, 'bad-request', `The request body gives the member ${body.member} more than once`, { errors: [{ field: body.member, message: 'must be given once' }] });
     case 'not-object':
       throw validation([{ field: 'body', message: 'The request body must be a JSON object' }]);
     case 'unstorable':

@@ -55,6 +55,9 @@ function readBody(req: HttpRequest): Record<string, unknown> {
       throw new OAuthError(400, 'invalid_client_metadata', `the request body is ${body.detail}`);
     case 'syntax':
       throw new OAuthError(400, 'invalid_client_metadata', 'the request body is not valid JSON');
+    case 'duplicate-member':
+      // error_description is printable ASCII without quote and backslash (RFC 6749 5.2): any other character of the name shows as '?'.
+      throw new OAuthError(400, 'invalid_client_metadata', `the request body gives the member ${body.member.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '?')} more than once`);
     case 'not-object':
       throw new OAuthError(400, 'invalid_client_metadata', 'the request body must be a JSON object');
     case 'unstorable':
