@@ -281,8 +281,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     });
     // Why oidc-provider refused a client's authentication, for the throttle's audit entry (auth-throttle.ts).
     const clientAuthError = (_ctx: unknown, err: Error) => {
-      const e = err as Error & { error?: unknown; error_detail?: unknown };
-      if (e.error === 'invalid_client') noteClientAuthError(typeof e.error_detail === 'string' ? e.error_detail : '');
+      const e = err as Error & { error?: unknown; error_detail?: unknown; statusCode?: unknown };
+      if (e.error === 'invalid_client' && e.statusCode === 401) noteClientAuthError(typeof e.error_detail === 'string' ? e.error_detail : '');
     };
     provider.on('grant.error', clientAuthError);
     provider.on('introspection.error', clientAuthError);
