@@ -30,14 +30,16 @@ const BROWSER_WALKS = {
   /**
    * On SQLite (the embedded default): the page-rendering files (languages, provider marks, the
    * walkthrough's polish), password reset, mail off, hostile and preset social logins, the account
-   * page, the web, native and resource sign-ins, and the console's edits keeping what forms do not show, and the account page's refused forms.
+   * page, the web, native and resource sign-ins, the console's edits keeping what forms do not
+   * show, the account page's refused forms, and the logout pages (no session, languages, errors).
    */
-  sqlite: e2e(['languages', 'social-marks', 'pages-polish', 'password-reset', 'mail-unavailable', 'social-hostile', 'social-facebook', 'social-github', 'account-page', 'signin-web', 'signin-native', 'resources-user-flow', 'id-token-claims', 'pairwise', 'account-page-policy', 'logout-stay', 'admin-console-edits', 'account-refused-forms']),
+  sqlite: e2e(['languages', 'social-marks', 'pages-polish', 'password-reset', 'mail-unavailable', 'social-hostile', 'social-facebook', 'social-github', 'account-page', 'signin-web', 'signin-native', 'resources-user-flow', 'id-token-claims', 'pairwise', 'account-page-policy', 'logout-stay', 'admin-console-edits', 'account-refused-forms', 'logout-pages']),
   /**
    * On PostgreSQL + Redis (production): social login with a real upstream, passkeys, sign-up, TOTP,
-   * the admin console, the SPA with silent renewal, logout, the device flow and security alerts.
+   * the admin console, the SPA with silent renewal, logout (and a hint for another user), the
+   * device flow and security alerts.
    */
-  postgresql: e2e(['social-oidc', 'passkeys', 'signup', 'mfa', 'admin-console', 'signin-spa', 'logout', 'device-flow', 'security-alerts']),
+  postgresql: e2e(['social-oidc', 'passkeys', 'signup', 'mfa', 'admin-console', 'signin-spa', 'logout', 'logout-hint', 'device-flow', 'security-alerts']),
 };
 
 export default defineConfig({
