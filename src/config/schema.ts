@@ -182,7 +182,15 @@ export const configSchema = z.object({
         .object({
           rotation_interval_days: posInt.max(3650).default(90),
           overlap_window_seconds: nonNegInt.default(7200),
-          algorithms: z.array(z.enum(SIGNING_ALGORITHMS)).min(1).default(['RS256', 'ES256', 'EdDSA']),
+          // A repeated algorithm would mean nothing more (one key per algorithm) and hide a typo.
+          algorithms: z
+            .array(z.enum(SIGNING_ALGORITHMS))
+            .min(1)
+            .superRefine((algs, ctx) => {
+              const repeated = algs.filter((alg, i) => algs.indexOf(alg) !== i);
+              if (repeated.length) ctx.addIssue({ code: 'custom', message: `lists ${[...new Set(repeated)].join(', ')} more than once; name each algorithm once` });
+            })
+            .default(['RS256', 'ES256', 'EdDSA']),
         })
         .prefault({}),
       logging: z

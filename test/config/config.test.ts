@@ -168,6 +168,19 @@ describe('invalid settings stop start-up with the variable name and the reason',
     expect(loadConfig({ REDIS_URL: '' }).redis.url || undefined).toBeUndefined();
   });
 
+  it('refuses an algorithm listed twice in security.key_store.algorithms, from the environment or the file', () => {
+    expect(configError({ SECURITY_KEY_STORE_ALGORITHMS: 'RS256,RS256' }).problems).toEqual(['SECURITY_KEY_STORE_ALGORITHMS: lists RS256 more than once; name each algorithm once']);
+    expect(configError({ SECURITY_KEY_STORE_ALGORITHMS: 'ES256, EdDSA,ES256,EdDSA,ES256' }).problems).toEqual(['SECURITY_KEY_STORE_ALGORITHMS: lists ES256, EdDSA more than once; name each algorithm once']);
+    const dir = mkdtempSync(join(tmpdir(), 'svc-config-algs-'));
+    try {
+      const path = join(dir, 'algs.json');
+      writeFileSync(path, JSON.stringify({ security: { key_store: { algorithms: ['EdDSA', 'EdDSA'] } } }));
+      expect(configError({ SVC_CONFIG_FILE: path }).problems).toEqual(['SECURITY_KEY_STORE_ALGORITHMS: lists EdDSA more than once; name each algorithm once']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('explains a short encryption key', () => {
     const err = configError({ SVC_ENCRYPTION_KEY: 'c2hvcnQ=' });
     expect(err.problems).toContain('SVC_ENCRYPTION_KEY: must be 32 bytes encoded as base64');
