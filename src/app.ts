@@ -22,6 +22,7 @@ import { HttpServer, uwsTransport, type RequestHead } from './http/server.js';
 import { json, type HttpRequest, type HttpResponse } from './http/types.js';
 import { opensslWarning } from './keys/openssl-dispatch.js';
 import { opensslStartNote } from './keys/openssl-reexec.js';
+import { lifetimeEnv, lifetimesBeyondOverlap, overrunMessage } from './keys/overlap.js';
 import { RotationScheduler } from './keys/scheduler.js';
 import { Sealer, loadEncryptionKey } from './keys/sealer.js';
 import { createLogger, type Logger } from './log.js';
@@ -120,7 +121,7 @@ export async function buildContext(config: Config, opts: StartOptions = {}): Pro
     mailer: new Mailer(log, audit),
     resolver: new TenantResolver(config),
     registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix, defaultServes: defaultTenantServes(config) }),
-    tenantStates: new TenantStateCache({ config, storage, sealer }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
+    tenantStates: new TenantStateCache({ config, storage, sealer, events, log, audit }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
     usage: new UsageRecorder(storage.clients, log),
     metrics,
     events,
@@ -134,6 +135,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const started = performance.now();
   const ctx = await buildContext(config, opts);
   const { log, metrics } = ctx;
+  // Signed tokens that can outlive their key's overlap window (keys/overlap.ts): said, not refused.
+  for (const o of lifetimesBeyondOverlap(config)) {
+    log.warn({ setting: lifetimeEnv(o.name), seconds: o.seconds, overlap_window_seconds: o.overlap }, overrunMessage(lifetimeEnv(o.name), o));
+  }
   const poolCfg = config.multi_tenancy.provider_pool;
 
   const pool = new ActorPool<TenantActor>({

@@ -4,6 +4,10 @@
  *   active (promoted: signs, published) --rotate--> expiring (published, verifies until
  *   expires_at = rotated_at + overlap window) --window over + rotate/retire-expired--> retired
  *
+ * An active key whose algorithm left `security.key_store.algorithms` takes the same step to
+ * expiring when the tenant's keys are next loaded (demoteUnconfigured): it stops signing at once
+ * and verifies the tokens it signed for one overlap window.
+ *
  * A key marked by DELETE /api/v1/jwks/:kid keeps its state (and stays published) until the next
  * rotation or retire-expired, which retire it directly. Every change is one storage transaction
  * and is then announced on the tenant's rotation channel, so each instance's actor reloads.
@@ -13,12 +17,25 @@
  * free of interleaving with other requests.
  */
 import type { SigningAlg } from '../config/schema.js';
-import type { AppContext } from '../context.js';
-import { rotationChannel, type JwksRotatedEvent } from '../events/bus.js';
-import type { KeyRepository, KeyStatus, SigningKeyRecord, TenantId } from '../storage/types.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { Config } from '../config/index.js';
+import { rotationChannel, type EventBus, type JwksRotatedEvent } from '../events/bus.js';
+import type { Logger } from '../log.js';
+import type { KeyRepository, KeyStatus, SigningKeyRecord, Storage, TenantId } from '../storage/types.js';
 import { exclusive, newKeyRecord } from './keystore.js';
+import type { Sealer } from './sealer.js';
 
-export type KeyLifecycleDeps = Pick<AppContext, 'storage' | 'sealer' | 'config' | 'events' | 'log'>;
+/**
+ * What the lifecycle needs (the AppContext has it all). Named here rather than as a slice of
+ * AppContext: the tenant state cache, which the context holds, demotes keys on load.
+ */
+export interface KeyLifecycleDeps {
+  readonly storage: Storage;
+  readonly sealer: Sealer;
+  readonly config: Config;
+  readonly events: EventBus;
+  readonly log: Logger;
+}
 
 export interface RotationResult {
   /** Number of new keys promoted (one per configured algorithm). */
@@ -197,6 +214,62 @@ export async function retireExpired(deps: KeyLifecycleDeps, tenant: TenantId, no
     }
     return result;
   });
+}
+
+/** Active keys whose algorithm is not (or no longer) configured: they must not stay current. */
+export function unconfiguredActive(keys: SigningKeyRecord[], algorithms: readonly SigningAlg[]): SigningKeyRecord[] {
+  return keys.filter((k) => k.status === 'active' && !(algorithms as readonly string[]).includes(k.alg));
+}
+
+export interface DemotionResult {
+  /** The tenant's keys after the call (as read inside its transaction when something changed). */
+  keys: SigningKeyRecord[];
+  /** Keys this call moved active -> expiring (none when another instance did it first). */
+  demoted: SigningKeyRecord[];
+}
+
+/**
+ * An algorithm was removed from `security.key_store.algorithms`: its active keys become expiring
+ * (promoted=false, rotated_at=now, expires_at=now+overlap window), as a rotation would leave them,
+ * so they sign nothing more, keep verifying the tokens they signed for the window, and are then
+ * retired by the scheduler or retire-expired. Called with the keys just read, so a tenant without
+ * such keys (every load but the first after the change) costs nothing more.
+ *
+ * Idempotent across instances starting together: the re-check inside the transaction (serialised
+ * per tenant: BEGIN IMMEDIATE, pg_advisory_xact_lock) lets the first writer demote and the others
+ * find nothing left; only the writer logs, audits (`jwks.demoted`) and announces the change.
+ */
+export async function demoteUnconfigured(
+  deps: KeyLifecycleDeps & { audit: Pick<AuditLog, 'record'> },
+  tenant: TenantId,
+  algorithms: readonly SigningAlg[],
+  keys: SigningKeyRecord[],
+  now = new Date(),
+): Promise<DemotionResult> {
+  if (!unconfiguredActive(keys, algorithms).length) return { keys, demoted: [] };
+  const repo = deps.storage.keys;
+  const at = now.toISOString();
+  const expiresAt = new Date(now.getTime() + deps.config.security.key_store.overlap_window_seconds * 1000).toISOString();
+  const result = await exclusive(repo, tenant, () =>
+    repo.transaction(tenant, async (): Promise<DemotionResult> => {
+      const current = await repo.list(tenant);
+      const stale = unconfiguredActive(current, algorithms);
+      if (!stale.length) return { keys: current, demoted: [] };
+      for (const k of stale) await repo.update(tenant, k.kid, { status: 'expiring', promoted: false, rotated_at: at, expires_at: expiresAt });
+      return { keys: await repo.list(tenant), demoted: stale };
+    }),
+  );
+  if (!result.demoted.length) return result;
+  const kids = result.demoted.map((k) => k.kid);
+  const removed = [...new Set(result.demoted.map((k) => k.alg))].sort();
+  deps.log.warn(
+    { tenant, kids, algorithms: removed, expires_at: expiresAt, setting: 'SECURITY_KEY_STORE_ALGORITHMS' },
+    `signing keys of ${removed.join(', ')} (no longer in SECURITY_KEY_STORE_ALGORITHMS) stopped signing: they verify the tokens they signed until ${expiresAt}, then retire`,
+  );
+  await deps.audit.record(tenant, { type: 'jwks.demoted', details: { trigger: 'algorithms', kids, algorithms: removed, expires_at: expiresAt } });
+  // Other instances reload the tenant's keys; their schedulers retire the keys when the window ends.
+  await announce(deps, tenant, kids, 0, now);
+  return result;
 }
 
 /** DELETE /api/v1/jwks/:kid: marks a key; it is retired at the next rotation or retire-expired. */

@@ -196,6 +196,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     this.keys = state.keys;
     this.current = state.config;
     this.clientCache = state.clients;
+    this.removedAlgWarned = new Set();
     this.resources = undefined;
     this.built = undefined;
     this.ready = undefined;
@@ -452,10 +453,30 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private async loadProviderClient(clientId: string): Promise<AdapterPayload | undefined> {
     const record = await this.loadClient(clientId);
     if (!record || !record.active) return undefined;
+    this.warnRemovedAlg(record);
     const metadata = toProviderMetadata(record, this.ctx.sealer, this.tenant);
     // A scope of a since-deleted resource would make oidc-provider refuse the whole client.
     return knownScopesOnly(metadata, await this.resourceIndex());
   }
+
+  /**
+   * A client registered with an ID token algorithm since taken out of security.key_store.algorithms:
+   * oidc-provider refuses it (invalid_client_metadata) wherever it loads the client, and the sign-in
+   * page can only show a generic error, so the operator learns here which client to change (its
+   * ID tokens are never signed with another algorithm than the one it registered: docs/signing-keys.md).
+   * Once per client and state: a reload (a key or configuration change) says it again.
+   */
+  private warnRemovedAlg(record: ClientRecord): void {
+    const alg = record.metadata.id_token_signed_response_alg;
+    const algorithms: readonly string[] = this.current.security.key_store.algorithms;
+    if (alg === undefined || algorithms.includes(alg) || this.removedAlgWarned.has(record.client_id)) return;
+    this.removedAlgWarned.add(record.client_id);
+    this.ctx.log.warn(
+      { tenant: this.tenant, client_id: record.client_id, id_token_signed_response_alg: alg, setting: 'SECURITY_KEY_STORE_ALGORITHMS' },
+      `client ${record.client_id} is refused (invalid_client_metadata): its id_token_signed_response_alg ${alg} is not in SECURITY_KEY_STORE_ALGORITHMS (${algorithms.join(', ')}); change the client's algorithm or configure ${alg} again`,
+    );
+  }
+  private removedAlgWarned = new Set<string>();
 
   /**
    * Back-channel logouts for sessions the service ended (sessions/ended.ts), sent as the end-session

@@ -18,7 +18,12 @@
 import { LRUCache } from 'lru-cache';
 import QuickLRU from 'quick-lru';
 import { KeySet, ensureKeys } from '../keys/keystore.js';
+import { lifetimesBeyondOverlap, overrunMessage } from '../keys/overlap.js';
+import { demoteUnconfigured } from '../keys/rotation.js';
+import type { AuditLog } from '../audit/audit-log.js';
 import type { Config } from '../config/index.js';
+import type { EventBus } from '../events/bus.js';
+import type { Logger } from '../log.js';
 import type { Sealer } from '../keys/sealer.js';
 import type { ClientRecord, Storage } from '../storage/types.js';
 import type { EffectiveConfig } from './config/merge.js';
@@ -41,11 +46,17 @@ interface Deps {
   readonly config: Config;
   readonly storage: Storage;
   readonly sealer: Sealer;
+  /** For keys of a removed algorithm (keys/rotation.ts demoteUnconfigured) and the lifetime warning. */
+  readonly events: EventBus;
+  readonly log: Logger;
+  readonly audit: Pick<AuditLog, 'record'>;
 }
 
 export class TenantStateCache {
   private readonly entries: LRUCache<string, TenantState>;
   private readonly loading = new Map<string, Promise<TenantState>>();
+  /** The lifetime warning last logged per tenant, so a reload with the same values logs nothing. */
+  private readonly warned = new QuickLRU<string, string>({ maxSize: 10_000 });
   /** Bumped by every invalidation: a load that started before it is not cached. */
   private epoch = 0;
 
@@ -107,12 +118,32 @@ export class TenantStateCache {
   private async load(tenant: string): Promise<TenantState> {
     const { storage, sealer } = this.deps;
     const config = await loadEffectiveConfig(this.deps, tenant);
+    this.warnLifetimes(tenant, config);
     const algorithms = config.security.key_store.algorithms;
-    const records = await ensureKeys(storage.keys, tenant, algorithms, sealer);
+    const stored = await ensureKeys(storage.keys, tenant, algorithms, sealer);
+    // Keys of an algorithm taken out of the configuration stop signing now, not at the next rotation.
+    const { keys: records } = await demoteUnconfigured(this.deps, tenant, algorithms, stored);
     return {
       config,
       keys: new KeySet(records, sealer, tenant, algorithms),
       clients: new QuickLRU({ maxSize: CLIENTS_PER_TENANT, maxAge: CLIENT_TTL_MS }),
     };
+  }
+
+  /**
+   * A token lifetime the tenant overrides beyond the overlap window (the global settings are
+   * checked once at start, app.ts): logged at warn once per tenant and values, on every instance
+   * that loads the tenant. Not refused at the config API: a stored override must stay writable
+   * after the operator shortens the window (docs/signing-keys.md).
+   */
+  private warnLifetimes(tenant: string, config: EffectiveConfig): void {
+    const overruns = lifetimesBeyondOverlap(config, config.overrides.oidc?.ttl ?? {});
+    const signature = overruns.map((o) => `${o.name}=${o.seconds}/${o.overlap}`).join(',');
+    if ((this.warned.get(tenant) ?? '') === signature) return;
+    this.warned.set(tenant, signature);
+    for (const o of overruns) {
+      const setting = `oidc.ttl.${o.name}`;
+      this.deps.log.warn({ tenant, setting, seconds: o.seconds, overlap_window_seconds: o.overlap }, overrunMessage(`the override ${setting} of tenant ${tenant}`, o));
+    }
   }
 }

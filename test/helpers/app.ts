@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { freePort } from '../../bench/processes.js';
 import { purgeRedisPrefix } from '../../bench/services.js';
 import { startApp, type App } from '../../src/app.js';
+import type { Logger } from '../../src/log.js';
 import { ListenError } from '../../src/http/server.js';
 import { loadConfig } from '../../src/config/index.js';
 import { PgStorage } from '../../src/storage/postgresql/index.js';
@@ -65,18 +66,19 @@ export interface TestApp {
  * test worker may take that port in between: then the app (which releases everything on a failed
  * listen) is started again on a new port, a few times.
  */
-async function listenOnFreePort(configFor: (port: number) => ReturnType<typeof loadConfig>): Promise<{ app: App; config: ReturnType<typeof loadConfig> }> {
+async function listenOnFreePort(configFor: (port: number) => ReturnType<typeof loadConfig>, log?: Logger): Promise<{ app: App; config: ReturnType<typeof loadConfig> }> {
   for (let attempt = 1; ; attempt++) {
     const config = configFor(await freePort());
     try {
-      return { app: await startApp(config), config };
+      return { app: await startApp(config, log ? { log } : {}), config };
     } catch (err) {
       if (!(err instanceof ListenError) || attempt >= 5) throw err;
     }
   }
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** `log`: the service's logger instead of the one its settings make (captureLog, test/helpers/log.ts). */
+export async function startTestApp(env: Record<string, string> = {}, opts: { log?: Logger } = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const backend: TestBackend = env.STORAGE_ADAPTER === 'postgresql' || (env.STORAGE_ADAPTER === undefined && TEST_BACKEND === 'postgresql') ? 'postgresql' : 'sqlite';
   // A database of our own unless the test brought one.
@@ -109,7 +111,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       SVC_BOOTSTRAP_CLIENT_SECRET: BOOTSTRAP_SECRET,
       ...backendEnv,
       ...env,
-    })));
+    }), opts.log));
   } catch (err) {
     await db?.drop();
     rmSync(dir, { recursive: true, force: true });
@@ -182,6 +184,20 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The service started again on `t`'s database, Redis key prefix and public address (BASE_URL, so
+ * the tokens `t` issued keep their issuer) with `env` on top: a restart with other settings. Stop
+ * `t`'s app first (`t.app.close()`), and close the new app before `t`, whose close drops the database.
+ * Requests for a page go to the new app's port with the old address as Host (loopbackFetch).
+ */
+export function restartTestApp(t: TestApp, env: Record<string, string> = {}, opts: { log?: Logger } = {}): Promise<TestApp> {
+  const c = t.app.ctx.config;
+  const storage: Record<string, string> =
+    t.backend === 'sqlite' ? { STORAGE_SQLITE_PATH: c.storage.sqlite.path } : { STORAGE_ADAPTER: 'postgresql', STORAGE_POSTGRESQL_URL: c.storage.postgresql.url! };
+  const redis: Record<string, string> = c.redis.url ? { REDIS_URL: c.redis.url, REDIS_KEY_PREFIX: c.redis.key_prefix } : {};
+  return startTestApp({ BASE_URL: c.base_url, ...storage, ...redis, ...env }, opts);
 }
 
 /** Deletes every key under `<prefix>:` (bench/services.ts, shared with the benches; best effort here). */

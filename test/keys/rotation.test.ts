@@ -1,6 +1,7 @@
 /**
  * Key lifecycle against a real SQLite file: active -> expiring -> retired, the overlap window,
- * keys marked for retirement, the rotation event, and two instances rotating at once.
+ * keys marked for retirement, the rotation event, two instances rotating at once, and the keys of
+ * an algorithm taken out of security.key_store.algorithms.
  */
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import { AuditLog } from '../../src/audit/audit-log.js';
 import { loadConfig } from '../../src/config/index.js';
 import { InProcessBus, rotationChannel } from '../../src/events/bus.js';
 import { KeySet, ensureKeys, newKeyRecord } from '../../src/keys/keystore.js';
-import { markForRetirement, retireExpired, rotate, rotateIfDue, type KeyLifecycleDeps } from '../../src/keys/rotation.js';
+import { demoteUnconfigured, markForRetirement, retireExpired, rotate, rotateIfDue, type KeyLifecycleDeps } from '../../src/keys/rotation.js';
 import { RotationScheduler } from '../../src/keys/scheduler.js';
 import { Sealer } from '../../src/keys/sealer.js';
 import { SqliteStorage } from '../../src/storage/sqlite/index.js';
@@ -205,6 +206,88 @@ describe('concurrency', () => {
     await seed(plus(-89 * DAY));
     expect(await rotateIfDue(deps, TENANT, T0)).toBeNull();
     expect(await rotateIfDue(deps, TENANT, plus(DAY))).not.toBeNull();
+  });
+});
+
+describe('demoteUnconfigured (an algorithm removed from security.key_store.algorithms)', () => {
+  const ALGS = config.security.key_store.algorithms;
+  const auditTypes = async (storage = temp.storage) => (await storage.audit.list(TENANT, {}, { limit: 10, include_count: false })).items.filter((e) => e.type === 'jwks.demoted');
+
+  /** The configured generation plus an active RS256 key: the store as the previous settings left it. */
+  async function seedWithRemoved(): Promise<{ current: SigningKeyRecord[]; removed: SigningKeyRecord }> {
+    const current = await seed(plus(-DAY));
+    const removed = await newKeyRecord('RS256', sealer, TENANT, plus(-DAY));
+    await deps.storage.keys.insert(TENANT, [removed]);
+    return { current, removed };
+  }
+
+  it('moves active keys of an unconfigured algorithm to expiring for one overlap window: they stop signing, keep verifying, then retire', async () => {
+    const { current, removed } = await seedWithRemoved();
+    const received: unknown[] = [];
+    onChannel(events, rotationChannel(TENANT), (p) => received.push(p));
+    const audit = new AuditLog(temp.storage, log);
+
+    const result = await demoteUnconfigured({ ...deps, audit }, TENANT, ALGS, await keys(), T0);
+    expect(result.demoted.map((k) => k.kid)).toEqual([removed.kid]);
+    const all = await byKid();
+    expect(all.get(removed.kid)).toMatchObject({ status: 'expiring', promoted: false, rotated_at: T0.toISOString(), expires_at: plus(OVERLAP * 1000).toISOString() });
+    // The configured keys are untouched: no new key, no rotation.
+    for (const k of current) expect(all.get(k.kid)).toMatchObject({ status: 'active', promoted: true, rotated_at: null });
+    expect(result.keys.map((k) => k.kid).sort()).toEqual([...all.keys()].sort());
+
+    const set = new KeySet(result.keys, sealer, TENANT, ALGS);
+    expect([...set.signing.keys()].sort()).toEqual(['ES256', 'EdDSA']);
+    expect(set.verifying.has(removed.kid)).toBe(true);
+    expect(await publishedKids()).toContain(removed.kid);
+
+    await new Promise((r) => setImmediate(r));
+    expect(received).toEqual([{ tenant: TENANT, kids: [removed.kid], promoted: 0, at: T0.toISOString() }]);
+    expect((await auditTypes()).map((e) => e.details)).toEqual([{ trigger: 'algorithms', kids: [removed.kid], algorithms: ['RS256'], expires_at: plus(OVERLAP * 1000).toISOString() }]);
+
+    // Done once: a later load finds nothing to do, says nothing and writes nothing.
+    const again = await demoteUnconfigured({ ...deps, audit }, TENANT, ALGS, await keys(), plus(1000));
+    expect(again.demoted).toEqual([]);
+    expect((await byKid()).get(removed.kid)!.rotated_at).toBe(T0.toISOString());
+    await new Promise((r) => setImmediate(r));
+    expect(received).toHaveLength(1);
+
+    // The window ends: retired like any rotated-out key, and gone from the JWKS.
+    expect((await retireExpired(deps, TENANT, plus(OVERLAP * 1000))).kids).toEqual([removed.kid]);
+    expect(await publishedKids()).toEqual(current.map((k) => k.kid).sort());
+  });
+
+  it('leaves an expiring key of the removed algorithm on its own window, and changes nothing when every active key is configured', async () => {
+    const { removed } = await seedWithRemoved();
+    await rotate({ ...deps, config: loadConfig({ SECURITY_KEY_STORE_ALGORITHMS: 'ES256,EdDSA,RS256', SECURITY_KEY_STORE_OVERLAP_WINDOW_SECONDS: String(OVERLAP), SVC_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }) }, TENANT, plus(-1000));
+    const rotatedOut = (await byKid()).get(removed.kid)!;
+    expect(rotatedOut.status).toBe('expiring');
+    const audit = new AuditLog(temp.storage, log);
+    const result = await demoteUnconfigured({ ...deps, audit }, TENANT, ALGS, await keys(), T0);
+    // Only the RS256 key the rotation promoted is demoted; the rotated-out one keeps its window.
+    expect(result.demoted.map((k) => k.alg)).toEqual(['RS256']);
+    expect((await byKid()).get(removed.kid)).toEqual(rotatedOut);
+
+    const list = await keys();
+    expect((await demoteUnconfigured({ ...deps, audit }, TENANT, ALGS, list, T0)).keys).toBe(list);
+  });
+
+  it('demotes once when a second instance read the same keys before the first wrote (the re-check inside the transaction)', async () => {
+    const { removed } = await seedWithRemoved();
+    const stale = await keys();
+    // Another connection to the same file, as another instance. One after the other: two SQLite
+    // connections of one process would block each other's event loop (the concurrent case runs
+    // on PostgreSQL, test/e2e/key-algorithms-postgresql.test.ts).
+    const second = SqliteStorage.open(temp.path);
+    try {
+      const a = await demoteUnconfigured({ ...deps, audit: new AuditLog(temp.storage, log) }, TENANT, ALGS, stale, T0);
+      const b = await demoteUnconfigured({ ...depsFor(second), audit: new AuditLog(second, log) }, TENANT, ALGS, stale, plus(500));
+      expect([a.demoted.length, b.demoted.length]).toEqual([1, 0]);
+      // Both hand back the keys as stored: the demoted key as its one writer left it.
+      for (const r of [a, b]) expect(r.keys.find((k) => k.kid === removed.kid)).toMatchObject({ status: 'expiring', rotated_at: T0.toISOString() });
+      expect(await auditTypes()).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
   });
 });
 

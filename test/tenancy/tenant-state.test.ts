@@ -3,7 +3,9 @@
  * every tenant's change events by pattern subscription (tenancy/tenant-events.ts).
  */
 import { randomBytes } from 'node:crypto';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AuditLog } from '../../src/audit/audit-log.js';
 import { loadConfig } from '../../src/config/index.js';
 import { InProcessBus, channelPattern, clientAuthFailedChannel, clientChangedChannel, configChangedChannel, patternMatcher, rotationChannel } from '../../src/events/bus.js';
 import { Sealer } from '../../src/keys/sealer.js';
@@ -20,14 +22,27 @@ const tick = () => new Promise((r) => setImmediate(r));
 describe('TenantStateCache (real SQLite)', () => {
   let temp: TempStorage;
   let cache: TenantStateCache;
+  let bus: InProcessBus;
   const config = loadConfig({ NODE_ENV: 'test' });
   const sealer = new Sealer(randomBytes(32));
+  /** What the cache logs at warn, as [fields, message]. */
+  let warnings: Array<[Record<string, unknown>, string]>;
+  const cacheWith = (settings: typeof config) => {
+    const log = pino({ level: 'silent' });
+    vi.spyOn(log, 'warn').mockImplementation(((fields: Record<string, unknown>, msg: string) => void warnings.push([fields, msg])) as never);
+    return new TenantStateCache({ config: settings, storage: temp.storage, sealer, events: bus, log, audit: new AuditLog(temp.storage, log) }, { maxSize: 10, ttlMs: 60_000 });
+  };
 
   beforeEach(() => {
     temp = openTempStorage();
-    cache = new TenantStateCache({ config, storage: temp.storage, sealer }, { maxSize: 10, ttlMs: 60_000 });
+    bus = new InProcessBus();
+    warnings = [];
+    cache = cacheWith(config);
   });
-  afterEach(() => temp.close());
+  afterEach(async () => {
+    await bus.close();
+    await temp.close();
+  });
 
   it('loads config and keys once for concurrent callers, then answers from memory', async () => {
     const list = vi.spyOn(temp.storage.keys, 'list');
@@ -70,6 +85,53 @@ describe('TenantStateCache (real SQLite)', () => {
     await cache.get('default');
     cache.clear();
     expect(cache.size).toBe(0);
+  });
+
+  it('loads with the configured algorithms only: keys of a removed one stop signing and verify for the overlap window', async () => {
+    const before = await cache.get('default');
+    const rs = before.keys.signingKey('RS256').kid;
+    const ed = before.keys.signingKey('EdDSA').kid;
+    const es = before.keys.signingKey('ES256').kid;
+    const announced: unknown[] = [];
+    bus.subscribePattern(rotationChannel('default', config.redis.key_prefix), (_c, p) => announced.push(p));
+
+    // The service restarted with SECURITY_KEY_STORE_ALGORITHMS=ES256.
+    const after = await cacheWith(loadConfig({ NODE_ENV: 'test', SECURITY_KEY_STORE_ALGORITHMS: 'ES256' })).get('default');
+    expect([...after.keys.signing.keys()]).toEqual(['ES256']);
+    expect(after.keys.signingKey('ES256').kid).toBe(es);
+    expect([...after.keys.verifying.keys()].sort()).toEqual([rs, ed, es].sort());
+    const stored = new Map((await temp.storage.keys.list('default')).map((k) => [k.kid, k]));
+    expect(stored.size).toBe(3);
+    for (const kid of [rs, ed]) expect(stored.get(kid)).toMatchObject({ status: 'expiring', promoted: false, rotated_at: expect.any(String), expires_at: expect.any(String) });
+    expect(stored.get(es)).toMatchObject({ status: 'active', promoted: true });
+    expect(warnings).toEqual([[expect.objectContaining({ tenant: 'default', kids: expect.arrayContaining([rs, ed]), algorithms: ['EdDSA', 'RS256'], setting: 'SECURITY_KEY_STORE_ALGORITHMS' }), expect.stringContaining('stopped signing')]]);
+    await tick();
+    expect(announced).toEqual([expect.objectContaining({ tenant: 'default', promoted: 0 })]);
+  });
+
+  it("warns once per tenant and values when the tenant's own token lifetime exceeds the overlap window", async () => {
+    await temp.storage.tenantConfig.put('default', 'oidc', { ttl: { access_token: 86400, refresh_token: 7776000 } });
+    await cache.get('default');
+    expect(warnings).toEqual([
+      [
+        { tenant: 'default', setting: 'oidc.ttl.access_token', seconds: 86400, overlap_window_seconds: 7200 },
+        'the override oidc.ttl.access_token of tenant default (86400 s) is longer than SECURITY_KEY_STORE_OVERLAP_WINDOW_SECONDS (7200 s): a token signed just before a key rotation stops verifying up to 79200 s before it expires; set the overlap window to at least 86400 s or shorten the lifetime',
+      ],
+    ]);
+    // A reload with the same values says nothing more; a changed value is said again.
+    cache.invalidate('default');
+    await cache.get('default');
+    expect(warnings).toHaveLength(1);
+    await temp.storage.tenantConfig.put('default', 'oidc', { ttl: { id_token: 7201 } });
+    cache.invalidate('default');
+    await cache.get('default');
+    expect(warnings.slice(1)).toEqual([[expect.objectContaining({ setting: 'oidc.ttl.id_token', seconds: 7201 }), expect.any(String)]]);
+    // The global lifetimes are the start-up check's (app.ts), not repeated per tenant.
+    const globalOnly = cacheWith(loadConfig({ NODE_ENV: 'test', OIDC_TTL_ACCESS_TOKEN: '86400' }));
+    await temp.storage.tenantConfig.put('default', 'oidc', {});
+    warnings = [];
+    await globalOnly.get('default');
+    expect(warnings).toEqual([]);
   });
 });
 
