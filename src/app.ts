@@ -262,6 +262,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       const access = metricsAccess(req);
       if (access === 'unauthorized') throw new ProblemError(401, 'unauthorized', 'Metrics need the configured bearer token', { headers: { 'www-authenticate': 'Bearer' } });
       if (access === 'not-found') throw notFound(`No route for ${req.method} ${req.path}`);
+      // A scrape reads: a POST or DELETE gets the probes' 405, not the scrape.
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        throw new ProblemError(405, 'method-not-allowed', `${req.method} is not allowed on ${req.path}`, { headers: { allow: 'GET, HEAD' } });
+      }
       metrics.poolSize.set(pool.size);
       return { status: 200, headers: { 'content-type': metrics.registry.contentType }, body: await metrics.registry.metrics() };
     }

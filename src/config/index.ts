@@ -14,11 +14,13 @@ export type { Config } from './schema.js';
 
 /**
  * Paths the front door (app.ts `route`) gives to something else: the health probes, the Management
- * API, the account pages, the console and the shared stylesheet. The metrics route is matched
- * before most of them, so a metrics path on or under one would hide that route (a tenant's JWKS,
- * say), and `/healthz` and `/readyz` are matched before it, which would hide the metrics.
+ * API, the platform routes (multi-tenant; refused in either mode, so switching modes cannot make a
+ * working configuration hide them), the account pages, the console and the shared stylesheet. The
+ * metrics route is matched before most of them, so a metrics path on or under one would hide that
+ * route (a tenant's JWKS, `/platform/tenants`), and `/healthz` and `/readyz` are matched before it,
+ * which would hide the metrics. `_ops`'s social relay lives under the OIDC path, refused apart.
  */
-const ROUTED_PATHS = ['/healthz', '/readyz', '/api', '/account', '/admin', '/assets'];
+const ROUTED_PATHS = ['/healthz', '/readyz', '/api', '/platform', '/account', '/admin', '/assets'];
 
 /** Why the metrics path cannot be served, or undefined when it can. */
 function metricsPathClash(path: string, oidcPath: string): string | undefined {

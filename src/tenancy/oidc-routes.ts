@@ -74,6 +74,12 @@ function toAccountPage(): HttpResponse {
   return { status: 303, headers: { location: '/account', 'cache-control': 'no-store' } };
 }
 
+/** The interaction pages' actions after `/interaction/:uid/` (show has none): the route and its metrics label. */
+const INTERACTION_ACTIONS: ReadonlySet<InteractionAction> = new Set<InteractionAction>(['login', 'mfa', 'confirm', 'abort', 'passkey', 'passkey/options', 'mfa/options', 'enrol', 'enrol/options', 'signup', 'resend', 'continue']);
+const INTERACTION_ROUTE = new RegExp(`^\\/interaction\\/([A-Za-z0-9_-]{1,128})(?:\\/(${[...INTERACTION_ACTIONS].join('|')}))?$`);
+/** Social login inside an interaction (src/oidc/social-signin.ts): start with a provider, link confirmation. */
+const INTERACTION_SOCIAL = /^\/interaction\/[A-Za-z0-9_-]{1,128}\/(?:social\/[a-z][a-z0-9-]{0,31}|link|link-cancel)$/;
+
 const ROUTES: readonly OidcRoute[] = [
   { path: DISCOVERY_PATH, methods: GET, run: async (host, req) => documentResponse(req, await host.discovery()) },
   { path: '/jwks', methods: GET, run: async (host, req) => jwksResponse(host, req) },
@@ -97,7 +103,7 @@ const ROUTES: readonly OidcRoute[] = [
     },
   },
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]{1,128})(?:\/(login|mfa|confirm|abort|passkey|passkey\/options|mfa\/options|enrol|enrol\/options|signup|resend|continue))?$/,
+    path: INTERACTION_ROUTE,
     run: async (host, req, m) => {
       const action = (m?.[2] ?? 'show') as InteractionAction;
       // show: GET only; signup: the form (GET) and its submission (POST); the rest: POST only.
@@ -107,7 +113,8 @@ const ROUTES: readonly OidcRoute[] = [
     },
   },
   // Social login (src/oidc/social-signin.ts): start, callback (GET, form_post), link confirmation; linked accounts.
-  { path: /^\/(?:social\/[a-z][a-z0-9-]{0,31}\/callback|interaction\/[A-Za-z0-9_-]{1,128}\/(?:social\/[a-z][a-z0-9-]{0,31}|link|link-cancel))$/, run: async (host, req, m) => handleSocial(await host.signInHost(), host.socialContext(), req, m?.[0] ?? '') },
+  { path: /^\/social\/[a-z][a-z0-9-]{0,31}\/callback$/, run: async (host, req, m) => handleSocial(await host.signInHost(), host.socialContext(), req, m?.[0] ?? '') },
+  { path: INTERACTION_SOCIAL, run: async (host, req, m) => handleSocial(await host.signInHost(), host.socialContext(), req, m?.[0] ?? '') },
   // The former two-step, passkey and linked-accounts pages: all live on the account page now (src/ui/account/).
   { path: /^\/account\/(?:mfa(?:\/disable)?|passkeys(?:\/(?:options|rename|remove))?|social(?:\/unlink)?)$/, run: async () => toAccountPage() },
   // Passkeys (issue 14): the ceremony script, and the account page's passkey actions.
@@ -177,11 +184,27 @@ export function oidcRouteLabel(path: string): string {
   const sub = canonicalSub(path);
   const labelled = LABELLED.get(sub);
   if (labelled !== undefined) return labelled;
-  const interaction = /^\/interaction\/[^/]+(\/[a-z]+)?$/.exec(sub);
-  if (interaction) return `oidc/interaction/:uid${interaction[1] ?? ''}`;
+  if (sub.startsWith('/interaction/')) return interactionLabel(sub);
   if (sub.startsWith('/reg/')) return 'oidc/reg/:client_id';
   if (sub.startsWith('/device/')) return 'oidc/device/:action';
   return 'oidc:other';
+}
+
+/**
+ * An interaction path's label: the page or one of its known actions, else one `other` label. The
+ * suffix is never taken from the path as it is: any text after the uid would be a series of its
+ * own, and every request makes one, even one refused before a tenant is resolved.
+ */
+/** Each label made once (the metrics look it up by value on every request). */
+const INTERACTION_LABELS = new Map<string, string>([...INTERACTION_ACTIONS].map((a) => [a, `oidc/interaction/:uid/${a}`]));
+function interactionLabel(sub: string): string {
+  const m = INTERACTION_ROUTE.exec(sub);
+  if (m) return m[2] === undefined ? 'oidc/interaction/:uid' : (INTERACTION_LABELS.get(m[2]) ?? 'oidc/interaction:other');
+  if (INTERACTION_SOCIAL.test(sub)) {
+    const tail = sub.slice(sub.lastIndexOf('/') + 1);
+    return sub.includes('/social/') ? 'oidc/interaction/:uid/social/:provider' : `oidc/interaction/:uid/${tail}`;
+  }
+  return 'oidc/interaction:other';
 }
 
 /** The answer of the first route that serves the request, or oidc-provider's. */

@@ -265,7 +265,17 @@ describe('settings refused rather than ignored', () => {
     for (const path of ['/healthz', '/readyz', '/api/v1/metrics', '/account', '/admin/metrics', '/assets/metrics']) {
       expect(configError({ FEATURES_METRICS_PATH: path }).problems, path).toEqual([expect.stringMatching(/^FEATURES_METRICS_PATH: .*taken by the service's own/)]);
     }
-    for (const path of ['/metrics', '/oidc', '/internal/metrics', '/apis']) expect(loadConfig({ FEATURES_METRICS_PATH: path }).features.metrics.path).toBe(path);
+    for (const path of ['/metrics', '/oidc', '/internal/metrics', '/apis', '/platforms']) expect(loadConfig({ FEATURES_METRICS_PATH: path }).features.metrics.path).toBe(path);
+  });
+
+  it('refuses a metrics path on or under /platform, whose routes it would hide (both modes)', () => {
+    const multiTenant = { MULTI_TENANCY_ENABLED: 'true', STORAGE_ADAPTER: 'postgresql', STORAGE_POSTGRESQL_URL: 'postgres://x@127.0.0.1/db', REDIS_URL: 'redis://127.0.0.1:6379' };
+    for (const mode of [multiTenant, {}]) {
+      for (const path of ['/platform', '/platform/tenants', '/platform/metrics']) {
+        expect(configError({ ...mode, FEATURES_METRICS_PATH: path }).problems, path).toEqual([expect.stringMatching(/^FEATURES_METRICS_PATH: .*taken by the service's own \/platform route/)]);
+      }
+    }
+    expect(loadConfig({ ...multiTenant, FEATURES_METRICS_PATH: '/metrics' }).features.metrics.path).toBe('/metrics');
   });
 });
 

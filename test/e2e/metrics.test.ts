@@ -41,6 +41,9 @@ describe('metrics endpoint', () => {
     const probe = `no-such-${Date.now()}`;
     expect((await api(t, 'GET', `/oidc/v1/${probe}`)).status).toBe(404);
     expect((await api(t, 'GET', '/oidc/v1/interaction/abcdefgh12345678')).status).toBeGreaterThanOrEqual(400);
+    // A made-up lower-case action after an interaction id: no series of its own (was one per suffix).
+    const suffixes = ['qwzxkvjp', 'mnbvcxzl', 'plokijuh'];
+    for (const suffix of suffixes) expect((await api(t, 'GET', `/oidc/v1/interaction/x/${suffix}`)).status).toBeGreaterThanOrEqual(400);
     const text = (await api(t, 'GET', '/metrics')).text;
     const jwks = /svc_http_requests_total\{route="oidc\/jwks",method="GET",status="200"\} (\d+)/.exec(text);
     expect(Number(jwks?.[1])).toBeGreaterThanOrEqual(3);
@@ -49,6 +52,8 @@ describe('metrics endpoint', () => {
     expect(text).toContain('route="oidc/interaction/:uid"');
     expect(text).not.toContain(probe);
     expect(text).not.toContain('abcdefgh12345678');
+    for (const suffix of suffixes) expect(text).not.toContain(suffix);
+    expect(text).toContain('route="oidc/interaction:other"');
   });
   it('made-up HTTP methods are refused by the front door and leave no series behind (the method label stays bounded)', async () => {
     const probe = `XYZZY${Date.now()}`;
@@ -69,6 +74,16 @@ describe('metrics endpoint', () => {
     const text = (await api(t, 'GET', '/metrics')).text;
     expect(text).not.toContain(probe);
     expect(text).toMatch(/svc_http_requests_total\{route="oidc\/jwks",method="GET",status="200"\} [1-9]/);
+  });
+
+  it('answers 405 with Allow: GET, HEAD to any other method, as the probes do (never the scrape)', async () => {
+    for (const method of ['POST', 'DELETE', 'PUT', 'PATCH']) {
+      const res = await api(t, method, '/metrics');
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get('allow'), method).toBe('GET, HEAD');
+      expect(res.text, method).not.toContain('svc_http_requests_total');
+    }
+    expect((await api(t, 'HEAD', '/metrics')).status).toBe(200);
   });
 
   it('labels userinfo as oidc/userinfo, not oidc:other (the label list follows the provider routes)', async () => {
