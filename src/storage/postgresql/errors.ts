@@ -27,8 +27,31 @@ const TRANSIENT_MESSAGE = /^(timeout exceeded when trying to connect|Connection 
 /** pg's client-side query_timeout fired: the server did not answer, the connection is stuck behind it. */
 export const isReadTimeout = (err: unknown): boolean => err instanceof Error && err.message === 'Query read timeout';
 
+/**
+ * Errors raised while a connection was being opened (pool.ts marks them): whatever the reason (the
+ * server refusing connections to the database, 55000; a missing database, 3D000; authentication
+ * refused, 28P01/28000; starting up, 57P03; TLS), no statement ran, and the service has no database
+ * until an operator or the server fixes it: unavailable (503), as an unreachable server is.
+ */
+const connectFailures = new WeakSet<object>();
+
+/** Marks err as raised while connecting; returns it. */
+export function markConnectFailure<E>(err: E): E {
+  if (typeof err === 'object' && err !== null) connectFailures.add(err);
+  return err;
+}
+
+/** True for an error raised while connecting, or one that wraps it (pg-pool's connection timeout). */
+export function isConnectFailure(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (connectFailures.has(e)) return true;
+  }
+  return false;
+}
+
 export function isTransient(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
+  if (isConnectFailure(err)) return true;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (TRANSIENT_SQLSTATES.has(code) || code.startsWith('08') || TRANSIENT_NODE_CODES.has(code))) return true;
   return TRANSIENT_MESSAGE.test(err.message);

@@ -12,7 +12,7 @@ import { PgKeys } from './keys.js';
 import { PgLoginAttempts } from './login-attempts.js';
 import { SchemaNotCurrentError, assertSchemaCurrent } from './migrate.js';
 import { PgOidcPayloads } from './oidc.js';
-import { SERVICE_ROLE, createPool, poolConfig, type PgSettings } from './pool.js';
+import { SERVICE_ROLE, connectFailureFields, createPool, poolConfig, type PgSettings } from './pool.js';
 import { PgRegistrationTokens } from './registration-tokens.js';
 import { PgAccountTokens } from './account-tokens.js';
 import { PgUserPreferences } from './user-preferences.js';
@@ -92,7 +92,7 @@ export class PgStorage implements Storage {
    * that says what to do.
    */
   static async open(settings: PgSettings, log?: PgLog): Promise<PgStorage> {
-    const pool = createPool(settings, (err) => log?.error({ err }, 'idle PostgreSQL connection failed'));
+    const pool = createPool(settings, (err) => log?.error({ err }, 'idle PostgreSQL connection failed'), { onConnectError: connectFailureLog(settings.url, log) });
     try {
       await checkDatabase(pool);
     } catch (err) {
@@ -121,6 +121,32 @@ export class PgStorage implements Storage {
     await this.userCache?.close();
     await this.pool.end();
   }
+}
+
+/** At most one line per reason this often: in an outage every request tries to connect. */
+const CONNECT_FAILURE_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Reports connections the server refused or that could not be opened (each request answers 503
+ * meanwhile), at error with the SQLSTATE: the operator's clue when the database was made to refuse
+ * connections, dropped, or the login refused. The first failure of each reason is logged at once,
+ * then one line per interval with the number left out.
+ */
+function connectFailureLog(url: string, log: PgLog | undefined): (err: unknown) => void {
+  let last: { code: string | undefined; at: number } | undefined;
+  let unlogged = 0;
+  return (err) => {
+    if (!log) return;
+    const fields = connectFailureFields(err, url);
+    const now = Date.now();
+    if (last && last.code === fields.code && now - last.at < CONNECT_FAILURE_LOG_INTERVAL_MS) {
+      unlogged++;
+      return;
+    }
+    log.error({ ...fields, ...(unlogged ? { similar_failures_not_logged: unlogged } : {}) }, 'PostgreSQL connection could not be opened; requests that need the database answer 503');
+    last = { code: fields.code, at: now };
+    unlogged = 0;
+  };
 }
 
 async function checkDatabase(pool: Pool): Promise<void> {

@@ -25,6 +25,8 @@ declare module 'pg' {
   export interface PoolConfig extends ClientConfig {
     max?: number;
     idleTimeoutMillis?: number;
+    /** The class the pool makes its connections with (pg-pool: `new Client(poolConfig)`). */
+    Client?: new (config: PoolConfig) => Client;
   }
 
   export interface FieldDef {
@@ -46,6 +48,8 @@ declare module 'pg' {
   export class Client implements Queryable {
     constructor(config?: ClientConfig | string);
     connect(): Promise<void>;
+    /** The form pg-pool calls. */
+    connect(callback: (err?: Error | null) => void): void;
     query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
     end(): Promise<void>;
     on(event: 'error', listener: (err: Error) => void): this;

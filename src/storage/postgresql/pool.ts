@@ -6,7 +6,8 @@
  * statement, and RESET ROLE returns to it instead of to the login role. statement_timeout travels
  * the same way.
  */
-import { Pool, types, type CustomTypes, type PoolConfig } from 'pg';
+import { Client, Pool, types, type CustomTypes, type PoolConfig } from 'pg';
+import { markConnectFailure } from './errors.js';
 
 export interface PgSettings {
   url: string;
@@ -86,8 +87,15 @@ export function poolConfig(settings: PgSettings, role: string = SERVICE_ROLE): P
   };
 }
 
-export function createPool(settings: PgSettings, onIdleError: (err: Error) => void, role?: string): Pool {
-  const pool = new Pool(poolConfig(settings, role));
+export interface PoolReports {
+  /** The login role (default svc_app). */
+  role?: string;
+  /** A connection could not be opened (the error is marked as a connect failure, errors.ts). */
+  onConnectError?: (err: unknown) => void;
+}
+
+export function createPool(settings: PgSettings, onIdleError: (err: Error) => void, opts: PoolReports = {}): Pool {
+  const pool = new Pool({ ...poolConfig(settings, opts.role), Client: connectMarkingClient(opts.onConnectError) });
   // An idle connection can die (server restart); without a listener that would crash the process.
   // The pool drops the connection and opens a new one on demand.
   pool.on('error', (err) => onIdleError(withoutClient(err)));
@@ -104,4 +112,47 @@ export function createPool(settings: PgSettings, onIdleError: (err: Error) => vo
 export function withoutClient(err: Error): Error {
   delete (err as Error & { client?: unknown }).client;
   return err;
+}
+
+/**
+ * pg.Client whose connect() failures are marked (errors.ts, markConnectFailure) and reported: the
+ * one place that knows an error came from opening a connection rather than from a statement, for
+ * any statement path (pool.query, pool.connect) the pool opens connections on.
+ */
+function connectMarkingClient(onConnectError: ((err: unknown) => void) | undefined): new (config: PoolConfig) => Client {
+  const failed = (err: unknown) => {
+    markConnectFailure(err);
+    onConnectError?.(err);
+    return err;
+  };
+  return class ConnectMarkingClient extends Client {
+    override connect(): Promise<void>;
+    override connect(callback: (err?: Error | null) => void): void;
+    override connect(callback?: (err?: Error | null) => void): Promise<void> | void {
+      if (!callback) return super.connect().catch((err: unknown) => Promise.reject(failed(err)));
+      super.connect((err) => callback(err ? (failed(err) as Error) : err));
+    }
+  };
+}
+
+/**
+ * The fields a failed connection is logged with: its SQLSTATE (or errno code) and message, never
+ * the error object (it can carry connection parameters) and never the URL's password, should a
+ * message ever repeat it.
+ */
+export function connectFailureFields(err: unknown, url: string): { code?: string; severity?: string; error: string } {
+  const e = err as { code?: unknown; severity?: unknown; message?: unknown } | null;
+  let message = typeof e?.message === 'string' ? e.message : String(err);
+  let password = '';
+  try {
+    password = decodeURIComponent(new URL(url).password);
+  } catch {
+    // Not a URL: pool.ts refused it before any connection.
+  }
+  if (password) message = message.split(password).join('[redacted]');
+  return {
+    ...(typeof e?.code === 'string' ? { code: e.code } : {}),
+    ...(typeof e?.severity === 'string' ? { severity: e.severity } : {}),
+    error: message,
+  };
 }
