@@ -46,10 +46,19 @@ export function createLogger(config: Config): Logger {
   );
   if (logging.file_logging.enabled) {
     const dir = prepareLogDirectory(logging.file_logging.directory);
-    targets.push({ target: 'pino/file', level: logging.level, options: { destination: join(dir, 'svc.log'), mkdir: true } });
+    targets.push({ target: 'pino/file', level: logging.level, options: { destination: join(dir, 'svc.log'), mkdir: true, mode: LOG_FILE_MODE } });
   }
   return pino(options(logging.level), pino.transport({ targets }));
 }
+
+/**
+ * The log can hold what only the operator may read (in development, password-reset links): svc.log
+ * is created owner-only like the SQLite file and the development key, and so is each directory the
+ * service creates for it. An existing file or directory keeps the mode its owner gave it (a log
+ * shipper's group, say): only what the service creates is its to decide.
+ */
+const LOG_FILE_MODE = 0o600;
+const LOG_DIRECTORY_MODE = 0o700;
 
 /**
  * Creates the file log's directory and opens svc.log once for appending, before the transport
@@ -62,7 +71,7 @@ export function prepareLogDirectory(directory: string): string {
   const dir = resolve(directory);
   try {
     makeDirectory(dir);
-    closeSync(openSync(join(dir, 'svc.log'), 'a'));
+    closeSync(openSync(join(dir, 'svc.log'), 'a', LOG_FILE_MODE));
   } catch (err) {
     throw new ConfigError([`SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: cannot create or write the log directory ${dir}: ${reasonOf(err)}`]);
   }
@@ -71,13 +80,13 @@ export function prepareLogDirectory(directory: string): string {
 
 function makeDirectory(dir: string): void {
   try {
-    mkdirSync(dir);
+    mkdirSync(dir, LOG_DIRECTORY_MODE);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' && statSync(dir).isDirectory()) return;
     if (code !== 'ENOENT' || dirname(dir) === dir) throw err;
     makeDirectory(dirname(dir));
-    mkdirSync(dir); // a second ENOENT (a parent that takes no entries, such as /proc) is thrown
+    mkdirSync(dir, LOG_DIRECTORY_MODE); // a second ENOENT (a parent that takes no entries, such as /proc) is thrown
   }
 }
 
