@@ -195,7 +195,8 @@ async function writeClientChange(scope: ClientScope, clientId: string, input: Cl
 
 export async function setClientActive(scope: ClientScope, clientId: string, active: boolean): Promise<ClientRecord> {
   const existing = await getClient(scope, clientId);
-  // Deactivation also ends every token issued so far: reactivating does not bring them back.
+  // Deactivation also ends the client's own tokens (client_credentials, Management API: their sgen)
+  // for good; its users' tokens are only refused while it is inactive (docs/decisions.md).
   const change = active ? { active } : { active, bump_generation: true };
   const event = { type: active ? 'client.activated' : 'client.deactivated', details: { client_id: existing.client_id } };
   if (existing.active === active) {
