@@ -34,6 +34,17 @@ export class NotFound extends Error {
 }
 
 /**
+ * The tenant a write was for is no longer registered: its delete committed first (the PostgreSQL
+ * write guard, migration 110). A NotFound, so every surface answers it as the unknown tenant.
+ */
+export class TenantGone extends NotFound {
+  constructor(readonly tenant: string) {
+    super(`Tenant ${tenant} not found`);
+    this.name = 'TenantGone';
+  }
+}
+
+/**
  * The change contradicts the current state (a taken e-mail, a reserved tenant): the message says how,
  * `field` names the field whose value is taken when there is one (for surfaces that word it themselves).
  */

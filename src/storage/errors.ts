@@ -2,4 +2,4 @@
  * Errors a repository raises in a storage-neutral shape (src/errors.ts), so the surfaces map them
  * without knowing SQLite, PostgreSQL or Redis error codes.
  */
-export { NotFound, Unavailable, UniqueViolation } from '../errors.js';
+export { NotFound, TenantGone, Unavailable, UniqueViolation } from '../errors.js';

@@ -24,7 +24,9 @@ export async function openStorage(config: Config, log?: PgLog): Promise<Storage>
   // ~0.25 s of start-up that an SQLite instance never needs.
   const { PgStorage } = await import('./postgresql/index.js');
   try {
-    return await PgStorage.open({ url, ...settings }, log);
+    // Multi-tenant mode: the writes of registered tenants are guarded against their delete
+    // (tenant-db.ts); a single tenant has no registry to check.
+    return await PgStorage.open({ url, ...settings }, log, { guardTenants: config.multi_tenancy.enabled });
   } catch (err) {
     throw postgresFailed(url, err);
   }

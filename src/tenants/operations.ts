@@ -109,8 +109,12 @@ export async function updateTenant(deps: Deps, slug: string, change: TenantChang
 /**
  * Deletes the tenant and purges its data (SQL rows in one transaction, then its Redis keys). A
  * slug freed this way can be created again and starts empty: a new organisation must never
- * inherit the users, clients or keys of a deleted one. A write that raced the deletion (resolved
- * the tenant before, committed after the purge) is purged when the slug is created again.
+ * inherit the users, clients or keys of a deleted one. On PostgreSQL a write that raced the
+ * deletion either committed before it (and is purged with the rest) or fails with TenantGone, a
+ * 404 (the write guard, storage/postgresql/tenant-db.ts).
+ * Redis keys written after the purge by a request already past the resolver (an OIDC artefact, a
+ * counter) are left: they lie under a slug that no longer resolves, expire by their TTL, and are
+ * purged when the slug is created again (docs/decisions.md "Tenant delete against writes in flight").
  */
 export async function deleteTenant(deps: Deps, slug: string): Promise<void> {
   if (RESERVED_TENANTS.has(slug)) throw new Conflict(`${slug} is a reserved tenant and cannot be deleted`);

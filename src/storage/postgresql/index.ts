@@ -89,9 +89,10 @@ export class PgStorage implements Storage {
   /**
    * Opens the pool and checks, before the service takes traffic, that the schema is current and
    * that the connections really are subject to row-level security. Either failure is one line
-   * that says what to do.
+   * that says what to do. `guardTenants` (multi-tenant mode): the writes of registered tenants
+   * go through the write guard against their delete (tenant-db.ts).
    */
-  static async open(settings: PgSettings, log?: PgLog): Promise<PgStorage> {
+  static async open(settings: PgSettings, log?: PgLog, opts: { guardTenants?: boolean } = {}): Promise<PgStorage> {
     const pool = createPool(settings, (err) => log?.error({ err }, 'idle PostgreSQL connection failed'), { onConnectError: connectFailureLog(settings.url, log) });
     try {
       await checkDatabase(pool);
@@ -99,7 +100,7 @@ export class PgStorage implements Storage {
       await pool.end();
       throw err;
     }
-    return new PgStorage(pool, new TenantDb(pool, settings.slow_query_ms, log, { preparedStatements: settings.prepared_statements ?? true }), settings, log);
+    return new PgStorage(pool, new TenantDb(pool, settings.slow_query_ms, log, { preparedStatements: settings.prepared_statements ?? true, guardTenants: opts.guardTenants === true }), settings, log);
   }
 
   userCacheStats(): UserCacheStats {

@@ -9,11 +9,22 @@
  * calls: the calls made inside fn find it through AsyncLocalStorage and join it instead of taking a
  * connection of their own. It also takes a per-tenant advisory lock, so two instances rotating the
  * same tenant's keys run one after the other (READ COMMITTED alone would let both see "due").
+ *
+ * With `guardTenants` (multi-tenant mode), the write transactions of a registered tenant also call
+ * svc_tenant_write_guard (migration 110) right after the binding, in the same message: it holds
+ * the tenant's advisory lock shared until the transaction ends and fails with SV404 (TenantGone)
+ * when the tenant's record is gone, so no write commits after the tenant's delete did, and the
+ * delete, which takes the lock exclusive, purges every write that committed before it
+ * (docs/decisions.md "Tenant delete against writes in flight"). Writes are every withTenant and
+ * transaction() transaction, and the statement() and script() messages with an INSERT: an UPDATE
+ * or DELETE only reaches rows that exist, and the purge waits for those it races (row locks).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import pg, { type Pool, type PoolClient, type QueryResult, type Queryable } from 'pg';
-import { isReadTimeout, storageError } from './errors.js';
+import { TenantGone } from '../../errors.js';
+import { BUILT_IN_TENANTS } from '../registry.js';
+import { isReadTimeout, sqlState, storageError } from './errors.js';
 import { executeStatement, prepareStatement, PreparedStatements } from './prepared.js';
 import { runSimple } from './simple-query.js';
 import { inlineLiterals, paramLiterals, pgParam, statementSummary } from './sql.js';
@@ -47,8 +58,17 @@ interface Scope {
  */
 const bindTenant = (tenant: string) => `SET LOCAL app.tenant_id = ${pg.escapeLiteral(tenant)}`;
 
-/** statement()'s message: the binding and one statement, run as one implicit transaction. */
-const boundMessage = (tenant: string, statement: string) => `${bindTenant(tenant)};\n${statement}`;
+/** The write guard's call (migration 110): SV404 once the tenant's record is gone. */
+const guardTenant = (tenant: string) => `SELECT svc_tenant_write_guard(${pg.escapeLiteral(tenant)})`;
+
+/** SQLSTATE svc_tenant_write_guard raises for a tenant without a record. */
+const TENANT_GONE = 'SV404';
+
+/** A statement that adds rows (an INSERT, alone or in a WITH; an upsert). */
+const INSERTS = /\bINSERT\s+INTO\b/i;
+
+/** The error a call rejects with: storageError's, or TenantGone when the guard refused the tenant. */
+const failure = (err: unknown, tenant: string | undefined) => (tenant !== undefined && sqlState(err) === TENANT_GONE ? new TenantGone(tenant) : storageError(err));
 
 /** Two-key form: the first key names what is locked, so unrelated advisory locks never collide. */
 const TENANT_LOCK = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
@@ -59,14 +79,33 @@ export class TenantDb {
   private sharedScopes = 0;
   /** statement()'s texts prepared on the server, per connection; undefined when switched off. */
   private readonly prepared: PreparedStatements | undefined;
+  /** Whether writes of registered tenants go through the write guard (multi-tenant mode). */
+  private readonly guardTenants: boolean;
 
   constructor(
     private readonly pool: Pool,
     private readonly slowQueryMs: number,
     private readonly log?: QueryLog,
-    opts: { preparedStatements?: boolean } = {},
+    opts: { preparedStatements?: boolean; guardTenants?: boolean } = {},
   ) {
     this.prepared = opts.preparedStatements === false ? undefined : new PreparedStatements();
+    this.guardTenants = opts.guardTenants === true;
+  }
+
+  /**
+   * The statements that open a message for the tenant: the binding, and the write guard when
+   * `writes` and the tenant is a registered one. Their results come first in the answer.
+   */
+  private opening(tenant: string, writes: boolean): string[] {
+    return writes && this.guardTenants && !BUILT_IN_TENANTS.has(tenant) ? [bindTenant(tenant), guardTenant(tenant)] : [bindTenant(tenant)];
+  }
+
+  /**
+   * statement()'s message: the opening and one statement, run as one implicit transaction. The
+   * guard follows `sql`, the statement as written (its text may carry values that look like SQL).
+   */
+  private boundMessage(tenant: string, sql: string, text: string): string {
+    return [...this.opening(tenant, INSERTS.test(sql)), text].join(';\n');
   }
 
   /** Runs fn in a transaction bound to the tenant, or inside the caller's transaction() if any. */
@@ -100,13 +139,13 @@ export class TenantDb {
     if (!tenant) throw new Error('storage call without a tenant');
     const started = performance.now();
     try {
-      const bound = name === undefined ? this.pool.query(boundMessage(tenant, text!)) : this.executePrepared(tenant, sql, name, literals);
-      // Two results come back (the binding's, without rows, and the statement's): the statement's is the last.
+      const bound = name === undefined ? this.pool.query(this.boundMessage(tenant, sql, text!)) : this.executePrepared(tenant, sql, name, literals);
+      // Two or three results come back (the binding's and the guard's, without rows, and the statement's): the statement's is the last.
       const results = (await bound) as unknown as ReadonlyArray<QueryResult<R>>;
       const last = results[results.length - 1]!;
       return { rows: last.rows, rowCount: last.rowCount ?? 0 };
     } catch (err) {
-      throw storageError(err);
+      throw failure(err, tenant);
     } finally {
       this.reportSlow(performance.now() - started, tenant, sql);
     }
@@ -141,11 +180,12 @@ export class TenantDb {
     if (!tenant) throw new Error('storage call without a tenant');
     const started = performance.now();
     try {
-      const results = (await this.pool.query([bindTenant(tenant), ...texts].join(';\n'))) as unknown as ReadonlyArray<QueryResult<Record<string, unknown>>>;
-      // The first result is the binding's.
-      return results.slice(1).map((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }));
+      const opening = this.opening(tenant, statements.some((st) => INSERTS.test(st.sql)));
+      const results = (await this.pool.query([...opening, ...texts].join(';\n'))) as unknown as ReadonlyArray<QueryResult<Record<string, unknown>>>;
+      // The first results are the opening's.
+      return results.slice(opening.length).map((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }));
     } catch (err) {
-      throw storageError(err);
+      throw failure(err, tenant);
     } finally {
       this.reportSlow(performance.now() - started, tenant, statements[0]?.sql ?? '');
     }
@@ -160,7 +200,7 @@ export class TenantDb {
     const prepared = this.prepared!;
     const client = await this.pool.connect();
     let broken: Error | undefined;
-    const inlined = () => client.query(boundMessage(tenant, inlineLiterals(sql, literals)!));
+    const inlined = () => client.query(this.boundMessage(tenant, sql, inlineLiterals(sql, literals)!));
     try {
       if (!prepared.isPrepared(client, name)) {
         try {
@@ -176,7 +216,7 @@ export class TenantDb {
       }
       try {
         // Its answers parsed by our own query object (simple-query.ts): the hot reads' path.
-        return await runSimple(client, boundMessage(tenant, executeStatement(name, literals)));
+        return await runSimple(client, this.boundMessage(tenant, sql, executeStatement(name, literals)));
       } catch (err) {
         // 26000: the connection lost its prepared statements (a DISCARD ALL, a pooler in transaction
         // mode that passed the PREPARE to another server connection). Nothing ran (the binding is
@@ -242,15 +282,16 @@ export class TenantDb {
     const scope: Scope = { tenant, query: this.timed(client, tenant), open: true };
     let broken: Error | undefined;
     try {
-      // One round trip for both: a parameterless query goes over the simple protocol, which
-      // runs several statements (the tenant is a validated slug, and escaped anyway).
-      await scope.query(`BEGIN; ${bindTenant(tenant)}`);
+      // One round trip for all: a parameterless query goes over the simple protocol, which runs
+      // several statements (the tenant is a validated slug, and escaped anyway). Any transaction
+      // here may write, so each is guarded (an advisory lock and an index lookup, no row written).
+      await scope.query(['BEGIN', ...this.opening(tenant, true)].join('; '));
       const result = shareScope ? await this.shared(scope, fn) : await fn(scope.query);
       await scope.query('COMMIT');
       return result;
     } catch (err) {
       broken = await abort(client, err);
-      throw storageError(err);
+      throw failure(err, tenant);
     } finally {
       scope.open = false;
       client.release(broken);

@@ -4,7 +4,7 @@
  * so row-level security confines it to that tenant's rows.
  */
 import { UniqueViolation } from '../errors.js';
-import { REGISTRY_OWNER, REGISTRY_TABLE } from '../registry.js';
+import { REGISTRY_OWNER, REGISTRY_TABLE, TENANT_LOCK_NAME } from '../registry.js';
 import type { Page, PageRequest, TenantFilter, TenantRecord, TenantRepository } from '../types.js';
 import { sqlState } from './errors.js';
 import { Params, likePattern } from './sql.js';
@@ -12,6 +12,8 @@ import type { Query, TenantDb } from './tenant-db.js';
 
 const COLUMNS = 'id, slug, display_name, domain, status, created_at, updated_at';
 const BIND = "SELECT set_config('app.tenant_id', $1, true)";
+/** The write guard's lock (migration 110), exclusive: every write of the tenant in flight ends first. */
+const DELETE_LOCK = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
 
 /**
  * Tables holding a tenant's own rows: every table of the schema with a tenant_id column that the
@@ -47,9 +49,11 @@ export class PgTenants implements TenantRepository {
         await q(`INSERT INTO tenants (tenant_id, ${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
           REGISTRY_OWNER, r.id, r.slug, r.display_name, r.domain, r.status, r.created_at, r.updated_at,
         ]);
-        // A slug starts empty: rows a deleted tenant of the same slug left behind (a write that
-        // raced its deletion and committed after the purge) go with the new record, in its
-        // transaction. Only once the record is in: an existing slug stops at the unique key.
+        // A slug starts empty: rows a deleted tenant of the same slug left behind go with the new
+        // record, in its transaction. Since the write guard (migration 110) a delete leaves none;
+        // this still clears what deletes of earlier releases left (a write that raced the delete
+        // and committed after its purge). Only once the record is in: an existing slug stops at
+        // the unique key.
         if (r.slug !== REGISTRY_OWNER) await purgeData(q, r.slug);
       });
     } catch (err) {
@@ -103,10 +107,15 @@ export class PgTenants implements TenantRepository {
    * to the registry's owner; an unknown slug stops here, so nothing of `default` or of a typo is
    * ever purged), then the data, re-bound to the tenant so row-level security lets the DELETEs
    * reach its rows only. Either everything is gone or nothing is.
+   *
+   * First the write guard's lock, exclusive (migration 110): the delete waits for the tenant's
+   * writes in flight, so the purge's statements, which take their snapshots after, see and remove
+   * their rows; a write that starts meanwhile waits for the delete and then fails (TenantGone).
    */
   async delete(slug: string): Promise<boolean> {
     if (slug === REGISTRY_OWNER) throw new Error('the platform tenant cannot be deleted');
     return this.run(async (q) => {
+      await q(DELETE_LOCK, [TENANT_LOCK_NAME, slug]);
       const { rowCount } = await q('DELETE FROM tenants WHERE tenant_id = $1 AND slug = $2', [REGISTRY_OWNER, slug]);
       if (rowCount === 0) return false;
       await purgeData(q, slug);
