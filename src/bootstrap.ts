@@ -3,21 +3,25 @@
  * - multi-tenant mode: the `_platforms` tenant (record and signing keys), created at the first
  *   start and idempotently afterwards (concurrent instances race harmlessly), and its bootstrap
  *   administrator from SVC_BOOTSTRAP_ADMIN_EMAIL/PASSWORD (spec 1.5), role `superadmin`, created
- *   once and never overwritten (the password may have been changed since), with a warning on
- *   every start while the variables stay set;
+ *   at the first start only: once provisioned (bootstrap-record.ts), a later start creates nothing,
+ *   whatever became of it (deleted, e-mail or password changed), and warns that the variables are
+ *   ignored;
  * - the Management bootstrap client of CONTRACT.md, created once (idempotent) in `default`
- *   (single-tenant) or `_platforms` (multi-tenant), with a warning on every start while the
- *   variables stay set.
+ *   (single-tenant) or `_platforms` (multi-tenant). The configured secret is followed on a later
+ *   start only while the stored secret is still one the bootstrap wrote: a secret regenerated
+ *   through the API (an operator does that because the configured one leaked) is never put back.
+ * A warning is logged on every start while the variables stay set.
  */
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from './context.js';
 import { ensureKeys } from './keys/keystore.js';
 import { UniqueViolation } from './storage/errors.js';
-import type { UserRecord } from './storage/types.js';
-import { hashSecret } from './clients/secrets.js';
+import type { ClientRecord, UserRecord } from './storage/types.js';
+import { hashRandomToken, hashSecret } from './clients/secrets.js';
 import { MANAGEMENT_SCOPES } from './oidc/scopes.js';
-import { createClient } from './clients/operations.js';
+import { createClient, isConfidential, setClientSecret, type ClientScope } from './clients/operations.js';
 import { DEFAULT_TENANT, PLATFORM_TENANT } from './tenancy/resolver.js';
+import { readAdminRecord, readClientSecretRecord, secretDigest, writeAdminRecord, writeClientSecretRecord } from './bootstrap-record.js';
 
 export async function ensureBootstrapClient(ctx: AppContext): Promise<void> {
   const { client_id: id, client_secret: secret } = ctx.config.svc.bootstrap;
@@ -26,12 +30,7 @@ export async function ensureBootstrapClient(ctx: AppContext): Promise<void> {
   ctx.log.warn({ client_id: id, tenant }, 'SVC_BOOTSTRAP_CLIENT_ID/SECRET are set: create a permanent management client and remove them');
   const existing = await ctx.storage.clients.get(tenant, id);
   if (existing) {
-    // The configured secret is authoritative for the bootstrap client: follow it if it changed.
-    // Also rehashes a secret stored unkeyed before (`$sha256$`) under the server key.
-    if (existing.secret_hash !== hashSecret(secret)) {
-      await ctx.storage.clients.update(tenant, id, { secret_hash: hashSecret(secret), bump_generation: true });
-      ctx.log.warn({ client_id: id }, 'bootstrap client secret changed to the configured value');
-    }
+    await followConfiguredSecret(ctx, tenant, existing, secret);
     return;
   }
   try {
@@ -59,7 +58,41 @@ export async function ensureBootstrapClient(ctx: AppContext): Promise<void> {
     if (await ctx.storage.clients.get(tenant, id).catch(() => undefined)) return;
     throw err;
   }
+  await writeClientSecretRecord(ctx.storage.tenantConfig, tenant, id, hashSecret(secret));
   ctx.log.info({ client_id: id, tenant }, 'bootstrap management client created');
+}
+
+/**
+ * The bootstrap client exists: its stored secret becomes the configured one only while the stored
+ * one is the bootstrap's (the secret it recorded; a client stored before that record existed: one
+ * whose secret was never regenerated, generation 0; or the configured secret hashed unkeyed by an
+ * older version, rehashed here). A secret regenerated through the API is kept, with a warning.
+ * The write is announced as any client change, so no instance keeps serving the old secret.
+ */
+async function followConfiguredSecret(ctx: AppContext, tenant: string, existing: ClientRecord, secret: string): Promise<void> {
+  const id = existing.client_id;
+  const configured = hashSecret(secret);
+  const recorded = await readClientSecretRecord(ctx.storage.tenantConfig, tenant);
+  if (existing.secret_hash === configured) {
+    if (recorded?.client_id !== id || recorded.secret !== secretDigest(configured)) await writeClientSecretRecord(ctx.storage.tenantConfig, tenant, id, configured);
+    return;
+  }
+  const stored = existing.secret_hash;
+  const rehash = stored === hashRandomToken(secret);
+  const bootstraps =
+    stored !== null && isConfidential(existing.metadata) &&
+    (rehash || (recorded ? recorded.client_id === id && recorded.secret === secretDigest(stored) : existing.secret_generation === 0));
+  if (!bootstraps) {
+    ctx.log.warn(
+      { client_id: id, tenant },
+      `SVC_BOOTSTRAP_CLIENT_SECRET is ignored: the bootstrap client's secret was changed through the Management API since start-up set it; rotate it with POST /api/v1/clients/${id}/secret and remove the variable`,
+    );
+    return;
+  }
+  const scope: ClientScope = { ctx, tenant, cache: { invalidateClient: (clientId) => ctx.tenantStates.invalidateClient(tenant, clientId) } };
+  const updated = await setClientSecret(scope, existing, secret, { source: 'bootstrap' });
+  if (updated.secret_hash) await writeClientSecretRecord(ctx.storage.tenantConfig, tenant, id, updated.secret_hash);
+  ctx.log.warn({ client_id: id }, rehash ? 'bootstrap client secret rehashed under the server key' : 'bootstrap client secret changed to the configured value');
 }
 
 /** The `_platforms` tenant record and keys (multi-tenant mode only). */
@@ -78,12 +111,35 @@ export async function ensurePlatformTenant(ctx: AppContext): Promise<void> {
   await ensureKeys(ctx.storage.keys, PLATFORM_TENANT, ctx.config.security.key_store.algorithms, ctx.sealer);
 }
 
-/** The bootstrap administrator of `_platforms` (spec 1.5), multi-tenant mode only. */
+/**
+ * The bootstrap administrator of `_platforms` (spec 1.5), multi-tenant mode only: created at the
+ * first start. The record written then (bootstrap-record.ts) ends it for good: a later start
+ * creates nothing although the administrator may have been deleted or given another e-mail
+ * (which would otherwise bring back a second `superadmin` with the configured password).
+ * Instances starting together on an empty database create one: the e-mail is unique per tenant.
+ */
 export async function ensureBootstrapAdmin(ctx: AppContext): Promise<void> {
   const { admin_email: email, admin_password: password } = ctx.config.svc.bootstrap;
   if (!ctx.config.multi_tenancy.enabled || !email || !password) return;
+  const repo = ctx.storage.tenantConfig;
+  const done = await readAdminRecord(repo, PLATFORM_TENANT);
+  if (done) {
+    ctx.log.warn({ email, tenant: PLATFORM_TENANT, provisioned_at: done.at }, 'SVC_BOOTSTRAP_ADMIN_EMAIL/PASSWORD are set but ignored: the bootstrap platform administrator was created at the first start and is never created again; remove them');
+    return;
+  }
   ctx.log.warn({ email, tenant: PLATFORM_TENANT }, 'SVC_BOOTSTRAP_ADMIN_EMAIL/PASSWORD are set: create a permanent platform administrator and remove them');
-  if (await ctx.storage.users.findByEmail(PLATFORM_TENANT, email)) return;
+  const found = await ctx.storage.users.findByEmail(PLATFORM_TENANT, email);
+  if (found) {
+    // Created by an earlier version, or by this code before the record could be written.
+    await writeAdminRecord(repo, PLATFORM_TENANT, found.id);
+    return;
+  }
+  // A database provisioned before the record existed, whose administrator was since removed or
+  // renamed: `_platforms` has users, so this is not the first start.
+  if ((await ctx.storage.users.count(PLATFORM_TENANT)) > 0) {
+    await writeAdminRecord(repo, PLATFORM_TENANT, null);
+    return;
+  }
   const now = new Date().toISOString();
   const user: UserRecord = {
     id: randomUUID(), email, email_verified: true, username: null, given_name: null, family_name: null,
@@ -96,8 +152,9 @@ export async function ensureBootstrapAdmin(ctx: AppContext): Promise<void> {
   try {
     await ctx.storage.users.create(PLATFORM_TENANT, user, audit);
   } catch (err) {
-    if (err instanceof UniqueViolation) return; // created by a concurrent instance
+    if (err instanceof UniqueViolation) return; // created (and recorded) by a concurrent instance
     throw err;
   }
+  await writeAdminRecord(repo, PLATFORM_TENANT, user.id);
   ctx.log.info({ email, tenant: PLATFORM_TENANT }, 'bootstrap platform administrator created');
 }

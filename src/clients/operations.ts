@@ -233,3 +233,17 @@ export async function rotateClientSecret(scope: ClientScope, clientId: string): 
   await clientChanged(scope, existing.client_id);
   return { client_id: existing.client_id, client_secret: secret };
 }
+
+/**
+ * Sets a secret the operator chose (the bootstrap client's configured one, bootstrap.ts). As a
+ * regeneration: the old secret and every token issued under it end at once, the write carries its
+ * audit entry, and every instance drops its cached copy (client:changed).
+ */
+export async function setClientSecret(scope: ClientScope, existing: ClientRecord, secret: string, details: Record<string, unknown> = {}): Promise<ClientRecord> {
+  const change = { ...secretColumns(scope, existing.client_id, existing.metadata, secret), bump_generation: true };
+  const event = { type: 'client.secret_rotated', details: { client_id: existing.client_id, ...details } };
+  const updated = await scope.ctx.storage.clients.update(scope.tenant, existing.client_id, change, entry(scope, event));
+  if (!updated) throw new NotFound(`Client ${existing.client_id} not found`);
+  await clientChanged(scope, existing.client_id);
+  return updated;
+}
