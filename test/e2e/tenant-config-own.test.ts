@@ -11,6 +11,10 @@ import { api, startTestApp, type TestApp } from '../helpers/app.js';
 import { bootstrap, requestToken } from '../helpers/oauth.js';
 import { expectInsufficientScope, expectProblem, expectUnauthorized, expectValidation } from '../helpers/problem.js';
 
+/** The tenant's stored configuration documents, without the start-up's own bootstrap records (src/bootstrap-record.ts). */
+const storedSections = async (tenant: string) =>
+  Object.fromEntries(Object.entries(await t.app.ctx.storage.tenantConfig.get(tenant)).filter(([name]) => !name.startsWith('bootstrap_')));
+
 let t: TestApp;
 let admin: string;
 const CONFIG = '/api/v1/config';
@@ -33,7 +37,7 @@ describe('GET/PUT /api/v1/config', () => {
     expectInsufficientScope(await put('branding', { company_name: 'x' }, other), `${CONFIG}/branding`, 'svc:config:write');
     const reader = await t.token('svc:config:read');
     expectInsufficientScope(await put('branding', { company_name: 'x' }, reader), `${CONFIG}/branding`, 'svc:config:write');
-    expect(await t.app.ctx.storage.tenantConfig.get('default')).toEqual({});
+    expect(await storedSections('default')).toEqual({});
   });
 
   it('applies a section to the running tenant before answering (token lifetime)', async () => {
@@ -55,7 +59,7 @@ describe('GET/PUT /api/v1/config', () => {
     // An unknown section is a resource that does not exist.
     expectProblem(await put('billing', { plan: 'gold' }), 404, 'not-found', `${CONFIG}/billing`);
     expectProblem(await put('__proto__', {}), 404, 'not-found', `${CONFIG}/__proto__`);
-    expect(await t.app.ctx.storage.tenantConfig.get('default')).toEqual({ oidc: { ttl: { access_token: 120 } } });
+    expect(await storedSections('default')).toEqual({ oidc: { ttl: { access_token: 120 } } });
   });
 
   it('seals secrets at rest, never returns them, and keeps them when the mask is sent back', async () => {
@@ -64,7 +68,7 @@ describe('GET/PUT /api/v1/config', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.json.data.integrations).toEqual({ smtp: { host: 'smtp.example.test', port: 587, password: MASK } });
     expect(res.text).not.toContain(clear);
-    const stored = (await t.app.ctx.storage.tenantConfig.get('default')).integrations as { smtp: { password: string } };
+    const stored = (await storedSections('default')).integrations as { smtp: { password: string } };
     expect(stored.smtp.password).toMatch(/^v1\./);
     expect(t.app.ctx.sealer.unseal(stored.smtp.password, sealAad('default', 'integrations', ['smtp', 'password']))).toBe(clear);
     const read = await api(t, 'GET', CONFIG, { token: admin });
@@ -73,7 +77,7 @@ describe('GET/PUT /api/v1/config', () => {
     // Edit another field and send the mask back: the stored secret is unchanged.
     const edited = await put('integrations', { smtp: { host: 'mail.example.test', port: 587, password: MASK } });
     expect(edited.json.data.integrations.smtp).toEqual({ host: 'mail.example.test', port: 587, password: MASK });
-    const after = (await t.app.ctx.storage.tenantConfig.get('default')).integrations as { smtp: { password: string } };
+    const after = (await storedSections('default')).integrations as { smtp: { password: string } };
     expect(after.smtp.password).toBe(stored.smtp.password);
     // The mask for a secret that was never set is refused at its field.
     expect((await put('integrations', { smtp: { host: 'mail.example.test', port: 587 } })).status).toBe(200);
