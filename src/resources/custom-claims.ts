@@ -29,11 +29,20 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
 /** A JSON member name that is safe in every token format and log: letters, digits and a few separators. */
 const CLAIM_NAME = /^[A-Za-z_][A-Za-z0-9_.:/-]{0,99}$/;
 
+/**
+ * Names of Object.prototype's members (`constructor`, `toString`, `hasOwnProperty`, ...): a claim
+ * of that name becomes an own member of the claims objects built for tokens, and `constructor`
+ * made oidc-provider refuse the extra claims as not a plain object, a 500 on every resource token
+ * of the tenant (fifth session's audit). Reserved like `__proto__`.
+ */
+const PROTOTYPE_NAMES: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+const unsafeName = (name: string) => RESERVED_CLAIMS.has(name) || name.startsWith('__proto__') || PROTOTYPE_NAMES.has(name);
+
 const claimDefinition = z
   .strictObject({
     name: z.string().superRefine((name, ctx) => {
       if (!CLAIM_NAME.test(name)) ctx.addIssue({ code: 'custom', message: 'must start with a letter or _ and use letters, digits, _ . : / - (at most 100)' });
-      else if (RESERVED_CLAIMS.has(name) || name.startsWith('__proto__')) ctx.addIssue({ code: 'custom', message: `'${name}' is a reserved claim` });
+      else if (unsafeName(name)) ctx.addIssue({ code: 'custom', message: `'${name}' is a reserved claim` });
     }),
     from: z.enum(CLAIM_SOURCES).optional(),
     value: z.union([z.string().max(500, 'must be at most 500 characters'), z.number().finite(), z.boolean()]).optional(),
@@ -61,7 +70,13 @@ export async function loadCustomClaims(repo: TenantConfigRepository, tenant: Ten
   const stored = (await repo.get(tenant))[CUSTOM_CLAIMS_DOCUMENT];
   // Written only through customClaimsSchema; parsed again so a hand-edited row cannot inject anything.
   const parsed = customClaimsSchema.safeParse(stored ?? { claims: [] });
-  return parsed.success ? parsed.data.claims : [];
+  if (parsed.success) return parsed.data.claims;
+  // A definition stored before its name was reserved (a prototype member's) is left out, not the
+  // tenant's other claims with it.
+  const list = (stored as { claims?: unknown } | undefined)?.claims;
+  const kept = Array.isArray(list) ? list.filter((d: unknown) => !(typeof (d as { name?: unknown })?.name === 'string' && PROTOTYPE_NAMES.has((d as { name: string }).name))) : [];
+  const again = customClaimsSchema.safeParse({ claims: kept });
+  return again.success ? again.data.claims : [];
 }
 
 /** The user fields a claim may copy, without anything else of the record. */

@@ -317,7 +317,7 @@ describe('/api/v1/claims (custom claims)', () => {
   });
 
   it.each([
-    ['iss'], ['sub'], ['aud'], ['exp'], ['nbf'], ['iat'], ['jti'], ['nonce'], ['azp'], ['scope'], ['client_id'], ['roles'], ['email'], ['preferred_username'], ['__proto__'],
+    ['iss'], ['sub'], ['aud'], ['exp'], ['nbf'], ['iat'], ['jti'], ['nonce'], ['azp'], ['scope'], ['client_id'], ['roles'], ['email'], ['preferred_username'], ['__proto__'], ['constructor'], ['toString'], ['hasOwnProperty'], ['valueOf'],
   ])('refuses the reserved claim %s', async (name) => {
     const res = await api(t, 'PUT', '/api/v1/claims', { token: admin, body: { claims: [{ name, value: 'x' }] } });
     expect(res.status).toBe(422);
