@@ -18,6 +18,7 @@ import { AUTH_METHODS } from '../clients/schema.js';
 import { MANAGEMENT_RESOURCE, MANAGEMENT_SCOPES, isManagementScope } from './scopes.js';
 import { managementOnly, type ResourceIndex } from '../resources/index-cache.js';
 import { tenantResourceServer } from '../resources/resource-server.js';
+import { isResourceScope } from '../resources/provider-scopes.js';
 import { rolesClaimFor } from '../resources/roles-claim.js';
 import { customAccessTokenClaims, withCustomClaims } from '../resources/claims-provider.js';
 import type { CustomClaim } from '../resources/custom-claims.js';
@@ -235,6 +236,17 @@ export function createProvider(opts: ProviderOptions): Provider {
   provider.proxy = true;
   provider.use(unsavedSessionRefusal(configuration.renderError as Parameters<typeof unsavedSessionRefusal>[0]));
   provider.use(preciseErrorCodes);
+
+  // A resource's scopes are in `scopes` (a client's metadata may only name those), so oidc-provider
+  // would grant them as OIDC scopes, into the access token without an audience (userinfo's) that
+  // every user flow without `resource` gets. The OIDC scope a grant gives out leaves them out;
+  // they come only from the grant's resource scopes, into that resource's token (user-tokens.ts
+  // atScope does the same on the direct paths).
+  const GrantClass = provider.Grant as unknown as { prototype: { getOIDCScopeFiltered(this: unknown, filter: Set<string> | string[]): string } };
+  const oidcScopeFiltered = GrantClass.prototype.getOIDCScopeFiltered;
+  GrantClass.prototype.getOIDCScopeFiltered = function getOIDCScopeFiltered(filter: Set<string> | string[]) {
+    return oidcScopeFiltered.call(this, filter).split(' ').filter((s) => !isResourceScope(s, opts.resources)).join(' ');
+  };
 
   // Stored secrets are hashes (see client-metadata.ts): compare the hash of what was presented.
   const ClientClass = provider.Client as unknown as { prototype: { compareClientSecret(this: { clientSecret?: string }, actual: string): Promise<boolean> } };

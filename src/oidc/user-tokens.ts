@@ -10,6 +10,8 @@ import { defaultIdTokenAlg, type SigningAlg } from '../config/schema.js';
 import type { HttpRequest } from '../http/types.js';
 import { signJwt } from '../keys/jwt.js';
 import { claimSourceFields, customClaimValues } from '../resources/custom-claims.js';
+import { isResourceScope } from '../resources/provider-scopes.js';
+import type { ResourceIndex } from '../resources/index-cache.js';
 import type { ClientRecord, OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, Storage, UserWithoutSecrets } from '../storage/types.js';
 import type { TokenContext } from './access-tokens.js';
 import { canSignIn } from './accounts.js';
@@ -39,6 +41,8 @@ export interface UserTokenSetup extends ClaimSettings {
   readonly repo: OidcPayloadRepository;
   /** oidc-provider's `conformIdTokenClaims` of this build (provider.ts). */
   readonly conformIdTokenClaims: boolean;
+  /** The tenant's API resources (the build's index): their scopes stay out of the token without an audience. */
+  readonly resources: ResourceIndex | undefined;
 }
 
 export interface UserTokenHost extends TokenContext {
@@ -172,7 +176,8 @@ export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: H
   const rejected = grantRejectedClaims(grant);
   if (granted === undefined || rejected === undefined) return undefined;
   const scopes = new Set(source.scope.split(' '));
-  const atScope = granted.split(' ').filter((s) => scopes.has(s)).join(' ');
+  // provider.ts getOIDCScopeFiltered: no resource's scope in the token without an audience.
+  const atScope = granted.split(' ').filter((s) => scopes.has(s) && !isResourceScope(s, setup.resources)).join(' ');
   return { client, user, granted, rejected, atScope, key, sector, origin };
 }
 

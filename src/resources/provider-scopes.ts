@@ -17,3 +17,12 @@ export function knownScopesOnly(metadata: AdapterPayload, index: ResourceIndex):
   // Never no scope at all: oidc-provider reads a client without `scope` as allowed every scope.
   return { ...metadata, scope: scope || 'openid' };
 }
+
+/**
+ * Whether a scope is an API resource's (the tenant's or the Management API's svc:*). Such a scope
+ * goes only into the token for that resource (RFC 8707, docs/decisions.md "Which scopes a client
+ * gets"), never into the token without an audience that a user flow gives for userinfo.
+ */
+export function isResourceScope(scope: string, index: ResourceIndex | undefined): boolean {
+  return isManagementScope(scope) || (index?.scopeNames.has(scope) ?? false);
+}

@@ -269,7 +269,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     if (discoveryResponse.status !== 200) throw new Error(`discovery document could not be built (${discoveryResponse.status})`);
     const body = Buffer.isBuffer(discoveryResponse.body) ? discoveryResponse.body : Buffer.from(discoveryResponse.body ?? '');
     const userinfo: UserinfoSetup = { claimsByScope: claimsConfiguration(customClaims), customClaims, pairwiseKey };
-    const userTokens: UserTokenSetup = { ...userinfo, repo: oidcRepo, conformIdTokenClaims: config.oidc.id_token_claims === 'conform' };
+    const userTokens: UserTokenSetup = { ...userinfo, repo: oidcRepo, conformIdTokenClaims: config.oidc.id_token_claims === 'conform', resources };
     return { provider, callback, discovery: { body, etag: etagOf(body) }, userinfo, userTokens, silentAuth: { repo: oidcRepo, cookieKeys } };
   }
 
