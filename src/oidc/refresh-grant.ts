@@ -16,7 +16,9 @@
  * Everything else returns undefined before anything is written, and oidc-provider answers: every
  * refusal (so status, error and description stay its own: invalid_grant for a consumed token,
  * which also revokes the grant), a `scope` or `resource` parameter, a tenant whose oidc-provider
- * is not built yet (the claim settings come from that build, so both answers always agree).
+ * is not built yet (the claim settings come from that build, so both answers always agree). The
+ * one exception is a resource oidc-provider would refuse only after consuming the token: that is
+ * answered invalid_target first (refresh-resource.ts), for every refresh request.
  * Client authentication runs only once the token is known to be served, so a client assertion is
  * never spent here and then presented again to oidc-provider; its failures are client-auth.ts's,
  * the same as oidc-provider's.
@@ -26,8 +28,10 @@
  */
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import { corsJsonHeaders } from './grant-claims.js';
+import { parseForm } from './form.js';
 import { findWithGrant } from './grant-reads.js';
 import { consumeAndUpsert } from './issue-together.js';
+import { refusedResource } from './refresh-resource.js';
 import { accessToken, idToken, parties, replayed, servedForm, servedSource, tokenValue, type UserTokenHost } from './user-tokens.js';
 
 const GTY = 'refresh_token';
@@ -35,16 +39,22 @@ const PARAMS = new Set(['refresh_token']);
 
 /** The token response for `req`, or undefined to let oidc-provider answer. */
 export async function refreshGrant(host: UserTokenHost, req: HttpRequest): Promise<HttpResponse | undefined> {
-  const setup = host.userTokenSetup();
-  const form = setup && servedForm(host, req, GTY, PARAMS);
-  const value = form?.get('refresh_token');
-  if (!setup || !form || !value) return undefined;
+  const ready = host.userTokenSetup();
+  const request = parseForm(req, host.config.oidc.path);
+  const value = request.get('grant_type') === GTY ? request.get('refresh_token') : null;
+  if (!value) return undefined;
+  // The resource check (refresh-resource.ts) needs the token before oidc-provider runs, built or not.
+  const setup = ready ?? (await host.userTokenSetupBuilt());
   const now = Math.floor(Date.now() / 1000);
   const { repo } = setup;
+  const found = await findWithGrant(repo, host.tenant, 'RefreshToken', value);
+  const refused = await refusedResource(host, setup, req, request, found, now);
+  if (refused) return refused;
 
-  const source = servedSource(await findWithGrant(repo, host.tenant, 'RefreshToken', value), 'RefreshToken', now);
-  const p = source && (await parties(host, setup, req, form, source, GTY, now));
-  if (!source || !p) return undefined;
+  const form = ready && servedForm(host, req, GTY, PARAMS);
+  const source = form && servedSource(found, 'RefreshToken', now);
+  const p = form && source && (await parties(host, setup, req, form, source, GTY, now));
+  if (!form || !source || !p) return undefined;
   const token = source.payload;
 
   // The ID token's signature runs on libuv's pool while the writes below run here; a failure is

@@ -49,6 +49,8 @@ export interface UserTokenHost extends TokenContext {
   readonly tenant: string;
   /** The setup of the tenant's built oidc-provider; undefined while it is not built. */
   userTokenSetup(): UserTokenSetup | undefined;
+  /** The same setup, once the tenant's oidc-provider is built (building it now if it is not). */
+  userTokenSetupBuilt(): Promise<UserTokenSetup>;
   findTokenUser(sub: string): Promise<UserWithoutSecrets | undefined>;
   /**
    * A stored session by its uid, as stored: only whether it is live and holds the grant matters

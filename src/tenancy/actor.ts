@@ -564,6 +564,11 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     return this.ready?.userTokens;
   }
 
+  /** The setup of the built oidc-provider, building it first when needed (refresh-resource.ts). */
+  async userTokenSetupBuilt(): Promise<UserTokenSetup> {
+    return (await this.provider()).userTokens;
+  }
+
   /** The direct silent re-authentication serves only once oidc-provider is built, with that build's cookie keys. */
   silentAuthSetup(): SilentAuthSetup | undefined {
     return this.ready?.silentAuth;

@@ -293,13 +293,14 @@ describe('refusals are oidc-provider\'s own', () => {
     expect((await storedRow('RefreshToken', tokens.refresh_token!))?.consumed).toBe(false);
   });
 
-  it('a scope or resource parameter, a DPoP proof: handed to oidc-provider', async () => {
+  it('a scope parameter, a DPoP proof: handed to oidc-provider; a resource it would refuse only after consuming the token: refused first', async () => {
     const tokens = await session.tokens(basic, { scope: 'openid email offline_access' });
     const narrowed = await viaProduct(tokenRequest({ client: basic, refreshToken: tokens.refresh_token!, extra: { scope: 'openid' } }));
     expect(narrowed).toMatchObject({ direct: false, res: { status: 200 }, json: { scope: 'openid' } });
+    // refresh-resource.ts: invalid_target without oidc-provider, the token left unused.
     const withResource = await viaProduct(tokenRequest({ client: basic, refreshToken: narrowed.json.refresh_token, extra: { resource: 'https://unknown.example/' } }));
-    expect(withResource.direct).toBe(false);
-    expect(withResource.json.error).toBe('invalid_target');
+    expect(withResource).toMatchObject({ direct: true, res: { status: 400 }, json: { error: 'invalid_target', error_description: 'resource indicator is missing, or unknown' } });
+    expect((await storedRow('RefreshToken', narrowed.json.refresh_token))?.consumed).toBe(false);
     const proof = await viaProduct(tokenRequest({ client: basic, refreshToken: narrowed.json.refresh_token, headers: { dpop: 'not-a-proof' } }));
     expect(proof).toMatchObject({ direct: false, res: { status: 400 }, json: { error: 'invalid_dpop_proof' } });
   });
