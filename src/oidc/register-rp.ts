@@ -45,6 +45,12 @@ async function authenticate(deps: RegisterDeps, req: HttpRequest): Promise<Regis
   return record!;
 }
 
+/**
+ * A member name as error_description may carry it: printable ASCII without quote and backslash
+ * (RFC 6749 section 5.2); any other character shows as '?'. Names come from the caller's body.
+ */
+const describable = (text: string) => text.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '?');
+
 function readBody(req: HttpRequest): Record<string, unknown> {
   const body = readJsonBody(req);
   if (body.ok) return body.value;
@@ -56,12 +62,11 @@ function readBody(req: HttpRequest): Record<string, unknown> {
     case 'syntax':
       throw new OAuthError(400, 'invalid_client_metadata', 'the request body is not valid JSON');
     case 'duplicate-member':
-      // error_description is printable ASCII without quote and backslash (RFC 6749 5.2): any other character of the name shows as '?'.
-      throw new OAuthError(400, 'invalid_client_metadata', `the request body gives the member ${body.member.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '?')} more than once`);
+      throw new OAuthError(400, 'invalid_client_metadata', `the request body gives the member ${describable(body.member)} more than once`);
     case 'not-object':
       throw new OAuthError(400, 'invalid_client_metadata', 'the request body must be a JSON object');
     case 'unstorable':
-      throw new OAuthError(400, 'invalid_client_metadata', `${body.members.join(', ')}: ${UNSTORABLE_MESSAGE}`);
+      throw new OAuthError(400, 'invalid_client_metadata', `${describable(body.members.join(', '))}: ${UNSTORABLE_MESSAGE}`);
   }
 }
 

@@ -396,6 +396,11 @@ describe('registration tokens and register-rp', () => {
         expect(odd.status, odd.text).toBe(400);
         expect(odd.json).toMatchObject({ error: 'invalid_client_metadata', error_description: 'client_name: must not contain NUL characters or unpaired surrogates' });
       }
+      // A member name is the caller's text: error_description keeps to RFC 6749 5.2's characters.
+      const named = await register(tok.token, { redirect_uris: ['https://app.example.com/cb'], 'n\u00e4me"\\': 'App\u0000' });
+      expect(named.status, named.text).toBe(400);
+      expect(named.json).toMatchObject({ error: 'invalid_client_metadata', error_description: 'n?me??: must not contain NUL characters or unpaired surrogates' });
+      expect(named.json.error_description).toMatch(/^[\x20\x21\x23-\x5B\x5D-\x7E]*$/);
       expect((await getToken(tok.jti)).json.data.current_usage_count).toBe(0);
     });
 
