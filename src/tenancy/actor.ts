@@ -110,6 +110,8 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
   private current!: EffectiveConfig;
   keys!: KeySet;
   private clientCache!: TenantState['clients'];
+  /** Clients already warned of an ID token algorithm no longer configured (warnRemovedAlg); emptied with each new state. */
+  private removedAlgWarned = new Set<string>();
   /**
    * Built on first use, not with the actor: client_credentials, introspection, JWKS and the
    * Management API never need it, and it is most of an actor's cost (see tenancy/state-cache.ts).
@@ -476,7 +478,6 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       `client ${record.client_id} is refused (invalid_client_metadata): its id_token_signed_response_alg ${alg} is not in SECURITY_KEY_STORE_ALGORITHMS (${algorithms.join(', ')}); change the client's algorithm or configure ${alg} again`,
     );
   }
-  private removedAlgWarned = new Set<string>();
 
   /**
    * Back-channel logouts for sessions the service ended (sessions/ended.ts), sent as the end-session
