@@ -9,13 +9,13 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
 import { clientChangedChannel, type ClientChangedEvent } from '../events/bus.js';
-import { Conflict, Invalid, NotFound } from '../errors.js';
+import { Conflict, Invalid, NotFound, type FieldError } from '../errors.js';
 import type { AuditEntry, ClientMetadata, ClientRecord } from '../storage/types.js';
 import { assertMayConfigureClient } from './escalation.js';
 import { buildMetadata } from './rules.js';
 import { checkClientScopes } from './scope-names.js';
 import { MUTABLE_CLIENT_FIELDS, SPEC_OPTIONAL_CLIENT_FIELDS, type ClientInput } from './schema.js';
-import { hashSecret, newClientSecret } from './secrets.js';
+import { hashSecret, newClientSecret, secretMatches } from './secrets.js';
 
 /** The part of a tenant handle the domain needs: this instance's cache of the tenant's clients. */
 export interface ClientCache {
@@ -151,9 +151,30 @@ function changedFields(existing: ClientRecord, metadata: ClientMetadata): string
   return fields;
 }
 
+/**
+ * The read-only fields a PUT or PATCH may carry (a GET, or a creation's answer, sent back) are
+ * ignored only while they say what is stored: one that differs asks for a change this request does
+ * not make, and answering 200 would say it was made. `client_id` never changes; `active` changes
+ * through /activate and /deactivate, the secret through /secret (compared in constant time with
+ * the stored hash, never echoed). The timestamps are not settings: ignored whatever they say.
+ */
+function readOnlyChanges(existing: ClientRecord, input: ClientInput): void {
+  const errors: FieldError[] = [];
+  if (input.client_id !== undefined && input.client_id !== existing.client_id) errors.push({ field: 'client_id', message: 'cannot be changed' });
+  if (input.active !== undefined && input.active !== existing.active) {
+    errors.push({ field: 'active', message: `is read-only: use POST /api/v1/clients/${existing.client_id}/${existing.active ? 'deactivate' : 'activate'}` });
+  }
+  const secret = input.client_secret;
+  if (secret !== undefined && secret !== null && !(typeof secret === 'string' && secretMatches(secret, existing.secret_hash))) {
+    errors.push({ field: 'client_secret', message: `is read-only: use POST /api/v1/clients/${existing.client_id}/secret` });
+  }
+  if (errors.length) throw new Invalid(errors);
+}
+
 /** One attempt: the updated client, or undefined when it changed since it was read (a PATCH's base). */
 async function writeClientChange(scope: ClientScope, clientId: string, input: ClientInput, mode: 'put' | 'patch'): Promise<ClientRecord | undefined> {
   const existing = await getClient(scope, clientId);
+  readOnlyChanges(existing, input);
   const metadata = clientMetadata(scope, input, mode === 'patch' ? existing.metadata : undefined);
   // Hole 3: changing a client (even fields other than scope: its redirect URIs, its keys) is
   // taking it over; the caller must hold every svc:* scope the client is and will be allowed.

@@ -64,7 +64,7 @@ const mutableFields = {
   jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())).min(1).max(20) }),
 };
 
-/** Read-only fields a client may send back unchanged (GET then PUT); ignored, never stored. */
+/** Read-only fields a client may send back unchanged (GET then PUT); ignored, never stored (a changed one is refused: operations.ts readOnlyChanges). */
 const readOnly = {
   client_id: z.unknown().optional(),
   client_secret: z.unknown().optional(),

@@ -5,7 +5,7 @@
  * change live (actor reload, config:changed event) and its audit entry are the caller's.
  */
 import { randomBytes } from 'node:crypto';
-import { Conflict, Invalid, NotFound } from '../errors.js';
+import { Conflict, Invalid, NotFound, type FieldError } from '../errors.js';
 import { UniqueViolation } from '../storage/errors.js';
 import type { ResourceChange, ResourceRecord, ResourceRepository, TenantId } from '../storage/types.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
@@ -23,8 +23,8 @@ export interface ResourceScope {
 export type ResourceInput = Pick<ResourceRecord, 'identifier' | 'name' | 'scopes' | 'token_format' | 'include_roles'> &
   Partial<Pick<ResourceRecord, 'access_token_ttl' | 'signing_alg'>>;
 
-/** The fields a change may carry; `identifier` is accepted only unchanged. */
-export type ResourcePatch = Partial<Omit<ResourceRecord, 'id' | 'created_at' | 'updated_at'>>;
+/** The fields a change may carry; `identifier` and `id` (a GET sent back) are accepted only unchanged. */
+export type ResourcePatch = Partial<Omit<ResourceRecord, 'id' | 'created_at' | 'updated_at'>> & { id?: unknown };
 
 export async function getResource(scope: ResourceScope, id: string): Promise<ResourceRecord> {
   const record = await scope.repo.get(scope.tenant, id);
@@ -69,10 +69,15 @@ export async function createResource(scope: ResourceScope, input: ResourceInput)
 /** Changes the supplied fields; returns the resource as stored and the names of the fields given. */
 export async function updateResource(scope: ResourceScope, id: string, patch: ResourcePatch): Promise<{ record: ResourceRecord; fields: string[] }> {
   const existing = await getResource(scope, id);
-  const { identifier, ...fields } = patch;
+  const { identifier, id: sentId, ...fields } = patch;
+  // Sent back unchanged (a GET), the fixed fields are ignored; a different value asks for a change
+  // this request cannot make, and a 200 would say it was made.
+  const fixed: FieldError[] = [];
+  if (sentId !== undefined && sentId !== existing.id) fixed.push({ field: 'id', message: 'cannot be changed' });
   if (identifier !== undefined && identifier !== existing.identifier) {
-    throw new Invalid([{ field: 'identifier', message: 'cannot be changed (tokens and grants name it); create another resource' }]);
+    fixed.push({ field: 'identifier', message: 'cannot be changed (tokens and grants name it); create another resource' });
   }
+  if (fixed.length) throw new Invalid(fixed);
   checkAlg(scope.config, fields.signing_alg);
   const change: ResourceChange = { ...fields, updated_at: new Date().toISOString() };
   const updated = await scope.repo.update(scope.tenant, existing.id, change);

@@ -5,9 +5,10 @@
  * one storage transaction (storage/types.ts), so an accepted change is never unaudited.
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { Attribution, AuditEvent } from '../audit/audit-log.js';
 import type { AppContext } from '../context.js';
-import { Conflict, Invalid, NotFound } from '../errors.js';
+import { Conflict, Invalid, NotFound, type FieldError } from '../errors.js';
 import { findSessions, revokeAccount, sessionTtl } from '../sessions/store.js';
 import { UniqueViolation } from '../storage/errors.js';
 import type { AuditEntry, UserRecord, UserRepository } from '../storage/types.js';
@@ -199,8 +200,32 @@ function changedFields(change: UserChange, existing: UserRecord): string[] {
   return MUTABLE_USER_FIELDS.filter((k) => k in change && change[k] !== existing[k]);
 }
 
+/**
+ * The read-only fields a PUT or PATCH may carry (a GET sent back) are ignored only while they say
+ * what is stored: one that differs asks for a change this request does not make, and a 200 would
+ * say it was made (a script "locking" a user with `{"locked": true}`). `id` and `auth_provider`
+ * never change; the lock has /lock, second factors are the user's own (/account) and an
+ * administrator removes them with /mfa/reset. The timestamps are not settings: ignored whatever
+ * they say. Compared with the user as a GET shows it (a brute-force lock that ran out reads false).
+ */
+function readOnlyChanges(existing: UserRecord, input: UserUpdateInput): void {
+  const shown = presentUser(existing);
+  const errors: FieldError[] = [];
+  for (const field of ['id', 'auth_provider'] as const) {
+    if (input[field] !== undefined && input[field] !== shown[field]) errors.push({ field, message: 'cannot be changed' });
+  }
+  if (input.locked !== undefined && input.locked !== shown.locked) {
+    errors.push({ field: 'locked', message: `is read-only: use ${shown.locked ? 'DELETE' : 'POST'} /api/v1/users/${existing.id}/lock` });
+  }
+  if (input.mfa !== undefined && !isDeepStrictEqual(input.mfa, shown.mfa)) {
+    errors.push({ field: 'mfa', message: `is read-only: the user sets up second factors on their account page; POST /api/v1/users/${existing.id}/mfa/reset removes them` });
+  }
+  if (errors.length) throw new Invalid(errors);
+}
+
 export async function updateUser(scope: UserScope, id: string, input: UserUpdateInput, mode: 'put' | 'patch'): Promise<UserRecord> {
   const existing = await getLiveUser(scope, id);
+  readOnlyChanges(existing, input);
   checkRole(input.role, scope.tenant);
   const change = buildChange(input, existing, mode);
   if (change.email) await checkEmailFree(scope, change.email, existing.id);

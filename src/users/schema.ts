@@ -40,7 +40,7 @@ const mutableFields = {
 };
 export const MUTABLE_USER_FIELDS = Object.keys(mutableFields) as Array<keyof typeof mutableFields>;
 
-/** Read-only fields a caller may send back unchanged (GET then PUT): accepted, ignored, never stored. */
+/** Read-only fields a caller may send back unchanged (GET then PUT): accepted, ignored, never stored (a changed one is refused: operations.ts readOnlyChanges). */
 const readOnly = {
   id: z.unknown().optional(),
   locked: z.unknown().optional(),

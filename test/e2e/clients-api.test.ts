@@ -234,13 +234,37 @@ describe('get, replace, update, delete', () => {
     expect((await api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body: { client_name: null } })).status).toBe(422);
   });
 
-  it('PUT accepts a GET representation sent back, ignoring read-only fields', async () => {
-    const c = await createClient(t, admin, { client_name: 'Round trip', tags: ['x'] });
+  it('PUT accepts a GET representation sent back, ignoring read-only fields that say what is stored', async () => {
+    const sc = await serviceClient(t, admin, 'svc:clients:read', { tags: ['x'] });
+    const c = sc.data;
     const got = (await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data;
-    const res = await api(t, 'PUT', `/api/v1/clients/${c.client_id}`, { token: admin, body: { ...got, client_id: 'hijack', active: false, created_at: '2000-01-01T00:00:00.000Z', client_name: 'Round trip 2' } });
+    const res = await api(t, 'PUT', `/api/v1/clients/${c.client_id}`, { token: admin, body: { ...got, created_at: '2000-01-01T00:00:00.000Z', client_name: 'Round trip 2' } });
     expect(res.status, res.text).toBe(200);
     expect(res.json.data).toMatchObject({ client_id: c.client_id, active: true, created_at: c.created_at, client_name: 'Round trip 2', tags: ['x'] });
+    // The creation's answer sent back, its secret included, is a round trip too.
+    const patched = await api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body: { client_id: c.client_id, client_secret: c.client_secret, active: true, description: 'd' } });
+    expect(patched.status, patched.text).toBe(200);
+    expect((await requestToken(t, sc, 'svc:clients:read')).status).toBe(200);
+  });
+
+  it('refuses a read-only field that asks for a change (422 naming the way to make it), and changes nothing', async () => {
+    const sc = await serviceClient(t, admin, 'svc:clients:read');
+    const c = sc.data;
+    const before = (await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data;
+    const tries: Array<[string, Record<string, unknown>, string, RegExp]> = [
+      ['PATCH', { active: false, description: 'changed' }, 'active', /deactivate/],
+      ['PUT', { ...before, client_id: 'hijack', client_name: 'changed' }, 'client_id', /cannot be changed/],
+      ['PATCH', { client_secret: 'a-secret-of-my-choosing-0123456789', description: 'changed' }, 'client_secret', /\/secret/],
+    ];
+    for (const [method, body, field, message] of tries) {
+      const res = await api(t, method, `/api/v1/clients/${c.client_id}`, { token: admin, body });
+      expectProblem(res, 422, 'validation', `/api/v1/clients/${c.client_id}`);
+      expect(res.json.errors).toEqual([{ field, message: expect.stringMatching(message) }]);
+      expect(res.text).not.toContain('a-secret-of-my-choosing');
+    }
+    expect((await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data).toEqual(before);
     expect((await api(t, 'GET', '/api/v1/clients/hijack', { token: admin })).status).toBe(404);
+    expect((await requestToken(t, sc, 'svc:clients:read')).status).toBe(200);
   });
 
   it("shows a client's registered jwks, so a GET sent back as a PUT keeps the keys of a private_key_jwt client", async () => {

@@ -233,6 +233,30 @@ describe('users API', () => {
       expect(again.json.data).toMatchObject({ id: u.id, given_name: 'Back', nickname: 'only-this', created_at: u.created_at });
     });
 
+    it('a read-only field that asks for a change is refused, naming the endpoint that makes it; a lock, kept, round-trips', async () => {
+      const u = await create({ given_name: 'Ann' });
+      const tries: Array<[string, Record<string, unknown>, string, RegExp]> = [
+        ['PATCH', { locked: true, given_name: 'Changed' }, 'locked', new RegExp(`POST /api/v1/users/${u.id}/lock`)],
+        ['PUT', { ...u, mfa: { enabled: true, methods: ['totp'] }, given_name: 'Changed' }, 'mfa', /mfa\/reset/],
+        ['PATCH', { id: 'someone-else', given_name: 'Changed' }, 'id', /cannot be changed/],
+        ['PATCH', { auth_provider: 'github' }, 'auth_provider', /cannot be changed/],
+      ];
+      for (const [method, body, field, message] of tries) {
+        const res = await call(method, `/api/v1/users/${u.id}`, body);
+        expect(res.status, res.text).toBe(422);
+        expect(res.json.errors).toEqual([{ field, message: expect.stringMatching(message) }]);
+      }
+      expect((await call('GET', `/api/v1/users/${u.id}`)).json.data).toEqual(u);
+      // Locked through its endpoint, the GET sent back (locked: true) is a round trip; unlocked: DELETE named.
+      expect((await call('POST', `/api/v1/users/${u.id}/lock`)).status).toBe(200);
+      const locked = (await call('GET', `/api/v1/users/${u.id}`)).json.data;
+      const back = await call('PUT', `/api/v1/users/${u.id}`, { ...locked, given_name: 'Back' });
+      expect(back.status, back.text).toBe(200);
+      expect(back.json.data).toMatchObject({ locked: true, given_name: 'Back' });
+      const unlock = await call('PATCH', `/api/v1/users/${u.id}`, { locked: false });
+      expect(unlock.json.errors).toEqual([{ field: 'locked', message: expect.stringContaining(`DELETE /api/v1/users/${u.id}/lock`) }]);
+    });
+
     it('the user.updated entry names every field whose stored value changed: a PUT\'s cleared ones too, never a value', async () => {
       /** The one user.updated entry of a user (one change each, so no same-millisecond ordering question). */
       const updatedEntry = async (id: string) => {

@@ -52,7 +52,7 @@ export const resourceOperations: Operation[] = [
     success: { status: 200, schema: dataEnvelope(resourceResponse) },
     errors: [422],
     handler: async (call) => {
-      const { id: _id, created_at: _c, updated_at: _u, ...patch } = call.body;
+      const { created_at: _c, updated_at: _u, ...patch } = call.body;
       const { record: updated, fields } = await updateResource(scopeOf(call), call.params.id, patch);
       await configChanged(call.ctx, call.tenant, 'resources', call.actor);
       await call.audit({ type: 'resource.updated', details: { resource_id: updated.id, fields } });

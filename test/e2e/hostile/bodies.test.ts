@@ -228,6 +228,14 @@ function at(limit: Limit): unknown[] {
 const describeValue = (v: unknown) => (typeof v === 'string' ? `${v.length} characters` : Array.isArray(v) ? `${v.length} items` : String(v));
 
 /** A fresh target per accepted request, so PUT/PATCH/password-reset never touch another test's record. */
+/**
+ * A change (PUT, PATCH) that sends a read-only field with a value other than the stored one asks
+ * for something it cannot do: refused. Timestamps are not settings and a creation starts afresh
+ * (a body copied from another record's GET): both ignored whatever they say.
+ */
+const TIMESTAMPS = new Set(['created_at', 'updated_at', 'last_login_at']);
+const refusedWhenChanged = (o: Operation, name: string) => o.method !== 'POST' && !TIMESTAMPS.has(name);
+
 async function freshFixture(): Promise<Fixture> {
   const client = (await api(t, 'POST', '/api/v1/clients', { token: admin, body: validBody(byKey('POST /api/v1/clients')) })).json.data;
   const user = (await api(t, 'POST', '/api/v1/users', { token: admin, body: validBody(byKey('POST /api/v1/users')) })).json.data;
@@ -252,8 +260,8 @@ describe('accepted bodies', () => {
     });
   });
 
-  describe.each(byLabel(bodyOps.filter((o) => bodyFields(o).some(isReadOnly))))('%s', (_name, o) => {
-    it.each(bodyFields(o).filter(isReadOnly).map((f) => [f.name] as const))('read-only %s is accepted and ignored, never stored', async (name) => {
+  describe.each(byLabel(bodyOps.filter((o) => bodyFields(o).some((f) => isReadOnly(f) && !refusedWhenChanged(o, f.name)))))('%s', (_name, o) => {
+    it.each(bodyFields(o).filter((f) => isReadOnly(f) && !refusedWhenChanged(o, f.name)).map((f) => [f.name] as const))('read-only %s is accepted and ignored, never stored', async (name) => {
       expect(name in READ_ONLY_SENTINELS, `add a sentinel for ${name}`).toBe(true);
       const sentinel = READ_ONLY_SENTINELS[name];
       const target = await freshFixture();
@@ -273,6 +281,30 @@ describe('accepted bodies', () => {
       }
       if (name === 'id' || name === 'client_id') {
         expect((await api(t, 'GET', `/api/v1/${resource}/${sentinel}`, { token: admin })).status).toBe(404);
+      }
+    });
+  });
+});
+
+describe('read-only fields that ask for a change', () => {
+  describe.each(byLabel(bodyOps.filter((o) => bodyFields(o).some((f) => isReadOnly(f) && refusedWhenChanged(o, f.name)))))('%s', (_name, o) => {
+    it.each(bodyFields(o).filter((f) => isReadOnly(f) && refusedWhenChanged(o, f.name)).map((f) => [f.name] as const))('read-only %s with another value: 422 naming it, nothing changed', async (name) => {
+      expect(name in READ_ONLY_SENTINELS, `add a sentinel for ${name}`).toBe(true);
+      const sentinel = READ_ONLY_SENTINELS[name];
+      const target = await freshFixture();
+      const { path } = validRequest(o, target);
+      const stored = await api(t, 'GET', path, { token: admin });
+      expect(stored.status, stored.text).toBe(200);
+      expect(stored.json.data[name]).not.toEqual(sentinel);
+      const res = await send(t, o, path, { token: admin, body: { ...validBody(o), [name]: sentinel } });
+      expectOnlyField(res, path, name);
+      if (name === 'client_secret') expect(res.text).not.toContain(sentinel as string);
+      expect((await api(t, 'GET', path, { token: admin })).json.data).toEqual(stored.json.data);
+      // The value a GET shows is a round trip: accepted, and the rest of the body applied.
+      if (name !== 'client_secret') {
+        const echoed = await send(t, o, path, { token: admin, body: { ...validBody(o), [name]: stored.json.data[name] } });
+        expect(echoed.status, echoed.text).toBe(200);
+        expect(echoed.json.data[name]).toEqual(stored.json.data[name]);
       }
     });
   });
