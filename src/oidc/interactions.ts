@@ -28,7 +28,9 @@ import { recogniseDevice } from '../ui/account/devices.js';
 import { securityAlert } from '../ui/account/alerts.js';
 import { SIGNUP_PENDING, awaitsConfirmation, checkEmailView, handleSignupStep, remindConfirmation, signupPendingOf, type SignupStep } from '../ui/account/signup.js';
 import type { Html } from '../ui/html.js';
-import { consentPage, loginPage, messagePage, mfaChallengePage, type LoginExtras } from '../ui/pages.js';
+import { consentPage, loginPage, messagePage, mfaChallengePage, type ConsentScope, type LoginExtras } from '../ui/pages.js';
+import type { ResourceIndex } from '../resources/index-cache.js';
+import { STANDARD_SCOPES } from '../resources/names.js';
 import { logoImgSources } from '../ui/client-logo.js';
 import { qrSvg } from '../ui/qr.js';
 import { enrolledPage, enrolmentPage, passkeySignIn, secondStepPage } from '../ui/passkey-pages.js';
@@ -67,6 +69,8 @@ export interface SignInHost extends PasskeyHostSettings {
   readonly account: AccountHost;
   readonly limiter: WindowLimiter;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** The tenant's API resources (the consent page shows their scopes' descriptions). */
+  resources(): Promise<ResourceIndex>;
   /** Social login's part of the sign-in page (social-signin.ts); absent without providers. */
   readonly social?: SocialHooks;
 }
@@ -205,12 +209,32 @@ export async function grantConsent(host: SignInHost, details: Interaction, accou
 }
 
 /** What a forced consent (prompt=consent, nothing missing) confirms again: the requested scopes the client's grant holds. */
-async function reconfirmedScopes(host: SignInHost, details: Interaction): Promise<string[]> {
+async function reconfirmedScopes(host: SignInHost, details: Interaction): Promise<ConsentScope[]> {
   const grant = details.grantId ? await host.provider.Grant.find(details.grantId) : undefined;
   if (!grant) return [];
-  const held = new Set(grant.getOIDCScope().split(' '));
-  for (const resource of [details.params.resource].flat()) if (typeof resource === 'string') for (const s of grant.getResourceScope(resource).split(' ')) held.add(s);
-  return [...new Set(String(details.params.scope ?? '').split(' '))].filter((s) => held.has(s));
+  const asked = new Set(String(details.params.scope ?? '').split(' '));
+  const resources = [details.params.resource].flat().filter((r): r is string => typeof r === 'string');
+  return consentItems(
+    await host.resources(),
+    grant.getOIDCScope().split(' ').filter((s) => asked.has(s)),
+    resources.map((r) => [r, grant.getResourceScope(r).split(' ').filter((s) => asked.has(s))]),
+  );
+}
+
+/**
+ * What the consent page lists: the OIDC scopes and each resource's scopes, with the description
+ * the resource gives them. An API resource's scope asked for without `resource` is among
+ * oidc-provider's OIDC scopes but never reaches a token (provider.ts getOIDCScopeFiltered): not
+ * shown as given. Each scope once, in the order asked.
+ */
+function consentItems(index: ResourceIndex, oidcScopes: readonly string[], resourceScopes: ReadonlyArray<readonly [string, readonly string[]]>): ConsentScope[] {
+  const items = new Map<string, ConsentScope>();
+  for (const name of oidcScopes) if (STANDARD_SCOPES.has(name)) items.set(name, { name });
+  for (const [identifier, names] of resourceScopes) {
+    const defined = index.get(identifier)?.scopes;
+    for (const name of names) if (name && !items.has(name)) items.set(name, { name, description: defined?.find((s) => s.name === name)?.description || undefined });
+  }
+  return [...items.values()];
 }
 
 export async function handleInteraction(host: SignInHost, req: HttpRequest, uid: string, action: InteractionAction): Promise<HttpResponse> {
@@ -370,7 +394,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         const accountId = details.session?.accountId;
         if (client?.metadata.first_party && accountId) return finish({ ...loginOfThisRequest(details), consent: { grantId: await grantConsent(host, details, accountId) } });
         const d = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
-        const missing = [...(d.missingOIDCScope ?? []), ...Object.values(d.missingResourceScopes ?? {}).flat()];
+        const missing = consentItems(await host.resources(), d.missingOIDCScope ?? [], Object.entries(d.missingResourceScopes ?? {}));
         // prompt=consent on a grant that holds everything asked for: nothing is missing, and the
         // user is asked again about what the client asks for (OIDC Core 3.1.2.1).
         const scopes = missing.length ? missing : await reconfirmedScopes(host, details);

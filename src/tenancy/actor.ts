@@ -366,6 +366,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       account: this.accountHost(),
       limiter: this.limiter,
       loadClient: (id) => this.loadClient(id),
+      resources: () => this.resourceIndex(),
       // Passkeys and the MFA policy (issue 14): RP ID = this tenant's host, its settings as merged.
       mfa: this.current.security.mfa,
       relyingParty: relyingPartyOf(this.origin, this.current.overrides.branding?.company_name ?? this.current.overrides.application?.title ?? this.origin.hostname),

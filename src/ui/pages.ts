@@ -59,11 +59,17 @@ ${o.extras?.afterForm ?? []}`,
   );
 }
 
+/** A scope on the consent page: a standard one in the page's language, an API's with its own description. */
+export interface ConsentScope {
+  name: string;
+  description?: string;
+}
+
 export function consentPage(
-  o: Base & { action: string; abortAction: string; csrf: string; clientName: string; logoUri?: string; policyUri?: string; tosUri?: string; signedInAs?: string; scopes: string[] },
+  o: Base & { action: string; abortAction: string; csrf: string; clientName: string; logoUri?: string; policyUri?: string; tosUri?: string; signedInAs?: string; scopes: ConsentScope[] },
 ): string {
   const { t } = o.ui;
-  const items = o.scopes.map((s) => html`<li>${SCOPE_KEYS[s] ? t(SCOPE_KEYS[s]) : s}</li>`);
+  const items = o.scopes.map((s) => html`<li>${SCOPE_KEYS[s.name] ? t(SCOPE_KEYS[s.name]!) : s.description ?? s.name}</li>`);
   // The client's own policy and terms (OIDC Dynamic Client Registration 2: the OP SHOULD display them).
   const links = [
     o.policyUri ? html`<a href="${o.policyUri}" rel="noopener noreferrer">${t('consent.client_policy', { client: o.clientName })}</a>` : undefined,

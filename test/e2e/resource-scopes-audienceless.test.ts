@@ -15,11 +15,13 @@ import { startUserFlowFixture, type UserFlowFixture } from '../helpers/user-flow
 
 const REDIRECT = 'http://127.0.0.1:65521/cb';
 const ORDERS = 'https://orders.example.com/';
+const HOSTILE = 'https://hostile.example.com/';
 
 let t: TestApp;
 let session: HttpSession;
 let shop: CodeFlowClient;
 let actor: UserFlowFixture['actor'];
+let thirdParty: CodeFlowClient;
 
 beforeAll(async () => {
   let admin: string;
@@ -27,20 +29,23 @@ beforeAll(async () => {
   ({ t, admin, session, newClient, actor } = await startUserFlowFixture(REDIRECT, 'svc:clients:write svc:users:write svc:resources:write'));
   const res = await api(t, 'POST', '/api/v1/resources', { token: admin, body: { identifier: ORDERS, name: 'Orders', scopes: [{ name: 'read:orders', description: 'Read your orders' }], token_format: 'opaque' } });
   if (res.status !== 201) throw new Error(res.text);
+  const hostile = await api(t, 'POST', '/api/v1/resources', { token: admin, body: { identifier: HOSTILE, name: 'Hostile', scopes: [{ name: 'read:hostile', description: '<img src=x onerror=alert(1)>"&' }] } });
+  if (hostile.status !== 201) throw new Error(hostile.text);
   shop = await newClient({ scope: 'openid profile offline_access read:orders' });
+  thirdParty = await newClient({ scope: 'openid profile offline_access read:orders read:hostile', first_party: false });
 });
 afterAll(async () => t?.close());
 
 /** A code for `shop` through the sign-in pages (PKCE S256). */
-async function codeFor(scope: string, extra: Record<string, string> = {}) {
-  const config = new oidc.Configuration({ issuer: t.issuer, authorization_endpoint: `${t.issuer}/auth` }, shop.client_id, shop.client_secret);
+async function codeFor(scope: string, extra: Record<string, string> = {}, client = shop) {
+  const config = new oidc.Configuration({ issuer: t.issuer, authorization_endpoint: `${t.issuer}/auth` }, client.client_id, client.client_secret);
   oidc.allowInsecureRequests(config);
   const verifier = oidc.randomPKCECodeVerifier();
   const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope, state: oidc.randomState(), code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', prompt: 'consent', ...extra });
   const callback = await session.authorize(url.href, REDIRECT);
   const code = callback.searchParams.get('code');
   if (!code) throw new Error(`no code: ${callback.href}`);
-  return tokenRequest(t, { client: shop, form: { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier } });
+  return tokenRequest(t, { client, form: { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier } });
 }
 
 const refreshRequest = (refreshToken: string, extra: Record<string, string> = {}) =>
@@ -88,6 +93,28 @@ describe('a resource scope asked for without resource', () => {
     await expectAlike(t, product, stock);
     expect(product.json.scope).toBe('openid offline_access');
     expect((await introspect(t, product.json.access_token)).json).toMatchObject({ active: true, scope: 'openid offline_access' });
+  });
+
+  it('is not on the consent page, which lists what the token will carry; with resource it is, described as its resource describes it', async () => {
+    session.consent = true;
+    await codeFor('openid profile read:orders', {}, thirdParty);
+    const withoutResource = session.consentPages.at(-1)!;
+    expect(withoutResource).toMatch(/<ul class="scopes">[\s\S]*<\/ul>/);
+    expect(withoutResource).not.toContain('read:orders');
+    expect(withoutResource).not.toContain('Read your orders');
+    await codeFor('openid profile read:orders', { resource: ORDERS }, thirdParty);
+    // Asked for with its resource, the scope is listed with the description the resource gives it.
+    const withResource = session.consentPages.at(-1)!;
+    expect(withResource).toContain('<li>Read your orders</li>');
+    expect(withResource).not.toContain('read:orders');
+  });
+
+  it('a description with markup is shown as text', async () => {
+    session.consent = true;
+    await codeFor('openid read:hostile', { resource: HOSTILE }, thirdParty);
+    const page = session.consentPages.at(-1)!;
+    expect(page).toContain('<li>&lt;img src=x onerror=alert(1)&gt;&quot;&amp;</li>');
+    expect(page).not.toContain('<img src=x');
   });
 
   it('alone, without openid: nothing is granted (access_denied)', async () => {
