@@ -81,6 +81,20 @@ const accountSessions = {
 };
 
 /**
+ * The links mailed for the account (password reset, address confirmation) act only for the state
+ * they were sent in. An administrator's new address, new password, disable or lock leaves none
+ * pending, as the user's own password change does (account page): otherwise a reset link in the
+ * old mailbox still set a password after the address moved, an old confirmation link moved the
+ * address back (verified), and a link asked for before a lock or disable worked after the unlock
+ * or re-enable.
+ */
+async function expireMailedLinks(scope: Pick<UserScope, 'ctx' | 'tenant'>, userId: string): Promise<void> {
+  const now = new Date().toISOString();
+  await scope.ctx.storage.accountTokens.expireForUser(scope.tenant, 'password_reset', userId, now);
+  await scope.ctx.storage.accountTokens.expireForUser(scope.tenant, 'verify_email', userId, now);
+}
+
+/**
  * A user the API can see. A deleted user's anonymised row stays in storage for the audit trail only
  * (issue 18 item 3): to the API it is gone, 404 on every read, change and repeated delete.
  */
@@ -234,6 +248,8 @@ export async function updateUser(scope: UserScope, id: string, input: UserUpdate
   const ended = disabling ? { sessions_revoked: await accountSessions.count(scope, existing.id) } : {};
   const updated = await mustUpdate(scope, existing.id, change, { type: 'user.updated', user_id: existing.id, details: { user_id: existing.id, fields, method: mode.toUpperCase(), ...ended } });
   if (disabling) await accountSessions.end(scope, existing.id);
+  const newAddress = updated.email?.toLowerCase() !== existing.email?.toLowerCase();
+  if (disabling || newAddress) await expireMailedLinks(scope, existing.id);
   return updated;
 }
 
@@ -243,6 +259,7 @@ export async function setUserLock(scope: UserScope, id: string, locked: boolean)
   const event = { type: locked ? 'user.locked' : 'user.unlocked', user_id: existing.id, details: { user_id: existing.id, ...ended } };
   const updated = await mustUpdate(scope, existing.id, { locked, locked_until: null }, event);
   if (locked) await accountSessions.end(scope, existing.id);
+  if (locked) await expireMailedLinks(scope, existing.id);
   // Unlocking also forgets earlier failures, or the next wrong password would lock again at once.
   if (!locked) await scope.ctx.storage.loginAttempts.clear(scope.tenant, accountKey(existing.id));
   return updated;
@@ -280,6 +297,7 @@ export async function setPassword(scope: UserScope, id: string, newPassword: str
   const updated = await mustUpdate(scope, existing.id, { password_hash: passwordHash }, { type: 'password_reset', user_id: existing.id, details: { user_id: existing.id, by: 'admin', sessions_revoked: revoked } });
   scope.alertUser?.(updated, 'password_changed');
   await accountSessions.end(scope, existing.id);
+  await expireMailedLinks(scope, existing.id);
 }
 
 /**

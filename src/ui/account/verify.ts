@@ -38,7 +38,13 @@ export async function handleVerify(host: AccountHost, req: HttpRequest): Promise
   const changed = Boolean(before) && before!.toLowerCase() !== record.email.toLowerCase();
   await ctx.storage.users.update(tenant, user.id, { email: record.email, email_verified: true });
   // Reset links mailed to the previous address no longer open the account: it is not theirs now.
-  if (changed) await ctx.storage.accountTokens.expireForUser(tenant, 'password_reset', user.id, new Date().toISOString());
+  // Nor do the other confirmation links still pending (the sign-up's link to a mistyped address,
+  // another change asked for earlier): opened later, one would move the account to its address.
+  if (changed) {
+    const now = new Date().toISOString();
+    await ctx.storage.accountTokens.expireForUser(tenant, 'password_reset', user.id, now);
+    await ctx.storage.accountTokens.expireForUser(tenant, 'verify_email', user.id, now);
+  }
   await ctx.audit.record(tenant, {
     type: 'email_verified',
     status: 'success',
