@@ -55,11 +55,15 @@ function who(req: HttpRequest) {
 export async function handlePasswordReset(host: AccountHost, req: HttpRequest, limiter: WindowLimiter): Promise<HttpResponse> {
   const isForgot = req.path === FORGOT_PATH;
   const query = new URLSearchParams(req.rawQuery);
-  // The switcher's links keep only what this page understands (a checked return path, the token).
+  // The switcher's links keep only what this page understands (a checked return path, the token),
+  // from the query of a GET or the form of a POST: a new password refused by the policy is drawn
+  // again, and its switcher must lead back to that form, not to "link no longer valid".
+  const given = req.method === 'POST' ? (readForm(req) ?? new URLSearchParams()) : query;
   const kept = new URLSearchParams();
   const back = safeReturn(host, query.get('return'));
-  if (req.method === 'GET' && isForgot && back) kept.set('return', back);
-  if (req.method === 'GET' && !isForgot && wellFormedToken(query.get('token'))) kept.set('token', query.get('token')!);
+  const givenBack = safeReturn(host, given.get('return'));
+  if (isForgot && givenBack) kept.set('return', givenBack);
+  if (!isForgot && wellFormedToken(given.get('token'))) kept.set('token', given.get('token')!);
   if (query.get('lang')) kept.set('lang', query.get('lang')!);
   // The sign-in page's language (links.ts), a preference like the relying party's own ui_locales:
   // it ranks below a choice made with the switcher, and is never remembered.
@@ -171,7 +175,9 @@ async function completeReset(host: AccountHost, req: HttpRequest, form: URLSearc
   // Back to the sign-in the reset was asked from, when the link was asked from one (still checked:
   // stored data is not trusted as a redirect target).
   const back = safeReturn(host, typeof record.data?.return === 'string' ? record.data.return : null);
-  return htmlPage(200, messagePage({ ui, title: t('reset.done.title'), message: t('reset.done.message'), links: [backLink(ui, back)] }), cookies);
+  // No language switcher: its links would open the used link again ("link no longer valid").
+  const done = { ...ui, languages: [] };
+  return htmlPage(200, messagePage({ ui: done, title: t('reset.done.title'), message: t('reset.done.message'), links: [backLink(ui, back)] }), cookies);
 }
 
 /**

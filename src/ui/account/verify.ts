@@ -61,5 +61,8 @@ export async function handleVerify(host: AccountHost, req: HttpRequest): Promise
   }
   const interaction = typeof record.data?.interaction === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(record.data.interaction) ? record.data.interaction : undefined;
   const links = interaction ? [html`<p><a href="${host.mountPath}/interaction/${interaction}">${t('verify.continue')}</a></p>`] : [];
-  return htmlPage(200, messagePage({ ui, title: t('verify.done.title'), message: t('verify.done.message', { email: record.email }), links }), [setCookie]);
+  // No language switcher: its links would open the used link again, which says "link no longer
+  // valid" in the other language, as if the confirmation had failed.
+  const done = { ...ui, languages: [] };
+  return htmlPage(200, messagePage({ ui: done, title: t('verify.done.title'), message: t('verify.done.message', { email: record.email }), links }), [setCookie]);
 }
