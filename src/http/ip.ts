@@ -1,3 +1,5 @@
+import ipaddr from 'ipaddr.js';
+
 /** uWS gives the long IPv6 form ('0000:...:ffff:7f00:0001'); logs and rate-limit keys need one canonical form. */
 export function normalizeIp(raw: string): string {
   if (!raw.includes(':')) return raw;
@@ -38,4 +40,17 @@ export function lastNormalizedIp(): (raw: string) => string {
     }
     return last;
   };
+}
+
+/**
+ * The key a per-address limit counts under: an IPv4 address as it is, an IPv6 address by its /64.
+ * One host (one customer line, one cloud instance) is routinely given a whole /64 and picks any
+ * address in it at will, so a count per full IPv6 address never reached its limit: sign-up, reset
+ * requests and sign-in attempts from 2001:db8::1, ::2, ... each started a count of their own.
+ * Audit entries keep the full address; only the limits count by prefix.
+ */
+export function ipLimitKey(ip: string): string {
+  if (!ip.includes(':') || !ipaddr.IPv6.isValid(ip)) return ip;
+  const parts = ipaddr.IPv6.parse(ip).parts;
+  return `${parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
 }

@@ -4,6 +4,7 @@
  * The guard decides; the writes to the user are users/sign-in.ts operations.
  */
 import type { AppContext } from '../context.js';
+import { ipLimitKey } from '../http/ip.js';
 import type { TenantId, UserRecord } from '../storage/types.js';
 import type { Locale } from '../ui/i18n/index.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
@@ -33,7 +34,7 @@ export class LoginGuard {
    */
   async allowIp(tenant: TenantId, ip: string): Promise<boolean> {
     const limit = this.config().security.login.per_ip_per_minute;
-    return (await attemptCounter(this.ctx).hit(tenant, 'signin-ip', ip, 60)) <= limit;
+    return (await attemptCounter(this.ctx).hit(tenant, 'signin-ip', ipLimitKey(ip), 60)) <= limit;
   }
 
   /** A hash to verify against when the account does not exist (same cost, no timing oracle). */

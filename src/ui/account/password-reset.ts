@@ -9,6 +9,7 @@
  *                                      audit `password_reset`, a security alert.
  */
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
+import { ipLimitKey } from '../../http/ip.js';
 import { revokeAccount } from '../../sessions/store.js';
 import type { UserRecord } from '../../storage/types.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
@@ -122,7 +123,7 @@ async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearch
 /** After the answer: the reset mail when the address finds an account that may have one, within the limits; audited in every case. */
 async function sendReset(host: AccountHost, req: HttpRequest, email: string, lang: Locale, ttl: number, limiter: WindowLimiter, back: string | undefined): Promise<void> {
   const user = await host.ctx.storage.users.findByEmail(host.tenant, email);
-  const ipOk = await limiter.allow(`${host.tenant}:reset-ip:${req.ip}`, PER_IP.limit, PER_IP.windowSeconds);
+  const ipOk = await limiter.allow(`${host.tenant}:reset-ip:${ipLimitKey(req.ip)}`, PER_IP.limit, PER_IP.windowSeconds);
   // Per account when the address finds one: the storage matches addresses case-insensitively by
   // rules JavaScript's toLowerCase does not share (İ), so a key on the typed text gave each
   // spelling of one address its own three mails.

@@ -12,6 +12,7 @@
  * required verification; without it, a new account signs in at once, which a taken one cannot).
  */
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
+import { ipLimitKey } from '../../http/ip.js';
 import type { UserRecord } from '../../storage/types.js';
 import { Conflict } from '../../errors.js';
 import { createUser } from '../../users/operations.js';
@@ -149,7 +150,7 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
   const policy = account.config.security.password_policy;
   const unmet = unmetPasswordRules(password, policy, email);
   if (unmet.length) return again(400, passwordRulesMessage(t, unmet, policy), 'password');
-  if (!(await s.limiter.allow(`${tenant}:signup-ip:${req.ip}`, PER_IP.limit, PER_IP.windowSeconds))) return again(429, t('page.too_many.message'));
+  if (!(await s.limiter.allow(`${tenant}:signup-ip:${ipLimitKey(req.ip)}`, PER_IP.limit, PER_IP.windowSeconds))) return again(429, t('page.too_many.message'));
 
   const existing = await ctx.storage.users.findByEmail(tenant, email);
   if (existing) {
