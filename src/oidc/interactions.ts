@@ -135,7 +135,7 @@ export function readForm(req: HttpRequest): URLSearchParams | undefined {
 }
 
 /**
- * "Password verified for this account, second factor due", kept in the interaction itself through
+ * "First factor verified for this account, second factor due", kept in the interaction itself through
  * interactionResult (not a hidden form field): it stays server side, is bound to this interaction
  * and its browser cookie, dies with it, and needs no token format of our own. oidc-provider ignores
  * the unknown key if the browser jumps to the resume URL early: without `login` it asks again.
@@ -147,10 +147,44 @@ export const MFA_PENDING_SECONDS = 300;
 /** "Password verified, no usable second factor, the MFA policy requires one": enrolment due (same shape). */
 const MFA_ENROL = 'svc_mfa_enrol';
 
+/**
+ * The factor a pending second step follows: its RFC 8176 `amr` values (`pwd` for the password,
+ * `fed` for a social sign-in, both for a link confirmed with the password) and the `method` the
+ * sign-in is audited with. Kept in the pending marker, so the ID token after the second step says
+ * what was really used (a social sign-in + TOTP is not `pwd`).
+ */
+export interface FirstFactor {
+  amr: Array<'pwd' | 'fed'>;
+  method: string;
+}
+
+const PASSWORD: FirstFactor = { amr: ['pwd'], method: 'password' };
+
 function pendingMfaAccount(details: Interaction, key = MFA_PENDING): string | undefined {
   const pending = details.result?.[key] as { accountId?: unknown; exp?: unknown } | undefined;
   if (typeof pending?.accountId !== 'string' || typeof pending.exp !== 'number') return undefined;
   return pending.exp > Date.now() / 1000 ? pending.accountId : undefined;
+}
+
+/** The first factor of a pending marker (the password for markers without one). */
+function pendingFirstFactor(details: Interaction, key: string): FirstFactor {
+  const pending = details.result?.[key] as { amr?: unknown; method?: unknown } | undefined;
+  const amr = Array.isArray(pending?.amr) ? pending.amr.filter((v): v is 'pwd' | 'fed' => v === 'pwd' || v === 'fed') : [];
+  if (!amr.length || typeof pending?.method !== 'string' || pending.method.length > 100) return PASSWORD;
+  return { amr, method: pending.method };
+}
+
+/**
+ * After a verified first factor (password, social sign-in, a sign-up): holds the sign-in for the
+ * second step the MFA policy asks (the user's usable second factor, or enrolment when the policy
+ * requires one and the user has none), stored server side in the interaction. False when the
+ * sign-in may complete with the first factor alone.
+ */
+export async function holdForSecondStep(host: Pick<SignInHost, 'provider' | 'mfa'>, uid: string, user: UserRecord, first: FirstFactor): Promise<boolean> {
+  const key = usableMethods(user, host.mfa).length > 0 ? MFA_PENDING : mustEnrol(host.mfa) ? MFA_ENROL : undefined;
+  if (!key) return false;
+  await saveInteractionResult(host.provider, uid, { [key]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS, amr: first.amr, method: first.method } });
+  return true;
 }
 
 /**
@@ -349,6 +383,19 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       // Device matching (new-device alert); `user` is as read before this sign-in (its previous last_login_at).
       return withCookie(await finish(result), recogniseDevice(host.account, req, user, ui.t.lang));
     };
+    /**
+     * A first factor verified (the password, a sign-up): the second step the MFA policy asks for,
+     * or done. A sign-up under required MFA enrols like any password sign-in.
+     */
+    const afterFirstFactor = async (user: UserRecord, first: FirstFactor = PASSWORD) => {
+      // The failure count is deliberately not cleared here: otherwise re-entering the password
+      // would buy unlimited guesses at the second factor. Post/redirect/get to the step's page.
+      if (await holdForSecondStep(host, details.uid, user, first)) {
+        ctx.metrics.loginAttempts.inc({ result: 'mfa_required' });
+        return redirect(base);
+      }
+      return complete(user, first.amr, first.method);
+    };
     /** Sign-up, confirmation of the address, resend (src/ui/account/signup.ts). */
     const signupStep = (): SignupStep => ({
       account: host.account,
@@ -365,7 +412,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       savePending: async (pending) => {
         await saveInteractionResult(provider, details.uid, { [SIGNUP_PENDING]: pending });
       },
-      complete: (user) => complete(user, ['pwd'], 'password'),
+      complete: (user) => afterFirstFactor(user),
     });
 
     if (action === 'show') {
@@ -374,7 +421,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         if (signup.pending) {
           const waiting = signup.pending.accountId ? await ctx.storage.users.get(tenant, signup.pending.accountId) : undefined;
           // Confirmed in the meantime (the mailed link, any browser): the sign-in goes on.
-          if (waiting?.email_verified && canSignIn(waiting)) return complete(waiting, ['pwd'], 'password');
+          if (waiting?.email_verified && canSignIn(waiting)) return afterFirstFactor(waiting);
           return checkEmailView(signup, 200);
         }
         const enrolling = pendingMfaAccount(details, MFA_ENROL);
@@ -430,20 +477,14 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
     if (action === 'signup' || action === 'resend' || action === 'continue') return handleSignupStep(signupStep(), action, action === 'signup' ? form : undefined);
 
     /** The password is verified: a second step, an enrolment the MFA policy requires, or done. */
-    const afterPassword = async (user: UserRecord) => {
+    const afterPassword = async (user: UserRecord, first: FirstFactor = PASSWORD) => {
       if (await awaitsConfirmation(host.account, user)) {
         // Password right, a self sign-up whose address is unconfirmed and the tenant requires it:
         // wait on the check-your-e-mail page, with a fresh link in the mail.
         ctx.metrics.loginAttempts.inc({ result: 'refused' });
         return remindConfirmation(signupStep(), user);
       }
-      const key = usableMethods(user, host.mfa).length > 0 ? MFA_PENDING : mustEnrol(host.mfa) ? MFA_ENROL : undefined;
-      if (!key) return complete(user, ['pwd'], 'password');
-      // The failure count is deliberately not cleared here: otherwise re-entering the password
-      // would buy unlimited guesses at the second factor. Post/redirect/get to the step's page.
-      ctx.metrics.loginAttempts.inc({ result: 'mfa_required' });
-      await saveInteractionResult(provider, details.uid, { [key]: { accountId: user.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } });
-      return redirect(base);
+      return afterFirstFactor(user, first);
     };
 
     /** The pending user of the second step or of enrolment, still allowed to sign in; or the page to show. */
@@ -503,6 +544,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const shown = form.has('enrollment') ? openEnrolmentSecret(ctx, tenant, uid, user.id, form.get('enrollment') ?? '') : undefined;
       if (!(await host.guard.allowIp(tenant, req.ip))) return enrolment(429, user.id, tooMany, shown);
       const whoUser = { username: user.email, user_id: user.id, ...who };
+      const first = pendingFirstFactor(details, MFA_ENROL);
       if (form.has('credential')) {
         if (!passkeys) return enrolment(404, user.id, t('passkey.unavailable'));
         const enabled = (c: { id: string }): AuditEvent => ({ type: 'mfa_enabled', status: 'success', ...whoUser, details: { user_id: user.id, method: 'webauthn', credential_id: c.id, at: 'sign_in' } });
@@ -513,7 +555,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         }
         // The same alert as a passkey added on the account page (the user's alert choices apply).
         securityAlert(host.account, user, 'mfa_changed', t.lang);
-        return complete(user, ['pwd', passkeyAmr(outcome.credential), 'mfa'], 'password+webauthn');
+        return complete(user, [...first.amr, passkeyAmr(outcome.credential), 'mfa'], `${first.method}+webauthn`);
       }
       if (!host.mfa.totp_enabled) return enrolment(404, user.id, t('mfa.totp_unavailable'));
       const secret = shown;
@@ -528,7 +570,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
       const codes = await enableTotp(ctx, tenant, user.id, secret, { type: 'mfa_enabled', status: 'success', ...whoUser, details: { user_id: user.id, method: 'totp', methods: ['totp'], at: 'sign_in' } });
       // The same alert as the account page's set-up (the user's alert choices apply).
       securityAlert(host.account, user, 'mfa_changed', t.lang);
-      return complete(user, ['pwd', 'otp', 'mfa'], 'password+totp', (resumeUrl) => page(200, enrolledPage({ ui, codes, continueHref: resumeUrl })));
+      return complete(user, [...first.amr, 'otp', 'mfa'], `${first.method}+totp`, (resumeUrl) => page(200, enrolledPage({ ui, codes, continueHref: resumeUrl })));
     }
 
     if (action === 'mfa') {
@@ -541,7 +583,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           ctx.metrics.loginAttempts.inc({ result: 'rate_limited' });
           return secondStep(429, user, tooMany);
         }
-        if (!usableMethods(user, host.mfa).includes('webauthn')) return afterPassword(user);
+        if (!usableMethods(user, host.mfa).includes('webauthn')) return afterPassword(user, pendingFirstFactor(details, MFA_PENDING));
         const outcome = await completeAuthentication(ctx, tenant, host.relyingParty, secondStepBinding(tenant, uid, user.id), form.get('credential') ?? '', { userId: user.id, requireUserVerification: false });
         if (!outcome.ok) {
           // A refused passkey is a failed sign-in for the brute-force guard, like a wrong code.
@@ -551,7 +593,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           return secondStep(401, user, t(passkeyFailureKey(outcome.reason)));
         }
         await ctx.audit.record(tenant, { type: 'mfa_verified', status: 'success', username: user.email, user_id: user.id, ...who, details: { user_id: user.id, method: 'webauthn', credential_id: outcome.credential.id } });
-        return complete(user, ['pwd', passkeyAmr(outcome.credential), 'mfa'], 'password+webauthn');
+        const first = pendingFirstFactor(details, MFA_PENDING);
+        return complete(user, [...first.amr, passkeyAmr(outcome.credential), 'mfa'], `${first.method}+webauthn`);
       }
       const recovery = form.has('recovery_code');
       const given = (form.get(recovery ? 'recovery_code' : 'code') ?? '').trim();
@@ -568,7 +611,7 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         return loginForm(403, user ? refusal(user) : cannotSignIn);
       }
       // MFA reset by an administrator since the password step (or the method disabled): the policy decides.
-      if (!usableMethods(user, host.mfa).includes('totp')) return afterPassword(user);
+      if (!usableMethods(user, host.mfa).includes('totp')) return afterPassword(user, pendingFirstFactor(details, MFA_PENDING));
       if (!given || given.length > 64) return again(400, recovery ? t('mfa.enter_recovery') : t('mfa.enter_code'));
 
       const method = recovery ? 'recovery_code' : 'totp';
@@ -591,7 +634,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         return again(401, recovery ? t('mfa.recovery_invalid') : t('mfa.code_invalid'));
       }
       if (!recovery) await ctx.audit.record(tenant, verified({}));
-      return complete(user, ['pwd', 'otp', 'mfa'], `password+${method}`);
+      const first = pendingFirstFactor(details, MFA_PENDING);
+      return complete(user, [...first.amr, 'otp', 'mfa'], `${first.method}+${method}`);
     }
 
     // action === 'login'
