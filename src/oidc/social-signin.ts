@@ -27,16 +27,17 @@ import type { PageUi } from '../ui/page-ui.js';
 import { socialButtons, socialErrorPage, socialLinkPage } from '../ui/social-pages.js';
 import { canSignIn } from './accounts.js';
 import {
-  MFA_PENDING,
   MFA_PENDING_SECONDS,
   csrfFor,
   csrfValid,
   grantConsent,
+  holdForSecondStep,
   page,
   pageUiFor,
   readForm,
   redirect,
   saveInteractionResult,
+  type FirstFactor,
   type Interaction,
   type SignInHost,
   type SocialHooks,
@@ -271,16 +272,16 @@ async function finishFlow(host: SignInHost, sc: SocialContext, p: SocialProvider
 }
 
 /** The user is known: a second factor when enrolled, otherwise the login handed to oidc-provider. */
-async function completeSignIn(host: SignInHost, p: SocialProvider, details: Interaction, user: UserRecord, amr: string[], who: Who, result: SocialResult, fail: Fail, ui: PageUi): Promise<HttpResponse> {
+async function completeSignIn(host: SignInHost, p: SocialProvider, details: Interaction, user: UserRecord, amr: FirstFactor['amr'], who: Who, result: SocialResult, fail: Fail, ui: PageUi): Promise<HttpResponse> {
   const { ctx, tenant } = host;
   const back = `${host.target.mountPath}/interaction/${encodeURIComponent(details.uid)}`;
   const found = await host.guard.liftExpiredLock(tenant, user);
   if (!canSignIn(found)) {
     return fail(403, 'refused', found.account_enabled ? 'account_locked' : 'account_disabled', ui.t('social.refused.title'), ui.t('signin.cannot'), undefined, user.id);
   }
-  if (found.mfa_enabled) {
-    // The upstream vouches for one factor; the second is this service's own (TOTP or recovery code).
-    await saveInteractionResult(host.provider, details.uid, { [MFA_PENDING]: { accountId: found.id, exp: Math.floor(Date.now() / 1000) + MFA_PENDING_SECONDS } });
+  // The upstream vouches for one factor; the second is this service's own (TOTP, a recovery code or
+  // a passkey), and under required MFA a user without one enrols here as after a password.
+  if (await holdForSecondStep(host, details.uid, found, { amr, method: `social:${p.name}` })) {
     count(host, p, 'mfa_required');
     return redirect(back);
   }

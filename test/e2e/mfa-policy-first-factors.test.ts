@@ -103,4 +103,36 @@ describe('MFA policy after every first factor', () => {
     expect(done.url.startsWith(redirect)).toBe(true);
     expect((await finish(done.url)).amr).toEqual(['pwd', 'otp', 'mfa']);
   });
+
+  /** A social sign-in through the rogue upstream as `subject`; the page the browser ends on. */
+  async function socialSignIn(browser: HttpSession, url: string, subject: string): Promise<{ url: string; html: string }> {
+    rogue.claims = { sub: `policy-${subject}`, email: `policy-${subject}@example.com`, email_verified: true };
+    const signIn = await browser.visit(url);
+    const start = new URL(/href="([^"]*\/social\/rogue)"/.exec(signIn.html)![1]!.replace(/&amp;/g, '&'), t.issuer).href;
+    const upstream = await browser.visit(start);
+    const back = /id="continue" href="([^"]*)"/.exec(upstream.html)![1]!.replace(/&amp;/g, '&');
+    return browser.visit(back);
+  }
+
+  it('a social sign-in without a second factor goes to enrolment under required MFA; its second steps say fed, not pwd', async () => {
+    const subject = `s${Date.now()}`;
+    const first = await authorization();
+    const browser = new HttpSession(t.issuer, { email: '', password: '' });
+    const landed = await socialSignIn(browser, first.url, subject);
+    expect(landed.url.startsWith(redirect)).toBe(false);
+    expect(heading(landed.html)).toBe('Set up two-step verification');
+    const done = await enrolTotp(browser, landed);
+    expect(done.url.startsWith(redirect)).toBe(true);
+    expect((await first.finish(done.url)).amr).toEqual(['fed', 'otp', 'mfa']);
+
+    // A later social sign-in (another browser) asks for the app's code; the ID token says fed + otp.
+    await nextStep();
+    const again = await authorization();
+    const other = new HttpSession(t.issuer, { email: '', password: '' });
+    const step = await socialSignIn(other, again.url, subject);
+    expect(heading(step.html)).toBe('Two-step verification');
+    const answered = await other.visit(formAction(step.html, 'mfa'), new URLSearchParams({ csrf_token: hidden(step.html, 'csrf_token'), code: totpAt(done.secret, Date.now()) }));
+    expect(answered.url.startsWith(redirect)).toBe(true);
+    expect((await again.finish(answered.url)).amr).toEqual(['fed', 'otp', 'mfa']);
+  }, 60_000);
 });
