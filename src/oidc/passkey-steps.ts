@@ -43,6 +43,16 @@ export function mustEnrol(mfa: MfaSettings): boolean {
   return mfa.required && (mfa.totp_enabled || mfa.webauthn_enabled);
 }
 
+/**
+ * Whether a sign-in session may stand for a sign-in under the MFA policy: while `required` holds,
+ * only one that proved two factors (RFC 8176 `mfa` in its `amr`). A session signed in with the
+ * password alone before the policy was turned on (or before the user had a second factor) would
+ * otherwise go on yielding codes, silently and with a sliding expiry, for as long as it is used.
+ */
+export function sessionMeetsMfaPolicy(mfa: Pick<MfaSettings, 'required'>, amr: unknown): boolean {
+  return !mfa.required || (Array.isArray(amr) && amr.includes('mfa'));
+}
+
 const enrolmentAad = (tenant: TenantId, uid: string, userId: string) => `mfa-enroll-signin:${tenant}:${uid}:${userId}`;
 const ENROLMENT_SECONDS = 600;
 

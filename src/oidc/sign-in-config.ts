@@ -11,11 +11,14 @@ import { clientDisplayName } from '../ui/client-name.js';
 import { deviceConfirmPage, deviceInputPage, logoutPage, messagePage } from '../ui/pages.js';
 import { findAccountFor } from './accounts.js';
 import { pairwiseSubject } from './pairwise.js';
+import { sessionMeetsMfaPolicy, type MfaSettings } from './passkey-steps.js';
 import { errorPageHtml, protocolMessage } from '../ui/error-page.js';
 import { carriedUiLocales, dropCarriedLanguage, forgetHintClient, hintMatchesSession, validatedPostLogoutUri } from './logout-pages.js';
 
 export interface SignInConfigHost {
   tenant: TenantId;
+  /** The tenant's effective MFA settings (security.mfa after overrides and floors). */
+  mfa: Pick<MfaSettings, 'required'>;
   ctx: AppContext;
   mountPath: string;
   ui: UiSettings;
@@ -38,14 +41,20 @@ function render(ctx: KoaContextWithOIDC, body: string, status?: number, formTarg
  * as no session does (`login_required` under prompt=none, the sign-in page otherwise). Without it
  * oidc-provider's login checks pass on the session's accountId alone, and its consent checks then
  * fail on the missing account with a server_error.
+ * A second check asks for a sign-in again when the MFA policy requires a second factor and the
+ * session did not prove one (sessionMeetsMfaPolicy): the sign-in then asks for it, or enrols it.
  */
-function interactionPrompts(): interactionPolicy.DefaultPolicy {
+function interactionPrompts(mfa: Pick<MfaSettings, 'required'>): interactionPolicy.DefaultPolicy {
   const { Check } = interactionPolicy;
   const prompts = interactionPolicy.base();
   const unavailable = new Check('account_unavailable', 'End-User authentication is required', 'login_required', (ctx) =>
     ctx.oidc.session?.accountId && !ctx.oidc.account ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
   );
+  const secondFactor = new Check('mfa_required', 'End-User authentication with a second factor is required', 'login_required', (ctx) =>
+    ctx.oidc.session?.accountId && !sessionMeetsMfaPolicy(mfa, ctx.oidc.session.amr) ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
+  );
   prompts.get('login')!.checks.add(unavailable, 0);
+  prompts.get('login')!.checks.add(secondFactor, 1);
   return prompts;
 }
 
@@ -93,7 +102,7 @@ export function signInConfiguration(host: SignInConfigHost): Partial<Configurati
     findAccount: findAccountFor(host.ctx.storage, host.tenant),
     interactions: {
       url: (_ctx, interaction) => `${host.mountPath}/interaction/${interaction.uid}`,
-      policy: interactionPrompts(),
+      policy: interactionPrompts(host.mfa),
     },
     subjectTypes: ['public', 'pairwise'],
     pairwiseIdentifier: (_ctx, accountId, client) => pairwiseIdentifier(accountId, client),

@@ -14,7 +14,7 @@
  * default_max_age, the scopes in its own scope list if it has one, and PKCE (S256) where
  * provider.ts requires it; a live grant of this client and account, nothing rejected, whose OIDC
  * scope holds every requested scope (so the consent prompt has nothing to ask); a user who may sign
- * in. Answered: the AuthorizationCode with oidc-provider's members in its order, the Session saved
+ * in; under required MFA, a session that proved a second factor (sign-in-config.ts asks again otherwise). Answered: the AuthorizationCode with oidc-provider's members in its order, the Session saved
  * again (sliding expiry, members in the order oidc-provider's model re-saves them), the 303 to the
  * redirect_uri with code, state and iss, and the session cookies re-set.
  *
@@ -26,6 +26,7 @@ import type { Config } from '../config/index.js';
 import type { HttpRequest, HttpResponse } from '../http/types.js';
 import type { ClientRecord, OidcPayloadRepository, UserWithoutSecrets } from '../storage/types.js';
 import { canSignIn } from './accounts.js';
+import { sessionMeetsMfaPolicy } from './passkey-steps.js';
 import { expired, grantOidcScope, isObject, stored, type Payload } from './grant-claims.js';
 import { upsertTogether } from './issue-together.js';
 import { sessionSetCookies, signedSessionCookie } from './session-cookie.js';
@@ -160,6 +161,8 @@ export async function silentAuthorization(host: SilentAuthHost, req: HttpRequest
   const grant = stored(grantRow, 'Grant', now);
   if (!grant || expired(grant, now) || grant.clientId !== a.clientId || grant.accountId !== accountId || grant.rejected !== undefined) return undefined;
   if (!user || !canSignIn(user) || user.id !== accountId) return undefined;
+  // A session without the second factor the MFA policy requires: oidc-provider answers login_required.
+  if (!sessionMeetsMfaPolicy(host.config.security.mfa, session.amr)) return undefined;
   // The consent prompt's op_scopes_missing: every requested scope already granted.
   const granted = grantOidcScope(grant)?.split(' ');
   if (!granted || a.scopes.some((s) => !granted.includes(s))) return undefined;

@@ -241,7 +241,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     // Refresh tokens and sessions under a keyed hash of their value (oidc/bearer-at-rest.ts).
     const oidcRepo = protectBearerIds(storage.oidc, sealer);
     const cookieKeys = [sealer.derive(`cookies:${this.tenant}`).toString('base64url')];
-    const signInHost = { tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey };
+    const signInHost = { tenant: this.tenant, ctx: this.ctx, mountPath: this.mountPath, ui: this.uiSettings(config), pairwiseKey, mfa: config.security.mfa };
     const provider = createProvider({
       resources,
       customClaims,

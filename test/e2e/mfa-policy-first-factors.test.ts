@@ -135,4 +135,39 @@ describe('MFA policy after every first factor', () => {
     expect(answered.url.startsWith(redirect)).toBe(true);
     expect((await again.finish(answered.url)).amr).toEqual(['fed', 'otp', 'mfa']);
   }, 60_000);
+
+  it('a session signed in with the password alone before MFA was required yields no code without the second factor', async () => {
+    await policy(false);
+    const user = await createUser(t, { email_verified: true, password: PASSWORD });
+    const browser = new HttpSession(t.issuer, { email: user.email, password: PASSWORD });
+    const first = await authorization();
+    const signedIn = await browser.visit(first.url);
+    const form = signedIn.html;
+    const done = await browser.visit(formAction(form, 'login'), new URLSearchParams({ csrf_token: hidden(form, 'csrf_token'), email: user.email, password: PASSWORD }));
+    expect((await first.finish(done.url)).amr).toEqual(['pwd']);
+
+    await policy(true);
+    // Any request builds the tenant's provider again, so the silent request below meets the served
+    // path (oidc/silent-auth.ts), not only oidc-provider's.
+    expect((await fetch(`${t.issuer}/.well-known/openid-configuration`)).status).toBe(200);
+    // Silent re-authentication: login_required, no code.
+    const silent = await authorization({ prompt: 'none' });
+    const answer = new URL((await browser.visit(silent.url)).url);
+    expect(`${answer.origin}${answer.pathname}`).toBe(redirect);
+    expect(answer.searchParams.get('error')).toBe('login_required');
+    expect(answer.searchParams.has('code')).toBe(false);
+    // An interactive request signs in again, and the password leads to enrolment.
+    const again = await authorization();
+    const page = await browser.visit(again.url);
+    expect(page.url.startsWith(redirect)).toBe(false);
+    expect(heading(page.html)).toBe('Sign in');
+    const enrol = await browser.visit(formAction(page.html, 'login'), new URLSearchParams({ csrf_token: hidden(page.html, 'csrf_token'), email: user.email, password: PASSWORD }));
+    expect(heading(enrol.html)).toBe('Set up two-step verification');
+    // Enrolled, the sign-in ends with both factors, and silent re-authentication works again.
+    const enrolled = await enrolTotp(browser, enrol);
+    expect((await again.finish(enrolled.url)).amr).toEqual(['pwd', 'otp', 'mfa']);
+    const renewed = await authorization({ prompt: 'none' });
+    const code = await browser.visit(renewed.url);
+    expect((await renewed.finish(code.url)).amr).toEqual(['pwd', 'otp', 'mfa']);
+  });
 });
