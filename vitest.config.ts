@@ -33,7 +33,7 @@ const BROWSER_WALKS = {
    * page, the web, native and resource sign-ins, the console's edits keeping what forms do not
    * show, the account page's refused forms, and the logout pages (no session, languages, errors).
    */
-  sqlite: e2e(['languages', 'social-marks', 'pages-polish', 'password-reset', 'mail-unavailable', 'social-hostile', 'social-facebook', 'social-github', 'account-page', 'signin-web', 'signin-native', 'resources-user-flow', 'id-token-claims', 'pairwise', 'account-page-policy', 'logout-stay', 'admin-console-edits', 'account-refused-forms', 'logout-pages']),
+  sqlite: e2e(['languages', 'social-marks', 'social-platform-secret', 'pages-polish', 'password-reset', 'mail-unavailable', 'social-hostile', 'social-facebook', 'social-github', 'account-page', 'signin-web', 'signin-native', 'resources-user-flow', 'id-token-claims', 'pairwise', 'account-page-policy', 'logout-stay', 'admin-console-edits', 'account-refused-forms', 'logout-pages']),
   /**
    * On PostgreSQL + Redis (production): social login with a real upstream, passkeys, sign-up, TOTP,
    * the admin console, the SPA with silent renewal, logout (and a hint for another user), the

@@ -67,6 +67,17 @@ function build(name: string, s: SocialProviderSettings): SocialProvider {
   };
 }
 
+/**
+ * Whether a tenant's override names a server the platform's own definition of the provider does
+ * not: an `issuer` or an endpoint other than the platform's value. The client secret goes to that
+ * server (the token request), so a platform secret must not follow it there.
+ */
+export function redirectsElsewhere(platform: SocialProviderSettings | undefined, own: SocialProviderSettings): boolean {
+  if (own.issuer !== undefined && own.issuer !== platform?.issuer) return true;
+  const endpoints = Object.entries(own.endpoints ?? {}) as Array<[keyof NonNullable<SocialProviderSettings['endpoints']>, string | undefined]>;
+  return endpoints.some(([key, url]) => url !== undefined && url !== platform?.endpoints?.[key]);
+}
+
 /** Every enabled, complete provider of the tenant, in configuration order (global first). */
 export function socialSettings(config: EffectiveConfig, tenant: string, sealer: Sealer, log?: Logger): SocialSettings {
   const global = config.features.social_login;
@@ -75,7 +86,11 @@ export function socialSettings(config: EffectiveConfig, tenant: string, sealer: 
   const providers: SocialProvider[] = [];
   for (const name of names) {
     const own = override?.providers?.[name];
-    const merged: SocialProviderSettings = { ...defined(global.providers[name]), ...defined(own) };
+    const platform = global.providers[name];
+    const merged: SocialProviderSettings = { ...defined(platform), ...defined(own) };
+    // A tenant that sends the flow to a server of its choice uses its own secret only (never the
+    // platform's client secret or Apple key on another server), as for SMTP (mail/settings.ts).
+    if (own?.client_secret === undefined && own && redirectsElsewhere(platform, own)) delete merged.client_secret;
     if (own?.client_secret !== undefined) {
       try {
         merged.client_secret = revealSecret(sealer, tenant, 'features', ['social_login', 'providers', name, 'client_secret'], own.client_secret);

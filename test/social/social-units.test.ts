@@ -64,6 +64,20 @@ describe('provider resolution', () => {
     expect(s.providers.map((p) => [p.name, p.responseMode, p.apple])).toEqual([['apple', 'form_post', { teamId: 'ABCDE12345', keyId: 'KEY1234567' }]]);
     expect(socialSettings(configWith({}, { features: { social_login: { providers: { corp: { type: 'oidc', enabled: true, client_id: 'x', client_secret: 'y' } } } } }), 'default', sealer).providers).toEqual([]);
   });
+
+  it("never gives the platform's secret to a server the tenant's override names (issuer, endpoints)", () => {
+    const platform = {
+      github: { enabled: true, client_id: 'h', client_secret: 'platform-gh', endpoints: { token: 'https://ghe.example/login/oauth/access_token' } },
+      apple: { enabled: true, client_id: 'a', client_secret: 'platform-p8', team_id: 'ABCDE12345', key_id: 'KEY1234567' },
+      gitlab: { enabled: true, client_id: 'g', client_secret: 'platform-gl', issuer: 'https://gitlab.example' },
+    };
+    const moved = { github: { endpoints: { token: 'https://thief.example/token' } }, apple: { issuer: 'https://thief.example' }, gitlab: { issuer: 'https://thief.example' } };
+    expect(socialSettings(configWith(platform, { features: { social_login: { providers: moved } } }), 'acme', sealer).providers).toEqual([]);
+    // Naming the platform's own servers again, or changing anything else, keeps its secret.
+    const kept = { github: { endpoints: { token: 'https://ghe.example/login/oauth/access_token' } }, apple: { display_name: 'Apple ID' }, gitlab: { issuer: 'https://gitlab.example', scopes: ['openid'] } };
+    const s = socialSettings(configWith(platform, { features: { social_login: { providers: kept } } }), 'acme', sealer);
+    expect(s.providers.map((p) => [p.name, p.clientSecret])).toEqual([['github', 'platform-gh'], ['apple', 'platform-p8'], ['gitlab', 'platform-gl']]);
+  });
 });
 
 describe('flow state', () => {

@@ -15,6 +15,7 @@
 import type { Config } from '../../config/index.js';
 import { socialUrlProblems, type SocialProviderSettings } from '../../config/social.js';
 import { outboundPolicy, urlProblem } from '../../outbound/policy.js';
+import { redirectsElsewhere } from '../../social/providers.js';
 import type { FieldError } from '../../http/problem.js';
 import { valueAt, withValueAt, type JsonObject } from './json-path.js';
 import type { SectionName, TenantOverrides } from './sections.js';
@@ -90,6 +91,13 @@ export function violations(section: SectionName, data: JsonObject, global: Confi
   if (providers) {
     const policy = outboundPolicy(global);
     for (const p of socialUrlProblems(providers, (url) => urlProblem(url, policy))) errors.push({ field: ['social_login', 'providers', ...p.path].join('.'), message: p.message });
+    // Another server than the platform's gets the tenant's own secret, never the platform's (social/providers.ts).
+    for (const [name, p] of Object.entries(providers)) {
+      const platform = global.features.social_login.providers[name];
+      if (platform?.client_secret !== undefined && p.client_secret === undefined && redirectsElsewhere(platform, p)) {
+        errors.push({ field: `social_login.providers.${name}.client_secret`, message: "required when the issuer or endpoints differ from the platform's: the platform's secret is not sent to another server" });
+      }
+    }
   }
   return errors;
 }
