@@ -30,6 +30,8 @@ export function socialButtons(buttons: readonly SocialButton[], ui: PageUi): Htm
 
 export function socialLinkPage(o: { ui: PageUi; action: string; cancelAction: string; csrf: string; provider: string; email: string; error?: string }): string {
   const { t } = o.ui;
+  // Link is the form's first submit button: Enter in the password field presses the first one
+  // (HTML implicit submission), which must not be Cancel.
   return layout(
     { title: t('social.link.title', { provider: o.provider }), ui: o.ui },
     html`<h1>${t('social.link.title', { provider: o.provider })}</h1>
@@ -41,8 +43,8 @@ ${errorBlock(o.error)}
 <label for="password">${t('signin.password')}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required${o.error ? html` aria-describedby="form-error"` : html``} autofocus>
 <div class="actions">
-<button type="submit" formaction="${o.cancelAction}" name="decision" value="cancel">${t('social.link.cancel')}</button>
 <button type="submit" class="primary">${t('social.link.submit')}</button>
+<button type="submit" formaction="${o.cancelAction}" name="decision" value="cancel">${t('social.link.cancel')}</button>
 </div>
 </form>`,
   );

@@ -109,4 +109,18 @@ describe('social login: GitHub preset (OAuth 2.0 + user and e-mail APIs)', () =>
     expect(await count('social_identities')).toBe(links);
     expect(await t.sql('SELECT * FROM social_identities WHERE user_id = ?', [victim.id])).toEqual([]);
   });
+  it("links a verified primary address's account when its password is typed and Enter pressed (the form's default action is Link, not Cancel)", async () => {
+    const owner = await createUser(t, { email: 'owner@company.example', email_verified: true });
+    gh.user = { login: 'owner-gh', id: 888, name: 'Owner', email: null };
+    gh.emails = [{ email: 'owner@company.example', primary: true, verified: true, visibility: 'private' }];
+    const flow = await viaGithub();
+    await expect.poll(() => flow.page.getByRole('heading', { name: 'Link your GitHub account' }).count()).toBe(1);
+    // Implicit submission (HTML, 4.10.21.2) presses the form's first submit button.
+    await flow.page.getByLabel('Password').fill(owner.password);
+    await flow.page.getByLabel('Password').press('Enter');
+    await expect.poll(() => flow.page.url().startsWith(REDIRECT) || flow.page.url(), { timeout: 10000 }).toBe(true);
+    expect(await flow.sub()).toBe(owner.id);
+    await flow.close();
+    expect(await t.sql('SELECT provider, subject FROM social_identities WHERE user_id = ?', [owner.id])).toEqual([{ provider: 'github', subject: '888' }]);
+  });
 });
