@@ -4,7 +4,7 @@
  * passkey button (name /passkey/i) registers one with the virtual authenticator, the linked
  * accounts list and "Link <provider>" show, axe-core finds no serious or critical violation, and
  * a full-page screenshot is written to test-artifacts/account/ (gitignored); an old sign-in may not
- * add or remove a passkey.
+ * add or remove a passkey, nor link an upstream account.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -137,6 +137,30 @@ describe('account page with every section', () => {
       expect(await ctx.storage.webauthn.listCredentials('default', user.id)).toHaveLength(0);
     } finally {
       await setRequired(false);
+      await context.close();
+    }
+  });
+  it('links an upstream account only after a recent sign-in: an older session cannot plant a way in of its own', async () => {
+    upstream.register({ client_id: 'svc-at-corp', client_secret: 'upstream-client-secret-0123456789', redirect_uris: [`${t.issuer}/social/partner/callback`] });
+    const user = await createUser(t, { email_verified: true });
+    const origin = new URL(t.issuer).origin;
+    const context = await browser.newContext();
+    try {
+      const page = await signInToAccountPage(await context.newPage(), origin, user);
+      const href = (await page.getByRole('link', { name: 'Link Partner ID' }).getAttribute('href'))!;
+      // Fresh: the link starts at the upstream.
+      const fresh = await page.request.get(`${origin}${href}`, { maxRedirects: 0 });
+      expect(fresh.status()).toBe(303);
+      expect(fresh.headers().location!.startsWith(upstream.issuer)).toBe(true);
+
+      // The same session, signed in more than 15 minutes ago (a cookie taken from a shared computer).
+      const [row] = await t.app.ctx.storage.oidc.listSessions('default', { accountId: user.id });
+      await t.app.ctx.storage.oidc.upsert('default', 'Session', row!.id, { ...row!.payload, loginTs: Math.floor(Date.now() / 1000) - 3600 }, row!.expires_at);
+      const stale = await page.request.get(`${origin}${href}`, { maxRedirects: 0 });
+      expect(stale.status()).toBe(403);
+      expect(await stale.text()).toContain('this change needs a recent sign-in');
+      expect(await t.app.ctx.storage.socialIdentities.listByUser('default', user.id)).toEqual([]);
+    } finally {
       await context.close();
     }
   });

@@ -4,7 +4,8 @@
  * <provider>" link for each enabled provider not linked yet. Linking goes through
  * GET /account/social/link (a top-level navigation: the page's CSP form-action could not allow a
  * form's redirect to the upstream), guarded by a token bound to the sign-in session and the
- * provider; the upstream part is src/oidc/social-account-link.ts.
+ * provider, and by a recent sign-in (as adding a passkey); the upstream part is
+ * src/oidc/social-account-link.ts.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
@@ -18,7 +19,7 @@ import type { AccountHost } from './host.js';
 import { sectionError } from './form-errors.js';
 import { htmlPage } from './respond.js';
 import { registerAccountSection } from './sections.js';
-import { ACCOUNT_PATH, currentSession } from './session.js';
+import { ACCOUNT_PATH, currentSession, recentSignIn } from './session.js';
 
 export const LINK_PATH = '/account/social/link';
 
@@ -96,6 +97,9 @@ export async function handleSocialLink(host: AccountHost, req: HttpRequest): Pro
     host.ctx.log.info({ req_id: req.id, tenant: host.tenant }, 'social link refused: missing or invalid token');
     return message(403, t('page.form_expired.title'), t('page.form_expired.message'));
   }
+  // A linked upstream account signs in as the user, so linking one adds a way in, like a passkey:
+  // a session signed in long ago (a stolen cookie) may not plant one of its own.
+  if (!recentSignIn(session)) return message(403, t('passkey.recent.title'), t('account.recent.message'));
   if (!(await host.guard.allowIp(host.tenant, req.ip))) return message(429, t('page.too_many.title'), t('page.too_many.message'));
   const sc = host.social();
   const provider = sc?.settings.providers.find((p) => p.name === name);
