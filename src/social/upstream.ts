@@ -279,11 +279,23 @@ export interface ExchangeInput {
 
 /** The authorization code exchanged and the identity verified, or an UpstreamError. */
 export async function exchangeCode(ctx: AppContext, p: SocialProvider, o: ExchangeInput): Promise<UpstreamIdentity> {
-  const identity = p.kind === 'github' ? await githubIdentity(ctx, p, o) : p.kind === 'facebook' ? await facebookIdentity(ctx, p, o) : await oidcIdentity(ctx, p, o);
+  const identity = mappedEmail(p, p.kind === 'github' ? await githubIdentity(ctx, p, o) : p.kind === 'facebook' ? await facebookIdentity(ctx, p, o) : await oidcIdentity(ctx, p, o));
   // An address the Management API would refuse (markup, 300 characters, a leading space that looks
   // like another user's) is no address: it neither finds nor creates an account.
   const email = identity.email?.trim();
   return email && validEmail(email) ? { ...identity, email } : { ...identity, email: null, emailVerified: false };
+}
+
+/**
+ * `attribute_mapping.email` naming another claim than `email` (a directory's `mail` or `upn`): the
+ * address is that claim's. It is never verified: `email_verified` (and GitHub's primary flag) vouch
+ * for the `email` claim only, so such an address never links an existing account.
+ */
+export function mappedEmail(p: Pick<SocialProvider, 'mapping'>, identity: UpstreamIdentity): UpstreamIdentity {
+  const claim = p.mapping.email;
+  if (claim === undefined || claim === 'email') return identity;
+  const value = identity.claims[claim];
+  return { ...identity, email: typeof value === 'string' && value.length > 0 ? value : null, emailVerified: false };
 }
 
 /** Forgets cached discovery documents and key sets (tests; an operator changing an issuer). */

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { startRogueOidc, type RogueOidc } from '../helpers/rogue-oidc.js';
 import { startSocialApp, type SocialApp } from '../helpers/social-app.js';
+import { createUser } from '../helpers/users.js';
 
 describe('social login: hostile and failing upstream answers', () => {
   let t: TestApp;
@@ -88,6 +89,35 @@ describe('social login: hostile and failing upstream answers', () => {
     await context.close();
     const user = (await t.app.ctx.storage.users.findByEmail('default', address.trim()))!;
     expect([user.email, user.name?.length, user.given_name?.length, user.nickname?.length]).toEqual([address.trim(), 200, 100, 100]);
+  });
+
+  it('takes the address from the claim attribute_mapping.email names, never as verified (it cannot link an existing account)', async () => {
+    const features = (mapping: Record<string, string> | undefined) => t.app.ctx.storage.tenantConfig.put('default', 'features', mapping ? { social_login: { providers: { rogue: { attribute_mapping: mapping } } } } : {});
+    await features({ email: 'mail' });
+    await (await t.app.pool.get('default')).reload();
+    try {
+      // A directory's `mail` claim naming an account here: email_verified speaks for `email` only, so no link is offered.
+      const owner = await createUser(t, { email: `owner-mapped${subject}@example.com`, email_verified: true });
+      rogue.claims = { sub: `rogue-mapped-${subject}`, mail: owner.email, email_verified: true };
+      let flow = await toUpstream();
+      const refused = flow.page.waitForResponse((r) => r.url().startsWith(`${t.issuer}/social/rogue/callback`));
+      await flow.page.locator('#continue').click();
+      expect((await refused).status()).toBe(403);
+      expect(await flow.page.getByRole('alert').textContent()).toContain('does not confirm the address is yours');
+      await flow.context.close();
+      // A free address from that claim creates the account, unverified.
+      const address = `mapped${subject}@example.com`;
+      rogue.claims = { sub: `rogue-mapped-new-${subject}`, mail: address, email_verified: true };
+      flow = await toUpstream();
+      await flow.page.locator('#continue').click();
+      await flow.page.waitForURL((u) => u.href.startsWith(REDIRECT));
+      await flow.context.close();
+      const user = await t.app.ctx.storage.users.findByEmail('default', address);
+      expect([user?.email, user?.email_verified, user?.auth_provider]).toEqual([address, false, 'rogue']);
+    } finally {
+      await features(undefined);
+      await (await t.app.pool.get('default')).reload();
+    }
   });
 
   it('refuses a tampered state before any token request', async () => {
