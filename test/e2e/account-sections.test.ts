@@ -4,7 +4,7 @@
  * passkey button (name /passkey/i) registers one with the virtual authenticator, the linked
  * accounts list and "Link <provider>" show, axe-core finds no serious or critical violation, and
  * a full-page screenshot is written to test-artifacts/account/ (gitignored); an old sign-in may not
- * add or remove a passkey, nor link an upstream account.
+ * add or remove a passkey, nor link or unlink an upstream account.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -140,7 +140,7 @@ describe('account page with every section', () => {
       await context.close();
     }
   });
-  it('links an upstream account only after a recent sign-in: an older session cannot plant a way in of its own', async () => {
+  it('links or unlinks an upstream account only after a recent sign-in: an older session cannot plant a way in of its own, nor strip the owner\'s', async () => {
     upstream.register({ client_id: 'svc-at-corp', client_secret: 'upstream-client-secret-0123456789', redirect_uris: [`${t.issuer}/social/partner/callback`] });
     const user = await createUser(t, { email_verified: true });
     const origin = new URL(t.issuer).origin;
@@ -160,6 +160,13 @@ describe('account page with every section', () => {
       expect(stale.status()).toBe(403);
       expect(await stale.text()).toContain('this change needs a recent sign-in');
       expect(await t.app.ctx.storage.socialIdentities.listByUser('default', user.id)).toEqual([]);
+      // Nor may it strip the owner's linked account.
+      const now = new Date().toISOString();
+      await t.app.ctx.storage.socialIdentities.link('default', { provider: 'corp', subject: 'owner-1', user_id: user.id, email: user.email, linked_at: now, last_used_at: now });
+      await page.goto(`${origin}/account`);
+      await page.getByRole('button', { name: 'Unlink Corp SSO' }).click();
+      await expect.poll(() => page.getByRole('alert').filter({ hasText: 'this change needs a recent sign-in' }).count()).toBe(1);
+      expect(await t.app.ctx.storage.socialIdentities.listByUser('default', user.id)).toHaveLength(1);
     } finally {
       await context.close();
     }

@@ -71,6 +71,8 @@ ${offers.length ? html`<ul class="social-links">${offers}</ul>` : html``}
         const { host } = v;
         const provider = (f.get('provider') ?? '').slice(0, 64);
         const subject = (f.get('subject') ?? '').slice(0, 512);
+        // As for a passkey: a session signed in long ago may not strip the owner's ways in either.
+        if (!recentSignIn(v.session)) return { error: v.ui.t('account.recent.message'), status: 403 };
         // Only the signed-in user's own links can be named: another user's (provider, subject) is not_found.
         const outcome = await unlinkIdentity(host.ctx, host.tenant, v.session.user, provider, subject, { ip_address: v.req.ip, user_agent: v.req.headers['user-agent'] ?? null });
         if (outcome === 'unlinked') return { notice: v.ui.t('social.account.unlinked', { provider: nameOf(host, provider) }) };
