@@ -111,3 +111,14 @@ export function socialUrlProblems(providers: Record<string, SocialProviderSettin
   }
   return out;
 }
+
+/**
+ * Whether a tenant's override names a server the platform's own definition of the provider does
+ * not: an `issuer` or an endpoint other than the platform's value. The client secret goes to that
+ * server (the token request), so a platform secret must not follow it there.
+ */
+export function redirectsElsewhere(platform: SocialProviderSettings | undefined, own: SocialProviderSettings): boolean {
+  if (own.issuer !== undefined && own.issuer !== platform?.issuer) return true;
+  const endpoints = Object.entries(own.endpoints ?? {}) as Array<[keyof NonNullable<SocialProviderSettings['endpoints']>, string | undefined]>;
+  return endpoints.some(([key, url]) => url !== undefined && url !== platform?.endpoints?.[key]);
+}

@@ -5,7 +5,7 @@
  * filled in. A provider that is enabled but incomplete after the merge is left out (and logged),
  * so a half-configured provider never shows a button that can only fail.
  */
-import { isSocialPreset, socialProviderProblems, type SocialProviderSettings } from '../config/social.js';
+import { isSocialPreset, redirectsElsewhere, socialProviderProblems, type SocialProviderSettings } from '../config/social.js';
 import type { Sealer } from '../keys/sealer.js';
 import type { Logger } from '../log.js';
 import type { EffectiveConfig } from '../tenancy/config/merge.js';
@@ -65,17 +65,6 @@ function build(name: string, s: SocialProviderSettings): SocialProvider {
     mapping: { ...(preset?.mapping ?? { email: 'email', given_name: 'given_name', family_name: 'family_name', name: 'name', nickname: 'nickname' }), ...defined(s.attribute_mapping) },
     ...(name === 'apple' && s.team_id && s.key_id ? { apple: { teamId: s.team_id, keyId: s.key_id } } : {}),
   };
-}
-
-/**
- * Whether a tenant's override names a server the platform's own definition of the provider does
- * not: an `issuer` or an endpoint other than the platform's value. The client secret goes to that
- * server (the token request), so a platform secret must not follow it there.
- */
-export function redirectsElsewhere(platform: SocialProviderSettings | undefined, own: SocialProviderSettings): boolean {
-  if (own.issuer !== undefined && own.issuer !== platform?.issuer) return true;
-  const endpoints = Object.entries(own.endpoints ?? {}) as Array<[keyof NonNullable<SocialProviderSettings['endpoints']>, string | undefined]>;
-  return endpoints.some(([key, url]) => url !== undefined && url !== platform?.endpoints?.[key]);
 }
 
 /** Every enabled, complete provider of the tenant, in configuration order (global first). */

@@ -13,9 +13,8 @@
  * the full setting (`oidc.ttl.access_token`).
  */
 import type { Config } from '../../config/index.js';
-import { socialUrlProblems, type SocialProviderSettings } from '../../config/social.js';
+import { redirectsElsewhere, socialUrlProblems, type SocialProviderSettings } from '../../config/social.js';
 import { outboundPolicy, urlProblem } from '../../outbound/policy.js';
-import { redirectsElsewhere } from '../../social/providers.js';
 import type { FieldError } from '../../http/problem.js';
 import { valueAt, withValueAt, type JsonObject } from './json-path.js';
 import type { SectionName, TenantOverrides } from './sections.js';
