@@ -39,6 +39,17 @@ export function defaultsFor(type: ClientMetadata['application_type']): Pick<Clie
   return { token_endpoint_auth_method: type === 'web' ? 'client_secret_basic' : 'none' };
 }
 
+/**
+ * A redirect URI that no authorization request could name as registered: a `%` not followed by two
+ * hex digits (RFC 3986 2.1; a client library encodes or refuses it, so the exact-string comparison
+ * never matches), or the same URI twice in one list.
+ */
+function listProblem(list: readonly string[], uri: string, i: number): string | undefined {
+  if (/%(?![0-9A-Fa-f]{2})/.test(uri)) return 'has a malformed percent-escape (% must be followed by two hex digits)';
+  if (list.indexOf(uri) !== i) return `is listed twice (also at ${list.indexOf(uri)})`;
+  return undefined;
+}
+
 function checkRedirect(uri: string, type: ClientMetadata['application_type'], development: boolean): string | undefined {
   // Redirect URIs are compared as exact strings: a wildcard would only ever match itself, and a
   // non-ASCII host would not match the punycode form a relying party's library sends.
@@ -107,8 +118,10 @@ export function buildMetadata(input: ClientInput, base: ClientMetadata | undefin
     errors.push({ field: 'grant_types', message: 'refresh_token needs authorization_code or the device_code grant' });
   }
   for (const field of ['redirect_uris', 'post_logout_redirect_uris'] as const) {
+    // Checked on the list a request gives (one stored before these two rules is left as it is).
+    const given = Array.isArray(input[field]);
     m[field].forEach((uri, i) => {
-      const problem = checkRedirect(uri, type, development);
+      const problem = checkRedirect(uri, type, development) ?? (given ? listProblem(m[field], uri, i) : undefined);
       if (problem) errors.push({ field: `${field}.${i}`, message: problem });
     });
   }

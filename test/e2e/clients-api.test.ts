@@ -286,11 +286,23 @@ describe('get, replace, update, delete', () => {
       ['https:/rp.example.com/cb', 'normal form'],
       ['HTTPS://RP.EXAMPLE.COM/cb', 'normal form'],
       ['https://user:pw@rp.example.com/cb', 'user name or password'],
+      ['https://rp.example.com/%zz', 'malformed percent-escape'],
+      ['https://rp.example.com/a%2', 'malformed percent-escape'],
     ]) {
       const res = await api(t, 'POST', '/api/v1/clients', { token: admin, body: { client_name: 'Odd URI', redirect_uris: [uri] } });
       expectProblem(res, 422, 'validation', '/api/v1/clients');
       expect(res.json.errors, uri).toEqual([{ field: 'redirect_uris.0', message: expect.stringContaining(message) }]);
     }
+  });
+
+  it('refuses a redirect URI listed twice (422 at the second), on create and PATCH; a percent-escape is fine', async () => {
+    const twice = await api(t, 'POST', '/api/v1/clients', { token: admin, body: { client_name: 'Twice', redirect_uris: ['https://rp.example.com/cb', 'https://rp.example.com/a%2Fb', 'https://rp.example.com/cb'] } });
+    expectProblem(twice, 422, 'validation', '/api/v1/clients');
+    expect(twice.json.errors).toEqual([{ field: 'redirect_uris.2', message: expect.stringContaining('listed twice') }]);
+    const c = await createClient(t, admin, { client_name: 'Once', redirect_uris: ['https://rp.example.com/cb', 'https://rp.example.com/a%2Fb'] });
+    const patched = await api(t, 'PATCH', `/api/v1/clients/${c.client_id}`, { token: admin, body: { post_logout_redirect_uris: ['https://rp.example.com/bye', 'https://rp.example.com/bye'] } });
+    expect(patched.json.errors).toEqual([{ field: 'post_logout_redirect_uris.1', message: expect.stringContaining('listed twice') }]);
+    expect((await api(t, 'GET', `/api/v1/clients/${c.client_id}`, { token: admin })).json.data.post_logout_redirect_uris).toEqual([]);
   });
 
   it('PATCH changes only the supplied fields', async () => {

@@ -368,6 +368,8 @@ describe('registration tokens and register-rp', () => {
       ['a wildcard host', { redirect_uris: ['https://*.example.com/cb'] }, 'redirect_uris.0'],
       ['a wildcard path', { redirect_uris: ['https://rp.example.com/ok', 'https://rp.example.com/*'] }, 'redirect_uris.1'],
       ['an internationalised host not in punycode', { redirect_uris: ['https://bücher.example/cb'] }, 'redirect_uris.0'],
+      ['a malformed percent-escape', { redirect_uris: ['https://rp.example/%zz'] }, 'redirect_uris.0'],
+      ['a redirect listed twice', { redirect_uris: ['https://rp.example.com/cb', 'https://rp.example.com/cb'] }, 'redirect_uris.1'],
     ])('rejects %s with 400 invalid_redirect_uri', async (_name, body, field) => {
       const tok = await createToken();
       const res = await register(tok.token, body);
