@@ -51,6 +51,10 @@ export function lastNormalizedIp(): (raw: string) => string {
  */
 export function ipLimitKey(ip: string): string {
   if (!ip.includes(':') || !ipaddr.IPv6.isValid(ip)) return ip;
-  const parts = ipaddr.IPv6.parse(ip).parts;
+  const v6 = ipaddr.IPv6.parse(ip);
+  // An IPv4 client written the IPv6 way (::ffff:192.0.2.1, from a proxy's header) counts as itself:
+  // by its /64 every such client would share one count.
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  const parts = v6.parts;
   return `${parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastNormalizedIp, normalizeIp } from '../../src/http/ip.js';
+import { ipLimitKey, lastNormalizedIp, normalizeIp } from '../../src/http/ip.js';
 
 describe('normalizeIp', () => {
   it.each([
@@ -38,5 +38,18 @@ describe('lastNormalizedIp (the front door\'s peer, issue 17)', () => {
     for (const raw of [v4, v4, v6, v6, v4, '203.0.113.9', v4, '', v6]) expect(peer(raw)).toBe(normalizeIp(raw));
     expect(peer(v4)).toBe('127.0.0.1');
     expect(peer(v6)).toBe('2001:db8::1');
+  });
+});
+
+describe('ipLimitKey', () => {
+  it('counts an IPv6 client by its /64 and an IPv4 client by its address, also written the IPv6 way', () => {
+    expect(ipLimitKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(ipLimitKey('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64');
+    expect(ipLimitKey('2001:db8:1:2:ffff::18')).toBe('2001:db8:1:2::/64');
+    expect(ipLimitKey('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');
+    // Two IPv4 clients behind a proxy that writes them mapped must not share one count.
+    expect(ipLimitKey('::ffff:192.0.2.1')).toBe('192.0.2.1');
+    expect(ipLimitKey('::ffff:192.0.2.2')).toBe('192.0.2.2');
+    expect(ipLimitKey('not an address')).toBe('not an address');
   });
 });
