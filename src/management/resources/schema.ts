@@ -47,7 +47,7 @@ const mutable = {
   include_roles: z.boolean(),
 };
 
-/** Read-only fields a caller may send back unchanged (GET then PATCH); ignored, never stored. */
+/** Read-only fields a caller may send back unchanged (GET then PATCH); ignored, never stored (another `id` is refused: resources/operations.ts updateResource). */
 const readOnly = { id: z.unknown().optional(), created_at: z.unknown().optional(), updated_at: z.unknown().optional() };
 
 export const resourceCreateSchema = z.strictObject({
