@@ -246,12 +246,17 @@ export async function grantConsent(host: SignInHost, details: Interaction, accou
 async function reconfirmedScopes(host: SignInHost, details: Interaction): Promise<ConsentScope[]> {
   const grant = details.grantId ? await host.provider.Grant.find(details.grantId) : undefined;
   if (!grant) return [];
-  const asked = new Set(String(details.params.scope ?? '').split(' '));
+  const asked = [...new Set(String(details.params.scope ?? '').split(' '))];
+  const heldIn = (scope: string) => new Set(scope.split(' '));
   const resources = [details.params.resource].flat().filter((r): r is string => typeof r === 'string');
+  const oidcHeld = heldIn(grant.getOIDCScope());
   return consentItems(
     await host.resources(),
-    grant.getOIDCScope().split(' ').filter((s) => asked.has(s)),
-    resources.map((r) => [r, grant.getResourceScope(r).split(' ').filter((s) => asked.has(s))]),
+    asked.filter((s) => oidcHeld.has(s)),
+    resources.map((r) => {
+      const held = heldIn(grant.getResourceScope(r));
+      return [r, asked.filter((s) => held.has(s))];
+    }),
   );
 }
 

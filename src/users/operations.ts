@@ -88,7 +88,7 @@ const accountSessions = {
  * address back (verified), and a link asked for before a lock or disable worked after the unlock
  * or re-enable.
  */
-async function expireMailedLinks(scope: Pick<UserScope, 'ctx' | 'tenant'>, userId: string): Promise<void> {
+export async function expireMailedLinks(scope: { ctx: Pick<AppContext, 'storage'>; tenant: string }, userId: string): Promise<void> {
   const now = new Date().toISOString();
   await scope.ctx.storage.accountTokens.expireForUser(scope.tenant, 'password_reset', userId, now);
   await scope.ctx.storage.accountTokens.expireForUser(scope.tenant, 'verify_email', userId, now);

@@ -10,6 +10,7 @@ import { emailChangedMail } from '../mail-templates.js';
 import { messagePage } from '../pages.js';
 import { buildPageUi } from '../page-ui.js';
 import { hashToken, mailAvailable, mailLocale, sendMail, wellFormedToken, type AccountHost } from './host.js';
+import { expireMailedLinks } from '../../users/operations.js';
 import { htmlPage } from './respond.js';
 import { ACCOUNT_PATH } from './session.js';
 
@@ -40,11 +41,7 @@ export async function handleVerify(host: AccountHost, req: HttpRequest): Promise
   // Reset links mailed to the previous address no longer open the account: it is not theirs now.
   // Nor do the other confirmation links still pending (the sign-up's link to a mistyped address,
   // another change asked for earlier): opened later, one would move the account to its address.
-  if (changed) {
-    const now = new Date().toISOString();
-    await ctx.storage.accountTokens.expireForUser(tenant, 'password_reset', user.id, now);
-    await ctx.storage.accountTokens.expireForUser(tenant, 'verify_email', user.id, now);
-  }
+  if (changed) await expireMailedLinks(host, user.id);
   await ctx.audit.record(tenant, {
     type: 'email_verified',
     status: 'success',
