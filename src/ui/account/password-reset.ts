@@ -122,8 +122,10 @@ async function requestReset(host: AccountHost, req: HttpRequest, form: URLSearch
 
 /** After the answer: the reset mail when the address finds an account that may have one, within the limits; audited in every case. */
 async function sendReset(host: AccountHost, req: HttpRequest, email: string, lang: Locale, ttl: number, limiter: WindowLimiter, back: string | undefined): Promise<void> {
-  const user = await host.ctx.storage.users.findByEmail(host.tenant, email);
+  // The per-address count first, before any lookup: requests are counted in the order they came
+  // (a slow lookup of one let later ones overtake it in the count).
   const ipOk = await limiter.allow(`${host.tenant}:reset-ip:${ipLimitKey(req.ip)}`, PER_IP.limit, PER_IP.windowSeconds);
+  const user = await host.ctx.storage.users.findByEmail(host.tenant, email);
   // Per account when the address finds one: the storage matches addresses case-insensitively by
   // rules JavaScript's toLowerCase does not share (İ), so a key on the typed text gave each
   // spelling of one address its own three mails.
