@@ -54,6 +54,8 @@ import {
 } from './passkey-steps.js';
 import { generateTotpSecret, otpauthUri } from '../users/totp.js';
 import { SourceOverShare } from '../workers/fair-admission.js';
+import type { ReplayStore } from './replay-store.js';
+import { SIGNUP_CLAIM_ISSUER, SIGNUP_CLAIM_SECONDS, signupClaimId, whereFirstPostLed } from './signup-once.js';
 
 export interface SignInHost extends PasskeyHostSettings {
   readonly tenant: TenantId;
@@ -68,6 +70,8 @@ export interface SignInHost extends PasskeyHostSettings {
   /** The self-service account surface of the tenant (sign-up, reset links, verification). */
   readonly account: AccountHost;
   readonly limiter: WindowLimiter;
+  /** Single-use claims (signup-once.ts), shared by every instance when Redis is configured. */
+  readonly replay: Pick<ReplayStore, 'unique'>;
   loadClient(clientId: string): Promise<ClientRecord | undefined>;
   /** The tenant's API resources (the consent page shows their scopes' descriptions). */
   resources(): Promise<ResourceIndex>;
@@ -418,6 +422,12 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
         await saveInteractionResult(provider, details.uid, { [SIGNUP_PENDING]: pending });
       },
       complete: (user) => afterFirstFactor(user),
+      refusal,
+      // Redis or storage down: the post goes on unclaimed (the limiter falls back likewise); a
+      // sign-up refused for want of the double-click guard would be worse than the double-click.
+      claimPost: (email) => host.replay.unique(SIGNUP_CLAIM_ISSUER, signupClaimId(uid, email), Math.floor(Date.now() / 1000) + SIGNUP_CLAIM_SECONDS).catch(() => true),
+      copyOfPost: async (email) =>
+        redirect(await whereFirstPostLed(provider, details.uid, base, (result) => Boolean(result[MFA_PENDING] || result[MFA_ENROL] || signupPendingOf(result)?.email.toLowerCase() === email.toLowerCase()))),
     });
 
     if (action === 'show') {
@@ -427,6 +437,8 @@ async function step(host: SignInHost, req: HttpRequest, uid: string, action: Int
           const waiting = signup.pending.accountId ? await ctx.storage.users.get(tenant, signup.pending.accountId) : undefined;
           // Confirmed in the meantime (the mailed link, any browser): the sign-in goes on.
           if (waiting?.email_verified && canSignIn(waiting)) return afterFirstFactor(waiting);
+          // Confirmed, but locked or disabled since: say so, as the sign-in form would.
+          if (waiting?.email_verified && !waiting.deleted_at) return checkEmailView(signup, 403, { error: refusal(waiting) });
           return checkEmailView(signup, 200);
         }
         const enrolling = pendingMfaAccount(details, MFA_ENROL);

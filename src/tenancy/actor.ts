@@ -365,6 +365,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
       ui: this.uiSettings(this.current),
       account: this.accountHost(),
       limiter: this.limiter,
+      replay: this.assertions.replay,
       loadClient: (id) => this.loadClient(id),
       resources: () => this.resourceIndex(),
       // Passkeys and the MFA policy (issue 14): RP ID = this tenant's host, its settings as merged.

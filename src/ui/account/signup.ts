@@ -15,6 +15,7 @@ import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import { ipLimitKey } from '../../http/ip.js';
 import type { UserRecord } from '../../storage/types.js';
 import { Conflict } from '../../errors.js';
+import { canSignIn } from '../../oidc/accounts.js';
 import { createUser } from '../../users/operations.js';
 import { PROFILE_MAX, overProfileLimit, validEmail, type UserCreateInput } from '../../users/schema.js';
 import { unmetPasswordRules } from '../../users/password-policy.js';
@@ -97,6 +98,12 @@ export interface SignupStep {
   savePending(p: SignupPending): Promise<void>;
   /** Signs the user in and resumes the authorization request. */
   complete(user: UserRecord): Promise<HttpResponse>;
+  /** Why an account that cannot sign in (locked, disabled) is refused, as the sign-in form says it. */
+  refusal(user: UserRecord): string;
+  /** False for a copy of a post of this address already made in this interaction (a double-click). */
+  claimPost(email: string): Promise<boolean>;
+  /** The copy's answer: where the first post led, once it is done (src/oidc/signup-once.ts). */
+  copyOfPost(email: string): Promise<HttpResponse>;
 }
 
 export type SignupAction = 'signup' | 'resend' | 'continue';
@@ -119,7 +126,10 @@ export async function handleSignupStep(s: SignupStep, action: SignupAction, form
   if (action === 'resend') return resend(s);
   // continue
   const user = s.pending.accountId ? await s.account.ctx.storage.users.get(s.account.tenant, s.pending.accountId) : undefined;
-  if (user && user.email_verified && !user.deleted_at && user.account_enabled) return s.complete(user);
+  if (user?.email_verified && canSignIn(user)) return s.complete(user);
+  // Confirmed, but locked or disabled by an administrator meanwhile: completing would only bounce
+  // back to an empty sign-in form (the provider finds no account that may sign in). Say why.
+  if (user?.email_verified && !user.deleted_at) return checkEmailView(s, 403, { error: s.refusal(user) });
   return checkEmailView(s, 400, { error: t('signin.unverified') });
 }
 
@@ -150,6 +160,8 @@ async function submit(s: SignupStep, form: URLSearchParams): Promise<HttpRespons
   const policy = account.config.security.password_policy;
   const unmet = unmetPasswordRules(password, policy, email);
   if (unmet.length) return again(400, passwordRulesMessage(t, unmet, policy), 'password');
+  // A double-click: the copy changes nothing and sends nothing, and leads where the first post led.
+  if (!(await s.claimPost(email))) return s.copyOfPost(email);
   if (!(await s.limiter.allow(`${tenant}:signup-ip:${ipLimitKey(req.ip)}`, PER_IP.limit, PER_IP.windowSeconds))) return again(429, t('page.too_many.message'));
 
   const existing = await ctx.storage.users.findByEmail(tenant, email);
