@@ -1,20 +1,18 @@
 /**
- * Composition root: builds the shared services from the parsed config, the actor pool, the
- * routes, and the front door. `startApp` is what main.ts, the CLI and the tests call.
+ * Composition root: on the shared services (build-context.ts), the actor pool, the routes and the
+ * front door. `startApp` is what main.ts and the tests call; the CLI needs only the services.
  *
  * Over 300 lines, on purpose: the composition root is the one place every service is built and
  * wired to the front door; cutting it in parts would spread the order of construction and of
  * shutdown, which matters, over several files.
  */
 import { afterAnswerSettled } from './http/after-answer.js';
-import { Mailer } from './mail/mailer.js';
 import { performance } from 'node:perf_hooks';
 import { CONSOLE_PATH, StaticConsole } from './admin/static-console.js';
-import { AuditLog } from './audit/audit-log.js';
 import { ensureBootstrapAdmin, ensureBootstrapClient, ensurePlatformTenant } from './bootstrap.js';
-import { multiTenancyProblem, type Config } from './config/index.js';
+import type { Config } from './config/index.js';
 import type { AppContext } from './context.js';
-import { InProcessBus, channelPattern } from './events/bus.js';
+import { channelPattern } from './events/bus.js';
 import { RedisEventBus } from './events/redis-bus.js';
 import { refusedContentEncoding } from './http/content-encoding.js';
 import { OAuthError, ProblemError, internalProblem, notFound, oauthResponse, problemResponse, toProblem } from './http/problem.js';
@@ -24,8 +22,7 @@ import { opensslWarning } from './keys/openssl-dispatch.js';
 import { opensslStartNote } from './keys/openssl-reexec.js';
 import { lifetimeEnv, lifetimesBeyondOverlap, overrunMessage } from './keys/overlap.js';
 import { RotationScheduler } from './keys/scheduler.js';
-import { Sealer, loadEncryptionKey } from './keys/sealer.js';
-import { createLogger, type Logger } from './log.js';
+import { buildContext, type ContextOptions } from './build-context.js';
 import { accessLogger } from './http/access-log.js';
 import { startLine } from './start-line.js';
 import { ManagementApi } from './management/api.js';
@@ -34,31 +31,21 @@ import { buildOpenApi } from './management/openapi.js';
 import { Cursors } from './management/pagination.js';
 import { MemoryRateLimiter } from './management/rate-limit.js';
 import { RedisRateLimiter } from './management/rate-limit-redis.js';
-import { Metrics } from './metrics/metrics.js';
-import { openStorage, withOidcRepository } from './storage/open.js';
 import { ExpirySweeper } from './storage/sweeper.js';
-import { openRedis } from './storage/redis/index.js';
-import type { Storage } from './storage/types.js';
 import { TenantActor } from './tenancy/actor.js';
 import { oidcRouteLabel } from './tenancy/oidc-routes.js';
 import { TenantFrontDoor } from './tenancy/front-door.js';
 import { ActorPool } from './tenancy/pool.js';
-import { TenantRegistry } from './tenancy/registry.js';
-import { TenantStateCache } from './tenancy/state-cache.js';
 import { routeTenantEvents } from './tenancy/tenant-events.js';
 import { clearPairsOf } from './oidc/auth-throttle.js';
-import { UsageRecorder } from './tenancy/usage.js';
-import { SessionsEnded } from './sessions/ended.js';
-import { defaultTenantServes, OPS_TENANT, PLATFORM_TENANT, TenantResolver } from './tenancy/resolver.js';
+import { OPS_TENANT, PLATFORM_TENANT } from './tenancy/resolver.js';
 import { metricsAccessCheck } from './metrics/access.js';
 import { PROJECT_ROOT } from './paths.js';
 import { join } from 'node:path';
 
 import { clientIpResolver } from './http/client-ip.js';
-import { setSecretHashKey } from './clients/secrets.js';
 import { GLOBAL_STYLESHEET_PATH, problemPage, wantsErrorPage } from './ui/error-page.js';
 import { STYLESHEET, STYLESHEET_ETAG } from './ui/style.js';
-import { PasswordHasher } from './workers/password-hasher.js';
 
 export interface App {
   readonly ctx: AppContext;
@@ -71,9 +58,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-export interface StartOptions {
-  log?: Logger;
-  storage?: Storage;
+export interface StartOptions extends ContextOptions {
   /** Listen (default) or only build the application (CLI). */
   listen?: boolean;
 }
@@ -89,46 +74,6 @@ function managementHeaders(res: HttpResponse): HttpResponse {
   const extra: Record<string, string> = { 'x-content-type-options': 'nosniff' };
   if (problem && res.headers?.['cache-control'] === undefined) extra['cache-control'] = 'no-store';
   return { ...res, headers: { ...res.headers, ...extra } };
-}
-
-export async function buildContext(config: Config, opts: StartOptions = {}): Promise<AppContext> {
-  // loadConfig refuses this already; a config built another way (or a storage handed in) is checked too.
-  const refusal = multiTenancyProblem({ ...config, storage: { ...config.storage, adapter: opts.storage?.kind ?? config.storage.adapter } });
-  if (refusal) throw new Error(refusal);
-  const log = opts.log ?? createLogger(config);
-  const baseStorage = opts.storage ?? (await openStorage(config, log));
-  const sealer = new Sealer(loadEncryptionKey(config, log));
-  setSecretHashKey(sealer.derive('client-secret-hash'));
-  const metrics = new Metrics(config);
-  const onBusError = (err: unknown, channel: string) => log.error({ err, channel }, 'event subscriber failed');
-  // With REDIS_URL: the event bus and oidc-provider's short-lived artefacts live in Redis.
-  const url = config.redis.url;
-  const redisBus = url ? new RedisEventBus(url, onBusError) : undefined;
-  const events = redisBus ?? new InProcessBus(onBusError);
-  const redis = url && redisBus ? await openRedis(url, { log, probes: [() => redisBus.ping()], prefix: config.redis.key_prefix }) : undefined;
-  // So that a rotation at start-up is announced (publishing never queues while disconnected).
-  if (redisBus && !(await redisBus.ready(1000))) log.warn('redis event bus is not connected yet');
-  const storage = redis ? withOidcRepository(baseStorage, redis.oidc) : baseStorage;
-  if (storage.userCacheStats) metrics.watchUserCache(() => storage.userCacheStats!());
-  const cache = config.multi_tenancy.tenant_cache;
-  const audit = new AuditLog(storage, log);
-  return {
-    config,
-    log,
-    storage,
-    sealer,
-    audit,
-    mailer: new Mailer(log, audit),
-    resolver: new TenantResolver(config),
-    registry: new TenantRegistry({ repo: storage.tenants, events, log, prefix: config.redis.key_prefix, defaultServes: defaultTenantServes(config) }),
-    tenantStates: new TenantStateCache({ config, storage, sealer, events, log, audit }, { maxSize: cache.max_size, ttlMs: cache.ttl_ms }),
-    usage: new UsageRecorder(storage.clients, log),
-    metrics,
-    events,
-    redis,
-    passwords: PasswordHasher.fromConfig(config, metrics),
-    sessionsEnded: new SessionsEnded(),
-  };
 }
 
 export async function startApp(config: Config, opts: StartOptions = {}): Promise<App> {

@@ -7,11 +7,8 @@
  */
 // First: keeps oidc-provider's runtime notice out of every command's output.
 import { restoreWarnings } from './quiet-runtime-notice.js';
-import { clientsCreate, tenantsCreate, usersCreate } from './cli/accounts.js';
-import { EX_USAGE, fail } from './cli/common.js';
+import { EX_USAGE, fail } from './cli/exit.js';
 import { InputError, refuseInvalidUtf8Arguments } from './cli/input.js';
-import { rollback, update } from './cli/releases.js';
-import { keysGenerate, migrate } from './cli/setup.js';
 
 const USAGE = `usage: svc <command>
 
@@ -87,13 +84,16 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   refuseInvalidUtf8Arguments(argv);
-  if (cmd === 'keys' && sub === 'generate') return keysGenerate(rest);
-  if (cmd === 'migrate') return migrate([sub, ...rest].filter((a): a is string => a !== undefined));
-  if (cmd === 'clients' && sub === 'create') return clientsCreate(rest);
-  if (cmd === 'users' && sub === 'create') return usersCreate(rest);
-  if (cmd === 'tenants' && sub === 'create') return tenantsCreate(rest);
-  if (cmd === 'update') return update([sub, ...rest].filter((a): a is string => a !== undefined));
-  if (cmd === 'rollback') return rollback([sub, ...rest].filter((a): a is string => a !== undefined));
+  const args = [sub, ...rest].filter((a): a is string => a !== undefined);
+  // Each command's module is loaded when it is asked for: the file commands (update, rollback),
+  // help and usage errors load no storage, and no command loads the HTTP side.
+  if (cmd === 'keys' && sub === 'generate') return (await import('./cli/setup.js')).keysGenerate(rest);
+  if (cmd === 'migrate') return (await import('./cli/setup.js')).migrate(args);
+  if (cmd === 'clients' && sub === 'create') return (await import('./cli/accounts.js')).clientsCreate(rest);
+  if (cmd === 'users' && sub === 'create') return (await import('./cli/accounts.js')).usersCreate(rest);
+  if (cmd === 'tenants' && sub === 'create') return (await import('./cli/accounts.js')).tenantsCreate(rest);
+  if (cmd === 'update') return (await import('./cli/releases.js')).update(args);
+  if (cmd === 'rollback') return (await import('./cli/releases.js')).rollback(args);
   // No command or an unknown one: a usage error (asked for, `svc help` prints it on stdout, exit 0).
   process.stderr.write(USAGE);
   process.exit(EX_USAGE);

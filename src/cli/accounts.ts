@@ -12,7 +12,8 @@ import { tenantCreateSchema } from '../tenants/schema.js';
 import { DEFAULT_TENANT, PLATFORM_TENANT } from '../tenancy/resolver.js';
 import { checkNewUser, createUser, presentUser } from '../users/operations.js';
 import { userCreateSchema } from '../users/schema.js';
-import { fail, problemText, requireTenant, usageError, withContext } from './common.js';
+import { problemText, requireTenant, withContext } from './common.js';
+import { fail, usageError } from './exit.js';
 import { PromptLine, type PromptState, readFirstLine, refuseUnstorable } from './input.js';
 
 /** How an entry written by the CLI names its caller (the API's entries name the client and address). */

@@ -1,23 +1,11 @@
-/** What every `svc` command shares: failing with a message, the configuration, a built context. */
-import { buildContext } from '../app.js';
+/** What the `svc` commands on stored data share: the configuration, a built context, refusals in one line. */
+import { buildContext } from '../build-context.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import type { AppContext } from '../context.js';
 import type { ProblemError } from '../http/problem.js';
 import { DEFAULT_TENANT } from '../tenancy/resolver.js';
 import { createCliLogger } from '../log.js';
-
-export function fail(message: string, code = 1): never {
-  process.stderr.write(`svc: ${message}\n`);
-  process.exit(code);
-}
-
-/** EX_USAGE (sysexits.h): the command line itself is wrong (unknown command or option, missing argument). */
-export const EX_USAGE = 64;
-
-/** A command line that cannot be run as given: the message, exit 64. */
-export function usageError(message: string): never {
-  fail(message, EX_USAGE);
-}
+import { fail } from './exit.js';
 
 export function config(): Config {
   try {

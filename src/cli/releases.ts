@@ -2,7 +2,7 @@
 import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fail, usageError } from './common.js';
+import { fail, usageError } from './exit.js';
 
 const POINTERS = ['current', 'previous'] as const;
 

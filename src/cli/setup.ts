@@ -4,7 +4,8 @@ import { createMissingKeys } from '../keys/keystore.js';
 import { migratePostgres } from '../storage/postgresql/migrate.js';
 import { toProblem } from '../http/problem.js';
 import { DEFAULT_TENANT, isValidTenantName } from '../tenancy/resolver.js';
-import { config, fail, problemText, requireTenant, withContext } from './common.js';
+import { config, problemText, requireTenant, withContext } from './common.js';
+import { fail } from './exit.js';
 
 export async function keysGenerate(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { tenant: { type: 'string', default: DEFAULT_TENANT } } });
