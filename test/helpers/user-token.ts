@@ -1,12 +1,14 @@
 /**
  * A user's Management API token the way the console gets one: openid-client as the relying party,
  * authorization code + PKCE at the tenant's authorization endpoint with resource=urn:svc:api:v1,
- * the user signing in on the real sign-in page in headless Chromium. The redirect URI is a
- * loopback address nothing listens on (allowed with NODE_ENV=test); a page route answers it.
+ * the user signing in through the real sign-in (and consent) pages over HTTP with a cookie jar
+ * (code-flow.ts HttpSession): the subject of these tests is the token, and the pages have their
+ * browser walks elsewhere. The redirect URI is a loopback address nothing listens on (allowed with
+ * NODE_ENV=test): the flow stops at the redirect to it and takes the code from there.
  */
 import * as oidc from 'openid-client';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestApp } from './app.js';
+import { HttpSession } from './code-flow.js';
 
 export const MANAGEMENT = 'urn:svc:api:v1';
 export const RP = 'http://127.0.0.1:65533';
@@ -15,8 +17,8 @@ export const REDIRECT = `${RP}/cb`;
 export interface SignedIn {
   config: oidc.Configuration;
   tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers;
-  context: BrowserContext;
-  page: Page;
+  /** The signed-in session: its cookies are the user's session at the service. */
+  session: HttpSession;
 }
 
 export interface RelyingParty {
@@ -34,38 +36,21 @@ export async function rpConfig(issuer: string, client: RelyingParty): Promise<oi
 }
 
 /**
- * Signs `user` in through `client` and exchanges the code. `consent` clicks the consent page's
- * primary button (third-party clients); first-party clients skip it.
+ * Signs `user` in through `client` and exchanges the code. `consent` answers the consent page with
+ * Allow (third-party clients); first-party clients skip it. A built-in client's redirect URI is the
+ * service's own page: the flow stops at the redirect to it, before that page could redeem the code.
  */
 export async function signInForToken(
   t: TestApp,
-  browser: Browser,
   client: RelyingParty,
   user: { email: string; password: string },
   opts: { scope: string; resource?: string | null; consent?: boolean; issuer?: string } = { scope: 'openid' },
 ): Promise<SignedIn> {
+  const issuer = opts.issuer ?? t.issuer;
   const redirect = client.redirect ?? REDIRECT;
-  const config = await rpConfig(opts.issuer ?? t.issuer, client);
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const serviceOrigin = new URL(opts.issuer ?? t.issuer).origin;
-  let callback: string | undefined;
-  if (new URL(redirect).origin === serviceOrigin) {
-    // A built-in client's callback is the service's own page, which would redeem the code: follow
-    // the sign-in's redirects with the page's cookies instead and stop before the callback.
-    await page.route('**/interaction/*/login', async (route) => {
-      let res = await route.fetch({ maxRedirects: 0 });
-      let location = res.headers().location;
-      while (location && !location.startsWith(redirect)) {
-        res = await page.request.get(new URL(location, serviceOrigin).href, { maxRedirects: 0 });
-        location = res.headers().location;
-      }
-      callback = location;
-      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'signed in' });
-    });
-  } else {
-    await page.route(`${new URL(redirect).origin}/**`, (route) => route.fulfill({ status: 200, body: 'rp' }));
-  }
+  const config = await rpConfig(issuer, client);
+  const session = new HttpSession(issuer, user);
+  session.consent = opts.consent ?? false;
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const params: Record<string, string> = {
@@ -76,15 +61,9 @@ export async function signInForToken(
     code_challenge_method: 'S256',
   };
   if (opts.resource !== null) params.resource = opts.resource ?? MANAGEMENT;
-  await page.goto(oidc.buildAuthorizationUrl(config, params).href);
-  await page.getByLabel('E-mail').fill(user.email);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  if (opts.consent) await page.getByRole('button', { name: /allow|continue/i }).click();
-  if (new URL(redirect).origin === serviceOrigin) await page.getByText('signed in').waitFor();
-  else await page.waitForURL(`${redirect}**`);
-  const tokens = await oidc.authorizationCodeGrant(config, new URL(callback ?? page.url()), { pkceCodeVerifier: verifier, expectedState: state });
-  return { config, tokens, context, page };
+  const callback = await session.authorize(oidc.buildAuthorizationUrl(config, params).href, redirect);
+  const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+  return { config, tokens, session };
 }
 
 /** The claims of a JWT, unverified (the service verifies; tests only read). */

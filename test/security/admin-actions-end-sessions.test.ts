@@ -6,10 +6,8 @@
  * `login_required`, also after the account is unlocked or enabled again.
  */
 import * as oidc from 'openid-client';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
 import { REDIRECT, signInForToken, type SignedIn } from '../helpers/user-token.js';
 import { createUser } from '../helpers/users.js';
 
@@ -17,13 +15,11 @@ type Action = [name: string, act: (id: string) => Promise<{ status: number }>, u
 
 describe('hole 8: administrator actions end the user\'s sessions and refresh tokens', () => {
   let t: TestApp;
-  let browser: Browser;
   let client: { client_id: string; client_secret: string };
   let root: string;
 
   beforeAll(async () => {
     t = await startTestApp({ SECURITY_RATE_LIMIT_SENSITIVE: '1000', SECURITY_RATE_LIMIT_WRITE: '1000' });
-    browser = await launchBrowser();
     root = await t.token('svc:users:read svc:users:write svc:users:delete svc:clients:write svc:audit:read');
     const res = await api(t, 'POST', '/api/v1/clients', {
       token: root,
@@ -33,13 +29,12 @@ describe('hole 8: administrator actions end the user\'s sessions and refresh tok
     client = res.json.data;
   });
   afterAll(async () => {
-    await browser?.close();
     await t?.close();
   });
 
-  /** A silent authorization request with the browser's cookies: the query of the redirect. */
+  /** A silent authorization request with the signed-in session's cookies: the query of the redirect. */
   async function silent(s: SignedIn): Promise<URLSearchParams> {
-    const cookies = (await s.context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const cookies = s.session.cookieHeader();
     const url = oidc.buildAuthorizationUrl(s.config, {
       redirect_uri: REDIRECT, scope: 'openid', state: 'silent', prompt: 'none',
       code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256',
@@ -61,7 +56,7 @@ describe('hole 8: administrator actions end the user\'s sessions and refresh tok
   for (const [name, act, undo] of actions) {
     it(`${name}: the old refresh token is refused and prompt=none answers login_required${undo ? ', also once undone' : ''}`, async () => {
       const user = await createUser(t);
-      const s = await signInForToken(t, browser, client, user, { scope: 'openid offline_access', resource: null });
+      const s = await signInForToken(t, client, user, { scope: 'openid offline_access', resource: null });
       // Alive before: the refresh token rotates, the session answers silently with a code.
       const refreshed = await oidc.refreshTokenGrant(s.config, s.tokens.refresh_token!);
       expect((await silent(s)).get('code')).toBeTruthy();
@@ -75,7 +70,6 @@ describe('hole 8: administrator actions end the user\'s sessions and refresh tok
       expect(after.get('code')).toBeNull();
       const sessions = await api(t, 'GET', `/api/v1/sessions?username=${user.id}`, { token: await t.token('svc:sessions:read') });
       expect(sessions.json.data).toEqual([]);
-      await s.context.close();
     });
   }
 });

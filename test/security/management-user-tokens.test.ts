@@ -5,10 +5,8 @@
  * disabled or deleted user's token stops working (and introspects inactive), and so does one whose
  * session or grant has ended (it names its grant). Audit entries name the user who acted and the client.
  */
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
 import { introspect } from '../helpers/oauth.js';
 import { expectInsufficientScope, expectUnauthorized } from '../helpers/problem.js';
 import { REDIRECT, claimsOf, signInForToken, type SignedIn } from '../helpers/user-token.js';
@@ -25,7 +23,6 @@ const ALL_TENANT_SCOPES = [
 
 describe('Management API: user tokens', () => {
   let t: TestApp;
-  let browser: Browser;
   let console1: { client_id: string; client_secret: string };
   let thirdParty: { client_id: string; client_secret: string };
   let admin: TestUser;
@@ -34,7 +31,6 @@ describe('Management API: user tokens', () => {
 
   beforeAll(async () => {
     t = await startTestApp({ SECURITY_RATE_LIMIT_READ: '10000', SECURITY_RATE_LIMIT_WRITE: '10000' });
-    browser = await launchBrowser();
     root = await t.token([...ALL_TENANT_SCOPES, 'svc:tenants:read']);
     const made = async (body: Record<string, unknown>) => {
       const res = await api(t, 'POST', '/api/v1/clients', { token: root, body });
@@ -54,12 +50,11 @@ describe('Management API: user tokens', () => {
     plain = await createUser(t, { role: 'user' });
   });
   afterAll(async () => {
-    await browser?.close();
     await t?.close();
   });
 
   it("an admin's token holds client-allowed ∩ requested ∩ role scopes and works on the API", async () => {
-    const s = await signInForToken(t, browser, console1, admin, { scope: 'openid offline_access svc:users:read svc:users:write svc:audit:read' });
+    const s = await signInForToken(t, console1, admin, { scope: 'openid offline_access svc:users:read svc:users:write svc:audit:read' });
     const at = claimsOf(s.tokens.access_token);
     expect(at).toMatchObject({ aud: 'urn:svc:api:v1', sub: admin.id, client_id: console1.client_id });
     // svc:jwks:read is allowed to the client but was not asked for.
@@ -68,38 +63,34 @@ describe('Management API: user tokens', () => {
     expect(list.status, list.text).toBe(200);
     expect(list.json.data.map((u: { id: string }) => u.id)).toContain(admin.id);
     expectInsufficientScope(await api(t, 'GET', '/api/v1/jwks', { token: s.tokens.access_token }), '/api/v1/jwks', 'svc:jwks:read');
-    await s.context.close();
   });
 
   it('audit entries of actions done with a user token name the user and the client', async () => {
-    const s = await signInForToken(t, browser, console1, admin, { scope: 'openid svc:users:write svc:audit:read' });
+    const s = await signInForToken(t, console1, admin, { scope: 'openid svc:users:write svc:audit:read' });
     const created = await api(t, 'POST', '/api/v1/users', { token: s.tokens.access_token, body: { email: `made-${Date.now()}@example.com`, password: 'Correct-Horse-Battery-77' } });
     expect(created.status, created.text).toBe(201);
     const entries = await api(t, 'GET', '/api/v1/audit?type=user.created&limit=100', { token: s.tokens.access_token });
     expect(entries.status, entries.text).toBe(200);
     const entry = entries.json.data.find((e: { details: { user_id: string } }) => e.details.user_id === created.json.data.id);
     expect(entry).toMatchObject({ user_id: admin.id, username: admin.email, client_id: console1.client_id });
-    await s.context.close();
   });
 
   it('a user with role `user` gets no Management scope, through a first-party or a third-party client (hole 2)', async () => {
-    const first = await signInForToken(t, browser, console1, plain, { scope: 'openid svc:users:read svc:users:write' });
+    const first = await signInForToken(t, console1, plain, { scope: 'openid svc:users:read svc:users:write' });
     expect(claimsOf(first.tokens.access_token).scope).toBeUndefined();
     expectInsufficientScope(await api(t, 'GET', '/api/v1/users', { token: first.tokens.access_token }), '/api/v1/users', 'svc:users:read');
     expectInsufficientScope(
       await api(t, 'POST', '/api/v1/users', { token: first.tokens.access_token, body: { email: `evil-${Date.now()}@example.com`, password: 'Correct-Horse-Battery-77', role: 'admin' } }),
       '/api/v1/users', 'svc:users:write',
     );
-    await first.context.close();
-    const third = await signInForToken(t, browser, thirdParty, plain, { scope: 'openid svc:users:read svc:users:write', consent: true });
+    const third = await signInForToken(t, thirdParty, plain, { scope: 'openid svc:users:read svc:users:write', consent: true });
     expect(claimsOf(third.tokens.access_token).scope).toBeUndefined();
     expectInsufficientScope(await api(t, 'GET', '/api/v1/users', { token: third.tokens.access_token }), '/api/v1/users', 'svc:users:read');
-    await third.context.close();
   });
 
   it('a role granted by an older token is checked at use: demotion narrows, promotion does not widen', async () => {
     const victim = await createUser(t, { role: 'admin' });
-    const s = await signInForToken(t, browser, console1, victim, { scope: 'openid offline_access svc:users:read' });
+    const s = await signInForToken(t, console1, victim, { scope: 'openid offline_access svc:users:read' });
     const token = s.tokens.access_token;
     expect((await api(t, 'GET', '/api/v1/users', { token })).status).toBe(200);
     expect((await api(t, 'PATCH', `/api/v1/users/${victim.id}`, { token: root, body: { role: 'user' } })).status).toBe(200);
@@ -114,7 +105,6 @@ describe('Management API: user tokens', () => {
     expect((await api(t, 'PATCH', `/api/v1/users/${victim.id}`, { token: root, body: { role: 'admin' } })).status).toBe(200);
     expect((await api(t, 'GET', '/api/v1/users', { token })).status).toBe(200);
     expectInsufficientScope(await api(t, 'POST', '/api/v1/users', { token, body: {} }), '/api/v1/users', 'svc:users:write');
-    await s.context.close();
   });
 
   it("a locked, disabled or deleted user's token stops working and introspects inactive (hole 2)", async () => {
@@ -124,7 +114,7 @@ describe('Management API: user tokens', () => {
       ['deleted', (id: string) => api(t, 'DELETE', `/api/v1/users/${id}`, { token: root }), undefined],
     ] as const) {
       const victim = await createUser(t, { role: 'admin' });
-      const s = await signInForToken(t, browser, console1, victim, { scope: 'openid svc:users:read' });
+      const s = await signInForToken(t, console1, victim, { scope: 'openid svc:users:read' });
       const token = s.tokens.access_token;
       expect((await api(t, 'GET', '/api/v1/users', { token })).status, label).toBe(200);
       expect([200, 204], label).toContain((await change(victim.id)).status);
@@ -137,7 +127,6 @@ describe('Management API: user tokens', () => {
         expectUnauthorized(await api(t, 'GET', '/api/v1/users', { token }), '/api/v1/users');
         expect((await introspect(t, token)).json, label).toEqual({ active: false });
       }
-      await s.context.close();
     }
   });
 
@@ -154,7 +143,7 @@ describe('Management API: user tokens', () => {
       ['refresh token revoked', (s: SignedIn) => oidc.tokenRevocation(s.config, s.tokens.refresh_token!, { token_type_hint: 'refresh_token' })],
     ] as const) {
       const victim = await createUser(t, { role: 'admin' });
-      const s = await signInForToken(t, browser, console1, victim, { scope: 'openid offline_access svc:users:read' });
+      const s = await signInForToken(t, console1, victim, { scope: 'openid offline_access svc:users:read' });
       const token = s.tokens.access_token;
       expect(typeof claimsOf(token).grant_id, label).toBe('string');
       expect((await api(t, 'GET', '/api/v1/users', { token })).status, label).toBe(200);
@@ -162,52 +151,45 @@ describe('Management API: user tokens', () => {
       if (ended) expect([200, 204], label).toContain(ended.status);
       expectUnauthorized(await api(t, 'GET', '/api/v1/users', { token }), '/api/v1/users');
       expect((await introspect(t, token)).json, label).toEqual({ active: false });
-      await s.context.close();
     }
   });
 
   it("another user's session ending leaves this user's token alone", async () => {
     const a = await createUser(t, { role: 'admin' });
     const b = await createUser(t, { role: 'admin' });
-    const sa = await signInForToken(t, browser, console1, a, { scope: 'openid svc:users:read' });
-    const sb = await signInForToken(t, browser, console1, b, { scope: 'openid svc:users:read' });
+    const sa = await signInForToken(t, console1, a, { scope: 'openid svc:users:read' });
+    const sb = await signInForToken(t, console1, b, { scope: 'openid svc:users:read' });
     expect((await api(t, 'DELETE', `/api/v1/sessions?username=${b.id}`, { token: root })).status).toBe(200);
     expect((await api(t, 'GET', '/api/v1/users', { token: sa.tokens.access_token })).status).toBe(200);
     expect((await introspect(t, sa.tokens.access_token)).json.active).toBe(true);
     expectUnauthorized(await api(t, 'GET', '/api/v1/users', { token: sb.tokens.access_token }), '/api/v1/users');
-    await sa.context.close();
-    await sb.context.close();
   });
 
   it('the built-in console client svc-admin gets an admin every tenant-level scope, a plain user none', async () => {
     const svcAdmin = { client_id: ADMIN_CLIENT_ID, redirect: `${new URL(t.issuer).origin}/admin/callback` };
     const everything = `openid ${ALL_TENANT_SCOPES.join(' ')} svc:tenants:read svc:tenants:write svc:cross-tenant:read svc:cross-tenant:write`;
-    const s = await signInForToken(t, browser, svcAdmin, admin, { scope: everything });
+    const s = await signInForToken(t, svcAdmin, admin, { scope: everything });
     const at = claimsOf(s.tokens.access_token);
     expect(at).toMatchObject({ aud: 'urn:svc:api:v1', sub: admin.id, client_id: ADMIN_CLIENT_ID });
     // Not the tenant or cross-tenant scopes: those need a platform role in `_platforms`.
     expect(at.scope.split(' ').sort()).toEqual([...ALL_TENANT_SCOPES].sort());
     expect((await api(t, 'GET', '/api/v1/clients', { token: s.tokens.access_token })).status).toBe(200);
-    await s.context.close();
-    const p = await signInForToken(t, browser, svcAdmin, plain, { scope: everything });
+    const p = await signInForToken(t, svcAdmin, plain, { scope: everything });
     expect(claimsOf(p.tokens.access_token).scope).toBeUndefined();
     expectInsufficientScope(await api(t, 'GET', '/api/v1/clients', { token: p.tokens.access_token }), '/api/v1/clients', 'svc:clients:read');
-    await p.context.close();
   });
 
   it('rate limits count per user for user tokens: one admin cannot use up another\'s budget', { timeout: 60_000 }, async () => {
     const a = await createUser(t, { role: 'admin' });
     const b = await createUser(t, { role: 'admin' });
-    const sa = await signInForToken(t, browser, console1, a, { scope: 'openid svc:users:write' });
-    const sb = await signInForToken(t, browser, console1, b, { scope: 'openid svc:users:write' });
+    const sa = await signInForToken(t, console1, a, { scope: 'openid svc:users:write' });
+    const sb = await signInForToken(t, console1, b, { scope: 'openid svc:users:write' });
     const reset = (s: typeof sa, who: TestUser) => api(t, 'POST', `/api/v1/users/${who.id}/password-reset`, { token: s.tokens.access_token, body: { new_password: 'Another-Passw0rd-123' } });
     const limit = t.app.ctx.config.security.rate_limit.sensitive;
     await awayFromWindowEdge(t.app.ctx.config.security.rate_limit.window_seconds);
     for (let i = 0; i < limit; i++) expect((await reset(sa, plain)).status).toBe(200);
     expect((await reset(sa, plain)).status).toBe(429);
     expect((await reset(sb, plain)).status).toBe(200);
-    await sa.context.close();
-    await sb.context.close();
   });
 
   it('client-credentials tokens keep working as before', async () => {

@@ -9,14 +9,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, dropRedisKeys, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectInsufficientScope, expectProblem, expectUnauthorized } from '../helpers/problem.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { send } from '../helpers/tenant-http.js';
 import { claimsOf } from '../helpers/user-token.js';
-import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
+import { HttpSession, loopbackFetch } from '../helpers/code-flow.js';
 
 const ADMIN_EMAIL = 'root@platform.example.com';
 const ADMIN_PASSWORD = 'Platform-Admin-Passw0rd';
@@ -30,7 +29,6 @@ describe('hole 1: /platform/* needs a first-party Management token of a platform
   let t: TestApp;
   let port: number;
   let prefix: string;
-  let browser: Browser;
   const issuer = () => `http://${P}.localhost:${port}/oidc/v1`;
   const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
@@ -68,26 +66,15 @@ describe('hole 1: /platform/* needs a first-party Management token of a platform
       [oidc.customFetch]: viaLoopback,
     });
     config[oidc.customFetch] = viaLoopback;
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
-      await page.route(`${RP}/**`, (route) => route.fulfill({ status: 200, body: 'rp' }));
-      const verifier = oidc.randomPKCECodeVerifier();
-      const state = oidc.randomState();
-      await page.goto(oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, state, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...params }).href);
-      await page.getByLabel('E-mail').fill(who.email);
-      await page.getByLabel('Password').fill(who.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      const consent = page.getByRole('button', { name: /allow|continue/i });
-      await Promise.race([page.waitForURL(`${REDIRECT}**`), consent.waitFor()]);
-      if (!page.url().startsWith(REDIRECT)) {
-        await consent.click();
-        await page.waitForURL(`${REDIRECT}**`);
-      }
-      return await oidc.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: state });
-    } finally {
-      await context.close();
-    }
+    // The user signs in through the sign-in (and consent) pages over HTTP with a cookie jar; the
+    // flow stops at the redirect to REDIRECT (nothing listens there) and takes the code.
+    const session = new HttpSession(issuer(), who, loopbackFetch(port));
+    session.consent = true;
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, state, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...params });
+    const callback = await session.authorize(url.href, REDIRECT);
+    return oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
   }
 
   const get = (path: string, token: string) => send(port, 'GET', path, { tenant: P, token });
@@ -100,10 +87,8 @@ describe('hole 1: /platform/* needs a first-party Management token of a platform
       SVC_BOOTSTRAP_ADMIN_EMAIL: ADMIN_EMAIL, SVC_BOOTSTRAP_ADMIN_PASSWORD: ADMIN_PASSWORD,
     });
     port = t.app.port;
-    browser = await launchBrowser([TENANT_SUBDOMAINS]);
   });
   afterAll(async () => {
-    await browser?.close();
     await t?.close();
     if (prefix) await dropRedisKeys(SHARED_REDIS_URL, prefix);
   });

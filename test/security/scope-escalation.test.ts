@@ -6,10 +6,8 @@
  * and registration tokens beyond the caller's own scopes are 403 insufficient-scope naming them,
  * and registered clients never get svc:* scopes their token's creator lacked.
  */
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
 import { requestToken, serviceClient, tokenFor } from '../helpers/oauth.js';
 import { expectProblem } from '../helpers/problem.js';
 import { REDIRECT, signInForToken } from '../helpers/user-token.js';
@@ -105,12 +103,6 @@ describe('hole 3: scope escalation', () => {
   });
 
   describe('with a user token', () => {
-    let browser: Browser;
-    beforeAll(async () => {
-      browser = await launchBrowser();
-    });
-    afterAll(async () => browser?.close());
-
     it("a tenant admin cannot create a client allowed the platform scopes its role lacks", async () => {
       const console1 = await api(t, 'POST', '/api/v1/clients', {
         token: root,
@@ -118,12 +110,11 @@ describe('hole 3: scope escalation', () => {
       });
       expect(console1.status, console1.text).toBe(201);
       const admin = await createUser(t, { role: 'admin' });
-      const s = await signInForToken(t, browser, console1.json.data, admin, { scope: `openid ${EVERY}` });
+      const s = await signInForToken(t, console1.json.data, admin, { scope: `openid ${EVERY}` });
       const body = { client_name: 'Platform-level', grant_types: ['client_credentials'], scope: 'svc:clients:read svc:tenants:write svc:cross-tenant:write' };
       expectBeyond(await api(t, 'POST', '/api/v1/clients', { token: s.tokens.access_token, body }), '/api/v1/clients', ['svc:tenants:write', 'svc:cross-tenant:write']);
       const ok = await api(t, 'POST', '/api/v1/clients', { token: s.tokens.access_token, body: { ...body, scope: 'svc:clients:read' } });
       expect(ok.status, ok.text).toBe(201);
-      await s.context.close();
     });
   });
 });
