@@ -8,7 +8,8 @@
  * Delete. axe-core and a screenshot for each view.
  */
 import { randomBytes } from 'node:crypto';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
 import { ensureConsoleBuilt, expectAccessible, screenshot, signInToConsole, watchPage } from '../helpers/console.js';
@@ -45,11 +46,7 @@ describe('administration console in _platforms', () => {
       SVC_BOOTSTRAP_ADMIN_EMAIL: ADMIN_EMAIL, SVC_BOOTSTRAP_ADMIN_PASSWORD: ADMIN_PASSWORD,
     });
     port = t.app.port;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage', '--host-resolver-rules=MAP *.localhost 127.0.0.1'],
-    });
+    browser = await launchBrowser([TENANT_SUBDOMAINS]);
     page = await (await browser.newContext({ locale: 'en-US' })).newPage();
     watch = watchPage(page);
   });

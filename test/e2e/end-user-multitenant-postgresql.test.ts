@@ -9,7 +9,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
+import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, dropRedisKeys, startTestApp, type TestApp } from '../helpers/app.js';
 import { seriousViolations } from '../helpers/axe.js';
@@ -68,11 +69,7 @@ describe('end-user surface, multi-tenant on PostgreSQL + Redis', () => {
     expect(JSON.stringify(smtp.json)).not.toContain('acme-smtp-secret');
     const users = await send(port, 'POST', '/api/v1/users', { tenant: acme, token: write, body: { ...user, email_verified: true } });
     expect(users.status, users.text).toBe(201);
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-dev-shm-usage', '--host-resolver-rules=MAP *.localhost 127.0.0.1'],
-    });
+    browser = await launchBrowser([TENANT_SUBDOMAINS]);
   });
   afterAll(async () => {
     await browser?.close();

@@ -10,7 +10,6 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { Browser } from 'playwright-core';
@@ -25,6 +24,7 @@ import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { send, type TenantRequest, type TenantResponse } from '../helpers/tenant-http.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';
 import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
+import { BUILT_MAIN } from '../helpers/instance.js';
 
 const ADMIN_EMAIL = 'root@platform.example.com';
 const ADMIN_PASSWORD = 'Platform-Admin-Passw0rd';
@@ -64,10 +64,10 @@ const platformToken = (port: number, scope: string) => clientToken(port, '_platf
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, any>;
 
-/** src/main.ts in a child process (through vite-node: no build needed); its exit code and stderr. */
+/** The built service in a child process (test/helpers/run-main.ts); its exit code and stderr. */
 function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join(process.cwd(), 'node_modules/.bin/vite-node'), ['src/main.ts'], {
+    const child = spawn(process.execPath, [BUILT_MAIN], {
       cwd: process.cwd(),
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       stdio: ['ignore', 'ignore', 'pipe'],

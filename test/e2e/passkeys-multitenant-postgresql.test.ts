@@ -6,7 +6,8 @@
  * hash and origin checks fail.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, dropRedisKeys, startTestApp, type TestApp } from '../helpers/app.js';
 import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
@@ -50,11 +51,7 @@ describe('passkeys across tenants (PostgreSQL, multi-tenant)', () => {
       SVC_BOOTSTRAP_ADMIN_PASSWORD: 'Platform-Admin-Passw0rd',
     });
     port = t.app.port;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage', '--host-resolver-rules=MAP *.localhost 127.0.0.1'],
-    });
+    browser = await launchBrowser([TENANT_SUBDOMAINS]);
     const write = await platformToken('svc:tenants:write');
     const cross = await platformToken('svc:cross-tenant:write svc:clients:write svc:users:write');
     for (const tenant of [ACME, BETA]) {

@@ -13,7 +13,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayState } from '../../src/tenancy/ops.js';
 import { BOOTSTRAP_ID, BOOTSTRAP_SECRET, dropRedisKeys, startTestApp, type TestApp } from '../helpers/app.js';
@@ -58,11 +59,7 @@ describe('social login relay through `_ops` (multi-tenant, PostgreSQL + Redis)',
     prefix = uniquePrefix('social');
     t = await startTestApp({ SVC_CONFIG_FILE: file, MULTI_TENANCY_ENABLED: 'true', STORAGE_ADAPTER: 'postgresql', REDIS_URL: SHARED_REDIS_URL, REDIS_KEY_PREFIX: prefix });
     port = t.app.port;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage', '--host-resolver-rules=MAP *.localhost 127.0.0.1'],
-    });
+    browser = await launchBrowser([TENANT_SUBDOMAINS]);
     const token = await platformToken('svc:tenants:write svc:cross-tenant:write svc:clients:write');
     for (const tenant of [A, B]) {
       expect((await send(port, 'POST', '/api/v1/tenants', { token, body: { slug: tenant, display_name: tenant } })).status).toBe(201);

@@ -1,20 +1,17 @@
 /**
  * The service as a separate process, for tests that need instances sharing nothing in memory (the
- * two-instance test): src/main.ts (what `npm start` runs, compiled) run by vite-node, the same
- * TypeScript transform vitest applies to the in-process apps, so the processes always run the
- * current sources whether or not dist/ was rebuilt since the last edit. (The Argon2 worker file
- * comes from dist/ as in every test: `npm test` builds first.)
+ * two-instance test), a real kill or a real shutdown: the build (dist/src/main.js, what `npm start`
+ * runs; `npm test` builds first, and the Argon2 worker file comes from dist/ in every test anyway).
+ * It starts in a fraction of the time src/main.ts takes through vite-node. After editing src/, run
+ * `npm run build` before running one of these files alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const VITE_NODE = join(dirname(createRequire(import.meta.url).resolve('vite-node/package.json')), 'vite-node.mjs');
-const MAIN = join(ROOT, 'src', 'main.ts');
-/** What `npm start` runs: the build (`npm test` builds first). Starts faster than vite-node. */
-const BUILT_MAIN = join(ROOT, 'dist', 'src', 'main.js');
+/** What `npm start` runs. */
+export const BUILT_MAIN = join(ROOT, 'dist', 'src', 'main.js');
 
 export interface Instance {
   /** http://127.0.0.1:<port> */
@@ -32,10 +29,10 @@ export interface Instance {
   exitCode(): number | null | undefined;
 }
 
-/** Starts src/main.ts in a process of its own with exactly this environment; waits until /readyz says ready. */
-export async function startInstance(name: string, port: number, env: Record<string, string>, opts: { built?: boolean; readyWithinMs?: number } = {}): Promise<Instance> {
+/** Starts the built service in a process of its own with exactly this environment; waits until /readyz says ready. */
+export async function startInstance(name: string, port: number, env: Record<string, string>, opts: { readyWithinMs?: number } = {}): Promise<Instance> {
   let out = '';
-  const child: ChildProcess = spawn(process.execPath, opts.built ? [BUILT_MAIN] : [VITE_NODE, MAIN], {
+  const child: ChildProcess = spawn(process.execPath, [BUILT_MAIN], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -10,9 +10,8 @@ import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createScratchDatabase, DEFAULT_PG_SERVER, onPgServer } from '../../bench/services.js';
+import { createScratchDatabase, DEFAULT_PG_SERVER, migratedTemplate, onPgServer } from '../../bench/services.js';
 import { PgStorage, type PgLog } from '../../src/storage/postgresql/index.js';
-import { migratePostgres } from '../../src/storage/postgresql/migrate.js';
 
 export const PG_SERVER = DEFAULT_PG_SERVER;
 
@@ -28,8 +27,8 @@ export interface TestDatabase {
 const onServer = <T>(fn: (c: pg.Client) => Promise<T>) => onPgServer(PG_SERVER, fn);
 
 /** A scratch database (bench/services.ts, shared with the benches) plus an admin connection for inspection. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const db = await createScratchDatabase('svc_test', PG_SERVER);
+export async function createTestDatabase(template?: string): Promise<TestDatabase> {
+  const db = await createScratchDatabase('svc_test', PG_SERVER, template);
   return {
     ...db,
     async admin() {
@@ -40,10 +39,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
+/** A database with this build's migrations applied: a copy of the migrated template (bench/services.ts). */
 export async function migratedDatabase(): Promise<TestDatabase> {
-  const db = await createTestDatabase();
-  await migratePostgres(db.url);
-  return db;
+  return createTestDatabase(await migratedTemplate(PG_SERVER));
 }
 
 export const pgSettings = (url: string, over: Partial<{ pool_max: number; statement_timeout_ms: number; slow_query_ms: number; connect_timeout_ms: number; prepared_statements: boolean }> = {}) => ({

@@ -59,7 +59,7 @@ async function api(i: Instance, token: string, method: string, path: string, bod
 
 describe('a killed process (SQLite)', () => {
   it('loses no client and no opaque token it answered for', async () => {
-    instance = await startInstance('kill-1', port, env, { built: true });
+    instance = await startInstance('kill-1', port, env);
     const bootstrap = rp(instance, BOOTSTRAP_ID, BOOTSTRAP_SECRET);
     const admin = (await client.clientCredentialsGrant(bootstrap, { scope: 'svc:clients:read svc:clients:write', resource: 'urn:svc:api:v1' })).access_token;
     const probe = await api(instance, admin, 'POST', '/api/v1/clients', { client_name: 'probe', grant_types: ['client_credentials'], redirect_uris: [] });
@@ -87,7 +87,7 @@ describe('a killed process (SQLite)', () => {
     await instance.kill();
     expect(instance.exitCode()).toBeNull();
 
-    instance = await startInstance('kill-2', port, env, { built: true });
+    instance = await startInstance('kill-2', port, env);
     const again = rp(instance, BOOTSTRAP_ID, BOOTSTRAP_SECRET);
     const admin2 = (await client.clientCredentialsGrant(again, { scope: 'svc:clients:read', resource: 'urn:svc:api:v1' })).access_token;
     for (const id of created) expect((await api(instance, admin2, 'GET', `/api/v1/clients/${id}`)).status).toBe(200);

@@ -10,18 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { rsaDispatchAdvice } from '../../src/keys/openssl-dispatch.js';
 import { freePort } from '../helpers/app.js';
+import { BUILT_MAIN } from '../helpers/instance.js';
 
-/** The built service (`npm start` runs it; `npm test` builds first): starts faster than through vite-node. */
-const MAIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
-
-/** Starts the service as a process, waits for /readyz, and hands back its URL, output and stop. */
+/** Starts the built service as a process (`npm test` builds first), waits for /readyz, and hands back its URL, output and stop. */
 async function startService(env: Record<string, string>) {
   const port = await freePort();
   let out = '';
-  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BUILT_MAIN], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -112,7 +112,7 @@ describe('the service at start-up (dist/src/main.js)', { timeout: 120_000 }, () 
   });
 
   it(advised ? 'this CPU is Zen 3: the service runs with the advised value, under the pid it was started with' : 'this CPU gets no advice: the service starts once, with the environment it was given', async () => {
-    const instance = await startInstance('openssl-auto', await freePort(), env('auto'), { built: true });
+    const instance = await startInstance('openssl-auto', await freePort(), env('auto'));
     try {
       const environ = environOf(instance.pid);
       const line = await startLineOf(instance);
@@ -131,7 +131,7 @@ describe('the service at start-up (dist/src/main.js)', { timeout: 120_000 }, () 
   });
 
   it("an operator's OPENSSL_ia32cap is kept as it is: no re-execution, no mark", async () => {
-    const instance = await startInstance('openssl-operator', await freePort(), { ...env('operator'), OPENSSL_ia32cap: ':~0x0' }, { built: true });
+    const instance = await startInstance('openssl-operator', await freePort(), { ...env('operator'), OPENSSL_ia32cap: ':~0x0' });
     try {
       const environ = environOf(instance.pid);
       expect(environ).toContain('OPENSSL_ia32cap=:~0x0');

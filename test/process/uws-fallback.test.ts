@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { head, openRaw } from '../helpers/raw-http.js';
+import { BUILT_MAIN } from '../helpers/instance.js';
 import { until } from '../helpers/until.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -20,7 +21,7 @@ let port = 0;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-fallback-'));
-  child = spawn(join(process.cwd(), 'node_modules/.bin/vite-node'), ['src/main.ts'], {
+  child = spawn(process.execPath, [BUILT_MAIN], {
     cwd: process.cwd(),
     env: {
       PATH: process.env.PATH ?? '',
