@@ -20,6 +20,7 @@ import { openStorage } from '../../src/storage/open.js';
 import { PgStorage } from '../../src/storage/postgresql/index.js';
 import { PG_MIGRATIONS_DIR, knownMigrations, migratePostgres } from '../../src/storage/postgresql/migrate.js';
 import { createPool } from '../../src/storage/postgresql/pool.js';
+import { TenantDb } from '../../src/storage/postgresql/tenant-db.js';
 import { clientRecord, keyRecord } from '../helpers/storage.js';
 import { createTestDatabase, migratedDatabase, openPg, pgSettings, type TestDatabase } from '../helpers/postgres.js';
 import { until } from '../helpers/until.js';
@@ -213,6 +214,31 @@ describe('connections', () => {
     } finally {
       await admin.end();
       await s.close();
+    }
+  });
+
+  it('a connection that dies while checked out between statements fails its transaction with Unavailable; the process does not crash', async () => {
+    // pg emits 'error' on a client whose socket ends unexpectedly even when no statement is running;
+    // pg-pool listens only while the connection is idle, so a server restart during a transaction's
+    // await once surfaced as an uncaught exception (CI, infra-outage-postgresql). Vitest fails the
+    // run on one; the process would have exited.
+    const pool = createPool(pgSettings(db.url), () => undefined);
+    const tdb = new TenantDb(pool, 1000);
+    const admin = await db.admin();
+    try {
+      const run = tdb.withTenant('killed-t', async (query) => {
+        await query('SELECT 1');
+        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'svc'", [db.name]);
+        // The backend's FATAL message and the socket's end arrive while no statement is running.
+        await new Promise((r) => setTimeout(r, 300));
+        return query('SELECT 2');
+      });
+      await expect(run).rejects.toBeInstanceOf(Unavailable);
+      // The dead connection was not pooled again: the next statement gets a new one.
+      expect((await tdb.statement<{ n: number }>('killed-t', 'SELECT 3 AS n')).rows[0]?.n).toBe(3);
+    } finally {
+      await admin.end();
+      await pool.end();
     }
   });
 

@@ -44,6 +44,9 @@ async function appliedVersions(db: Queryable): Promise<Set<string>> {
  */
 export async function migratePostgres(url: string, opts: { dir?: string } = {}): Promise<string[]> {
   const client = new Client({ connectionString: url, application_name: 'svc migrate' });
+  // A lost connection fails the statement in flight (and the command with it); the 'error' event
+  // pg emits as well would otherwise exit with a stack trace instead (see pool.ts).
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query(MIGRATION_LOCK);

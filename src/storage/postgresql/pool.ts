@@ -114,6 +114,9 @@ export function withoutClient(err: Error): Error {
   return err;
 }
 
+/** See ConnectMarkingClient's constructor: the failure is reported through the statements instead. */
+const ignoreCheckedOutError = (): void => undefined;
+
 /**
  * pg.Client whose connect() failures are marked (errors.ts, markConnectFailure) and reported: the
  * one place that knows an error came from opening a connection rather than from a statement, for
@@ -126,6 +129,17 @@ function connectMarkingClient(onConnectError: ((err: unknown) => void) | undefin
     return err;
   };
   return class ConnectMarkingClient extends Client {
+    constructor(config: PoolConfig) {
+      super(config);
+      // pg emits 'error' when the socket dies, even with no statement running (a server restart
+      // during a transaction's await). pg-pool listens only while the connection is idle; checked
+      // out, nobody would, and an 'error' without a listener exits the process. The failure still
+      // reaches the holder: pg rejects the statements in flight and refuses later ones, and the
+      // holder releases the connection as broken. Idle connections' errors still go to the pool's
+      // listener (createPool's onIdleError).
+      this.on('error', ignoreCheckedOutError);
+    }
+
     override connect(): Promise<void>;
     override connect(callback: (err?: Error | null) => void): void;
     override connect(callback?: (err?: Error | null) => void): Promise<void> | void {
