@@ -127,6 +127,11 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
     admin ??= (async () => {
       const { default: pg } = await import('pg');
       const c = new pg.Client({ connectionString: pgUrl });
+      // A test that stops or restarts the server kills this connection: forget it (the next sql()
+      // opens another) rather than leave pg's 'error' event to end the test run.
+      c.on('error', () => {
+        admin = undefined;
+      });
       await c.connect();
       return c;
     })();
