@@ -6,10 +6,10 @@
  * back the service recovers by itself, and what was committed before the outage is still there.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migratePostgres } from '../../src/storage/postgresql/migrate.js';
-import { api, freePort, startTestApp, type TestApp } from '../helpers/app.js';
+import { api, type TestApp } from '../helpers/app.js';
 import { bootstrap, postForm } from '../helpers/oauth.js';
-import { privatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
+import type { PrivatePostgres } from '../helpers/postgres.js';
+import { appOnPrivatePostgres, type AppOnPrivatePostgres } from '../helpers/private-postgres-app.js';
 import { expectProblem } from '../helpers/problem.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -43,24 +43,17 @@ async function waitFor(cond: () => Promise<boolean>, ms: number): Promise<number
   return Date.now() - started;
 }
 
+let running: AppOnPrivatePostgres | undefined;
+
 beforeAll(async () => {
-  server = await privatePostgres(await freePort());
-  await migratePostgres(server.url);
-  // Short timeouts, as an operator would set them for fail-fast behaviour (both are settings).
-  t = await startTestApp({
-    STORAGE_ADAPTER: 'postgresql',
-    STORAGE_POSTGRESQL_URL: server.url,
-    STORAGE_POSTGRESQL_CONNECT_TIMEOUT_MS: '1000',
-    STORAGE_POSTGRESQL_STATEMENT_TIMEOUT_MS: '1000',
-    SECURITY_RATE_LIMIT_READ: '100000',
-    SECURITY_RATE_LIMIT_WRITE: '100000',
-  });
+  // Short timeouts (1 s to connect, 1 s per statement), as an operator would set them for fail-fast behaviour.
+  running = await appOnPrivatePostgres({ SECURITY_RATE_LIMIT_READ: '100000', SECURITY_RATE_LIMIT_WRITE: '100000' });
+  ({ server, t } = running);
   admin = await t.token('svc:clients:read svc:clients:write svc:stats:read');
 });
 
 afterAll(async () => {
-  await t?.close();
-  await server?.destroy();
+  await running?.close();
 });
 
 describe('with PostgreSQL up', () => {

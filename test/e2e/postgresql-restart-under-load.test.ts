@@ -10,10 +10,10 @@
  * runs inside this test's process, so an uncaught exception fails the run.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { migratePostgres } from '../../src/storage/postgresql/migrate.js';
-import { api, freePort, startTestApp, type TestApp } from '../helpers/app.js';
+import { api, type TestApp } from '../helpers/app.js';
 import { bootstrap, requestToken } from '../helpers/oauth.js';
-import { privatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
+import type { PrivatePostgres } from '../helpers/postgres.js';
+import { appOnPrivatePostgres, type AppOnPrivatePostgres } from '../helpers/private-postgres-app.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const RESTARTS = 3;
@@ -23,23 +23,16 @@ let server: PrivatePostgres;
 let t: TestApp;
 let admin: string;
 
+let running: AppOnPrivatePostgres | undefined;
+
 beforeAll(async () => {
-  server = await privatePostgres(await freePort());
-  await migratePostgres(server.url);
-  t = await startTestApp({
-    STORAGE_ADAPTER: 'postgresql',
-    STORAGE_POSTGRESQL_URL: server.url,
-    STORAGE_POSTGRESQL_CONNECT_TIMEOUT_MS: '1000',
-    STORAGE_POSTGRESQL_STATEMENT_TIMEOUT_MS: '1000',
-    SECURITY_RATE_LIMIT_READ: '1000000',
-    SECURITY_RATE_LIMIT_WRITE: '1000000',
-  });
+  running = await appOnPrivatePostgres({ SECURITY_RATE_LIMIT_READ: '1000000', SECURITY_RATE_LIMIT_WRITE: '1000000' });
+  ({ server, t } = running);
   admin = await t.token('svc:clients:read svc:clients:write');
 });
 
 afterAll(async () => {
-  await t?.close();
-  await server?.destroy();
+  await running?.close();
 });
 
 const ready = async () => (await fetch(`${t.url}/readyz`)).status === 200;

@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, codeFlow, parseForm } from '../../bench/flows.js';
-import { migratePostgres } from '../../src/storage/postgresql/migrate.js';
-import { freePort, startTestApp, type TestApp } from '../helpers/app.js';
-import { privatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
+import type { TestApp } from '../helpers/app.js';
+import type { PrivatePostgres } from '../helpers/postgres.js';
+import { appOnPrivatePostgres, type AppOnPrivatePostgres } from '../helpers/private-postgres-app.js';
 import { createClient, createUser } from '../helpers/users.js';
 
 let server: PrivatePostgres;
@@ -46,15 +46,11 @@ const promptNone = async () => {
 };
 const logoutAudits = async () => (await t.sql("SELECT id FROM audit_entries WHERE type = 'logout'")).length;
 
+let running: AppOnPrivatePostgres | undefined;
+
 beforeAll(async () => {
-  server = await privatePostgres(await freePort());
-  await migratePostgres(server.url);
-  t = await startTestApp({
-    STORAGE_ADAPTER: 'postgresql',
-    STORAGE_POSTGRESQL_URL: server.url,
-    STORAGE_POSTGRESQL_CONNECT_TIMEOUT_MS: '1000',
-    STORAGE_POSTGRESQL_STATEMENT_TIMEOUT_MS: '1000',
-  });
+  running = await appOnPrivatePostgres();
+  ({ server, t } = running);
   const c = await createClient(t, { client_name: 'rp', redirect_uris: [REDIRECT], post_logout_redirect_uris: [BYE], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], scope: 'openid offline_access', first_party: true });
   rp = { client_id: c.client_id, client_secret: c.client_secret, redirect_uri: REDIRECT };
   const user = await createUser(t);
@@ -64,8 +60,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await t?.close();
-  await server?.destroy();
+  await running?.close();
 });
 
 describe('PostgreSQL down, Redis up', () => {
