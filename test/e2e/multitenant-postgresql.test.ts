@@ -8,7 +8,6 @@
  * header (node:http, since fetch will not send a Host of our choosing); the browser maps
  * *.localhost to 127.0.0.1 with a host-resolver rule.
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -24,7 +23,7 @@ import { SHARED_REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { send, type TenantRequest, type TenantResponse } from '../helpers/tenant-http.js';
 import { startRpServer, type RpServer } from '../helpers/rp-server.js';
 import { TENANT_SUBDOMAINS, launchBrowser } from '../helpers/browser.js';
-import { BUILT_MAIN } from '../helpers/instance.js';
+import { runMain } from '../helpers/run-main.js';
 
 const ADMIN_EMAIL = 'root@platform.example.com';
 const ADMIN_PASSWORD = 'Platform-Admin-Passw0rd';
@@ -63,21 +62,6 @@ async function clientToken(port: number, tenant: string, id: string, secret: str
 const platformToken = (port: number, scope: string) => clientToken(port, '_platforms', BOOTSTRAP_ID, BOOTSTRAP_SECRET, scope);
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, any>;
-
-/** The built service in a child process (test/helpers/run-main.ts); its exit code and stderr. */
-function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BUILT_MAIN], {
-      cwd: process.cwd(),
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr }));
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 

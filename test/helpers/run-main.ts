@@ -2,15 +2,19 @@
  * The built service (dist/src/main.js, what `npm start` runs; `npm test` builds first) in a child
  * process, for start-up failures: its exit code and everything it wrote. The build starts in a
  * fraction of the time src/main.ts takes through vite-node, which transforms every module again in
- * each process (after editing src/, `npm run build` before running one of these files alone). A process that keeps running (a degraded start) is stopped
- * with SIGTERM once `until` matches its output, or after `maxMs`.
+ * each process (after editing src/, `npm run build` before running one of these files alone). A
+ * process that keeps running (a degraded start) is stopped with SIGTERM once `until` matches its
+ * output, or after `maxMs`.
  */
 import { spawn } from 'node:child_process';
 import { BUILT_MAIN } from './instance.js';
 
 export interface MainRun {
   code: number | null;
+  /** stdout and stderr as they arrived. */
   output: string;
+  /** stderr alone. */
+  stderr: string;
 }
 
 export function runMain(env: Record<string, string>, opts: { until?: RegExp; maxMs?: number } = {}): Promise<MainRun> {
@@ -21,6 +25,7 @@ export function runMain(env: Record<string, string>, opts: { until?: RegExp; max
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
+    let stderr = '';
     const stop = () => child.kill('SIGTERM');
     const timer = setTimeout(stop, opts.maxMs ?? 30_000);
     const collect = (d: Buffer) => {
@@ -28,11 +33,14 @@ export function runMain(env: Record<string, string>, opts: { until?: RegExp; max
       if (opts.until?.test(output)) stop();
     };
     child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      collect(d);
+    });
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, output });
+      resolve({ code, output, stderr });
     });
   });
 }

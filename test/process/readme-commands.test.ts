@@ -50,9 +50,8 @@ async function startEnv(block: string): Promise<Record<string, string>> {
   return vars;
 }
 
-/** A generous start-up bound: three instances start at once. */
 // A generous readiness bound: three services start at once on a machine shared with other suites.
-const BUILT = { readyWithinMs: 60_000 };
+const SLOW_START = { readyWithinMs: 60_000 };
 const QUIET = { SECURITY_LOGGING_LEVEL: 'warn', SECURITY_LOGGING_PRETTY_PRINT: 'false', SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'false', WORKERS_ARGON2_THREADS: '1' };
 const atPort = (script: string, port: number) => script.replaceAll('localhost:3000', `localhost:${port}`);
 
@@ -91,9 +90,9 @@ describe('README first steps, run as written', () => {
     const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
     // The three at once (each is a separate process), each with a bounded start.
     [dev, prod, multi] = await Promise.all([
-      startInstance('dev', p1, { ...single, ...QUIET, STORAGE_SQLITE_PATH: sqlite() }, BUILT),
-      startInstance('prod', p2, { ...single, ...QUIET, NODE_ENV: 'production', SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), STORAGE_SQLITE_PATH: sqlite() }, BUILT),
-      startInstance('multi', p3, { ...multiEnv, ...QUIET, STORAGE_POSTGRESQL_URL: db.url, STORAGE_POSTGRESQL_POOL_MAX: '4', REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix }, BUILT),
+      startInstance('dev', p1, { ...single, ...QUIET, STORAGE_SQLITE_PATH: sqlite() }, SLOW_START),
+      startInstance('prod', p2, { ...single, ...QUIET, NODE_ENV: 'production', SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), STORAGE_SQLITE_PATH: sqlite() }, SLOW_START),
+      startInstance('multi', p3, { ...multiEnv, ...QUIET, STORAGE_POSTGRESQL_URL: db.url, STORAGE_POSTGRESQL_POOL_MAX: '4', REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix }, SLOW_START),
     ]);
     instances.push(dev, prod, multi);
   }, 120_000);

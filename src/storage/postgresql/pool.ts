@@ -114,9 +114,6 @@ export function withoutClient(err: Error): Error {
   return err;
 }
 
-/** See ConnectMarkingClient's constructor: the failure is reported through the statements instead. */
-const ignoreCheckedOutError = (): void => undefined;
-
 /**
  * pg.Client whose connect() failures are marked (errors.ts, markConnectFailure) and reported: the
  * one place that knows an error came from opening a connection rather than from a statement, for
@@ -137,7 +134,7 @@ function connectMarkingClient(onConnectError: ((err: unknown) => void) | undefin
       // reaches the holder: pg rejects the statements in flight and refuses later ones, and the
       // holder releases the connection as broken. Idle connections' errors still go to the pool's
       // listener (createPool's onIdleError).
-      this.on('error', ignoreCheckedOutError);
+      this.on('error', () => undefined);
     }
 
     override connect(): Promise<void>;
