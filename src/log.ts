@@ -6,12 +6,17 @@
  * - the service writes through one pino transport (a worker thread): the event loop serialises a
  *   line once and hands it over; the worker copies it to stdout and, with file logging on, to
  *   `<file_logging.directory>/svc.log` (issue 17: never two synchronous writes per line);
+ * - a sink that cannot be written (a full disk, a stdout whose reader went away) never stops the
+ *   service: workers/log-target.ts keeps, drops and retries, and says so on stderr; should the
+ *   transport's worker itself end, the lines go on to stdout from the main thread (`survive`);
  * - the CLI writes the same shape synchronously to stderr (short-lived, keeps stdout for output).
  */
-import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import pino, { type Level, type Logger, type LoggerOptions, type TransportTargetOptions } from 'pino';
+import pino, { type DestinationStream, type Level, type Logger, type LoggerOptions, type TransportTargetOptions } from 'pino';
 import { ConfigError, type Config } from './config/index.js';
+import { WORKERS_DIR } from './paths.js';
+import { noticeToStderr, resilientSink, type SinkNotice } from '../workers/log-target.js';
 import { reasonOf } from './startup-errors.js';
 
 export type { Logger } from 'pino';
@@ -38,17 +43,46 @@ export function createLogger(config: Config): Logger {
   const { logging } = config.security;
   if (!logging.enabled) return pino({ level: 'silent' });
 
+  const sinkTarget = logTargetFile();
   const targets: TransportTargetOptions[] = [];
   targets.push(
     prettyLogs(config)
       ? { target: 'pino-pretty', level: logging.level, options: { destination: 1, colorize: true, singleLine: true, translateTime: 'SYS:standard' } }
-      : { target: 'pino/file', level: logging.level, options: { destination: 1 } },
+      : { target: sinkTarget, level: logging.level, options: { destination: 1 } },
   );
   if (logging.file_logging.enabled) {
     const dir = prepareLogDirectory(logging.file_logging.directory);
-    targets.push({ target: 'pino/file', level: logging.level, options: { destination: join(dir, 'svc.log'), mkdir: true, mode: LOG_FILE_MODE } });
+    targets.push({ target: sinkTarget, level: logging.level, options: { destination: join(dir, 'svc.log'), mkdir: true, mode: LOG_FILE_MODE } });
   }
-  return pino(options(logging.level), pino.transport({ targets }));
+  return pino(options(logging.level), survive(pino.transport({ targets })));
+}
+
+/**
+ * The compiled workers/log-target.js, which pino's worker thread loads; a checkout that has not been
+ * built yet (vitest runs src/ directly) falls back to pino's own file target.
+ */
+function logTargetFile(): string {
+  const file = join(WORKERS_DIR, 'log-target.js');
+  return existsSync(file) ? file : 'pino/file';
+}
+
+/**
+ * Lines go to the transport while it lives. Should its worker end (an error the sinks did not
+ * answer), the process does not end with it: one notice on stderr, and later lines go to stdout
+ * from the main thread (the file copy stops; its sink is in the worker that ended).
+ */
+export function survive(
+  transport: DestinationStream & NodeJS.EventEmitter,
+  fallback: () => DestinationStream = () => resilientSink({ destination: 1 }),
+  notify: (notice: SinkNotice) => void = noticeToStderr,
+): DestinationStream {
+  let current: DestinationStream = transport;
+  transport.once('error', (err: NodeJS.ErrnoException) => {
+    notify({ level: 'error', sink: 'transport', code: err.code, msg: `the log transport ended (${err.message}): log lines go to stdout from the main thread from now on` });
+    current = fallback();
+  });
+  transport.on('error', () => undefined); // a write after the end reports again: answered above once
+  return { write: (line: string) => current.write(line) };
 }
 
 /**

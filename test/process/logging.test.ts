@@ -5,7 +5,7 @@
  * item 13: no line per request unless security.logging.access_log asks, then exactly one (none for
  * probes and static assets).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,14 +14,22 @@ import { rsaDispatchAdvice } from '../../src/keys/openssl-dispatch.js';
 import { freePort } from '../helpers/app.js';
 import { BUILT_MAIN } from '../helpers/instance.js';
 
-/** Starts the built service as a process (`npm test` builds first), waits for /readyz, and hands back its URL, output and stop. */
-async function startService(env: Record<string, string>) {
+/**
+ * Starts the built service as a process (`npm test` builds first), waits for /readyz, and hands back
+ * its URL, output (stdout and stderr as they came, and stderr alone) and stop (its exit code).
+ * `stdout`: a file descriptor for the service's stdout instead of a pipe read here.
+ */
+async function startService(env: Record<string, string>, opts: { stdout?: number } = {}) {
   const port = await freePort();
   let out = '';
-  const child = spawn(process.execPath, [BUILT_MAIN], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let err = '';
+  const child = spawn(process.execPath, [BUILT_MAIN], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe'] });
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => {
+    out += d.toString();
+    err += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -37,9 +45,11 @@ async function startService(env: Record<string, string>) {
   return {
     url,
     output: () => out,
-    async stop() {
+    stderr: () => err,
+    alive: () => child.exitCode === null,
+    async stop(): Promise<number | null> {
       child.kill('SIGTERM');
-      await exited;
+      return exited;
     },
   };
 }
@@ -187,5 +197,71 @@ describe('the CLI logs with the service logger factory', { timeout: 120_000 }, (
     expect(String(warning!.time)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
     expect(run.stdout).not.toMatch(/"level"/);
     expect(run.stderr + run.stdout).not.toMatch(/\u001b\[/);
+  });
+});
+
+/**
+ * A log sink that cannot be written never stops the service (workers/log-target.ts). /dev/full
+ * answers every write with ENOSPC, as a full disk does: before, the first log line ended the
+ * process ("Unhandled 'error' event ... ENOSPC" from pino's transport).
+ */
+describe('a log sink on a full disk', { timeout: 240_000 }, () => {
+  const DISCOVERY = '/oidc/v1/.well-known/openid-configuration';
+  type Line = { level: number; msg: string; sink?: string; code?: string; path?: string };
+  const requestLines = (text: string) => (jsonLines(text) as Line[]).filter((l) => l.msg === 'request' && l.path === DISCOVERY);
+
+  async function serveTwenty(instance: Awaited<ReturnType<typeof startService>>): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(`${instance.url}${DISCOVERY}`);
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    return statuses;
+  }
+
+  it('svc.log on a full disk: every request answered, stdout keeps every line, one notice on stderr, a clean stop', async () => {
+    const logs = join(dir, 'full-file-logs');
+    mkdirSync(logs);
+    symlinkSync('/dev/full', join(logs, 'svc.log'));
+    const instance = await startService({ ...baseEnv('full-file'), SECURITY_LOGGING_LEVEL: 'info', SECURITY_LOGGING_ACCESS_LOG: 'all', SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'true', SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: logs });
+    let code: number | null;
+    try {
+      expect(await serveTwenty(instance)).toEqual(Array(20).fill(200));
+      await new Promise((r) => setTimeout(r, 1500)); // a retry tick of the failing sink
+      expect(instance.alive()).toBe(true);
+    } finally {
+      const stopping = Date.now();
+      code = await instance.stop();
+      // A sink that cannot flush lets go at the end: pino's transport would wait 10 s for it.
+      expect(Date.now() - stopping).toBeLessThan(8000);
+    }
+    expect(code).toBe(0);
+    expect(requestLines(instance.output())).toHaveLength(20);
+    const notices = (jsonLines(instance.stderr()) as Line[]).filter((l) => l.sink !== undefined);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({ level: 50, sink: join(logs, 'svc.log'), code: 'ENOSPC' });
+  });
+
+  it('stdout on a full disk: every request answered, svc.log keeps every line, one notice on stderr', async () => {
+    const logs = join(dir, 'full-stdout-logs');
+    const full = openSync('/dev/full', 'w');
+    let instance: Awaited<ReturnType<typeof startService>>;
+    try {
+      instance = await startService({ ...baseEnv('full-stdout'), SECURITY_LOGGING_LEVEL: 'info', SECURITY_LOGGING_ACCESS_LOG: 'all', SECURITY_LOGGING_FILE_LOGGING_ENABLED: 'true', SECURITY_LOGGING_FILE_LOGGING_DIRECTORY: logs }, { stdout: full });
+    } finally {
+      closeSync(full); // the child holds its own copy
+    }
+    let code: number | null;
+    try {
+      expect(await serveTwenty(instance)).toEqual(Array(20).fill(200));
+      expect(instance.alive()).toBe(true);
+    } finally {
+      code = await instance.stop();
+    }
+    expect(code).toBe(0);
+    expect(requestLines(readFileSync(join(logs, 'svc.log'), 'utf8'))).toHaveLength(20);
+    const notices = (jsonLines(instance.stderr()) as Line[]).filter((l) => l.sink !== undefined);
+    expect(notices).toEqual([expect.objectContaining({ level: 50, sink: 'stdout', code: 'ENOSPC' })]);
   });
 });
