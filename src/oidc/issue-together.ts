@@ -1,11 +1,12 @@
 /**
  * The write step of the refresh grant and the code exchange (issue 17): the presented refresh token
  * or code is consumed and the new tokens are written, and nothing is answered unless all of it
- * succeeded. A store that can do it as one atomic step (OidcPayloadRepository.consumeAndUpsert:
- * Redis, one script) writes the new tokens only when the consume was this call's. Otherwise the
- * consume and the upserts go side by side (on SQLite one group commit, on PostgreSQL one round
- * trip's time), and tokens written beside a failed consume are never handed out: the caller
- * revokes the grant, which takes them too.
+ * succeeded. Every store does it as one atomic step (OidcPayloadRepository.consumeAndUpsert: a
+ * Redis script, one PostgreSQL statement, one write of SQLite's group commit) and writes the new
+ * tokens only when the consume was this call's; a failure stores neither, so the client's retry
+ * finds its token unspent. A store without the step gets the consume and the upserts side by side,
+ * and tokens written beside a failed consume are never handed out: the caller revokes the grant,
+ * which takes them too.
  */
 import type { OidcPayloadRepository, OidcUpsert, TenantId } from '../storage/types.js';
 

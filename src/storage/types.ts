@@ -86,9 +86,11 @@ export interface OidcPayloadRepository {
   /**
    * consume(used), and only when this call consumed it, upsert of every row, as one atomic step
    * (issue 17): on Redis one script, where the refresh grant and the code exchange paid three
-   * commands' worth of client work for it. True when consumed; false writes nothing. Optional: a
-   * store without it (SQLite, whose group commit joins the writes anyway; PostgreSQL) gets the
-   * consume and the upserts side by side (oidc/issue-together.ts).
+   * commands' worth of client work for it; on PostgreSQL one statement; on SQLite one write of the
+   * group commit. True when consumed; false writes nothing. Atomic in every store: a failure
+   * between a consume and its rows (a restart, a full disk) would leave the token spent with no
+   * successor, and the client's retry would be taken for a replay that revokes the grant. Optional:
+   * a store without it gets the consume and the upserts side by side (oidc/issue-together.ts).
    */
   consumeAndUpsert?(tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean>;
   /**

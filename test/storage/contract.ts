@@ -344,6 +344,40 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
         expect((await s.oidc.find(ot, 'AuthorizationCode', 'code-race'))?.consumed).toBe(true);
       });
 
+      it('consumeAndUpsert: the consume and the new rows together; a spent token writes nothing; of concurrent calls one wins', async () => {
+        const step = s.oidc.consumeAndUpsert!.bind(s.oidc);
+        await s.oidc.upsert(ot, 'RefreshToken', 'rt-step', { grantId: 'g-step' }, nowSec() + 60);
+        const next = (id: string) => [
+          { model: 'RefreshToken', id, payload: { grantId: 'g-step', uid: `uid-${id}` }, expiresAt: nowSec() + 60 },
+          { model: 'AccessToken', id: `at-${id}`, payload: { grantId: 'g-step' }, expiresAt: nowSec() + 60 },
+        ];
+        expect(await step(ot, { model: 'RefreshToken', id: 'rt-step' }, next('rt-step-2'))).toBe(true);
+        expect((await s.oidc.find(ot, 'RefreshToken', 'rt-step'))?.consumed).toBe(true);
+        expect((await s.oidc.find(ot, 'RefreshToken', 'rt-step-2'))?.payload).toEqual({ grantId: 'g-step', uid: 'uid-rt-step-2' });
+        expect((await s.oidc.findByUid(ot, 'RefreshToken', 'uid-rt-step-2'))?.payload).toEqual({ grantId: 'g-step', uid: 'uid-rt-step-2' });
+        expect(await s.oidc.find(ot, 'AccessToken', 'at-rt-step-2')).toMatchObject({ consumed: false });
+        // Presented again: nothing is written.
+        expect(await step(ot, { model: 'RefreshToken', id: 'rt-step' }, next('rt-step-3'))).toBe(false);
+        expect(await s.oidc.find(ot, 'RefreshToken', 'rt-step-3')).toBeUndefined();
+        expect(await s.oidc.find(ot, 'AccessToken', 'at-rt-step-3')).toBeUndefined();
+        expect(await step(ot, { model: 'RefreshToken', id: 'rt-absent-step' }, next('rt-step-4'))).toBe(false);
+        expect(await s.oidc.find(ot, 'RefreshToken', 'rt-step-4')).toBeUndefined();
+        // Eight at once: one consumes, only its rows exist.
+        const results = await Promise.all(Array.from({ length: 8 }, (_, i) => step(ot, { model: 'RefreshToken', id: 'rt-step-2' }, next(`rt-race-${i}`))));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        const found = await Promise.all(results.map((_, i) => s.oidc.find(ot, 'RefreshToken', `rt-race-${i}`)));
+        expect(found.map((r) => r !== undefined)).toEqual(results);
+      });
+
+      it('upsertMany writes every row as upsert would', async () => {
+        await s.oidc.upsertMany!(ot, [
+          { model: 'AuthorizationCode', id: 'many-code', payload: { grantId: 'g-many' }, expiresAt: nowSec() + 60 },
+          { model: 'Session', id: 'many-session', payload: { uid: 'many-uid', accountId: 'acc' }, expiresAt: nowSec() + 60 },
+        ]);
+        expect((await s.oidc.find(ot, 'AuthorizationCode', 'many-code'))?.payload).toEqual({ grantId: 'g-many' });
+        expect((await s.oidc.findByUid(ot, 'Session', 'many-uid'))?.payload).toEqual({ uid: 'many-uid', accountId: 'acc' });
+      });
+
       it('finds by uid and by user code within the model', async () => {
         await s.oidc.upsert(ot, 'Session', 's2', { uid: 'uid-2' }, nowSec() + 60);
         await s.oidc.upsert(ot, 'DeviceCode', 'd1', { userCode: 'ABCD-EFGH', grantId: 'g2' }, nowSec() + 60);

@@ -1,4 +1,4 @@
-import type { GrantIndexFilter, ListedModel, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, ListedModel, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, OidcRowWithGrant, OidcUpsert, SessionIndexFilter, TenantId } from '../types.js';
 import { json } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 
@@ -28,6 +28,24 @@ interface RowWithGrant extends Row {
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const SELECT = 'SELECT payload, expires_at, consumed_at FROM oidc_payloads';
 const LIVE = '(expires_at IS NULL OR expires_at > $3)';
+
+/** Rows for WRITE_ROWS: the columns upsert derives from a payload, computed here the same way. */
+const recordsOf = (rows: OidcUpsert[]): string =>
+  json(rows.map((r) => ({ model: r.model, id: r.id, payload: r.payload, grant_id: str(r.payload.grantId), user_code: str(r.payload.userCode), uid: str(r.payload.uid), expires_at: r.expiresAt })));
+
+/**
+ * A WITH member upserting the rows of $2 (recordsOf) for tenant $1 when $COND holds, as upsert
+ * does one by one (consumed_at kept on a re-save).
+ */
+const WRITE_ROWS = `written AS (
+         INSERT INTO oidc_payloads (tenant_id, model, id, payload, grant_id, user_code, uid, expires_at, consumed_at)
+         SELECT $1, r.model, r.id, r.payload, r.grant_id, r.user_code, r.uid, r.expires_at, NULL
+           FROM jsonb_to_recordset($2::jsonb) AS r(model text, id text, payload jsonb, grant_id text, user_code text, uid text, expires_at bigint)
+          WHERE $COND
+         ON CONFLICT (tenant_id, model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
+           user_code = EXCLUDED.user_code, uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at
+         RETURNING 1
+       )`;
 
 export class PgOidcPayloads implements OidcPayloadRepository {
   constructor(private readonly db: TenantDb) {}
@@ -74,6 +92,28 @@ export class PgOidcPayloads implements OidcPayloadRepository {
 
   findByUserCode(tenant: TenantId, model: string, userCode: string): Promise<OidcPayloadRow | undefined> {
     return this.findOne(tenant, `${SELECT} WHERE tenant_id = $1 AND model = $2 AND user_code = $3 LIMIT 1`, [tenant, model, userCode]);
+  }
+
+  /** Every row in one statement. */
+  async upsertMany(tenant: TenantId, rows: OidcUpsert[]): Promise<void> {
+    await this.db.statement(tenant, `WITH ${WRITE_ROWS.replace('$COND', 'true')} SELECT 1`, [tenant, recordsOf(rows)]);
+  }
+
+  /**
+   * The consume and, when it was this call's, the rows, in one statement (one implicit
+   * transaction). Side by side, a failure between the two (a restart, a full disk) left the token
+   * spent with no successor, and the client's retry was taken for a replay that revoked the grant.
+   */
+  async consumeAndUpsert(tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {
+    const { rows: out } = await this.db.statement<{ consumed: number }>(
+      tenant,
+      `WITH spent AS (
+         UPDATE oidc_payloads SET consumed_at = $3 WHERE tenant_id = $1 AND model = $4 AND id = $5 AND consumed_at IS NULL RETURNING 1
+       ), ${WRITE_ROWS.replace('$COND', 'EXISTS (SELECT 1 FROM spent)')}
+       SELECT count(*)::int AS consumed FROM spent`,
+      [tenant, recordsOf(rows), nowSec(), used.model, used.id],
+    );
+    return out[0]?.consumed === 1;
   }
 
   async consume(tenant: TenantId, model: string, id: string): Promise<boolean> {

@@ -17,6 +17,7 @@ import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
 import { SqliteWebauthn } from './webauthn.js';
 import { readInTurns } from './turn-reads.js';
+import { answerFailures, reportOncePerMinute, type SqliteFailure } from './failures.js';
 
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
@@ -40,9 +41,14 @@ export class SqliteStorage implements Storage {
   /** WAL checkpoints on a worker thread once the service writes enough (checkpointer.ts); none for :memory:. */
   private checkpointer: BackgroundCheckpointer | undefined;
 
-  constructor(readonly db: Db) {
-    // Before any repository prepares its statements (turn-reads.ts).
+  /** `report` hears of each failure that is answered 503 (failures.ts). */
+  constructor(
+    readonly db: Db,
+    report: (err: SqliteFailure) => void = () => undefined,
+  ) {
+    // Before any repository prepares its statements (turn-reads.ts, failures.ts).
     readInTurns(db);
+    answerFailures(db, report);
     this.audit = new SqliteAudit(db);
     this.clients = new SqliteClients(db, this.audit);
     this.oidc = new SqliteOidcPayloads(db);
@@ -61,9 +67,12 @@ export class SqliteStorage implements Storage {
     this.endRead = db.prepare('COMMIT');
   }
 
-  /** `log` receives a failure of the checkpoint thread (the service's own checkpoints carry on). */
-  static open(path: string, log?: { warn(obj: Record<string, unknown>, msg: string): void }): SqliteStorage {
-    const storage = new SqliteStorage(openSqlite(path));
+  /**
+   * `log` receives a failure of the checkpoint thread (the service's own checkpoints carry on) and,
+   * once a minute, that statements are refused for a full disk or the like (failures.ts).
+   */
+  static open(path: string, log?: { warn(obj: Record<string, unknown>, msg: string): void; error(obj: Record<string, unknown>, msg: string): void }): SqliteStorage {
+    const storage = new SqliteStorage(openSqlite(path), reportOncePerMinute(log));
     if (path !== ':memory:' && path !== '') {
       storage.checkpointer = new BackgroundCheckpointer(path, { db: storage.db, onError: (error) => log?.warn({ error }, 'SQLite checkpoint thread failed; checkpoints continue on the event loop') });
     }

@@ -1,4 +1,4 @@
-import type { GrantIndexFilter, ListedModel, OidcPayloadRepository, OidcPayloadRow, SessionIndexFilter, TenantId } from '../types.js';
+import type { GrantIndexFilter, ListedModel, OidcPayloadRepository, OidcPayloadRow, OidcUpsert, SessionIndexFilter, TenantId } from '../types.js';
 import type Database from 'better-sqlite3';
 import type { Db } from './db.js';
 import { WriteBatch } from './write-batch.js';
@@ -27,6 +27,29 @@ const uidKey = (tenant: string, model: string, uid: string) => `${tenant}\u0000$
 const removalKey = (tenant: string, model: string) => `${tenant}\u0000${model}\u0002`;
 /** A consume or destroy concerns its row and every lookup by uid in its model. */
 const removalKeys = (tenant: string, model: string, id: string) => [rowKey(tenant, model, id), removalKey(tenant, model)];
+
+/** An upsert's statement parameters, serialised now: the caller may change the payload once the call returns. */
+function upsertRow(tenant: string, r: OidcUpsert) {
+  const { model, id, payload, expiresAt } = r;
+  return {
+    tenant,
+    model,
+    id,
+    payload: JSON.stringify(payload),
+    grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
+    user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
+    uid: typeof payload.uid === 'string' ? payload.uid : null,
+    expires_at: expiresAt,
+  };
+}
+type UpsertRow = ReturnType<typeof upsertRow>;
+
+/**
+ * The keys an upsert concerns. A stored row's uid never changes (oidc-provider sets a Session's
+ * once, at creation), so the new uid is the only one a lookup by uid could find this row under.
+ */
+const upsertKeys = (row: UpsertRow): string[] =>
+  row.uid === null ? [rowKey(row.tenant, row.model, row.id)] : [rowKey(row.tenant, row.model, row.id), uidKey(row.tenant, row.model, row.uid)];
 
 type Lookup = Database.Statement<[string, string], Row>;
 
@@ -139,21 +162,35 @@ export class SqliteOidcPayloads implements OidcPayloadRepository {
   }
 
   async upsert(tenant: TenantId, model: string, id: string, payload: Record<string, unknown>, expiresAt: number | null): Promise<void> {
-    // Serialised now: the caller may change the object once this returns.
-    const row = {
-      tenant,
-      model,
-      id,
-      payload: JSON.stringify(payload),
-      grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
-      user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
-      uid: typeof payload.uid === 'string' ? payload.uid : null,
-      expires_at: expiresAt,
-    };
-    // A stored row's uid never changes (oidc-provider sets a Session's once, at creation), so the
-    // new uid is the only one a lookup by uid could find this row under.
-    const keys = row.uid === null ? [rowKey(tenant, model, id)] : [rowKey(tenant, model, id), uidKey(tenant, model, row.uid)];
-    return this.batch.write(keys, () => this.upsertStmt.run(row));
+    const row = upsertRow(tenant, { model, id, payload, expiresAt });
+    return this.batch.write(upsertKeys(row), () => this.upsertStmt.run(row));
+  }
+
+  /** Every row in one write of the group commit: a turn whose commit fails stores all or none of them. */
+  async upsertMany(tenant: TenantId, rows: OidcUpsert[]): Promise<void> {
+    const written = rows.map((r) => upsertRow(tenant, r));
+    return this.batch.write(written.flatMap(upsertKeys), () => {
+      for (const row of written) this.upsertStmt.run(row);
+    });
+  }
+
+  /**
+   * The consume and, when it was this call's, the rows, in one write of the group commit (one
+   * transaction whatever happens to the others of its turn). Side by side, a commit that failed
+   * half-way (a full disk: the consume's in-place update fits, the new rows need a page) left the
+   * token spent with no successor, and the client's retry was taken for a replay that revoked the
+   * grant.
+   */
+  async consumeAndUpsert(tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {
+    const at = nowSec();
+    const written = rows.map((r) => upsertRow(tenant, r));
+    // Set by the run that commits (a batch that failed is run again write by write).
+    let consumed = false;
+    await this.batch.write([...removalKeys(tenant, used.model, used.id), ...written.flatMap(upsertKeys)], () => {
+      consumed = this.consumeStmt.run(at, tenant, used.model, used.id).changes === 1;
+      if (consumed) for (const row of written) this.upsertStmt.run(row);
+    });
+    return consumed;
   }
 
   /** Commits the queued writes (SqliteStorage.close). */
