@@ -27,11 +27,13 @@ import { BUILT_IN_TENANTS } from '../registry.js';
 import { isReadTimeout, sqlState, storageError } from './errors.js';
 import { executeStatement, prepareStatement, PreparedStatements } from './prepared.js';
 import { runSimple } from './simple-query.js';
+import { oncePerMinute } from '../failure-report.js';
 import { inlineLiterals, paramLiterals, pgParam, statementSummary } from './sql.js';
 
-/** Where slow statements are reported (the service's pino logger fits). */
+/** Where slow statements and a server out of resources are reported (the service's pino logger fits). */
 export interface QueryLog {
   warn(obj: Record<string, unknown>, msg: string): void;
+  error?(obj: Record<string, unknown>, msg: string): void;
 }
 
 export interface Rows<R> {
@@ -70,6 +72,9 @@ const INSERTS = /\bINSERT\s+INTO\b/i;
 /** The error a call rejects with: storageError's, or TenantGone when the guard refused the tenant. */
 const failure = (err: unknown, tenant: string | undefined) => (tenant !== undefined && sqlState(err) === TENANT_GONE ? new TenantGone(tenant) : storageError(err));
 
+/** SQLSTATEs of a server out of disk, memory or I/O, which the operator must hear of (answered 503: errors.ts). */
+const OUT_OF_RESOURCES = new Set(['53000', '53100', '53200', '58030']);
+
 /** Two-key form: the first key names what is locked, so unrelated advisory locks never collide. */
 const TENANT_LOCK = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
 
@@ -81,6 +86,7 @@ export class TenantDb {
   private readonly prepared: PreparedStatements | undefined;
   /** Whether writes of registered tenants go through the write guard (multi-tenant mode). */
   private readonly guardTenants: boolean;
+  private readonly reportOutOfResources: (code: string, err: Error) => void;
 
   constructor(
     private readonly pool: Pool,
@@ -90,6 +96,16 @@ export class TenantDb {
   ) {
     this.prepared = opts.preparedStatements === false ? undefined : new PreparedStatements();
     this.guardTenants = opts.guardTenants === true;
+    this.reportOutOfResources = oncePerMinute((code, err) =>
+      (log?.error ?? log?.warn)?.call(log, { code, reason: err.message }, 'PostgreSQL is out of resources (disk, memory or I/O): requests that need it answer 503 until it recovers (reported once a minute while it lasts)'),
+    );
+  }
+
+  /** failure(), having told the operator of a server out of resources. */
+  private failed(err: unknown, tenant: string | undefined): unknown {
+    const code = sqlState(err);
+    if (code !== undefined && OUT_OF_RESOURCES.has(code) && err instanceof Error) this.reportOutOfResources(code, err);
+    return failure(err, tenant);
   }
 
   /**
@@ -145,7 +161,7 @@ export class TenantDb {
       const last = results[results.length - 1]!;
       return { rows: last.rows, rowCount: last.rowCount ?? 0 };
     } catch (err) {
-      throw failure(err, tenant);
+      throw this.failed(err, tenant);
     } finally {
       this.reportSlow(performance.now() - started, tenant, sql);
     }
@@ -185,7 +201,7 @@ export class TenantDb {
       // The first results are the opening's.
       return results.slice(opening.length).map((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }));
     } catch (err) {
-      throw failure(err, tenant);
+      throw this.failed(err, tenant);
     } finally {
       this.reportSlow(performance.now() - started, tenant, statements[0]?.sql ?? '');
     }
@@ -291,7 +307,7 @@ export class TenantDb {
       return result;
     } catch (err) {
       broken = await abort(client, err);
-      throw failure(err, tenant);
+      throw this.failed(err, tenant);
     } finally {
       scope.open = false;
       client.release(broken);

@@ -14,6 +14,7 @@
  */
 import type Database from 'better-sqlite3';
 import { Unavailable } from '../../errors.js';
+import { oncePerMinute } from '../failure-report.js';
 import type { Db } from './db.js';
 
 /** Primary result codes (extended codes begin with them: SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT). */
@@ -62,17 +63,10 @@ export function answerFailures(db: Db, report: (err: SqliteFailure) => void): vo
   for (const name of ['exec', 'pragma'] as const) writer[name] = answered(writer[name].bind(db));
 }
 
-/**
- * A reporter that tells `log` of the first failure of each code in a minute: enough for an operator
- * to see "SQLITE_FULL" at once, not a line per refused request while the disk stays full.
- */
-export function reportOncePerMinute(log: { error(obj: Record<string, unknown>, msg: string): void } | undefined, now: () => number = Date.now): (err: SqliteFailure) => void {
-  const last = new Map<string, number>();
-  return (err) => {
-    const t = now();
-    const at = last.get(err.code);
-    if (at !== undefined && t - at < 60_000) return;
-    last.set(err.code, t);
-    log?.error({ code: err.code, reason: err.message }, 'SQLite cannot serve a statement now: requests that need it answer 503 until it can (this is reported once a minute while it lasts)');
-  };
+/** The service's reporter: the first failure of each code in a minute, at error level (failure-report.ts). */
+export function reportOncePerMinute(log: { error(obj: Record<string, unknown>, msg: string): void } | undefined): (err: SqliteFailure) => void {
+  const report = oncePerMinute((code, err) =>
+    log?.error({ code, reason: err.message }, 'SQLite cannot serve a statement now: requests that need it answer 503 until it can (reported once a minute while it lasts)'),
+  );
+  return (err) => report(err.code, err);
 }
