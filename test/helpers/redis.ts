@@ -45,7 +45,8 @@ async function until(cond: () => Promise<boolean>, ms: number, what: string): Pr
   throw new Error(`timed out waiting for ${what}`);
 }
 
-export async function privateRedis(): Promise<PrivateRedis> {
+/** `args`: more redis-server options (`--enable-protected-configs yes` lets a test CONFIG SET dir). */
+export async function privateRedis(args: readonly string[] = []): Promise<PrivateRedis> {
   const port = await freePort();
   let proc: ChildProcess | undefined;
   const r: PrivateRedis = {
@@ -54,7 +55,7 @@ export async function privateRedis(): Promise<PrivateRedis> {
     async start() {
       if (proc) return;
       // No persistence: a restart comes back empty, like a failed-over cache.
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
+      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', ...args], { stdio: 'ignore' });
       const child = proc;
       child.once('exit', () => {
         if (proc === child) proc = undefined;

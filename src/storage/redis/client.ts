@@ -75,10 +75,12 @@ export function createRedis(url: string, options: RedisOptions): Redis {
 }
 
 /**
- * Server replies that mean "not now" rather than "wrong command". Every other ReplyError (a
- * script or type error) is a bug and stays a 500.
+ * Server replies that mean "not now" rather than "wrong command": loading, a busy script, a replica
+ * or cluster in transition, and a server that refuses writes for want of memory (OOM, under
+ * `maxmemory` with `noeviction`), of a disk for its snapshots (MISCONF) or of replicas (NOREPLICAS).
+ * Every other ReplyError (a script or type error) is a bug and stays a 500.
  */
-const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN)\b/;
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|OOM|MISCONF|NOREPLICAS)\b/;
 
 /** ioredis's own connectivity errors (connection closed, offline, command timeout). */
 const CLIENT_UNAVAILABLE = /^(Connection is closed\.|Stream isn't writeable|Command timed out|connect ETIMEDOUT)/;
