@@ -9,9 +9,12 @@
  * to HELD_BYTES), drops what comes beyond, retries each second and with every new line, and says
  * so on stderr: once when it fails, once when it writes again (with the number of lines lost).
  * A broken pipe (the reader of stdout went away) does not come back: that sink is switched off.
+ *
+ * A file sink also follows log rotation: moved or removed (logrotate's `create`), its path is
+ * opened again within FOLLOW_MS, so no signal or restart is needed.
  */
 import { once } from 'node:events';
-import { writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, statSync, writeSync } from 'node:fs';
 import sonicBoom from 'sonic-boom';
 
 // The package is CommonJS: its export is the class, which carries itself as `.SonicBoom` too.
@@ -40,6 +43,8 @@ export interface SinkNotice {
  */
 export const HELD_BYTES = 8 * 1024 * 1024;
 const RETRY_MS = 1000;
+/** How often a file sink looks whether its file was moved or removed (log rotation). */
+export const FOLLOW_MS = 1000;
 
 const PINO_LEVEL = { warn: 40, error: 50 } as const;
 
@@ -62,6 +67,9 @@ export function resilientSink(opts: LogTargetOptions, notify: (notice: SinkNotic
   let dropped = 0;
   let retry: NodeJS.Timeout | undefined;
   let ending = false;
+  /** A reopen of a moved file is under way; it could not be opened again (told once until it can). */
+  let reopening = false;
+  let reopenFailed = false;
 
   // At the end a failing sink lets go of what it holds: ending would wait for a write that cannot
   // happen (pino's transport gives up after 10 s, so a stop with a full disk took that long).
@@ -92,6 +100,12 @@ export function resilientSink(opts: LogTargetOptions, notify: (notice: SinkNotic
 
   sink.on('error', (err: NodeJS.ErrnoException) => {
     const code = err.code ?? 'EIO';
+    if (reopening) {
+      // The moved file's successor could not be opened: the lines go on to the moved file.
+      reopening = false;
+      couldNotReopen(code);
+      return;
+    }
     if (code === 'EPIPE') {
       sink.write = () => true;
       clearInterval(retry);
@@ -117,7 +131,45 @@ export function resilientSink(opts: LogTargetOptions, notify: (notice: SinkNotic
     dropped++;
     watch();
   });
-  sink.on('close', () => clearInterval(retry));
+  // Log rotation: a file renamed or removed under the sink (logrotate's `create`) is opened again
+  // at its path within FOLLOW_MS, as Python's WatchedFileHandler and `tail -F` do. (`copytruncate`
+  // needs nothing: the sink appends, so a truncated file goes on from its start.)
+  const file = typeof opts.destination === 'string' ? opts.destination : undefined;
+  const couldNotReopen = (code: string) => {
+    if (!reopenFailed) notify({ level: 'error', sink: name, code, msg: `${name} was moved or removed and cannot be opened again (${code}): log lines go on to the moved file until it can` });
+    reopenFailed = true;
+  };
+  const follow = () => {
+    if (!file || reopening || failure || ending) return;
+    try {
+      const atPath = statSync(file);
+      const open = fstatSync((sink as unknown as { fd: number }).fd);
+      if (atPath.ino === open.ino && atPath.dev === open.dev) return;
+    } catch {
+      // Removed (or the descriptor is gone): open the path again.
+    }
+    try {
+      // Opened here first: a reopen that fails leaves a listener behind in sonic-boom, once a second.
+      closeSync(openSync(file, 'a', opts.mode ?? 0o666));
+    } catch (err) {
+      couldNotReopen((err as NodeJS.ErrnoException).code ?? 'EIO');
+      return;
+    }
+    reopening = true;
+    sink.reopen();
+  };
+  const following = file ? setInterval(follow, FOLLOW_MS) : undefined;
+  following?.unref();
+  sink.on('ready', () => {
+    if (!reopening) return;
+    reopening = false;
+    if (reopenFailed) notify({ level: 'warn', sink: name, msg: `${name} is open again: log lines go to it` });
+    reopenFailed = false;
+  });
+  sink.on('close', () => {
+    clearInterval(retry);
+    clearInterval(following);
+  });
   return sink;
 }
 

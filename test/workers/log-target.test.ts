@@ -5,7 +5,7 @@
  * without mounting one, so `fs.write` answers ENOSPC while `full` is set (sonic-boom, the sink's
  * writer, calls it through the fs module object).
  */
-import fs, { closeSync, mkdtempSync, openSync, readFileSync, rmSync, constants } from 'node:fs';
+import fs, { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, constants } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -119,6 +119,65 @@ describe('the resilient log sink', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(notices).toHaveLength(1);
     closeSync(writer);
+  });
+});
+
+describe('log rotation', () => {
+  const numbers = (text: string) => text.trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { i: number }).i);
+  const write = (sink: { write(s: string): boolean }, from: number, to: number) => {
+    for (let i = from; i < to; i++) sink.write(line(i));
+  };
+
+  it("renamed (logrotate's create) or removed: the path is opened again; nothing is lost, the new file is owner-only", async () => {
+    const file = join(dir, 'rotate.log');
+    const notices: SinkNotice[] = [];
+    const sink = resilientSink({ destination: file, mode: 0o600 }, (n) => notices.push(n));
+    await once(sink, 'ready');
+    write(sink, 0, 10);
+    await until(() => existsSync(file) && numbers(readFileSync(file, 'utf8')).length === 10);
+    renameSync(file, `${file}.1`);
+    write(sink, 10, 15); // before the move is seen: into the moved file
+    await until(() => existsSync(file), 3000);
+    write(sink, 15, 20);
+    await until(() => numbers(readFileSync(file, 'utf8')).includes(19));
+    expect([...numbers(readFileSync(`${file}.1`, 'utf8')), ...numbers(readFileSync(file, 'utf8'))]).toEqual([...Array(20).keys()]);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+
+    unlinkSync(`${file}.1`);
+    unlinkSync(file);
+    await until(() => existsSync(file), 3000);
+    write(sink, 20, 25);
+    await until(() => numbers(readFileSync(file, 'utf8')).length === 5);
+    expect(numbers(readFileSync(file, 'utf8'))).toEqual([20, 21, 22, 23, 24]);
+    expect(notices).toEqual([]);
+    sink.end();
+    await once(sink, 'close');
+  });
+
+  it('moved where its path cannot be opened again (the directory went with it): one notice, lines go on to the moved file, then to the path once it can', async () => {
+    const sub = join(dir, 'rotating-dir');
+    mkdirSync(sub);
+    const file = join(sub, 'svc.log');
+    const notices: SinkNotice[] = [];
+    const sink = resilientSink({ destination: file }, (n) => notices.push(n));
+    await once(sink, 'ready');
+    write(sink, 0, 3);
+    await until(() => existsSync(file) && numbers(readFileSync(file, 'utf8')).length === 3);
+    renameSync(sub, `${sub}-moved`);
+    await until(() => notices.length === 1, 3000);
+    expect(notices[0]).toMatchObject({ level: 'error', sink: file, code: 'ENOENT' });
+    write(sink, 3, 6);
+    await new Promise((r) => setTimeout(r, 2500)); // more checks: no more notices
+    expect(notices).toHaveLength(1);
+    expect(numbers(readFileSync(join(`${sub}-moved`, 'svc.log'), 'utf8'))).toEqual([0, 1, 2, 3, 4, 5]);
+    mkdirSync(sub);
+    await until(() => notices.length === 2, 3000);
+    expect(notices[1]).toMatchObject({ level: 'warn', sink: file });
+    write(sink, 6, 8);
+    await until(() => existsSync(file) && numbers(readFileSync(file, 'utf8')).length === 2);
+    expect(numbers(readFileSync(file, 'utf8'))).toEqual([6, 7]);
+    sink.end();
+    await once(sink, 'close');
   });
 });
 
