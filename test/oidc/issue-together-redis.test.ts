@@ -2,9 +2,10 @@
  * The refresh grant's and the code exchange's write step (src/oidc/issue-together.ts, issue 17):
  * on Redis one script consumes the presented artefact and writes the new tokens only when that
  * consume was its own (RedisOidcPayloads.consumeAndUpsert), through the bearer-id wrapper
- * (refresh tokens under their keyed ids) as the token paths call it; on a store without the
- * method (SQLite) the consume and the upserts go side by side. A silent authorization's code and
- * session re-save go the same way (upsertTogether: one script on Redis). Real Redis, real SQLite.
+ * (refresh tokens under their keyed ids) as the token paths call it; on SQLite one write of the
+ * group commit; on a store without the method the consume and the upserts go side by side. A
+ * silent authorization's code and session re-save go the same way (upsertTogether: one script on
+ * Redis, one write on SQLite). Real Redis, real SQLite.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -160,10 +161,10 @@ describe('upsertTogether: a silent authorization\'s code and session re-save', (
     expect(await repo.find(`${t}-b`, 'AuthorizationCode', code)).toBeUndefined();
   });
 
-  it('on SQLite (no upsertMany): the upserts side by side, with the same result', async () => {
+  it('on SQLite through the wrapper: one write of the group commit, with the same result', async () => {
     const db = openSqlite(':memory:');
     const repo = protectBearerIds(new SqliteOidcPayloads(db), sealer);
-    expect(repo.upsertMany).toBeUndefined();
+    expect(repo.upsertMany).toBeDefined();
     const sid = tokenValue();
     const code = tokenValue();
     await upsertTogether(repo, 'default', [codeRow(code), sessionRow(sid, exp())]);
@@ -173,19 +174,31 @@ describe('upsertTogether: a silent authorization\'s code and session re-save', (
   });
 });
 
-describe('a store without the method (SQLite): the consume and the upserts side by side', () => {
-  it('consumes and writes; a replay consumes nothing more', async () => {
-    const db = openSqlite(':memory:');
-    const repo = protectBearerIds(new SqliteOidcPayloads(db), new Sealer(randomBytes(32)));
-    expect(repo.consumeAndUpsert).toBeUndefined();
-    const used = tokenValue();
-    const next = tokenValue();
-    await repo.upsert('default', 'RefreshToken', used, refresh(used), exp());
-    await repo.find('default', 'RefreshToken', used);
-    expect(await consumeAndUpsert(repo, 'default', { model: 'RefreshToken', id: used }, rotation(next, 'at-s1'))).toBe(true);
-    expect((await repo.find('default', 'RefreshToken', used))?.consumed).toBe(true);
-    expect((await repo.find('default', 'RefreshToken', next))?.payload).toEqual(refresh(next));
-    expect(await consumeAndUpsert(repo, 'default', { model: 'RefreshToken', id: used }, rotation(tokenValue(), 'at-s2'))).toBe(false);
-    db.close();
-  });
+describe('SQLite, and a store without the method', () => {
+  /** The SQLite repository without its one-step methods: what a store lacking them gets. */
+  const withoutSteps = (inner: SqliteOidcPayloads) => Object.assign(Object.create(inner) as SqliteOidcPayloads, { consumeAndUpsert: undefined, upsertMany: undefined });
+
+  for (const [name, make] of [
+    ['on SQLite through the wrapper: one write of the group commit', (inner: SqliteOidcPayloads) => inner],
+    ['a store without the method: the consume and the upserts side by side', withoutSteps],
+  ] as const) {
+    it(`${name}: consumes and writes; a replay consumes and writes nothing more`, async () => {
+      const db = openSqlite(':memory:');
+      const inner = make(new SqliteOidcPayloads(db));
+      const repo = protectBearerIds(inner, new Sealer(randomBytes(32)));
+      expect(repo.consumeAndUpsert === undefined).toBe(inner.consumeAndUpsert === undefined);
+      const used = tokenValue();
+      const next = tokenValue();
+      await repo.upsert('default', 'RefreshToken', used, refresh(used), exp());
+      await repo.find('default', 'RefreshToken', used);
+      expect(await consumeAndUpsert(repo, 'default', { model: 'RefreshToken', id: used }, rotation(next, 'at-s1'))).toBe(true);
+      expect((await repo.find('default', 'RefreshToken', used))?.consumed).toBe(true);
+      expect((await repo.find('default', 'RefreshToken', next))?.payload).toEqual(refresh(next));
+      const late = tokenValue();
+      expect(await consumeAndUpsert(repo, 'default', { model: 'RefreshToken', id: used }, rotation(late, 'at-s2'))).toBe(false);
+      // One step writes nothing for a spent token; side by side the rows are written and left to the caller's revocation.
+      if (inner.consumeAndUpsert) expect(await repo.find('default', 'RefreshToken', late)).toBeUndefined();
+      db.close();
+    });
+  }
 });

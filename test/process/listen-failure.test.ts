@@ -38,10 +38,14 @@ const config = (p: number) =>
     SVC_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
   });
 
-/** The handles of this process once worker threads that were asked to stop have stopped. */
+/**
+ * The handles of this process once worker threads that were asked to stop have stopped, and the
+ * callbacks their exit scheduled (pino's transport emits its 'close' from an Immediate) have run.
+ */
 async function settledHandles(): Promise<string[]> {
   const deadline = Date.now() + 5000;
-  while (process.getActiveResourcesInfo().includes('MessagePort') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const busy = () => process.getActiveResourcesInfo().some((h) => h === 'MessagePort' || h === 'Immediate');
+  while (busy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   return process.getActiveResourcesInfo().sort();
 }
 
