@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { HttpSession, codeFlowClient, type CodeFlowClient } from '../helpers/code-flow.js';
+import { HttpSession, codeFlowClient, expectTemporarilyUnavailable, tokenEndpointConfig, type CodeFlowClient } from '../helpers/code-flow.js';
 import { postForm } from '../helpers/oauth.js';
 import { captureLog, type CapturedLog } from '../helpers/log.js';
 import { privateRedis, type PrivateRedis } from '../helpers/redis.js';
@@ -44,20 +44,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function rp(): oidc.Configuration {
-  const config = new oidc.Configuration({ issuer: t.issuer, token_endpoint: `${t.issuer}/token` }, web.client_id, { client_secret: web.client_secret! });
-  oidc.allowInsecureRequests(config);
-  return config;
-}
-
-/** openid-client takes only 400/401 as OAuth error answers: a 503 comes with the response as its cause. */
-async function expectTemporarilyUnavailable(err: unknown): Promise<void> {
-  expect(err).toMatchObject({ code: 'OAUTH_RESPONSE_IS_NOT_CONFORM' });
-  const res = (err as { cause: Response }).cause;
-  expect(res.status).toBe(503);
-  expect(res.headers.get('retry-after')).toBe('1');
-  expect(JSON.parse(await res.clone().text())).toMatchObject({ error: 'temporarily_unavailable' });
-}
+const rp = () => tokenEndpointConfig(t.issuer, web);
 
 const deviceAuth = () => postForm(t, '/device/auth', { scope: 'openid' }, deviceClient);
 

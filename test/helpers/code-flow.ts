@@ -8,6 +8,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import * as oidc from 'openid-client';
+import { expect } from 'vitest';
 
 export type Fetch = (url: string, init?: { method?: string; headers?: HeadersInit; body?: BodyInit | null; redirect?: RequestRedirect; signal?: AbortSignal | null }) => Promise<Response>;
 
@@ -196,3 +197,24 @@ export async function codeFlowClient(
   const data = (JSON.parse(text) as { data: { client_id: string; client_secret?: string } }).data;
   return { client_id: data.client_id, client_secret: data.client_secret, redirect_uri: redirectUri };
 }
+
+/** openid-client's configuration of a confidential `client` at `issuer`'s token endpoint (refresh, for one). */
+export function tokenEndpointConfig(issuer: string, client: CodeFlowClient): oidc.Configuration {
+  const config = new oidc.Configuration({ issuer, token_endpoint: `${issuer}/token` }, client.client_id, { client_secret: client.client_secret! });
+  oidc.allowInsecureRequests(config);
+  return config;
+}
+
+/**
+ * The token endpoint's 503 `temporarily_unavailable` with Retry-After, as openid-client reports it:
+ * it takes only 400 and 401 for OAuth error answers (RFC 6749 5.2), so a 503 comes as
+ * OAUTH_RESPONSE_IS_NOT_CONFORM with the response as its cause, whose body is read here.
+ */
+export async function expectTemporarilyUnavailable(err: unknown): Promise<void> {
+  expect(err).toMatchObject({ code: 'OAUTH_RESPONSE_IS_NOT_CONFORM' });
+  const res = (err as { cause: Response }).cause;
+  expect(res.status).toBe(503);
+  expect(res.headers.get('retry-after')).toBe('1');
+  expect(JSON.parse(await res.clone().text())).toMatchObject({ error: 'temporarily_unavailable' });
+}
+

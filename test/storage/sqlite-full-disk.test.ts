@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Unavailable } from '../../src/errors.js';
 import type { SqliteStorage } from '../../src/storage/sqlite/index.js';
 import { api, startTestApp, type TestApp } from '../helpers/app.js';
-import { HttpSession, codeFlowClient, type CodeFlowClient } from '../helpers/code-flow.js';
+import { HttpSession, codeFlowClient, expectTemporarilyUnavailable, tokenEndpointConfig, type CodeFlowClient } from '../helpers/code-flow.js';
 import { captureLog, type CapturedLog } from '../helpers/log.js';
 import { createUser } from '../helpers/users.js';
 
@@ -38,24 +38,7 @@ afterAll(async () => t?.close());
 
 const db = () => (t.app.ctx.storage as SqliteStorage).db;
 
-function rpConfig(): oidc.Configuration {
-  const config = new oidc.Configuration({ issuer: t.issuer, token_endpoint: `${t.issuer}/token` }, web.client_id, { client_secret: web.client_secret! });
-  oidc.allowInsecureRequests(config);
-  return config;
-}
-
-/**
- * The token endpoint's 503 `temporarily_unavailable` with Retry-After. openid-client takes only 400
- * and 401 for OAuth error answers (RFC 6749 5.2), so a 503 comes as OAUTH_RESPONSE_IS_NOT_CONFORM
- * with the response as its cause: its body is read here.
- */
-async function expectTemporarilyUnavailable(err: unknown): Promise<void> {
-  expect(err).toMatchObject({ code: 'OAUTH_RESPONSE_IS_NOT_CONFORM' });
-  const res = (err as { cause: Response }).cause;
-  expect(res.status).toBe(503);
-  expect(res.headers.get('retry-after')).toBe('1');
-  expect(JSON.parse(await res.clone().text().catch(() => '{}'))).toMatchObject({ error: 'temporarily_unavailable' });
-}
+const rpConfig = () => tokenEndpointConfig(t.issuer, web);
 
 const listed = async () => (await api(t, 'GET', '/api/v1/clients?limit=100', { token: admin })).json.data.length as number;
 
