@@ -167,7 +167,7 @@ describe('log rotation', () => {
     await until(() => notices.length === 1, 3000);
     expect(notices[0]).toMatchObject({ level: 'error', sink: file, code: 'ENOENT' });
     write(sink, 3, 6);
-    await new Promise((r) => setTimeout(r, 2500)); // more checks: no more notices
+    await new Promise((r) => setTimeout(r, 1500)); // another check or two: no more notices
     expect(notices).toHaveLength(1);
     expect(numbers(readFileSync(join(`${sub}-moved`, 'svc.log'), 'utf8'))).toEqual([0, 1, 2, 3, 4, 5]);
     mkdirSync(sub);
