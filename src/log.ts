@@ -52,6 +52,7 @@ export function createLogger(config: Config): Logger {
   );
   if (logging.file_logging.enabled) {
     const dir = prepareLogDirectory(logging.file_logging.directory);
+    // `mkdir` is for pino/file (the fallback); the directory exists by now either way.
     targets.push({ target: sinkTarget, level: logging.level, options: { destination: join(dir, 'svc.log'), mkdir: true, mode: LOG_FILE_MODE } });
   }
   return pino(options(logging.level), survive(pino.transport({ targets })));
