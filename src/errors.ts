@@ -94,16 +94,9 @@ export function isUnavailable(err: unknown): boolean {
   return false;
 }
 
-/**
- * Why a dependency was unavailable, for the operator's log: the innermost cause of the chain (the
- * dependency's own error, such as Redis's "OOM command not allowed ..." or SQLite's "database or
- * disk is full"), with its code when it has one.
- */
-export function unavailableReason(err: unknown): string | undefined {
-  let inner: unknown = err;
+/** The innermost cause of an error's chain (the dependency's own error under an Unavailable). */
+export function rootCause(err: unknown): unknown {
+  let inner = err;
   for (let depth = 0; inner instanceof Error && inner.cause instanceof Error && depth < 5; depth++) inner = inner.cause;
-  if (!(inner instanceof Error)) return undefined;
-  const code = (inner as { code?: unknown }).code;
-  return typeof code === 'string' && !inner.message.includes(code) ? `${code}: ${inner.message}` : inner.message;
+  return inner;
 }
-

@@ -15,7 +15,7 @@ import type { AdapterPayload } from 'oidc-provider';
 import { isSystemClientId, systemClient } from '../clients/system-clients.js';
 import { MANAGEMENT_SCOPES } from '../oidc/scopes.js';
 import type { AppContext } from '../context.js';
-import { Unavailable, isUnavailable, unavailableReason } from '../errors.js';
+import { Unavailable, isUnavailable, rootCause } from '../errors.js';
 import { etagOf } from '../http/etag.js';
 import { runNodeCallback, type NodeCallback } from '../http/koa-bridge.js';
 import { OAuthError, oauthResponse } from '../http/problem.js';
@@ -69,6 +69,7 @@ import { discoveryMetadata, type EffectiveConfig } from './config/merge.js';
 import type { TenantHandle } from './handle.js';
 import { canonicalSub, DISCOVERY_PATH, documentResponse, jwksResponse, routeOidc, type OidcRouteHost } from './oidc-routes.js';
 import { PLATFORM_TENANT } from './resolver.js';
+import { reasonOf } from '../startup-errors.js';
 import type { TenantState } from './state-cache.js';
 
 
@@ -618,7 +619,7 @@ export class TenantActor implements OidcRouteHost, TenantHandle {
     if (err instanceof OAuthError) return oauthResponse(err);
     if (isUnavailable(err)) {
       // Storage (Redis) is down: fail fast with the OAuth error a client can retry on.
-      this.ctx.log.warn({ req_id: req.id, tenant: this.tenant, path: req.path, reason: unavailableReason(err) }, 'OIDC request refused: storage unavailable');
+      this.ctx.log.warn({ req_id: req.id, tenant: this.tenant, path: req.path, reason: reasonOf(rootCause(err)) }, 'OIDC request refused: storage unavailable');
       return oauthResponse(new OAuthError(503, 'temporarily_unavailable', 'the service is temporarily unavailable; retry shortly', { 'retry-after': '1' }));
     }
     this.ctx.log.error({ err, req_id: req.id, tenant: this.tenant }, 'OIDC request failed');

@@ -7,20 +7,25 @@
 import { Unavailable } from '../../errors.js';
 
 /**
- * SQLSTATEs that mean "try again": timeouts, shutdowns, connection loss, lock conflicts, a server out
- * of disk, memory or I/O. Not 53400 (configuration_limit_exceeded: the same statement meets the
- * same limit again).
+ * SQLSTATEs of a server out of disk, memory or I/O: transient, and the operator must hear of them
+ * (tenant-db.ts). Not 53400 (configuration_limit_exceeded: the same statement meets the same
+ * limit again).
  */
+export const OUT_OF_RESOURCES: ReadonlySet<string> = new Set([
+  '53000', // insufficient_resources
+  '53100', // disk_full: the writes fail until space is freed, the reads go on
+  '53200', // out_of_memory
+  '58030', // io_error
+]);
+
+/** SQLSTATEs that mean "try again": timeouts, shutdowns, connection loss, lock conflicts, OUT_OF_RESOURCES. */
 const TRANSIENT_SQLSTATES = new Set([
+  ...OUT_OF_RESOURCES,
   '57014', // query_canceled: statement_timeout
   '57P01', // admin_shutdown
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now (starting up, recovery)
-  '53000', // insufficient_resources
-  '53100', // disk_full: the writes fail until space is freed, the reads go on
-  '53200', // out_of_memory
   '53300', // too_many_connections
-  '58030', // io_error
   '40001', // serialization_failure
   '40P01', // deadlock_detected
   '55P03', // lock_not_available

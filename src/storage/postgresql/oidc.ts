@@ -29,23 +29,28 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const SELECT = 'SELECT payload, expires_at, consumed_at FROM oidc_payloads';
 const LIVE = '(expires_at IS NULL OR expires_at > $3)';
 
-/** Rows for WRITE_ROWS: the columns upsert derives from a payload, computed here the same way. */
+/** Rows for writeRows: the columns upsert derives from a payload, computed here the same way. */
 const recordsOf = (rows: OidcUpsert[]): string =>
   json(rows.map((r) => ({ model: r.model, id: r.id, payload: r.payload, grant_id: str(r.payload.grantId), user_code: str(r.payload.userCode), uid: str(r.payload.uid), expires_at: r.expiresAt })));
 
 /**
- * A WITH member upserting the rows of $2 (recordsOf) for tenant $1 when $COND holds, as upsert
+ * A WITH member upserting the rows of $2 (recordsOf) for tenant $1 when `condition` holds, as upsert
  * does one by one (consumed_at kept on a re-save).
  */
-const WRITE_ROWS = `written AS (
+const writeRows = (condition: string) => `written AS (
          INSERT INTO oidc_payloads (tenant_id, model, id, payload, grant_id, user_code, uid, expires_at, consumed_at)
          SELECT $1, r.model, r.id, r.payload, r.grant_id, r.user_code, r.uid, r.expires_at, NULL
            FROM jsonb_to_recordset($2::jsonb) AS r(model text, id text, payload jsonb, grant_id text, user_code text, uid text, expires_at bigint)
-          WHERE $COND
+          WHERE ${condition}
          ON CONFLICT (tenant_id, model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
            user_code = EXCLUDED.user_code, uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at
          RETURNING 1
        )`;
+const UPSERT_MANY = `WITH ${writeRows('true')} SELECT 1`;
+const CONSUME_AND_UPSERT = `WITH spent AS (
+         UPDATE oidc_payloads SET consumed_at = $3 WHERE tenant_id = $1 AND model = $4 AND id = $5 AND consumed_at IS NULL RETURNING 1
+       ), ${writeRows('EXISTS (SELECT 1 FROM spent)')}
+       SELECT count(*)::int AS consumed FROM spent`;
 
 export class PgOidcPayloads implements OidcPayloadRepository {
   constructor(private readonly db: TenantDb) {}
@@ -96,7 +101,7 @@ export class PgOidcPayloads implements OidcPayloadRepository {
 
   /** Every row in one statement. */
   async upsertMany(tenant: TenantId, rows: OidcUpsert[]): Promise<void> {
-    await this.db.statement(tenant, `WITH ${WRITE_ROWS.replace('$COND', 'true')} SELECT 1`, [tenant, recordsOf(rows)]);
+    await this.db.statement(tenant, UPSERT_MANY, [tenant, recordsOf(rows)]);
   }
 
   /**
@@ -105,14 +110,7 @@ export class PgOidcPayloads implements OidcPayloadRepository {
    * spent with no successor, and the client's retry was taken for a replay that revoked the grant.
    */
   async consumeAndUpsert(tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {
-    const { rows: out } = await this.db.statement<{ consumed: number }>(
-      tenant,
-      `WITH spent AS (
-         UPDATE oidc_payloads SET consumed_at = $3 WHERE tenant_id = $1 AND model = $4 AND id = $5 AND consumed_at IS NULL RETURNING 1
-       ), ${WRITE_ROWS.replace('$COND', 'EXISTS (SELECT 1 FROM spent)')}
-       SELECT count(*)::int AS consumed FROM spent`,
-      [tenant, recordsOf(rows), nowSec(), used.model, used.id],
-    );
+    const { rows: out } = await this.db.statement<{ consumed: number }>(tenant, CONSUME_AND_UPSERT, [tenant, recordsOf(rows), nowSec(), used.model, used.id]);
     return out[0]?.consumed === 1;
   }
 

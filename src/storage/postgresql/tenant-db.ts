@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import pg, { type Pool, type PoolClient, type QueryResult, type Queryable } from 'pg';
 import { TenantGone } from '../../errors.js';
 import { BUILT_IN_TENANTS } from '../registry.js';
-import { isReadTimeout, sqlState, storageError } from './errors.js';
+import { isReadTimeout, OUT_OF_RESOURCES, sqlState, storageError } from './errors.js';
 import { executeStatement, prepareStatement, PreparedStatements } from './prepared.js';
 import { runSimple } from './simple-query.js';
 import { oncePerMinute } from '../failure-report.js';
@@ -71,9 +71,6 @@ const INSERTS = /\bINSERT\s+INTO\b/i;
 
 /** The error a call rejects with: storageError's, or TenantGone when the guard refused the tenant. */
 const failure = (err: unknown, tenant: string | undefined) => (tenant !== undefined && sqlState(err) === TENANT_GONE ? new TenantGone(tenant) : storageError(err));
-
-/** SQLSTATEs of a server out of disk, memory or I/O, which the operator must hear of (answered 503: errors.ts). */
-const OUT_OF_RESOURCES = new Set(['53000', '53100', '53200', '58030']);
 
 /** Two-key form: the first key names what is locked, so unrelated advisory locks never collide. */
 const TENANT_LOCK = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';

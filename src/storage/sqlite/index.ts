@@ -17,7 +17,7 @@ import { SqliteTenants } from './tenants.js';
 import { SqliteUsers } from './users.js';
 import { SqliteWebauthn } from './webauthn.js';
 import { readInTurns } from './turn-reads.js';
-import { answerFailures, reportOncePerMinute, type SqliteFailure } from './failures.js';
+import { notNowUnavailable, reportOncePerMinute, type SqliteFailure } from './failures.js';
 
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
@@ -47,8 +47,7 @@ export class SqliteStorage implements Storage {
     report: (err: SqliteFailure) => void = () => undefined,
   ) {
     // Before any repository prepares its statements (turn-reads.ts, failures.ts).
-    readInTurns(db);
-    answerFailures(db, report);
+    readInTurns(db, notNowUnavailable(report));
     this.audit = new SqliteAudit(db);
     this.clients = new SqliteClients(db, this.audit);
     this.oidc = new SqliteOidcPayloads(db);

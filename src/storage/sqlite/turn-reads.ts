@@ -16,6 +16,9 @@
  * read transaction is ever upgraded to a write one (so SQLITE_BUSY_SNAPSHOT cannot happen).
  * Statements prepared before `readInTurns` (migrations) are left as they are.
  *
+ * The same wrappers pass what these entry points throw through `failed` (failures.ts makes a full
+ * disk or an I/O error the neutral Unavailable): one wrapper per entry point serves both.
+ *
  * What reads see: the database as of the turn's first read, plus this connection's own writes (a
  * write ends the transaction, and the next read opens a new one). Another connection's commit (the
  * CLI, a second process) becomes visible from the next turn instead of the next statement: the
@@ -32,8 +35,11 @@ import type { Db } from './db.js';
 type Method = (...args: unknown[]) => unknown;
 type Methods = Record<'get' | 'all' | 'iterate' | 'run', Method>;
 
-/** Installs the turn's read transaction on `db`; call it before anything prepares statements. */
-export function readInTurns(db: Db): void {
+/**
+ * Installs the turn's read transaction on `db`, and `failed` on what its entry points throw; call it
+ * before anything prepares statements.
+ */
+export function readInTurns(db: Db, failed: (err: unknown) => unknown = (err) => err): void {
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
   /** True while the transaction open on the connection is the turn's read transaction. */
@@ -52,8 +58,12 @@ export function readInTurns(db: Db): void {
   };
   const before = (hook: () => void, fn: Method): Method =>
     function (this: unknown, ...args: unknown[]) {
-      hook();
-      return fn.apply(this, args);
+      try {
+        hook();
+        return fn.apply(this, args);
+      } catch (err) {
+        throw failed(err);
+      }
     };
 
   const prepare = db.prepare.bind(db) as (source: string) => Database.Statement;
