@@ -89,7 +89,8 @@ describe('social login: hostile and failing upstream answers', () => {
     await context.close();
     const user = (await t.app.ctx.storage.users.findByEmail('default', address.trim()))!;
     expect([user.email, user.name?.length, user.given_name?.length, user.nickname?.length]).toEqual([address.trim(), 200, 100, 100]);
-  });
+    // Four browser sign-ins in one test: on a loaded 2-core CI machine they took over the default 30 s.
+  }, 90_000);
 
   it('takes the address from the claim attribute_mapping.email names, never as verified (it cannot link an existing account)', async () => {
     const features = (mapping: Record<string, string> | undefined) => t.app.ctx.storage.tenantConfig.put('default', 'features', mapping ? { social_login: { providers: { rogue: { attribute_mapping: mapping } } } } : {});
