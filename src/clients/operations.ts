@@ -37,7 +37,9 @@ export interface ClientScope {
 const UNSET_FIELDS = Object.fromEntries(SPEC_OPTIONAL_CLIENT_FIELDS.map((f) => [f, null]));
 
 export function presentClient(r: ClientRecord, secret?: string): Record<string, unknown> {
-  return { ...UNSET_FIELDS, ...r.metadata, client_id: r.client_id, active: r.active, created_at: r.created_at, updated_at: r.updated_at, ...(secret ? { client_secret: secret } : {}) };
+  // A public client always uses PKCE (provider.ts), whatever a record stored before that rule says.
+  const pkce = isConfidential(r.metadata) ? {} : { require_pkce: true };
+  return { ...UNSET_FIELDS, ...r.metadata, ...pkce, client_id: r.client_id, active: r.active, created_at: r.created_at, updated_at: r.updated_at, ...(secret ? { client_secret: secret } : {}) };
 }
 
 export function isConfidential(m: ClientMetadata): boolean {

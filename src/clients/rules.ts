@@ -117,6 +117,12 @@ export function buildMetadata(input: ClientInput, base: ClientMetadata | undefin
   if (m.grant_types.includes('refresh_token') && !m.grant_types.includes('authorization_code') && !m.grant_types.includes('urn:ietf:params:oauth:grant-type:device_code')) {
     errors.push({ field: 'grant_types', message: 'refresh_token needs authorization_code or the device_code grant' });
   }
+  // A grant listed twice is refused as a redirect URI listed twice is, not stored as given.
+  if (Array.isArray(input.grant_types)) {
+    m.grant_types.forEach((grant, i) => {
+      if (m.grant_types.indexOf(grant) !== i) errors.push({ field: `grant_types.${i}`, message: `is listed twice (also at ${m.grant_types.indexOf(grant)})` });
+    });
+  }
   for (const field of ['redirect_uris', 'post_logout_redirect_uris'] as const) {
     // Checked on the list a request gives (one stored before these two rules is left as it is).
     const given = Array.isArray(input[field]);
@@ -124,6 +130,12 @@ export function buildMetadata(input: ClientInput, base: ClientMetadata | undefin
       const problem = checkRedirect(uri, type, development) ?? (given ? listProblem(m[field], uri, i) : undefined);
       if (problem) errors.push({ field: `${field}.${i}`, message: problem });
     });
+  }
+  // A public client always uses PKCE (provider.ts): asking for false is refused rather than stored
+  // and ignored; a false kept from the client's confidential days is brought in line.
+  if (m.token_endpoint_auth_method === 'none' && m.require_pkce === false) {
+    if (supplied.require_pkce === false) errors.push({ field: 'require_pkce', message: 'public clients always use PKCE: require_pkce cannot be false' });
+    else m.require_pkce = true;
   }
   if (m.token_endpoint_auth_method === 'private_key_jwt' && !m.jwks && !m.jwks_uri) {
     errors.push({ field: 'jwks', message: 'private_key_jwt needs jwks or jwks_uri' });

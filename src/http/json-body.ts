@@ -48,9 +48,14 @@ export function unstorableMembers(value: unknown, path = '', out: string[] = [])
   return out;
 }
 
-export function readJsonBody(req: Pick<HttpRequest, 'headers' | 'body'>): JsonBody {
+/** Whether a request declares its body as JSON: application/json or a +json type. */
+export function declaresJson(req: Pick<HttpRequest, 'headers'>): boolean {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) return { ok: false, reason: 'media-type' };
+  return type === 'application/json' || /^application\/[a-z0-9.+-]*\+json$/.test(type);
+}
+
+export function readJsonBody(req: Pick<HttpRequest, 'headers' | 'body'>): JsonBody {
+  if (!declaresJson(req)) return { ok: false, reason: 'media-type' };
   let value: unknown;
   try {
     // JSON is UTF-8 (RFC 8259 8.1): bytes that are not would be read as U+FFFD, so they are a syntax error.

@@ -16,7 +16,7 @@ import { inRequestScheme } from './dpop.js';
 import type { Call, Operation } from './operation.js';
 import type { Cursors } from './pagination.js';
 import { rateHeaders, type RateDecision, type RateLimiter } from './rate-limit.js';
-import { parseBody, parseQuery } from './validation.js';
+import { parseBody, parseQuery, refuseNonJsonBody } from './validation.js';
 
 const NO_QUERY = z.object({});
 
@@ -95,7 +95,7 @@ export class ManagementApi {
         params: req.params,
         // An operation without query parameters still refuses unknown ones (422), never ignores them.
         query: parseQuery(o.query ?? NO_QUERY, req),
-        body: o.body ? parseBody(o.body, req) : undefined,
+        body: o.body ? parseBody(o.body, req) : refuseNonJsonBody(req),
         cursors: this.deps.cursors.of(tenant),
         peekActor: (t) => this.deps.peekActor?.(t),
         by,

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ProblemError, badRequest, validation } from '../http/problem.js';
 import { zodFieldErrors } from '../http/zod-errors.js';
-import { UNSTORABLE_MESSAGE, readJsonBody } from '../http/json-body.js';
+import { UNSTORABLE_MESSAGE, declaresJson, readJsonBody } from '../http/json-body.js';
 import type { HttpRequest } from '../http/types.js';
 
 /** Parses a JSON object body: 415 unless declared application/json, 400 when malformed (a member name repeated too), 422 when not an object. */
@@ -25,6 +25,18 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
     case 'unstorable':
       throw validation(body.members.map((field) => ({ field, message: UNSTORABLE_MESSAGE })));
   }
+}
+
+/**
+ * An operation that takes no body (lock, activate, secret regeneration, ...) ignores a JSON one,
+ * but a body declared as anything else is 415 like everywhere else (CONTRACT: "a body not declared
+ * application/json is 415"), rather than acknowledged and dropped.
+ */
+export function refuseNonJsonBody(req: HttpRequest): undefined {
+  if (req.body.length > 0 && !declaresJson(req)) {
+    throw new ProblemError(415, 'unsupported-media-type', 'Request bodies must be sent as Content-Type: application/json');
+  }
+  return undefined;
 }
 
 export function parseBody<S extends z.ZodType>(schema: S, req: HttpRequest): z.output<S> {

@@ -110,8 +110,7 @@ describe('account page', () => {
     expect(got.json.data.mfa).toEqual({ enabled: true, methods: ['totp'] });
   });
 
-  it('regenerates recovery codes and turns TOTP off, each with the password', async () => {
-    await page.getByLabel('Password (to confirm)').fill(user.password);
+  it('regenerates recovery codes (a recent sign-in: one click) and turns TOTP off with the password', async () => {
     await page.getByRole('button', { name: 'Regenerate recovery codes' }).click();
     await expect(page.locator('#recovery-codes li').count()).resolves.toBe(10);
     await page.getByRole('link', { name: 'Back to your account' }).click();
@@ -176,5 +175,15 @@ describe('account page', () => {
     const after = await api(t, 'GET', `/api/v1/sessions?username=${victim.id}`, { token: await t.token('svc:sessions:read') });
     expect(after.json.data.filter((s: { active: boolean }) => s.active)).toHaveLength(1);
     await vp.context().close();
+  });
+
+  it('signs out from the page: the end-session confirmation, then back to a new sign-in', async () => {
+    await page.goto(`${origin}/account`);
+    await page.getByRole('link', { name: 'Sign out' }).click();
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Sign out?');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((u) => u.pathname.includes('/oidc/v1/interaction/'));
+    const list = await api(t, 'GET', `/api/v1/sessions?username=${user.id}`, { token: await t.token('svc:sessions:read') });
+    expect(list.json.data).toEqual([]);
   });
 });

@@ -8,7 +8,8 @@
  */
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base32Decode, hotp, totpStep } from '../../src/users/totp.js';
+import { enableTotp } from '../../src/users/mfa.js';
+import { base32Decode, generateTotpSecret, hotp, totpStep } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { AccountHttp } from '../helpers/account-http.js';
 import { HttpSession, codeFlowClient } from '../helpers/code-flow.js';
@@ -67,7 +68,8 @@ describe('account takeover from a session', () => {
     const page = await AccountHttp.signIn(t.issuer, user);
     expect(await page.page()).toMatch(/<label for="email-password">Your password<\/label>/);
     const target = newAddress('thief');
-    expect(await page.act('email.change', { email: target })).toMatchObject({ status: 401, text: 'The current password is wrong.' });
+    // An empty field is asked for (no guess: neither audited nor counted), a wrong one refused.
+    expect(await page.act('email.change', { email: target })).toMatchObject({ status: 400, text: 'Enter your current password to confirm.' });
     expect(await page.act('email.change', { email: target, current_password: 'not-the-password' })).toMatchObject({ status: 401, text: 'The current password is wrong.' });
     // A wrong password counts as a failed sign-in, as for the other password-confirmed actions.
     const failed = await t.app.ctx.storage.audit.list(TENANT, { type: 'failed_login', user_id: user.id }, { limit: 10, include_count: false });
@@ -136,6 +138,33 @@ describe('account takeover from a session', () => {
     const code = hotp(base32Decode(secret), totpStep(Date.now()));
     expect(await page.act('mfa.confirm', { enrollment, code })).toMatchObject({ status: 403, text: refused });
     expect((await t.app.ctx.storage.users.get(TENANT, user.id))!.mfa_methods).toEqual([]);
+  });
+
+  it('regenerates recovery codes within a recent sign-in without the password; an older sign-in needs it (empty: asked for, not counted)', async () => {
+    const user = await createUser(t, { email_verified: true });
+    const page = await AccountHttp.signIn(t.issuer, user); // signed in first, then the app turned on
+    const first = await enableTotp(t.app.ctx, TENANT, user.id, generateTotpSecret());
+    const codesOf = (html: string) => [...html.matchAll(/<li><code>([^<]*)<\/code><\/li>/g)].map((m) => m[1]);
+    const sealed = async () => (await t.app.ctx.storage.users.get(TENANT, user.id))!.mfa_recovery_sealed;
+    const recent = await page.act('mfa.regenerate');
+    expect(recent.status).toBe(200);
+    const fresh = codesOf(recent.html);
+    expect(fresh).toHaveLength(10);
+    expect(fresh.some((c) => first.includes(c!))).toBe(false);
+    const afterRecent = await sealed();
+
+    await ageSignIn(user.id);
+    const failures = async () => (await t.app.ctx.storage.audit.list(TENANT, { type: 'failed_login', user_id: user.id }, { limit: 10, include_count: false })).items.length;
+    expect(await page.act('mfa.regenerate')).toMatchObject({ status: 400, text: 'Enter your current password to confirm.' });
+    expect(await failures()).toBe(0);
+    expect(await page.act('mfa.regenerate', { password: 'not-the-password' })).toMatchObject({ status: 401, text: 'The current password is wrong.' });
+    expect(await failures()).toBe(1);
+    expect(await sealed()).toBe(afterRecent);
+    const proven = await page.act('mfa.regenerate', { password: user.password });
+    expect(codesOf(proven.html)).toHaveLength(10);
+    expect(await sealed()).not.toBe(afterRecent);
+    const audited = await t.app.ctx.storage.audit.list(TENANT, { type: 'mfa_recovery_codes_regenerated', user_id: user.id }, { limit: 10, include_count: false });
+    expect(audited.items).toHaveLength(2);
   });
 
   it('a password change on the account page ends refresh tokens whose session already ended (offline access), as a reset does; this device stays', async () => {

@@ -106,6 +106,10 @@ describe('refused bodies write nothing', () => {
     expectValidation(await post({ client_name: 'x', backchannel_logout_uri: 'https://a.example.com/bc#f' }), CLIENTS, 'backchannel_logout_uri');
     const publicHttp = { client_name: 'x', application_type: 'native', redirect_uris: ['com.example.app:/cb'], backchannel_logout_uri: 'http://rp.example.com/bc' };
     expectValidation(await post(publicHttp), CLIENTS, 'backchannel_logout_uri');
+    // A public client always uses PKCE: false would be stored and ignored.
+    expectValidation(await post({ client_name: 'x', application_type: 'spa', require_pkce: false }), CLIENTS, 'require_pkce');
+    expectValidation(await post({ client_name: 'x', token_endpoint_auth_method: 'none', require_pkce: false }), CLIENTS, 'require_pkce');
+    expectValidation(await post({ client_name: 'x', grant_types: ['authorization_code', 'refresh_token', 'authorization_code'] }), CLIENTS, 'grant_types.2');
   });
 
 });
@@ -119,6 +123,35 @@ describe('redirect URIs', () => {
 });
 
 describe('refused updates', () => {
+  it('a client made public keeps no require_pkce false from its confidential days', async () => {
+    const c = await createClient(t, admin, { client_name: 'Was confidential', redirect_uris: ['https://app.example.com/cb'], require_pkce: false });
+    expect(c.require_pkce).toBe(false);
+    const path = `${CLIENTS}/${c.client_id}`;
+    const res = await api(t, 'PATCH', path, { token: admin, body: { application_type: 'spa' } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.data).toMatchObject({ application_type: 'spa', token_endpoint_auth_method: 'none', require_pkce: true });
+    expect((await t.app.ctx.storage.clients.get('default', c.client_id))?.metadata.require_pkce).toBe(true);
+    // Asking for false on the public client now is refused and changes nothing.
+    expectValidation(await api(t, 'PATCH', path, { token: admin, body: { require_pkce: false } }), path, 'require_pkce');
+    expect((await api(t, 'GET', path, { token: admin })).json.data.require_pkce).toBe(true);
+  });
+
+
+  it('an operation without a body refuses one declared as anything but JSON (415) and changes nothing', async () => {
+    const c = await createClient(t, admin, { client_name: 'No body wanted' });
+    const path = `${CLIENTS}/${c.client_id}/deactivate`;
+    const send = (init: RequestInit) => fetch(`${t.url}${path}`, { method: 'POST', ...init, headers: { authorization: `Bearer ${admin}`, ...(init.headers as Record<string, string>) } });
+    for (const [type, body] of [['text/plain', 'hi'], ['application/x-www-form-urlencoded', 'active=false']] as const) {
+      const res = await send({ headers: { 'content-type': type }, body });
+      expectProblem({ status: res.status, headers: res.headers, json: await res.json() }, 415, 'unsupported-media-type', path);
+    }
+    expect((await t.app.ctx.storage.clients.get('default', c.client_id))?.active).toBe(true);
+    // No body, or a JSON one, is what the operation takes.
+    expect((await send({})).status).toBe(200);
+    expect((await send({ headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(200);
+    expect((await t.app.ctx.storage.clients.get('default', c.client_id))?.active).toBe(false);
+  });
+
   it('PUT requires client_name; a refused PUT or PATCH changes nothing and is not audited', async () => {
     const c = await createClient(t, admin, { client_name: 'Keep me', description: 'kept' });
     const path = `${CLIENTS}/${c.client_id}`;
@@ -202,6 +235,8 @@ describe('injection strings are data', () => {
     expect(await search("'); DROP TABLE")).toEqual([a.client_id]);
     expect(await search("1' OR '1'='1")).toEqual([a.client_id]);
     expect(await search('<script>')).toEqual([b.client_id]);
+    // Words in any order, each somewhere in the name, id or description.
+    expect(await search('TABLE robert')).toEqual([a.client_id]);
     expect(await search("' OR 1=1 --")).toEqual([]);
     expect(await search('%')).toEqual([]);
     expect(await search('%%%')).toEqual([]);

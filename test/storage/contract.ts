@@ -254,6 +254,17 @@ export function describeStorageContract(name: string, open: () => Promise<Contra
           expect((await s.clients.list(lt, { q: "' OR '1'='1" }, page())).items).toEqual([]);
           expect((await s.clients.list(lt, { q: '\\' }, page())).items).toEqual([]);
         });
+
+        it('matches every word of q in any order and any of the columns, and only records holding every word', async () => {
+          // L04: client_name "App 4 ", description "Searchable Text".
+          expect((await s.clients.list(lt, { q: 'Text Searchable' }, page())).items.map((c) => c.client_id)).toEqual(['L04']);
+          expect((await s.clients.list(lt, { q: '  searchable   app ' }, page())).items.map((c) => c.client_id)).toEqual(['L04']);
+          expect((await s.clients.list(lt, { q: 'searchable L04' }, page())).items.map((c) => c.client_id)).toEqual(['L04']);
+          expect((await s.clients.list(lt, { q: 'searchable L05' }, page())).items).toEqual([]);
+          expect((await s.clients.list(lt, { q: 'text nowhere' }, page())).items).toEqual([]);
+          // White space alone is a search for white space, not for everything.
+          expect((await s.clients.list(lt, { q: '   ' }, page())).items).toEqual([]);
+        });
       });
 
       it('orders ids bytewise (upper case before lower case), whatever the database locale', async () => {

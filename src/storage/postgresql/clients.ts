@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { AuditEntry, ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId, UsageEntry } from '../types.js';
 import type { PgAudit } from './audit.js';
-import { Params, json, likePattern } from './sql.js';
+import { Params, json, searchCondition } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 
 /** pg hands jsonb back parsed, booleans as booleans and (pool.ts) timestamps as ISO strings. */
@@ -41,8 +41,7 @@ export class PgClients implements ClientRepository {
     if (filter.application_type) where.push(`application_type = ${p.add(filter.application_type)}`);
     if (filter.active !== undefined) where.push(`active = ${p.add(filter.active)}`);
     if (filter.q) {
-      const q = p.add(likePattern(filter.q));
-      where.push(`(client_name ILIKE ${q} ESCAPE '\\' OR client_id ILIKE ${q} ESCAPE '\\' OR coalesce(description, '') ILIKE ${q} ESCAPE '\\')`);
+      where.push(searchCondition(filter.q, ['client_name', 'client_id', "coalesce(description, '')"], p));
     }
     const filterSql = where.join(' AND ');
     const countParams = p.snapshot();

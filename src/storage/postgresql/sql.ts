@@ -1,5 +1,6 @@
 /** Small helpers for building the repositories' statements. */
 import pg from 'pg';
+import { everyWordCondition } from '../search.js';
 
 /** Collects positional parameters: `p.add(value)` returns its placeholder ($1, $2, ...). */
 export class Params {
@@ -17,12 +18,11 @@ export class Params {
 }
 
 /**
- * Escapes LIKE wildcards so user search text matches literally (same as the SQLite backend).
- * Statements use `ILIKE ... ESCAPE '\'` on COLLATE "C" columns: ASCII-only case folding, as
- * SQLite's LIKE.
+ * The `q` condition (storage/search.ts) with PostgreSQL's positional parameters. Statements use
+ * `ILIKE ... ESCAPE '\'` on COLLATE "C" columns: ASCII-only case folding, as SQLite's LIKE.
  */
-export function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+export function searchCondition(q: string, columns: readonly string[], p: Params): string {
+  return everyWordCondition(q, columns, 'ILIKE', (pattern) => p.add(pattern));
 }
 
 /*

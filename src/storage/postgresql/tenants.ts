@@ -7,7 +7,7 @@ import { UniqueViolation } from '../errors.js';
 import { REGISTRY_OWNER, REGISTRY_TABLE, TENANT_LOCK_NAME } from '../registry.js';
 import type { Page, PageRequest, TenantFilter, TenantRecord, TenantRepository } from '../types.js';
 import { sqlState } from './errors.js';
-import { Params, likePattern } from './sql.js';
+import { Params, searchCondition } from './sql.js';
 import type { Query, TenantDb } from './tenant-db.js';
 
 const COLUMNS = 'id, slug, display_name, domain, status, created_at, updated_at';
@@ -73,8 +73,7 @@ export class PgTenants implements TenantRepository {
     if (filter.q) {
       // display_name has the database's collation, which folds non-ASCII case too: compared as
       // COLLATE "C" like slug and domain, the search folds ASCII only, as on SQLite.
-      const q = p.add(likePattern(filter.q));
-      where.push(`(slug ILIKE ${q} ESCAPE '\\' OR display_name COLLATE "C" ILIKE ${q} ESCAPE '\\' OR coalesce(domain, '') ILIKE ${q} ESCAPE '\\')`);
+      where.push(searchCondition(filter.q, ['slug', 'display_name COLLATE "C"', "coalesce(domain, '')"], p));
     }
     const filterSql = where.join(' AND ');
     const countParams = p.snapshot();

@@ -3,7 +3,7 @@ import type { AuditEntry, Page, PageRequest, TenantId, UserWithoutSecrets, UserF
 import type { PgAudit } from './audit.js';
 import { sqlState } from './errors.js';
 import { stampsUpdatedAt } from '../user-stamps.js';
-import { Params, json, likePattern } from './sql.js';
+import { Params, json, searchCondition } from './sql.js';
 import type { TenantDb } from './tenant-db.js';
 import type { PgUserCache } from './user-cache.js';
 
@@ -88,8 +88,7 @@ export class PgUsers implements UserRepository {
     if (filter.role !== undefined) where.push(`role = ${p.add(filter.role)}`);
     if (filter.auth_provider !== undefined) where.push(`auth_provider = ${p.add(filter.auth_provider)}`);
     if (filter.q) {
-      const q = p.add(likePattern(filter.q));
-      where.push(`(coalesce(email, '') ILIKE ${q} ESCAPE '\\' OR coalesce(username, '') ILIKE ${q} ESCAPE '\\' OR coalesce(name, '') ILIKE ${q} ESCAPE '\\')`);
+      where.push(searchCondition(filter.q, ["coalesce(email, '')", "coalesce(username, '')", "coalesce(name, '')"], p));
     }
     const filterSql = where.join(' AND ');
     const countParams = p.snapshot();

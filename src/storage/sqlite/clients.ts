@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AuditEntry, ClientFilter, ClientRecord, ClientRepository, Page, PageRequest, TenantId, UsageEntry } from '../types.js';
 import type { SqliteAudit } from './audit.js';
-import { keysetPage, likePattern, prepared, type Db } from './db.js';
+import { keysetPage, prepared, searchCondition, type Db } from './db.js';
 
 interface Row {
   client_id: string;
@@ -102,8 +102,7 @@ export class SqliteClients implements ClientRepository {
       params.active = filter.active ? 1 : 0;
     }
     if (filter.q) {
-      where.push("(client_name LIKE @q ESCAPE '\\' OR client_id LIKE @q ESCAPE '\\' OR coalesce(description, '') LIKE @q ESCAPE '\\')");
-      params.q = likePattern(filter.q);
+      where.push(searchCondition(filter.q, ['client_name', 'client_id', "coalesce(description, '')"], params));
     }
     const result = keysetPage<Row>(this.db, { table: 'clients', columns: COLUMNS, where: where.join(' AND '), params, sortKey: ['created_at', 'client_id'] }, page);
     return { ...result, items: result.items.map(toRecord) };

@@ -2,6 +2,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { everyWordCondition } from '../search.js';
 import type { Page, PageRequest } from '../types.js';
 import { MIGRATIONS_DIR } from '../../paths.js';
 
@@ -80,9 +81,14 @@ export function prepared<BindParameters extends unknown[] | {} = unknown[], Resu
   return stmt as never;
 }
 
-/** Escapes LIKE wildcards so user search text matches literally. */
-export function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** The `q` condition (storage/search.ts) with SQLite's named parameters `@q0`, `@q1`, ... added to `params`. */
+export function searchCondition(q: string, columns: readonly string[], params: Record<string, unknown>): string {
+  let i = 0;
+  return everyWordCondition(q, columns, 'LIKE', (pattern) => {
+    const name = `q${i++}`;
+    params[name] = pattern;
+    return `@${name}`;
+  });
 }
 
 export interface KeysetQuery {

@@ -5,7 +5,7 @@
 import { UniqueViolation } from '../errors.js';
 import { REGISTRY_OWNER, REGISTRY_TABLE } from '../registry.js';
 import type { Page, PageRequest, TenantFilter, TenantRecord, TenantRepository } from '../types.js';
-import { keysetPage, likePattern, prepared, type Db } from './db.js';
+import { keysetPage, prepared, searchCondition, type Db } from './db.js';
 
 const COLUMNS = 'id, slug, display_name, domain, status, created_at, updated_at';
 
@@ -55,8 +55,7 @@ export class SqliteTenants implements TenantRepository {
       params.status = filter.status;
     }
     if (filter.q) {
-      filterSql += " AND (slug LIKE @q ESCAPE '\\' OR display_name LIKE @q ESCAPE '\\' OR coalesce(domain, '') LIKE @q ESCAPE '\\')";
-      params.q = likePattern(filter.q);
+      filterSql += ` AND ${searchCondition(filter.q, ['slug', 'display_name', "coalesce(domain, '')"], params)}`;
     }
     return keysetPage<TenantRecord>(this.db, { table: 'tenants', columns: COLUMNS, where: filterSql, params, sortKey: ['created_at', 'id'] }, page);
   }

@@ -2,7 +2,7 @@ import type { AuditEntry, Page, PageRequest, TenantId, UserFilter, UserRecord, U
 import type { SqliteAudit } from './audit.js';
 import { UniqueViolation } from '../errors.js';
 import { stampsUpdatedAt } from '../user-stamps.js';
-import { keysetPage, likePattern, prepared, type Db } from './db.js';
+import { keysetPage, prepared, searchCondition, type Db } from './db.js';
 
 interface Row {
   id: string;
@@ -159,8 +159,7 @@ export class SqliteUsers implements UserRepository {
       params.auth_provider = filter.auth_provider;
     }
     if (filter.q) {
-      where.push("(coalesce(email, '') LIKE @q ESCAPE '\\' OR coalesce(username, '') LIKE @q ESCAPE '\\' OR coalesce(name, '') LIKE @q ESCAPE '\\')");
-      params.q = likePattern(filter.q);
+      where.push(searchCondition(filter.q, ["coalesce(email, '')", "coalesce(username, '')", "coalesce(name, '')"], params));
     }
     const result = keysetPage<Row>(this.db, { table: 'users', columns: COLUMNS, where: where.join(' AND '), params, sortKey: ['created_at', 'id'] }, page);
     return { ...result, items: result.items.map(toRecord) };

@@ -5,6 +5,7 @@
  * builtin-sections.ts; features register more).
  */
 import { timingSafeEqual } from 'node:crypto';
+import { ACCOUNT_CLIENT_ID } from '../../clients/system-clients.js';
 import type { HttpRequest, HttpResponse } from '../../http/types.js';
 import { html } from '../escape.js';
 import { layout } from '../html.js';
@@ -23,6 +24,17 @@ import { csrfOf } from './session-csrf.js';
 
 export { csrfOf } from './session-csrf.js';
 
+/**
+ * RP-initiated logout as the account page's own client, in the page's language: the end-session
+ * page asks for confirmation (a link cannot carry its form secret), then signs the browser out and
+ * comes back here, which starts a new sign-in.
+ */
+function signOutUrl(v: AccountVisit): string {
+  const { origin, mountPath } = v.host;
+  const params = new URLSearchParams({ client_id: ACCOUNT_CLIENT_ID, post_logout_redirect_uri: `${origin.origin}${ACCOUNT_PATH}`, ui_locales: v.ui.t.lang });
+  return `${origin.origin}${mountPath}/session/end?${params.toString()}`;
+}
+
 async function renderAccount(v: AccountVisit, status: number, message?: { notice?: string; error?: string }): Promise<HttpResponse> {
   const { t } = v.ui;
   // A section's failure is shown by that section (form-errors.ts); here only one no section showed.
@@ -34,7 +46,7 @@ async function renderAccount(v: AccountVisit, status: number, message?: { notice
     if (part && s.script) script ??= s.script(v);
   }
   const body = html`<h1>${t('account.title')}</h1>
-<p>${t.html('account.signed_in_as', { email: html`<strong>${v.session.user.email ?? ''}</strong>` })}</p>
+<p>${t.html('account.signed_in_as', { email: html`<strong>${v.session.user.email ?? ''}</strong>` })} <a href="${signOutUrl(v)}">${t('logout.submit')}</a></p>
 ${errorBlock(v.failure && !v.failure.shown ? v.failure.error : message?.error)}
 ${message?.notice ? html`<p class="notice" role="status">${message.notice}</p>` : html``}
 ${parts}`;

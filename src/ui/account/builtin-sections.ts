@@ -49,16 +49,20 @@ ${body}
 
 const who = (v: AccountVisit) => ({ username: v.session.user.email, user_id: v.session.user.id, ip_address: v.req.ip, user_agent: v.req.headers['user-agent'] ?? null });
 
-/** The current password, checked on the worker pool; a wrong one counts as a failed sign-in. */
-async function passwordOk(v: AccountVisit, given: string, step: string): Promise<boolean> {
+/**
+ * The refusal of a form that asks for the current password (`field`: the input's id), undefined
+ * when the password is right. It is checked on the worker pool, and a wrong one counts as a failed
+ * sign-in; an empty field is no guess, so it is only asked for (400), neither audited nor counted.
+ */
+async function passwordRefusal(v: AccountVisit, given: string, step: string, field: string): Promise<ActionRefusal | undefined> {
   const { host, session } = v;
   const user = session.user;
-  if (!given || given.length > 1024) return false;
-  const ok = await host.ctx.passwords.verify(user.password_hash ?? (await host.guard.dummyHash()), given);
-  if (ok && user.password_hash) return true;
+  if (!given) return { error: v.ui.t('account.password.missing'), status: 400, fields: [field] };
+  const ok = given.length <= 1024 && (await host.ctx.passwords.verify(user.password_hash ?? (await host.guard.dummyHash()), given));
+  if (ok && user.password_hash) return undefined;
   await host.ctx.audit.record(host.tenant, { type: 'failed_login', status: 'failed', ...who(v), details: { reason: 'wrong_password', step } });
   await host.guard.recordFailure(host.tenant, user, v.req.ip, v.req.headers['user-agent'], v.ui.t.lang);
-  return false;
+  return { error: v.ui.t('account.password.wrong'), status: 401, fields: [field] };
 }
 
 /**
@@ -69,7 +73,7 @@ async function passwordOk(v: AccountVisit, given: string, step: string): Promise
  */
 async function ownerProven(v: AccountVisit, f: URLSearchParams, step: string): Promise<ActionRefusal | undefined> {
   if (!v.session.user.password_hash) return recentSignIn(v.session) ? undefined : { error: v.ui.t('account.recent.message'), status: 403 };
-  return (await passwordOk(v, f.get('current_password') ?? '', step)) ? undefined : { error: v.ui.t('account.password.wrong'), status: 401, fields: ['email-password'] };
+  return passwordRefusal(v, f.get('current_password') ?? '', step, 'email-password');
 }
 
 function text(formData: URLSearchParams, name: string, max: number): string {
@@ -223,7 +227,8 @@ registerAccountSection({
       const { host } = v;
       const user = v.session.user;
       const next = f.get('new_password') ?? '';
-      if (!(await passwordOk(v, f.get('current_password') ?? '', 'password_change'))) return { error: t('account.password.wrong'), status: 401, fields: ['current-password'] };
+      const refused = await passwordRefusal(v, f.get('current_password') ?? '', 'password_change', 'current-password');
+      if (refused) return refused;
       const policy = host.config.security.password_policy;
       const unmet = unmetPasswordRules(next, policy, user.email);
       if (unmet.length) return { error: passwordRulesMessage(t, unmet, policy), fields: ['new-password'] };
@@ -341,7 +346,12 @@ ${keep ? html`<p>${t('account.mfa.required')}</p>` : html``}`,
       const { host } = v;
       const user = v.session.user;
       if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
-      if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_recovery_codes'))) return { error: v.ui.t('account.password.wrong'), status: 401, fields: ['mfa-password'] };
+      // New codes replace the old ones: within a recent sign-in (as setting up the app) or with the
+      // current password. A stolen older session can do neither.
+      if (!recentSignIn(v.session)) {
+        const refused = await passwordRefusal(v, f.get('password') ?? '', 'mfa_recovery_codes', 'mfa-password');
+        if (refused) return refused;
+      }
       const codes = await regenerateRecoveryCodes(host.ctx, host.tenant, user.id, { type: 'mfa_recovery_codes_regenerated', status: 'success', ...who(v), details: { user_id: user.id } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
       return codesPage(v, codes);
@@ -351,7 +361,8 @@ ${keep ? html`<p>${t('account.mfa.required')}</p>` : html``}`,
       const user = v.session.user;
       if (!hasTotp(user)) return { error: v.ui.t('mfa.off.already') };
       if (mustKeepTotp(v)) return { error: v.ui.t('account.mfa.required'), status: 403 };
-      if (!(await passwordOk(v, f.get('password') ?? '', 'mfa_disable'))) return { error: v.ui.t('account.password.wrong'), status: 401, fields: ['mfa-password'] };
+      const refused = await passwordRefusal(v, f.get('password') ?? '', 'mfa_disable', 'mfa-password');
+      if (refused) return refused;
       await disableTotp(host.ctx, host.tenant, user.id, { type: 'mfa_disabled', status: 'success', ...who(v), details: { user_id: user.id, method: 'totp', methods: user.mfa_methods, by: 'user' } });
       securityAlert(host, user, 'mfa_changed', v.ui.t.lang);
       v.session.user = (await host.ctx.storage.users.get(host.tenant, user.id)) ?? user;

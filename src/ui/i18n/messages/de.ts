@@ -239,6 +239,7 @@ export const de: Messages = {
   'account.password.current': "Aktuelles Passwort",
   'account.password.submit': "Passwort ändern",
   'account.password.wrong': "Das aktuelle Passwort ist falsch.",
+  'account.password.missing': "Geben Sie zur Bestätigung Ihr aktuelles Passwort ein.",
   'account.password.changed': "Ihr Passwort wurde geändert.",
   'account.mfa.heading': "Bestätigung in zwei Schritten",
   'account.mfa.off': "Die Bestätigung in zwei Schritten ist ausgeschaltet.",

@@ -245,6 +245,7 @@ export const en = {
   'account.password.current': "Current password",
   'account.password.submit': "Change password",
   'account.password.wrong': "The current password is wrong.",
+  'account.password.missing': "Enter your current password to confirm.",
   'account.password.changed': "Your password has been changed.",
   'account.mfa.heading': "Two-step verification",
   'account.mfa.off': "Two-step verification is off.",

@@ -239,6 +239,7 @@ export const es: Messages = {
   'account.password.current': "Contraseña actual",
   'account.password.submit': "Cambiar la contraseña",
   'account.password.wrong': "La contraseña actual es incorrecta.",
+  'account.password.missing': "Introduzca su contraseña actual para confirmar.",
   'account.password.changed': "Su contraseña se ha cambiado.",
   'account.mfa.heading': "Verificación en dos pasos",
   'account.mfa.off': "La verificación en dos pasos está desactivada.",

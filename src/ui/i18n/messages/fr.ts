@@ -240,6 +240,7 @@ export const fr: Messages = {
   'account.password.current': "Mot de passe actuel",
   'account.password.submit': "Changer le mot de passe",
   'account.password.wrong': "Le mot de passe actuel est incorrect.",
+  'account.password.missing': "Saisissez votre mot de passe actuel pour confirmer.",
   'account.password.changed': "Votre mot de passe a été modifié.",
   'account.mfa.heading': "Validation en deux étapes",
   'account.mfa.off': "La validation en deux étapes est désactivée.",
