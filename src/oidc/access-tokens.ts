@@ -133,11 +133,11 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
     // for an authenticated caller (RFC 7662 2.2), where oidc-provider would answer 400
     // unsupported_token_type because it is structured.
     if (!row && isStructuredToken(token)) {
-      const auth = await authenticateClient(ctx, req, form, endpoint, 'oidc-provider');
+      const auth = await authenticateClient(ctx, req, form, endpoint);
       return auth === 'fallback' ? undefined : introspectionResponse({ active: false });
     }
     if (!row) return undefined;
-    const auth = await authenticateClient(ctx, req, form, endpoint, 'oidc-provider');
+    const auth = await authenticateClient(ctx, req, form, endpoint);
     if (auth === 'fallback') return undefined;
     const body = opaqueIntrospection(row.payload, auth, ctx.issuer);
     if (!body) return undefined;
@@ -150,7 +150,7 @@ export async function introspect(ctx: TokenContext, req: HttpRequest): Promise<H
     }
     return introspectionResponse(body);
   }
-  const auth = await authenticateClient(ctx, req, form, endpoint, 'oidc-provider');
+  const auth = await authenticateClient(ctx, req, form, endpoint);
   if (auth === 'fallback') return undefined;
   const check = await checkAccessToken(ctx, token);
   const live = check.active && allowedPolicy(auth, check.claims.client_id) && (await audienceLive(ctx, check.claims.aud, check.claims.iat));

@@ -3,10 +3,10 @@
  * introspection), with the five methods of spec 5 rule 2, written after oidc-provider's
  * lib/shared/client_auth.js so both paths answer alike: the same checks in the same order, the
  * same error codes and descriptions, the same `WWW-Authenticate: Basic realm="<issuer>", ...`
- * challenge on a 401 when an Authorization header was sent. One deliberate difference, which the
- * e2e tests pin: the method presented must be the one registered (oidc-provider lets Basic and
- * client_secret_post stand in for each other). Client attestation (a feature this product does
- * not enable) is left to oidc-provider: the caller falls back on `fallback`.
+ * challenge on a 401 when an Authorization header was sent. A method other than the registered
+ * one (beyond Basic and client_secret_post, which stand in for each other) and client attestation
+ * (a feature this product does not enable) are left to oidc-provider: the caller falls back on
+ * `fallback`.
  */
 import { OAuthError } from '../http/problem.js';
 import type { HttpRequest } from '../http/types.js';
@@ -129,13 +129,6 @@ export async function authenticateClient(
   req: HttpRequest,
   form: URLSearchParams,
   endpointUrl: string,
-  /**
-   * Which presented method a client may use: only its registered one (the Management API's token
-   * paths; anything else is invalid_client), or oidc-provider's rule for the user grants, where
-   * relying parties rely on it: client_secret_basic and client_secret_post stand in for each other,
-   * and any other mismatch is handed to oidc-provider (`fallback`), which refuses it.
-   */
-  methodRule: 'registered' | 'oidc-provider' = 'registered',
 ): Promise<AuthenticatedClient | 'fallback'> {
   const claim = presented(req, form);
   if (claim === 'fallback') return claim;
@@ -150,11 +143,11 @@ export async function authenticateClient(
   const record = await host.loadClient(claim.clientId);
   if (!record || !record.active) return fail(record ? 'client_inactive' : 'unknown_client', CLIENT_NOT_FOUND, record !== undefined);
   const method = record.metadata.token_endpoint_auth_method;
-  const standIn = methodRule === 'oidc-provider' && SECRET_METHODS.has(method) && claim.methods.some((m) => SECRET_METHODS.has(m));
-  if (!claim.methods.includes(method) && !standIn) {
-    if (methodRule === 'oidc-provider') return 'fallback';
-    return fail('method_mismatch', 'the provided authentication mechanism does not match the registered client authentication method');
-  }
+  // oidc-provider's rule: client_secret_basic and client_secret_post stand in for each other
+  // (relying parties rely on it: openid-client sends client_secret_post by default); any other
+  // mismatch is handed to oidc-provider, which refuses it (and the refusal is audited there).
+  const standIn = SECRET_METHODS.has(method) && claim.methods.some((m) => SECRET_METHODS.has(m));
+  if (!claim.methods.includes(method) && !standIn) return 'fallback';
 
   if (method === 'client_secret_basic' || method === 'client_secret_post') {
     if (!secretMatches(claim.secret ?? '', record.secret_hash)) return fail('wrong_secret', 'invalid secret provided');

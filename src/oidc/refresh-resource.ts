@@ -61,7 +61,7 @@ export async function refusedResource(
   const grant = stored(await grantFor(found?.grant, token.grantId, () => setup.repo.find(host.tenant, 'Grant', token.grantId as string)), 'Grant', now);
   if (!grant || expired(grant, now) || grant.clientId !== token.clientId) return undefined;
 
-  const auth = await authenticateClient(host, req, form, host.issuer + OIDC_ROUTES.token, 'oidc-provider');
+  const auth = await authenticateClient(host, req, form, host.issuer + OIDC_ROUTES.token);
   // A method other than the registered one: oidc-provider refuses it before the grant runs.
   if (auth === 'fallback') return undefined;
   const client = auth.record;

@@ -152,7 +152,7 @@ export interface Parties {
  * as oidc-provider would; undefined when any of them is not as this path serves it.
  */
 export async function parties(host: UserTokenHost, setup: UserTokenSetup, req: HttpRequest, form: URLSearchParams, source: Source, grantType: string, now: number): Promise<Parties | undefined> {
-  const auth = await authenticateClient(host, req, form, host.issuer + OIDC_ROUTES.token, 'oidc-provider');
+  const auth = await authenticateClient(host, req, form, host.issuer + OIDC_ROUTES.token);
   if (auth === 'fallback') return undefined;
   const client = auth.record;
   if (client.client_id !== source.clientId || !client.metadata.grant_types.includes(grantType)) return undefined;

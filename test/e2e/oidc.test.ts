@@ -71,13 +71,25 @@ describe('discovery and client credentials with openid-client', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
   });
 
-  it('accepts client_secret_post too for a client registered with it', async () => {
+  it('accepts client_secret_post too for a client registered with it, and Basic for it (they stand in for each other, as on every path)', async () => {
     const c = await serviceClient(t, admin, 'svc:clients:read', { token_endpoint_auth_method: 'client_secret_post' });
     const res = await postForm(t, '/token', { grant_type: 'client_credentials', resource: RESOURCE, scope: 'svc:clients:read', client_id: c.id, client_secret: c.secret });
     expect(res.status).toBe(200);
     expect((await verify(res.json.access_token)).payload.client_id).toBe(c.id);
-    // ...and refuses Basic for it (not its registered method).
-    expect((await requestToken(t, c, 'svc:clients:read')).json.error).toBe('invalid_client');
+    const viaBasic = await requestToken(t, c, 'svc:clients:read');
+    expect(viaBasic.status).toBe(200);
+    expect((await verify(viaBasic.json.access_token)).payload.client_id).toBe(c.id);
+    // A wrong secret is refused either way.
+    expect((await requestToken(t, { id: c.id, secret: 'not-the-secret' }, 'svc:clients:read')).json.error).toBe('invalid_client');
+  });
+
+  it("gets a Management token with openid-client's default client authentication (client_secret_post) for a client created with the default (client_secret_basic)", async () => {
+    const c = await serviceClient(t, admin, 'svc:clients:read');
+    expect(c.data.token_endpoint_auth_method).toBe('client_secret_basic');
+    const config = await client.discovery(new URL(t.issuer), c.id, c.secret, undefined, { execute: [client.allowInsecureRequests] });
+    const tokens = await client.clientCredentialsGrant(config, { scope: 'svc:clients:read', resource: RESOURCE });
+    expect((await verify(tokens.access_token)).payload).toMatchObject({ client_id: c.id, scope: 'svc:clients:read' });
+    expect((await api(t, 'GET', '/api/v1/clients', { token: tokens.access_token })).status).toBe(200);
   });
 });
 
