@@ -56,7 +56,9 @@ function errorStatuses(o: Operation): number[] {
   const set = new Set([400, 401, 403, 429, ...(o.errors ?? [])]);
   if (o.path.includes(':')) set.add(404);
   if (o.query) set.add(422);
-  if (o.body) [413, 415, 422].forEach((s) => set.add(s));
+  // An operation without a body still refuses one that is too large or not JSON (validation.ts).
+  if (o.method !== 'GET') [413, 415].forEach((s) => set.add(s));
+  if (o.body) set.add(422);
   return [...set].sort();
 }
 

@@ -30,10 +30,11 @@ export function readJsonObject(req: HttpRequest): Record<string, unknown> {
 /**
  * An operation that takes no body (lock, activate, secret regeneration, ...) ignores a JSON one,
  * but a body declared as anything else is 415 like everywhere else (CONTRACT: "a body not declared
- * application/json is 415"), rather than acknowledged and dropped.
+ * application/json is 415"), rather than acknowledged and dropped. A GET's body has no meaning
+ * (RFC 9110 9.3.1) and is left alone.
  */
 export function refuseNonJsonBody(req: HttpRequest): undefined {
-  if (req.body.length > 0 && !declaresJson(req)) {
+  if (req.method !== 'GET' && req.body.length > 0 && !declaresJson(req)) {
     throw new ProblemError(415, 'unsupported-media-type', 'Request bodies must be sent as Content-Type: application/json');
   }
   return undefined;

@@ -46,6 +46,8 @@ describe('OpenAPI document', () => {
       }
       expect(op.responses['401']).toBeDefined();
       expect(op.responses['403']).toBeDefined();
+      // Every method but GET refuses a body that is not JSON, one without a body of its own included.
+      expect(op.responses['415'] !== undefined, `${route.method} ${route.pattern}: 415`).toBe(route.method !== 'GET');
     }
   });
 
