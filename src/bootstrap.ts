@@ -120,7 +120,13 @@ export async function ensurePlatformTenant(ctx: AppContext): Promise<void> {
  */
 export async function ensureBootstrapAdmin(ctx: AppContext): Promise<void> {
   const { admin_email: email, admin_password: password } = ctx.config.svc.bootstrap;
-  if (!ctx.config.multi_tenancy.enabled || !email || !password) return;
+  if (!email || !password) return;
+  if (!ctx.config.multi_tenancy.enabled) {
+    // Spec 1.5: the bootstrap path runs only in multi-tenant mode. Set here they do nothing, and
+    // say so on every start, as the variables do in multi-tenant mode.
+    ctx.log.warn({ email }, 'SVC_BOOTSTRAP_ADMIN_EMAIL/PASSWORD are set but ignored: they create the _platforms administrator in multi-tenant mode only; in single-tenant mode create an administrator with `svc users create --role admin`, and remove them');
+    return;
+  }
   const repo = ctx.storage.tenantConfig;
   const done = await readAdminRecord(repo, PLATFORM_TENANT);
   if (done) {

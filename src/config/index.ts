@@ -181,6 +181,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (prodLike && !parsed.svc.encryption_key) {
     problems.push(`SVC_ENCRYPTION_KEY: required when NODE_ENV=${parsed.node_env} (32 bytes, base64)`);
   }
+  // Every route is served from the host's root (the OIDC endpoints under OIDC_PATH): a path here
+  // would name an issuer whose endpoints are not where it says.
+  const given = parsed.base_url ? new URL(parsed.base_url) : undefined;
+  if (given && (given.pathname.replace(/\/+$/, '') !== '' || given.search || given.hash)) {
+    problems.push(`BASE_URL: must be an origin without a path, query or fragment (e.g. ${given.origin}); the OIDC endpoints' path is OIDC_PATH`);
+  }
   if (parsed.storage.adapter === 'postgresql' && !parsed.storage.postgresql.url) {
     problems.push('STORAGE_POSTGRESQL_URL: required when STORAGE_ADAPTER=postgresql');
   }

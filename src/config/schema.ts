@@ -39,6 +39,16 @@ function isRedisUrl(value: string): boolean {
   }
 }
 
+/** A PostgreSQL connection URI (postgres:// or postgresql://; the host may be left to `?host=` for a socket). */
+function isPostgresUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'postgres:' || url.protocol === 'postgresql:';
+  } catch {
+    return false;
+  }
+}
+
 export const configSchema = z.object({
   host: z.string().min(1).default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(3000),
@@ -88,7 +98,7 @@ export const configSchema = z.object({
       sqlite: z.object({ path: z.string().min(1).default('./data/svc.db') }).prefault({}),
       postgresql: z
         .object({
-          url: z.string().optional(),
+          url: z.string().refine((v) => v === '' || isPostgresUrl(v), 'must be a postgres:// or postgresql:// URL (postgresql://user[:password]@host[:port]/database)').optional(),
           /** Connections per instance. */
           pool_max: posInt.max(1000).default(10),
           /** Longest wait for a pooled connection (pool exhausted, server unreachable). */

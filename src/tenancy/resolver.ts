@@ -130,7 +130,7 @@ export class TenantResolver {
     if (issuer === undefined) {
       const url = new URL(this.config.base_url);
       if (tenant !== DEFAULT_TENANT) url.hostname = `${tenant}.${url.hostname}`;
-      issuer = `${url.origin}${url.pathname.replace(/\/$/, '')}${this.config.oidc.path}`;
+      issuer = `${url.origin}${this.config.oidc.path}`; // BASE_URL is an origin (config/index.ts)
       if (this.issuers.size >= ISSUER_MEMO_MAX) this.issuers.clear();
       this.issuers.set(tenant, issuer);
     }

@@ -48,6 +48,16 @@ describe('config defaults', () => {
     expect(loadConfig({ PORT: '8080' }).base_url).toBe('http://localhost:8080');
     expect(loadConfig({ BASE_URL: 'https://id.example.com/' }).base_url).toBe('https://id.example.com');
   });
+
+  it('refuses a BASE_URL with a path, query or fragment (every route is served from the root), and a STORAGE_POSTGRESQL_URL that is no PostgreSQL URL', () => {
+    for (const url of ['https://id.example.com/base', 'https://id.example.com/base/', 'https://id.example.com/?x=1', 'https://id.example.com/#f']) {
+      expect(configError({ BASE_URL: url }).problems, url).toEqual([expect.stringMatching(/^BASE_URL: must be an origin without a path, query or fragment \(e\.g\. https:\/\/id\.example\.com\)/)]);
+    }
+    for (const url of ['notaurl', 'mysql://x/y', 'http://db.example.com/svc']) {
+      expect(configError({ STORAGE_POSTGRESQL_URL: url }).problems, url).toEqual([expect.stringMatching(/^STORAGE_POSTGRESQL_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/)]);
+    }
+    expect(loadConfig({ STORAGE_ADAPTER: 'postgresql', STORAGE_POSTGRESQL_URL: 'postgresql:///svc?host=/var/run/postgresql' }).storage.postgresql.url).toBe('postgresql:///svc?host=/var/run/postgresql');
+  });
 });
 
 describe('environment mapping', () => {

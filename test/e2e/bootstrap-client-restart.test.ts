@@ -69,4 +69,15 @@ describe('bootstrap client secret across restarts', () => {
     expect((await tokenRequest(current, regenerated)).status).toBe(200);
     expect((await tokenRequest(current, BOOTSTRAP_SECRET)).status).toBe(401);
   });
+
+  it('says on every start that SVC_BOOTSTRAP_ADMIN_EMAIL/PASSWORD do nothing in single-tenant mode, and creates nobody', async () => {
+    const email = 'would-be-root@example.com';
+    for (let i = 0; i < 2; i++) {
+      const captured = await restart({ SVC_BOOTSTRAP_ADMIN_EMAIL: email, SVC_BOOTSTRAP_ADMIN_PASSWORD: 'Bootstrap-pass-123' });
+      const warned = captured.warnings().filter((l) => /^SVC_BOOTSTRAP_ADMIN_EMAIL\/PASSWORD are set but ignored: .*multi-tenant mode only.*svc users create --role admin/.test(String(l.msg)));
+      expect(warned).toHaveLength(1);
+      expect(JSON.stringify(warned)).not.toContain('Bootstrap-pass-123');
+    }
+    expect(await current.app.ctx.storage.users.findByEmail('default', email)).toBeUndefined();
+  });
 });

@@ -159,7 +159,7 @@ describe('TenantResolver', () => {
     expect(r.issuerOf('default')).toBe('http://localhost:3000/oidc/v1');
     expect(r.issuerOf('acme')).toBe('http://acme.localhost:3000/oidc/v1');
     expect(r.issuerOf('_platforms')).toBe('http://_platforms.localhost:3000/oidc/v1');
-    expect(resolver({ BASE_URL: 'https://idp.example.com/base', OIDC_PATH: '/oidc' }).issuerOf('acme')).toBe('https://acme.idp.example.com/base/oidc');
+    expect(resolver({ BASE_URL: 'https://idp.example.com', OIDC_PATH: '/oidc' }).issuerOf('acme')).toBe('https://acme.idp.example.com/oidc');
   });
 });
 
