@@ -72,9 +72,13 @@ reversed.
 `,
 };
 
+/** The usage of the command being run, printed after a usage error of its options. */
+let commandUsage = USAGE;
+
 async function main(argv: string[]): Promise<void> {
   restoreWarnings();
   const [cmd, sub, ...rest] = argv;
+  if (cmd && HELP[cmd]) commandUsage = HELP[cmd]!;
   if (cmd === 'help' || cmd === '--help' || cmd === '-h') {
     process.stdout.write(USAGE);
     return;
@@ -95,6 +99,7 @@ async function main(argv: string[]): Promise<void> {
   if (cmd === 'update') return (await import('./cli/releases.js')).update(args);
   if (cmd === 'rollback') return (await import('./cli/releases.js')).rollback(args);
   // No command or an unknown one: a usage error (asked for, `svc help` prints it on stdout, exit 0).
+  if (cmd !== undefined) process.stderr.write(`svc: unknown command '${[cmd, sub].filter(Boolean).join(' ').slice(0, 80)}'\n`);
   process.stderr.write(USAGE);
   process.exit(EX_USAGE);
 }
@@ -103,7 +108,11 @@ async function main(argv: string[]): Promise<void> {
 const isUsageError = (err: unknown) => typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS_');
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (isUsageError(err)) fail((err as Error).message, EX_USAGE);
+  if (isUsageError(err)) {
+    // The refusal, then how the command is used (README: the usage goes to stderr).
+    process.stderr.write(`svc: ${(err as Error).message}\n${commandUsage}`);
+    process.exit(EX_USAGE);
+  }
   if (err instanceof InputError) fail(err.message);
   fail(err instanceof Error ? err.message : String(err));
 });

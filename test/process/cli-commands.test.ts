@@ -166,12 +166,16 @@ describe('svc as a process (SQLite)', { timeout: 240_000 }, () => {
   });
 
   it('an unknown command, no command or a bad option is a usage error: exit 64, usage on stderr', () => {
-    for (const args of [['frobnicate'], []]) {
-      const run = svc(args);
+    for (const [args, first] of [[['frobnicate'], /^svc: unknown command 'frobnicate'\nusage: svc/], [[], /^usage: svc/]] as const) {
+      const run = svc([...args]);
       expect(run.status, args.join(' ')).toBe(64);
-      expect(run.stderr).toMatch(/^usage: svc/);
+      expect(run.stderr).toMatch(first);
       expect(run.stdout).toBe('');
     }
+    // An option the command does not take: the refusal, then that command's usage.
+    const bogus = svc(['keys', 'generate', '--bogus']);
+    expect(bogus.status).toBe(64);
+    expect(bogus.stderr).toMatch(/^svc: Unknown option '--bogus'.*\nusage: svc keys generate/s);
     for (const args of [['users', 'create', '--bogus'], ['keys', 'generate', '--tenant'], ['clients', 'create'], ['rollback', 'extra'], ['migrate', 'extra']]) {
       const run = svc(args);
       expect(run.status, args.join(' ')).toBe(64);
