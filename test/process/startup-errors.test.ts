@@ -37,7 +37,7 @@ describe('start-up failures name their cause', () => {
     mkdirSync(folder);
     const run = await runMain({ STORAGE_SQLITE_PATH: folder, SVC_ENCRYPTION_KEY: KEY, PORT: '0' });
     expect(run.code, run.output).not.toBe(0);
-    expect(run.output).toContain(`fatal: cannot open the SQLite database ${folder} (STORAGE_SQLITE_PATH): EISDIR`);
+    expect(run.output).toContain(`fatal: cannot open the SQLite database ${folder} (STORAGE_SQLITE_PATH): not a regular file (a directory)`);
   });
 
   it('a database written under another SVC_ENCRYPTION_KEY: the key that does not decrypt, the setting, no key material', async () => {

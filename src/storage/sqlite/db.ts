@@ -1,5 +1,5 @@
 /** Opens the SQLite file (WAL) and applies migrations/sqlite/*.sql that are not applied yet. */
-import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { everyWordCondition } from '../search.js';
@@ -11,11 +11,7 @@ export type Db = Database.Database;
 export function openSqlite(path: string): Db {
   if (path !== ':memory:') {
     mkdirSync(dirname(path), { recursive: true });
-    // Owner-only: the file holds sealed keys, hashes and audit data (issue 12 item 10). Created
-    // 0600 before SQLite opens it (SQLite gives its -wal and -shm files the same mode), and an
-    // existing file is narrowed too.
-    closeSync(openSync(path, 'a', 0o600));
-    chmodSync(path, 0o600);
+    ownerOnlyFile(path);
   }
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -24,6 +20,44 @@ export function openSqlite(path: string): Db {
   db.pragma('busy_timeout = 5000');
   migrate(db);
   return db;
+}
+
+/**
+ * Owner-only: the file holds sealed keys, hashes and audit data (issue 12 item 10). Created 0600
+ * before SQLite opens it (SQLite gives its -wal and -shm files the same mode), and an existing file
+ * is narrowed too, through the descriptor that was checked. Anything but a regular file is refused
+ * before it is opened for writing or narrowed: narrowing `/dev/null` (a service run as root) broke
+ * every other program on the machine, and opening a FIFO for writing waits for a reader forever.
+ */
+function ownerOnlyFile(path: string): void {
+  const existing = statOrUndefined(path);
+  if (existing && !existing.isFile()) throw new Error(`not a regular file (${kindOf(existing)})`);
+  // O_NONBLOCK: a FIFO put in its place since the check fails (ENXIO) instead of waiting.
+  const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
+  try {
+    const opened = fstatSync(fd);
+    if (!opened.isFile()) throw new Error(`not a regular file (${kindOf(opened)})`);
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+function kindOf(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  return 'not a file';
 }
 
 export function migrate(db: Db): string[] {
