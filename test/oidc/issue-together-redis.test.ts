@@ -7,14 +7,15 @@
  * silent authorization's code and session re-save go the same way (upsertTogether: one script on
  * Redis, one write on SQLite). Real Redis, real SQLite.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Sealer } from '../../src/keys/sealer.js';
 import { bearerProtector, protectBearerIds } from '../../src/oidc/bearer-at-rest.js';
 import { consumeAndUpsert, upsertTogether } from '../../src/oidc/issue-together.js';
 import { tokenValue } from '../../src/oidc/user-tokens.js';
 import { RedisOidcPayloads } from '../../src/storage/redis/oidc-payloads.js';
+import { consumeAndIssueScript, consumeAndUpsertScript, GRANT_PRUNE } from '../../src/storage/redis/oidc-scripts.js';
 import { openSqlite } from '../../src/storage/sqlite/db.js';
 import { SqliteOidcPayloads } from '../../src/storage/sqlite/oidc.js';
 import type { OidcUpsert } from '../../src/storage/types.js';
@@ -93,6 +94,53 @@ describe('RedisOidcPayloads.consumeAndUpsert: one script', () => {
     const rows: OidcUpsert[] = [{ model: 'AccessToken', id: 'at-dead', payload: access('at-dead', 'g-4'), expiresAt: nowSec() - 1 }];
     expect(await raw.consumeAndUpsert(t, { model: 'AuthorizationCode', id: 'code-exp' }, rows)).toBe(true);
     expect(await redis.exists(key(t, 'oidc:AccessToken:at-dead'))).toBe(0);
+  });
+
+  it('new tokens take the short script (consumeAndIssueScript), a record that exists already the general one', async () => {
+    await raw.upsert(t, 'RefreshToken', 'rt-count', refresh('rt-count', 'g-5'), exp());
+    await raw.upsert(t, 'AccessToken', 'at-count-0', access('at-count-0', 'g-5'), exp());
+    const ran = await scriptsRun(() => raw.consumeAndUpsert(t, { model: 'RefreshToken', id: 'rt-count' }, rotation('rt-count-1', 'at-count-1', 'g-5')));
+    expect(ran).toEqual([sha(consumeAndIssueScript)]);
+    expect(await redis.smembers(key(t, 'oidx:grant:g-5'))).toEqual(expect.arrayContaining(['RefreshToken:rt-count-1', 'AccessToken:at-count-1']));
+    expect(await redis.expiretime(key(t, 'oidx:grant:g-5'))).toBeGreaterThanOrEqual(exp() - 5);
+    expect(await redis.expiretime(key(t, 'oidc:AccessToken:at-count-1'))).toBe((await raw.find(t, 'AccessToken', 'at-count-1'))?.expires_at);
+
+    await raw.upsert(t, 'RefreshToken', 'rt-count-2', refresh('rt-count-2', 'g-5'), exp());
+    const again = await scriptsRun(() => raw.consumeAndUpsert(t, { model: 'RefreshToken', id: 'rt-count-1' }, rotation('rt-count-2', 'at-count-2', 'g-5')));
+    expect(again).toEqual([sha(consumeAndIssueScript), sha(consumeAndUpsertScript)]);
+  });
+
+  it('a record to write that exists already: the general script, which moves it out of its old grant\'s set', async () => {
+    await raw.upsert(t, 'RefreshToken', 'rt-prior', refresh('rt-prior', 'g-6'), exp());
+    await raw.upsert(t, 'AccessToken', 'at-taken', access('at-taken', 'g-old'), exp());
+    const rows: OidcUpsert[] = [{ model: 'AccessToken', id: 'at-taken', payload: access('at-taken', 'g-6'), expiresAt: exp() }];
+    expect(await raw.consumeAndUpsert(t, { model: 'RefreshToken', id: 'rt-prior' }, rows)).toBe(true);
+    expect((await raw.find(t, 'RefreshToken', 'rt-prior'))?.consumed).toBe(true);
+    expect((await raw.find(t, 'AccessToken', 'at-taken'))?.payload).toMatchObject({ grantId: 'g-6' });
+    expect(await redis.smembers(key(t, 'oidx:grant:g-old'))).toEqual([]);
+    expect(await redis.smembers(key(t, 'oidx:grant:g-6'))).toEqual(expect.arrayContaining(['AccessToken:at-taken']));
+    // Consumed once: presented again it is a replay.
+    expect(await raw.consumeAndUpsert(t, { model: 'RefreshToken', id: 'rt-prior' }, rotation('rt-prior-2', 'at-prior-2', 'g-6'))).toBe(false);
+  });
+
+  it("keeps a refresh chain's grant set bounded while its tokens expire: two members a rotation, pruned as one at a time", async () => {
+    const g = 'g-chain';
+    let used = 'rt-chain-0';
+    await raw.upsert(t, 'RefreshToken', used, refresh(used, g), exp());
+    const live: string[] = [];
+    for (let i = 1; i <= 300; i++) {
+      const [rt, at] = [`rt-chain-${i}`, `at-chain-${i}`];
+      expect(await raw.consumeAndUpsert(t, { model: 'RefreshToken', id: used }, rotation(rt, at, g))).toBe(true);
+      // Redis expires the used token and, here, all but every twentieth access token.
+      await redis.del(key(t, `oidc:RefreshToken:${used}`));
+      if (i % 20 === 0) live.push(`AccessToken:${at}`);
+      else await redis.del(key(t, `oidc:AccessToken:${at}`));
+      used = rt;
+    }
+    const members = await redis.smembers(key(t, `oidx:grant:${g}`));
+    // 601 additions, 16 live: without pruning the set would hold them all.
+    expect(members.length).toBeLessThan(4 * live.length + GRANT_PRUNE.from);
+    expect(members).toEqual(expect.arrayContaining([...live, `RefreshToken:${used}`]));
   });
 });
 
@@ -202,3 +250,21 @@ describe('SQLite, and a store without the method', () => {
     });
   }
 });
+
+const sha = (script: { source: string }) => createHash('sha1').update(script.source).digest('hex');
+
+/** The scripts (by SHA) `run` had Redis run through `raw`'s client. */
+async function scriptsRun(run: () => Promise<unknown>): Promise<string[]> {
+  const shas: string[] = [];
+  const evalsha = redis.evalsha.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+  const spy = vi.spyOn(redis, 'evalsha').mockImplementation(((...args: unknown[]) => {
+    shas.push(String(args[0]));
+    return evalsha(...args);
+  }) as unknown as Redis['evalsha']);
+  try {
+    await run();
+  } finally {
+    spy.mockRestore();
+  }
+  return shas;
+}

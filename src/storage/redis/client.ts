@@ -144,7 +144,7 @@ export async function closeRedis(client: Redis): Promise<void> {
 export class LuaScript {
   private readonly sha: string;
 
-  constructor(private readonly source: string) {
+  constructor(readonly source: string) {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 

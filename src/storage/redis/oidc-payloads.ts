@@ -25,7 +25,7 @@
 import type { Redis } from 'ioredis';
 import type { GrantIndexFilter, ListedModel, OidcListedRow, OidcPayloadRepository, OidcPayloadRow, OidcUpsert, SessionIndexFilter, TenantId } from '../types.js';
 import { redisCall, tenantKeyPrefix } from './client.js';
-import { consumeAndUpsertScript, consumeScript, destroyScript, findByPointerScript, indexOldGrantsScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
+import { consumeAndIssueScript, consumeAndUpsertScript, consumeScript, destroyScript, findByPointerScript, indexOldGrantsScript, revokeGrantScript, upsertScript } from './oidc-scripts.js';
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -37,6 +37,20 @@ const MODEL = /^[A-Za-z]{1,64}$/;
 function rowArgs({ model, id, payload, expiresAt }: OidcUpsert): string[] {
   const [account, clients] = owners(model, payload);
   return [model, id, JSON.stringify(payload), expiresAt === null ? '' : String(expiresAt), str(payload.uid), str(payload.userCode), str(payload.grantId), account, JSON.stringify(clients)];
+}
+
+/**
+ * A row consumeAndIssueScript writes as upsert would: one that expires later than now and has no
+ * index value but its grant (no uid or user code; no account or clients, which only Sessions and
+ * Grants carry).
+ */
+function issuedOnly({ model, payload, expiresAt }: OidcUpsert, now: number): boolean {
+  return expiresAt !== null && expiresAt > now && model !== 'Session' && model !== 'Grant' && str(payload.uid) === '' && str(payload.userCode) === '';
+}
+
+/** A row's arguments to consumeAndIssueScript (ISSUE_ARGS of them). */
+function issueArgs({ model, id, payload, expiresAt }: OidcUpsert): string[] {
+  return [JSON.stringify(payload), String(expiresAt), str(payload.grantId), `${model}:${id}`];
 }
 
 /** Clients a session has authorised (the keys of oidc-provider's `authorizations`). */
@@ -98,7 +112,15 @@ export class RedisOidcPayloads implements OidcPayloadRepository {
 
   async consumeAndUpsert(tenant: TenantId, used: { model: string; id: string }, rows: OidcUpsert[]): Promise<boolean> {
     const keys = [this.record(tenant, used.model, used.id), ...rows.map((r) => this.record(tenant, r.model, r.id))];
-    const args = [this.index(tenant), String(nowSec()), ...rows.flatMap(rowArgs)];
+    const now = nowSec();
+    // The tokens a grant issues (new, expiring, indexed under their grant only): the short script.
+    if (rows.length && rows.every((r) => issuedOnly(r, now))) {
+      const args = [this.index(tenant), String(now), ...rows.flatMap(issueArgs)];
+      const issued = await redisCall(() => consumeAndIssueScript.run(this.redis, keys, args));
+      if (issued !== -1) return issued === 1;
+      // A record to write exists already (nothing was changed): the general script unindexes it.
+    }
+    const args = [this.index(tenant), String(now), ...rows.flatMap(rowArgs)];
     return (await redisCall(() => consumeAndUpsertScript.run(this.redis, keys, args))) === 1;
   }
 

@@ -70,12 +70,8 @@ local function unindex(rec, idx, model, id)
 end
 `;
 
-/**
- * upsert(rec, idx, model, id, payload, exp, now, uid, code, grant, acct, clients): writes one record
- * and its index entries (exp '' = none, now a number, clients a JSON array). Like the SQL upsert it
- * keeps the consumed flag.
- */
-const UPSERT = `
+/** pruneGrant(k, nk, recPrefix, grant, added): a grant's set kept bounded as its records expire. */
+const PRUNE = `
 -- A grant's set gains a member with every code and token issued under it, and Redis expires the
 -- records without telling the set: a user who renews silently every few minutes would grow it by
 -- two members a renewal for as long as the grant lives (memory flat under long load). Past
@@ -87,9 +83,11 @@ const UPSERT = `
 -- as large again (nk, "grant-prune:<grant>", dying with the set), so a large live set costs one
 -- SCARD an addition and a GET every ${GRANT_PRUNE.every}th. The set stays a set, so an instance of an earlier
 -- version reads and writes it as before (a rolling upgrade).
-local function pruneGrant(k, nk, recPrefix, grant)
+-- \`added\` members just joined the set (one by one in an upsert, together in consumeAndIssue): the
+-- check runs when the size passed a multiple of ${GRANT_PRUNE.every}.
+local function pruneGrant(k, nk, recPrefix, grant, added)
   local n = redis.call('SCARD', k)
-  if n <= ${GRANT_PRUNE.from} or n % ${GRANT_PRUNE.every} ~= 0 then return end
+  if n <= ${GRANT_PRUNE.from} or math.floor(n / ${GRANT_PRUNE.every}) == math.floor((n - added) / ${GRANT_PRUNE.every}) then return end
   local wait = tonumber(redis.call('GET', nk))
   if wait and n < wait then return end
   local dropped = 0
@@ -101,8 +99,15 @@ local function pruneGrant(k, nk, recPrefix, grant)
     if at > 0 then redis.call('SET', nk, n + math.floor(n / 2), 'EXAT', at) else redis.call('SET', nk, n + math.floor(n / 2)) end
   end
 end
+`;
 
-local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, grant, acct, clients)
+/**
+ * upsert(rec, idx, model, id, payload, exp, now, uid, code, grant, acct, clients): writes one record
+ * and its index entries (exp '' = none, now a number, clients a JSON array). Like the SQL upsert it
+ * keeps the consumed flag.
+ */
+const UPSERT = `
+${PRUNE}local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, grant, acct, clients)
   local exp = tonumber(expArg)
   local old = redis.call('HMGET', rec, unpack(FIELDS))
   if exp and exp <= now then
@@ -160,7 +165,7 @@ local function upsert(rec, idx, model, id, payload, expArg, now, uid, code, gran
     local fresh = redis.call('EXISTS', k) == 0
     local member = model .. ':' .. id
     -- rec is "<prefix>:<tenant>:oidc:" .. member: the other members' records share its prefix.
-    if redis.call('SADD', k, member) == 1 and not fresh then pruneGrant(k, idx .. 'grant-prune:' .. grant, string.sub(rec, 1, #rec - #member), grant) end
+    if redis.call('SADD', k, member) == 1 and not fresh then pruneGrant(k, idx .. 'grant-prune:' .. grant, string.sub(rec, 1, #rec - #member), grant, 1) end
     cover(k, fresh)
   end
   if listed[model] then zindex(idx .. 'model:' .. model) end
@@ -201,9 +206,8 @@ return redis.call('DEL', KEYS[1])
  */
 const CONSUME = `
 local function consume(rec, at)
-  if redis.call('EXISTS', rec) == 0 or redis.call('HEXISTS', rec, 'c') == 1 then return 0 end
-  redis.call('HSET', rec, 'c', at)
-  return 1
+  if redis.call('EXISTS', rec) == 0 then return 0 end
+  return redis.call('HSETNX', rec, 'c', at)
 end
 `;
 
@@ -221,6 +225,53 @@ export const consumeAndUpsertScript = new LuaScript(`${UNINDEX}${UPSERT}${CONSUM
 if consume(KEYS[1], ARGV[2]) == 0 then return 0 end
 local now = tonumber(ARGV[2])
 for i = 2, #KEYS do upsertRow(KEYS[i], ARGV[1], now, 3 + (i - 2) * ${ROW_ARGS}) end
+return 1
+`);
+
+/** How many ARGV one record takes in consumeAndIssueScript (after idx and now). */
+export const ISSUE_ARGS = 4;
+
+/**
+ * consumeAndUpsertScript for the common case of the refresh grant and the code exchange (issue 17):
+ * the records written are new, expire, and are indexed under their grant only (access and refresh
+ * tokens, codes). With nothing to unindex, each is one HSET and one EXPIREAT, and the members of
+ * one grant join its set in one SADD: about ten commands where the general script runs seventeen,
+ * and none of its function definitions (Redis runs a script's body, definitions included, on
+ * every call). KEYS[1] the record to consume, KEYS[2..] the records to write; ARGV: idx, now, then
+ * ISSUE_ARGS per record in KEYS' order: payload, exp, grant id ('' = none), member ("<model>:<id>").
+ * -1 with nothing changed when a record to write exists already (the caller then runs the general
+ * script), else as consumeAndUpsertScript: 1, or 0 with nothing changed.
+ */
+export const consumeAndIssueScript = new LuaScript(`${PRUNE}${CONSUME}
+if redis.call('EXISTS', unpack(KEYS, 2)) > 0 then return -1 end
+if consume(KEYS[1], ARGV[2]) == 0 then return 0 end
+local idx = ARGV[1]
+local sets, order = {}, {}
+for i = 2, #KEYS do
+  local a = 3 + (i - 2) * ${ISSUE_ARGS}
+  local rec, exp, grant, member = KEYS[i], tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3]
+  if grant ~= '' then redis.call('HSET', rec, 'p', ARGV[a], 'e', ARGV[a + 1], 'g', grant)
+  else redis.call('HSET', rec, 'p', ARGV[a], 'e', ARGV[a + 1]) end
+  redis.call('EXPIREAT', rec, exp)
+  if grant ~= '' then
+    local set = sets[grant]
+    if not set then
+      set = {members = {}, exp = exp, recPrefix = string.sub(rec, 1, #rec - #member)}
+      sets[grant] = set
+      order[#order + 1] = grant
+    end
+    set.members[#set.members + 1] = member
+    if exp > set.exp then set.exp = exp end
+  end
+end
+-- As upsert's grant index: the set lives as long as its longest-lived member (GT only extends it).
+for _, grant in ipairs(order) do
+  local set, k = sets[grant], idx .. 'grant:' .. grant
+  local fresh = redis.call('EXISTS', k) == 0
+  local added = redis.call('SADD', k, unpack(set.members))
+  if added > 0 and not fresh then pruneGrant(k, idx .. 'grant-prune:' .. grant, set.recPrefix, grant, added) end
+  if fresh then redis.call('EXPIREAT', k, set.exp) else redis.call('EXPIREAT', k, set.exp, 'GT') end
+end
 return 1
 `);
 
