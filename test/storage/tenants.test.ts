@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../src/storage/errors.js';
+import { REGISTRY_OWNER } from '../../src/storage/registry.js';
 import type { PageRequest, Storage, TenantRecord } from '../../src/storage/types.js';
 import { migratedDatabase, openPg, type TestDatabase } from '../helpers/postgres.js';
 import { clientRecord, keyRecord, openTempStorage, type TempStorage } from '../helpers/storage.js';
@@ -42,6 +43,14 @@ function describeTenants(name: string, open: () => Promise<{ storage: Storage; r
       expect(await s.tenants.update('nobody', { status: 'active' })).toBeUndefined();
       await s.tenants.create(tenant('beta', { domain: 'login.beta.example.com' }));
       await expect(s.tenants.update('acme', { domain: 'login.beta.example.com' })).rejects.toEqual(new UniqueViolation('domain'));
+    });
+
+    it('creates several tenants in one registry transaction (each creation leaves it bound to the registry)', async () => {
+      await s.keys.transaction(REGISTRY_OWNER, async () => {
+        for (const slug of ['tx-1', 'tx-2', 'tx-3']) await s.tenants.create(tenant(slug));
+      });
+      for (const slug of ['tx-1', 'tx-2', 'tx-3']) expect((await s.tenants.get(slug))?.slug).toBe(slug);
+      for (const slug of ['tx-1', 'tx-2', 'tx-3']) await s.tenants.delete(slug);
     });
 
     it('lists in creation order with cursors, a status filter and a count', async () => {

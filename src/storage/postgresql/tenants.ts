@@ -123,9 +123,13 @@ export class PgTenants implements TenantRepository {
   }
 }
 
-/** Deletes every row of `slug`'s own data, re-binding the transaction to it (row-level security). */
+/** Deletes every row of `slug`'s own data, binding the transaction to it (row-level security) and then back to the registry. */
 async function purgeData(q: Query, slug: string): Promise<void> {
   await q(BIND, [slug]);
   const { rows: tables } = await q<{ name: string }>(TENANT_TABLES, [REGISTRY_TABLE]);
   for (const { name } of tables) await q(`DELETE FROM ${quoteIdent(name)} WHERE tenant_id = $1`, [slug]);
+  // Back to the registry: in a transaction shared by several calls (KeyRepository.transaction of
+  // REGISTRY_OWNER, as the capacity bench seeds), the next registry write ran bound to this slug
+  // and row-level security refused it.
+  await q(BIND, [REGISTRY_OWNER]);
 }
