@@ -41,11 +41,12 @@ function rowArgs({ model, id, payload, expiresAt }: OidcUpsert): string[] {
 
 /**
  * A row consumeAndIssueScript writes as upsert would: one that expires later than now and has no
- * index value but its grant (no uid or user code; no account or clients, which only Sessions and
- * Grants carry).
+ * index value but its grant (no uid or user code, no owners).
  */
 function issuedOnly({ model, payload, expiresAt }: OidcUpsert, now: number): boolean {
-  return expiresAt !== null && expiresAt > now && model !== 'Session' && model !== 'Grant' && str(payload.uid) === '' && str(payload.userCode) === '';
+  if (expiresAt === null || expiresAt <= now || str(payload.uid) !== '' || str(payload.userCode) !== '') return false;
+  const [account, clients] = owners(model, payload);
+  return account === '' && clients.length === 0;
 }
 
 /** A row's arguments to consumeAndIssueScript (ISSUE_ARGS of them). */

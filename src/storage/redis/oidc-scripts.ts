@@ -229,7 +229,7 @@ return 1
 `);
 
 /** How many ARGV one record takes in consumeAndIssueScript (after idx and now). */
-export const ISSUE_ARGS = 4;
+const ISSUE_ARGS = 4;
 
 /**
  * consumeAndUpsertScript for the common case of the refresh grant and the code exchange (issue 17):

@@ -30,26 +30,20 @@ export function openSqlite(path: string): Db {
  * every other program on the machine, and opening a FIFO for writing waits for a reader forever.
  */
 function ownerOnlyFile(path: string): void {
-  const existing = statOrUndefined(path);
-  if (existing && !existing.isFile()) throw new Error(`not a regular file (${kindOf(existing)})`);
+  const existing = statSync(path, { throwIfNoEntry: false });
+  if (existing) regularFile(existing);
   // O_NONBLOCK: a FIFO put in its place since the check fails (ENXIO) instead of waiting.
   const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
   try {
-    const opened = fstatSync(fd);
-    if (!opened.isFile()) throw new Error(`not a regular file (${kindOf(opened)})`);
+    regularFile(fstatSync(fd));
     fchmodSync(fd, 0o600);
   } finally {
     closeSync(fd);
   }
 }
 
-function statOrUndefined(path: string): Stats | undefined {
-  try {
-    return statSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+function regularFile(st: Stats): void {
+  if (!st.isFile()) throw new Error(`not a regular file (${kindOf(st)})`);
 }
 
 function kindOf(st: Stats): string {
